@@ -1,0 +1,8 @@
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use vernier_protocols::Protocol;
+
+fuzz_target!(|data: &[u8]| {
+    vernier_protocols_fuzz::check_parser(Protocol::MemcachedBinary { getk: false }, data);
+});

@@ -1,0 +1,282 @@
+//! `vernier analyze` as a user runs it: the real binary on files in the three layouts,
+//! and on the bad inputs it must refuse with exit code 2, one line on stderr naming the
+//! file, line and value, and nothing on stdout.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn vernier(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_vernier"))
+        .args(args)
+        .output()
+        .expect("run vernier")
+}
+
+/// A deterministic latency-like series: a slowly varying base plus a scrambled spread.
+fn series(n: usize) -> Vec<f64> {
+    (0..n)
+        .map(|i| 50.0 + ((i * 7919) % 1009) as f64 / 10.0 + ((i % 97) as f64).sqrt())
+        .collect()
+}
+
+fn write_lines(dir: &Path, name: &str, values: &[f64]) -> PathBuf {
+    let path = dir.join(name);
+    let text: String = values.iter().map(|v| format!("{v}\n")).collect();
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn json(out: &Output) -> Value {
+    assert!(
+        out.status.success(),
+        "exit {:?}, stderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("stdout is one JSON object")
+}
+
+fn expect_bad_input(out: &Output, needles: &[&str]) {
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "partial output on stdout: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "one line expected: {err}"
+    );
+    for needle in needles {
+        assert!(err.contains(needle), "{needle:?} missing from: {err}");
+    }
+}
+
+#[test]
+fn the_three_layouts_give_the_same_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let values = series(5000);
+    let lines = write_lines(dir.path(), "lat.txt", &values);
+
+    let csv = dir.path().join("run.csv");
+    let text: String = std::iter::once("send_ns,latency_us\n".to_string())
+        .chain(
+            values
+                .iter()
+                .enumerate()
+                .map(|(i, v)| format!("{},{v}\n", i * 1000)),
+        )
+        .collect();
+    std::fs::write(&csv, text).unwrap();
+
+    let parquet = dir.path().join("samples.parquet");
+    {
+        use polars::prelude::*;
+        let mut frame =
+            DataFrame::new_infer_height(vec![Column::new("latency_us".into(), values.clone())])
+                .unwrap();
+        ParquetWriter::new(std::fs::File::create(&parquet).unwrap())
+            .finish(&mut frame)
+            .unwrap();
+    }
+
+    let a = json(&vernier(&["analyze", lines.to_str().unwrap()]));
+    let b = json(&vernier(&[
+        "analyze",
+        csv.to_str().unwrap(),
+        "--column",
+        "latency_us",
+    ]));
+    let c = json(&vernier(&[
+        "analyze",
+        parquet.to_str().unwrap(),
+        "--column",
+        "latency_us",
+    ]));
+    assert_eq!(a, b);
+    assert_eq!(a, c);
+
+    // The numbers are the library's numbers, in the documented shape.
+    let sorted = vernier_stats::sort_samples(&values).unwrap();
+    assert_eq!(a["n"], 5000);
+    let ps: Vec<f64> = a["percentiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["p"].as_f64().unwrap())
+        .collect();
+    assert_eq!(ps, vec![0.5, 0.9, 0.95, 0.99, 0.999, 0.9999]);
+    for p in a["percentiles"].as_array().unwrap() {
+        let q = p["p"].as_f64().unwrap();
+        assert_eq!(
+            p["value"].as_f64().unwrap(),
+            vernier_stats::percentile(&sorted, q).unwrap()
+        );
+        match vernier_stats::percentile_ci(&sorted, q, 0.95) {
+            Ok((lo, hi)) => {
+                assert_eq!(p["ci_low"].as_f64().unwrap(), lo);
+                assert_eq!(p["ci_high"].as_f64().unwrap(), hi);
+            }
+            Err(_) => {
+                assert!(p["ci_low"].is_null() && p["ci_high"].is_null(), "{p}");
+                let note = p["ci_note"].as_str().unwrap();
+                assert!(
+                    note.starts_with("not enough samples: p99.9")
+                        && note.contains("at 95% needs at least"),
+                    "{p}"
+                );
+            }
+        }
+    }
+    for key in [
+        "alpha",
+        "lag1_rho",
+        "lag1_pvalue",
+        "iid",
+        "decorrelation_lag",
+    ] {
+        assert!(
+            a["independence"].get(key).is_some(),
+            "independence.{key} missing: {a}"
+        );
+    }
+    for key in [
+        "adf_stat",
+        "pvalue",
+        "usedlag",
+        "nobs",
+        "critical_values",
+        "stationary",
+    ] {
+        assert!(
+            a["stationarity"].get(key).is_some(),
+            "stationarity.{key} missing: {a}"
+        );
+    }
+    assert!(a["stationarity"]["critical_values"]["5%"].is_f64());
+    assert!(
+        a.get("interarrival").is_none(),
+        "no inter-arrivals were given"
+    );
+}
+
+#[test]
+fn interarrivals_from_a_file_or_a_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let values = series(2000);
+    let lines = write_lines(dir.path(), "lat.txt", &values);
+    // Quantiles of an exponential with mean 20: as exponential as data can be.
+    let gaps: Vec<f64> = (0..2000)
+        .map(|i| -20.0 * (1.0 - (i as f64 + 0.5) / 2000.0).ln())
+        .collect();
+    let gap_file = write_lines(dir.path(), "gaps.txt", &gaps);
+    let out = json(&vernier(&[
+        "analyze",
+        lines.to_str().unwrap(),
+        "--interarrival",
+        gap_file.to_str().unwrap(),
+    ]));
+    let ia = &out["interarrival"];
+    assert_eq!(ia["exponential"], true, "{ia}");
+    assert!((ia["scale"].as_f64().unwrap() - 20.0).abs() < 0.5, "{ia}");
+    assert_eq!(
+        ia["significance_levels"],
+        serde_json::json!([15.0, 10.0, 5.0, 2.5, 1.0])
+    );
+
+    // Evenly spaced departures are not a Poisson process.
+    let csv = dir.path().join("run.csv");
+    let text: String = std::iter::once("latency_us,gap_us\n".to_string())
+        .chain(values.iter().map(|v| format!("{v},20\n")))
+        .collect::<String>()
+        .replacen(",20\n", ",21\n", 1);
+    std::fs::write(&csv, text).unwrap();
+    let out = json(&vernier(&[
+        "analyze",
+        csv.to_str().unwrap(),
+        "--column",
+        "latency_us",
+        "--interarrival-column",
+        "gap_us",
+    ]));
+    assert_eq!(
+        out["interarrival"]["exponential"], false,
+        "{}",
+        out["interarrival"]
+    );
+}
+
+#[test]
+fn bad_inputs_are_refused_with_file_line_and_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.txt");
+    std::fs::write(&path, "10.5\n11\nfast\n12\n").unwrap();
+    expect_bad_input(
+        &vernier(&["analyze", path.to_str().unwrap()]),
+        &["bad.txt:3", "\"fast\" is not a number"],
+    );
+
+    std::fs::write(&path, "10.5\nnan\n").unwrap();
+    expect_bad_input(
+        &vernier(&["analyze", path.to_str().unwrap()]),
+        &["bad.txt:2", "\"nan\" is not a finite number"],
+    );
+
+    let empty = dir.path().join("empty.txt");
+    std::fs::write(&empty, "").unwrap();
+    expect_bad_input(
+        &vernier(&["analyze", empty.to_str().unwrap()]),
+        &["empty.txt", "no samples"],
+    );
+
+    let csv = dir.path().join("run.csv");
+    std::fs::write(&csv, "a,b\n1,2\n").unwrap();
+    expect_bad_input(
+        &vernier(&["analyze", csv.to_str().unwrap(), "--column", "latency"]),
+        &["run.csv", "no column \"latency\" (columns: a, b)"],
+    );
+    std::fs::write(&csv, "a,b\n1,2\n3,inf\n").unwrap();
+    expect_bad_input(
+        &vernier(&["analyze", csv.to_str().unwrap(), "--column", "b"]),
+        &["run.csv:3", "\"inf\""],
+    );
+
+    let missing = dir.path().join("nope.txt");
+    expect_bad_input(
+        &vernier(&["analyze", missing.to_str().unwrap()]),
+        &["nope.txt", "cannot open"],
+    );
+
+    let not_parquet = dir.path().join("fake.parquet");
+    std::fs::write(&not_parquet, "1\n2\n").unwrap();
+    expect_bad_input(
+        &vernier(&["analyze", not_parquet.to_str().unwrap(), "--column", "x"]),
+        &["fake.parquet", "Parquet"],
+    );
+
+    let lines = write_lines(dir.path(), "ok.txt", &series(100));
+    expect_bad_input(
+        &vernier(&[
+            "analyze",
+            lines.to_str().unwrap(),
+            "--percentiles",
+            "99,100",
+        ]),
+        &["--percentiles", "100"],
+    );
+    expect_bad_input(
+        &vernier(&["analyze", lines.to_str().unwrap(), "--confidence", "1.5"]),
+        &["confidence", "1.5"],
+    );
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The test command (README, .ci/run): installs from the distribution what the tests drive
+# for real and is missing, then runs every test of the workspace in the release profile,
+# the one the binaries and benchmarks use, so the build is paid once.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# command -> Debian package
+declare -A needs=(
+  [memcached]=memcached
+  [redis-server]=redis-server
+  [nginx]=nginx
+  [nc]=netcat-openbsd
+  [memcaslap]=libmemcached-tools
+)
+missing=()
+for cmd in "${!needs[@]}"; do
+  command -v "$cmd" >/dev/null 2>&1 || PATH="$PATH:/usr/sbin" command -v "$cmd" >/dev/null 2>&1 || missing+=("${needs[$cmd]}")
+done
+if ((${#missing[@]})); then
+  echo "tests/run.sh: installing ${missing[*]}" >&2
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  # Installed servers must not start as system services: each test starts its own.
+  printf '#!/bin/sh\nexit 101\n' | $sudo tee /usr/sbin/policy-rc.d >/dev/null
+  $sudo chmod +x /usr/sbin/policy-rc.d
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+export PATH="$PATH:/usr/sbin"
+
+cargo test --workspace --release -j2 "$@"

@@ -1,0 +1,149 @@
+//! `vernier analyze FILE`: the statistics on latency samples from any source, as JSON.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use vernier_stats::{AdfOptions, AnalysisOptions, LagSelection, Regression, analyze};
+
+use crate::error::Error;
+use crate::samples::{Format, SampleSource, read_samples};
+
+/// Options of `vernier analyze`.
+#[derive(Debug, Args)]
+pub struct AnalyzeArgs {
+    /// Latency samples in send order: one number a line, a CSV with a header, or Parquet.
+    pub file: PathBuf,
+    /// The column holding the samples (CSV and Parquet).
+    #[arg(long)]
+    pub column: Option<String>,
+    /// The file's layout [default: from the extension: .csv, .parquet/.pq, else lines].
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
+    /// Inter-departure times to test against an exponential (a file; the same layouts).
+    #[arg(long)]
+    pub interarrival: Option<PathBuf>,
+    /// The column of inter-departure times (in --interarrival's file, or else in FILE).
+    #[arg(long)]
+    pub interarrival_column: Option<String>,
+    /// Percentiles to estimate, in percent.
+    #[arg(long, value_delimiter = ',', default_value = "50,90,95,99,99.9,99.99")]
+    pub percentiles: Vec<f64>,
+    /// Confidence of the percentiles' intervals.
+    #[arg(long, default_value_t = 0.95)]
+    pub confidence: f64,
+    /// Significance level of the independence, stationarity and inter-arrival tests.
+    #[arg(long, default_value_t = 0.05)]
+    pub alpha: f64,
+    /// Deterministic terms of the ADF regression.
+    #[arg(long, value_enum, default_value_t = RegressionArg::C)]
+    pub regression: RegressionArg,
+    /// ADF lag selection: an information criterion, or none for exactly --maxlag lags.
+    #[arg(long, value_enum, default_value_t = AutolagArg::Aic)]
+    pub autolag: AutolagArg,
+    /// Largest ADF lag [default: statsmodels' 12·(n/100)^¼].
+    #[arg(long)]
+    pub maxlag: Option<usize>,
+    /// Indent the JSON.
+    #[arg(long)]
+    pub pretty: bool,
+}
+
+/// `--regression`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RegressionArg {
+    /// Constant.
+    C,
+    /// Constant and trend.
+    Ct,
+    /// Neither.
+    N,
+}
+
+/// `--autolag`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AutolagArg {
+    /// Akaike.
+    Aic,
+    /// Bayes.
+    Bic,
+    /// Exactly --maxlag lags.
+    None,
+}
+
+impl AnalyzeArgs {
+    fn options(&self) -> Result<AnalysisOptions, Error> {
+        let percentiles = self
+            .percentiles
+            .iter()
+            .map(|&p| {
+                if p > 0.0 && p < 100.0 {
+                    // 99.9 / 100 is 0.9990000000000001; report the fraction the user meant.
+                    Ok((p / 100.0 * 1e12).round() / 1e12)
+                } else {
+                    Err(Error::Usage(format!(
+                        "--percentiles: {p} is not a percentile strictly between 0 and 100"
+                    )))
+                }
+            })
+            .collect::<Result<_, _>>()?;
+        if self.autolag == AutolagArg::None && self.maxlag.is_none() {
+            return Err(Error::Usage("--autolag none needs --maxlag N".into()));
+        }
+        Ok(AnalysisOptions {
+            percentiles,
+            confidence: self.confidence,
+            alpha: self.alpha,
+            adf: AdfOptions {
+                regression: match self.regression {
+                    RegressionArg::C => Regression::C,
+                    RegressionArg::Ct => Regression::Ct,
+                    RegressionArg::N => Regression::N,
+                },
+                lags: match self.autolag {
+                    AutolagArg::Aic => LagSelection::Aic,
+                    AutolagArg::Bic => LagSelection::Bic,
+                    AutolagArg::None => LagSelection::Fixed,
+                },
+                maxlag: self.maxlag,
+            },
+            lag_ladder: None,
+        })
+    }
+
+    fn source(&self, path: &std::path::Path, column: Option<&String>) -> SampleSource {
+        SampleSource {
+            path: path.to_path_buf(),
+            format: self.format.unwrap_or_else(|| Format::from_path(path)),
+            column: column.cloned(),
+        }
+    }
+}
+
+/// Reads the samples (and inter-arrivals), analyses them, prints one JSON object.
+/// Nothing reaches stdout unless the whole analysis succeeded.
+pub fn run(args: AnalyzeArgs) -> Result<ExitCode, Error> {
+    let options = args.options()?;
+    let samples = read_samples(&args.source(&args.file, args.column.as_ref()))?;
+    let interarrivals = match (&args.interarrival, &args.interarrival_column) {
+        (None, None) => None,
+        (Some(path), column) => Some(read_samples(&args.source(path, column.as_ref()))?),
+        (None, Some(column)) => Some(read_samples(&args.source(&args.file, Some(column)))?),
+    };
+    let analysis = analyze(&samples, interarrivals.as_deref(), &options)?;
+    let json = if args.pretty {
+        serde_json::to_string_pretty(&analysis)
+    } else {
+        serde_json::to_string(&analysis)
+    }
+    .map_err(|e| Error::Usage(format!("cannot encode the result as JSON: {e}")))?;
+    match writeln!(std::io::stdout().lock(), "{json}") {
+        // A reader that stopped early (`| head`) is not an error of ours.
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::Io {
+            path: "<stdout>".into(),
+            source: e,
+        }),
+        _ => Ok(ExitCode::SUCCESS),
+    }
+}

@@ -1,0 +1,19 @@
+//! vernier-workbench: the `vernier` command. It coordinates agents through Lancet's
+//! self-correcting methodology and shows the experiment in a terminal UI, headless for
+//! scripts, or replayed from a record; today it analyses latency samples from any source.
+//!
+//! ```no_run
+//! use clap::Parser;
+//! let cli = vernier_workbench::Cli::parse_from(["vernier", "analyze", "latencies.txt"]);
+//! let code = vernier_workbench::run(cli).unwrap();
+//! ```
+
+mod cli;
+mod commands;
+mod error;
+mod samples;
+
+pub use cli::{Cli, Command};
+pub use commands::run;
+pub use error::Error;
+pub use samples::{Format, SampleSource, read_samples};

@@ -1,0 +1,305 @@
+//! Reading latency samples, in send order, from the files users have: one number a line,
+//! a CSV with a header, or Parquet (as vernier's own records and pandas/polars write).
+
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+use crate::error::Error;
+
+/// The layout of a samples file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// One number a line (blank lines and lines starting with `#` are skipped).
+    Lines,
+    /// Comma-separated with a header row; needs a column name.
+    Csv,
+    /// Apache Parquet; needs a column name.
+    Parquet,
+}
+
+impl Format {
+    /// The format a file's name implies: `.csv`, `.parquet`/`.pq`, else lines.
+    pub fn from_path(path: &Path) -> Format {
+        match path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase)
+            .as_deref()
+        {
+            Some("csv") => Format::Csv,
+            Some("parquet" | "pq") => Format::Parquet,
+            _ => Format::Lines,
+        }
+    }
+}
+
+/// Where to read one series from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SampleSource {
+    /// The file.
+    pub path: PathBuf,
+    /// Its layout.
+    pub format: Format,
+    /// The column, for CSV and Parquet.
+    pub column: Option<String>,
+}
+
+/// Reads the series, refusing anything that is not a finite number with an error naming
+/// the file, the line (or row) and the value.
+pub fn read_samples(source: &SampleSource) -> Result<Vec<f64>, Error> {
+    let path = &source.path;
+    let values = match (source.format, source.column.as_deref()) {
+        (Format::Lines, None) => read_lines(path)?,
+        (Format::Lines, Some(column)) => {
+            return Err(Error::Usage(format!(
+                "{}: --column {column:?} needs a CSV or Parquet file (name it .csv or .parquet, or pass --format)",
+                path.display()
+            )));
+        }
+        (Format::Csv, column) => read_csv(path, column)?,
+        (Format::Parquet, column) => read_parquet(path, column)?,
+    };
+    if values.is_empty() {
+        return Err(Error::input(path, None, "no samples in the file"));
+    }
+    Ok(values)
+}
+
+fn open(path: &Path) -> Result<File, Error> {
+    File::open(path).map_err(|e| Error::input(path, None, format!("cannot open: {e}")))
+}
+
+/// Parses one field as a finite number.
+fn number(path: &Path, line: usize, field: &str) -> Result<f64, Error> {
+    let text = field.trim();
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(v),
+        Ok(_) => Err(Error::input(
+            path,
+            Some(line),
+            format!("{text:?} is not a finite number"),
+        )),
+        Err(_) => Err(Error::input(
+            path,
+            Some(line),
+            format!("{text:?} is not a number"),
+        )),
+    }
+}
+
+fn read_lines(path: &Path) -> Result<Vec<f64>, Error> {
+    let reader = BufReader::new(open(path)?);
+    let mut values = Vec::new();
+    for (i, line) in reader.lines().enumerate() {
+        let line =
+            line.map_err(|e| Error::input(path, Some(i + 1), format!("cannot read: {e}")))?;
+        let text = line.trim();
+        if text.is_empty() || text.starts_with('#') {
+            continue;
+        }
+        values.push(number(path, i + 1, text)?);
+    }
+    Ok(values)
+}
+
+fn missing_column(path: &Path, column: Option<&str>, available: &[String]) -> Error {
+    let list = available.join(", ");
+    match column {
+        Some(c) => Error::input(path, None, format!("no column {c:?} (columns: {list})")),
+        None => Error::Usage(format!(
+            "{}: which column? pass --column NAME (columns: {list})",
+            path.display()
+        )),
+    }
+}
+
+fn read_csv(path: &Path, column: Option<&str>) -> Result<Vec<f64>, Error> {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .from_reader(open(path)?);
+    let headers: Vec<String> = reader
+        .headers()
+        .map_err(|e| Error::input(path, Some(1), format!("cannot read the header: {e}")))?
+        .iter()
+        .map(|h| h.trim().to_string())
+        .collect();
+    let index = match column {
+        Some(c) => headers.iter().position(|h| h == c),
+        None if headers.len() == 1 => Some(0),
+        None => None,
+    }
+    .ok_or_else(|| missing_column(path, column, &headers))?;
+    let mut values = Vec::new();
+    for record in reader.records() {
+        let record = record.map_err(|e| {
+            let line = e.position().map(|p| p.line() as usize);
+            Error::input(path, line, format!("malformed CSV: {e}"))
+        })?;
+        let line = record.position().map_or(0, |p| p.line() as usize);
+        let field = record.get(index).ok_or_else(|| {
+            Error::input(
+                path,
+                Some(line),
+                format!("the row has no field {} ({:?})", index + 1, headers[index]),
+            )
+        })?;
+        values.push(number(path, line, field)?);
+    }
+    Ok(values)
+}
+
+fn read_parquet(path: &Path, column: Option<&str>) -> Result<Vec<f64>, Error> {
+    use polars::prelude::*;
+    let bad =
+        |e: PolarsError| Error::input(path, None, format!("not a readable Parquet file: {e}"));
+    let mut reader = ParquetReader::new(open(path)?);
+    let schema = reader.schema().map_err(bad)?;
+    let names: Vec<String> = schema.iter_names().map(|n| n.to_string()).collect();
+    let name = match column {
+        Some(c) if names.iter().any(|n| n == c) => c.to_string(),
+        None if names.len() == 1 => names[0].clone(),
+        _ => return Err(missing_column(path, column, &names)),
+    };
+    let frame = ParquetReader::new(open(path)?)
+        .with_columns(Some(vec![name.clone()]))
+        .finish()
+        .map_err(bad)?;
+    let series = frame.column(&name).map_err(bad)?;
+    let floats = series
+        .cast(&DataType::Float64)
+        .map_err(|e| Error::input(path, None, format!("column {name:?} is not numeric: {e}")))?;
+    let floats = floats.f64().map_err(bad)?;
+    floats
+        .iter()
+        .enumerate()
+        .map(|(row, v)| match v {
+            Some(v) if v.is_finite() => Ok(v),
+            Some(v) => Err(Error::input(
+                path,
+                None,
+                format!("row {} of {name:?}: {v} is not a finite number", row + 1),
+            )),
+            None => Err(Error::input(
+                path,
+                None,
+                format!("row {} of {name:?} is null", row + 1),
+            )),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &tempfile::TempDir, name: &str, text: &str) -> PathBuf {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    fn source(path: PathBuf, column: Option<&str>) -> SampleSource {
+        SampleSource {
+            format: Format::from_path(&path),
+            path,
+            column: column.map(String::from),
+        }
+    }
+
+    #[test]
+    fn lines_skip_blanks_and_comments() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(&dir, "lat.txt", "# latency in us\n12.5\n\n 13 \n1e2\n");
+        assert_eq!(
+            read_samples(&source(path, None)).unwrap(),
+            vec![12.5, 13.0, 100.0]
+        );
+    }
+
+    #[test]
+    fn bad_lines_name_file_line_and_value() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(&dir, "lat.txt", "1\n2\nabc\n");
+        let err = read_samples(&source(path.clone(), None))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            format!("{}:3: \"abc\" is not a number", path.display())
+        );
+        let path = write(&dir, "nan.txt", "1\nNaN\n");
+        let err = read_samples(&source(path.clone(), None))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            format!("{}:2: \"NaN\" is not a finite number", path.display())
+        );
+        let path = write(&dir, "empty.txt", "\n# nothing\n");
+        let err = read_samples(&source(path.clone(), None))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(err, format!("{}: no samples in the file", path.display()));
+    }
+
+    #[test]
+    fn csv_column_by_name_with_line_numbers() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(&dir, "run.csv", "send_ns,latency_us\n1,10.5\n2,11\n3,x\n");
+        let err = read_samples(&source(path.clone(), Some("latency_us")))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(err, format!("{}:4: \"x\" is not a number", path.display()));
+        let path = write(&dir, "ok.csv", "send_ns,latency_us\n1,10.5\n2,11\n");
+        assert_eq!(
+            read_samples(&source(path.clone(), Some("latency_us"))).unwrap(),
+            vec![10.5, 11.0]
+        );
+        let err = read_samples(&source(path.clone(), Some("latency")))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            format!(
+                "{}: no column \"latency\" (columns: send_ns, latency_us)",
+                path.display()
+            )
+        );
+        let err = read_samples(&source(path, None)).unwrap_err().to_string();
+        assert!(
+            err.contains("pass --column NAME (columns: send_ns, latency_us)"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn parquet_round_trip_and_nulls() {
+        use polars::prelude::*;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("samples.parquet");
+        let mut frame =
+            df!("latency_us" => [Some(10.0f64), Some(12.0), None], "conn" => [1u32, 2, 3]).unwrap();
+        ParquetWriter::new(File::create(&path).unwrap())
+            .finish(&mut frame)
+            .unwrap();
+        let err = read_samples(&source(path.clone(), Some("latency_us")))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            format!("{}: row 3 of \"latency_us\" is null", path.display())
+        );
+        assert_eq!(
+            read_samples(&source(path.clone(), Some("conn"))).unwrap(),
+            vec![1.0, 2.0, 3.0]
+        );
+        let err = read_samples(&source(path.clone(), Some("nope")))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.ends_with("no column \"nope\" (columns: latency_us, conn)"),
+            "{err}"
+        );
+    }
+}
