@@ -1,4 +1,27 @@
 //! vernier-agent: the data plane that generates open-loop load and timestamps every
-//! request (pinned worker threads, SO_TIMESTAMPING), and the gRPC control service the
-//! workbench drives it through. The engine arrives with its own issue; this crate holds
-//! its place in the workspace's dependency order (`agent` uses `protocols`).
+//! request, and the gRPC control service the workbench drives it through.
+//!
+//! - [`sys`]: the only place with `unsafe`: sockets with SO_TIMESTAMPING (kernel and NIC
+//!   timestamps), the error queue, hardware-timestamping ioctls, thread pinning.
+//! - [`Engine`]: W worker threads, each pinned, owning its connections and its arrival
+//!   process; open loop; every request timestamped and histogrammed, a sampled subset kept.
+//! - [`control`] and [`client`]: the gRPC control plane (tonic; proto/agent.proto), with a
+//!   bearer token on every call, one coordinator at a time, and a lease.
+//! - [`calibrate`]: this host's floor: clock cost, loopback ping-pong RTT, timestamp
+//!   sources, and the host's own jitter.
+
+pub mod calibrate;
+#[allow(unsafe_code)]
+pub mod sys;
+
+pub mod client;
+pub mod control;
+pub mod wire;
+
+mod config;
+mod engine;
+mod measure;
+
+pub use config::{AgentKind, ConfigError, LoadSpec, Workload};
+pub use engine::{Engine, EngineError};
+pub use measure::{Batch, Counters, Outcome, RequestKind, Sample};

@@ -2,7 +2,12 @@
 
 use clap::{Parser, Subcommand};
 
+use crate::commands::agent::AgentArgs;
 use crate::commands::analyze::AnalyzeArgs;
+use crate::commands::bench_agent::BenchAgentArgs;
+use crate::commands::calibrate::CalibrateArgs;
+use crate::commands::model::ModelArgs;
+use crate::commands::serve::ServeArgs;
 
 /// vernier: tail latency you can trust, or "N/A" and the reason why.
 #[derive(Debug, Parser)]
@@ -16,6 +21,16 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run a load-generating, latency-measuring agent, controlled over gRPC.
+    Agent(AgentArgs),
+    /// Measure one agent worker's capacity and precision against the synthetic server.
+    BenchAgent(BenchAgentArgs),
     /// Run the statistics on latency samples from a file and print JSON.
     Analyze(AnalyzeArgs),
+    /// Measure this host's floor: clock cost, loopback RTT, timestamp sources, jitter.
+    Calibrate(CalibrateArgs),
+    /// Serve a synthetic target with a chosen service-time distribution.
+    Serve(ServeArgs),
+    /// Simulate the ideal M/G/K queue and print its latency distribution as JSON.
+    Model(ModelArgs),
 }

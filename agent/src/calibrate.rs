@@ -1,0 +1,305 @@
+//! `vernier calibrate`: the floor under any measurement on this host.
+//!
+//! A latency tool cannot report a tail finer than the host it runs on lets it see. Four
+//! figures bound that, each measured here in a few seconds:
+//!
+//! - [`ClockReadCost`]: what one clock read costs (quanta's TSC clock and
+//!   `clock_gettime` on the monotonic and realtime clocks), the price of every user-space
+//!   timestamp;
+//! - [`LoopbackRtt`]: the round-trip time of a minimal busy-polling ping-pong over
+//!   loopback TCP, 8-byte messages, client and server pinned to different cores: the
+//!   lowest latency any request can have here, which the agent's reported p50 must
+//!   approach (within 1 µs with kernel timestamps);
+//! - [`TimestampSources`]: what each interface can timestamp (what `ethtool -T` shows),
+//!   and whether kernel software timestamps actually work on loopback (tried);
+//! - [`CoreJitter`]: the largest gaps between consecutive clock reads in a tight spin on
+//!   each core ("Where Has My Time Gone?", Primorac, Bugnion and Argyraki, 2017): time
+//!   the thread lost to interrupts, the hypervisor and other tasks. A p99.99 target
+//!   finer than a core's jitter cannot be measured from that core.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use vernier_agent::calibrate::{CalibrateOptions, run};
+//!
+//! let calibration = run(&CalibrateOptions { jitter: Duration::from_millis(200), ..CalibrateOptions::default() })?;
+//! println!("p50 RTT {} µs", calibration.loopback_rtt_us.p50);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod clocks;
+mod jitter;
+mod pingpong;
+mod sources;
+
+use std::time::Duration;
+
+use serde::Serialize;
+use thiserror::Error;
+
+use crate::sys::{SysError, available_cpus};
+
+pub use clocks::ClockReadCost;
+pub use jitter::CoreJitter;
+pub use pingpong::LoopbackRtt;
+pub use sources::{
+    InterfaceSource, KernelTimestampCheck, LoopbackKernelTimestamps, TimestampSources,
+};
+
+/// What to measure, and for how long.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CalibrateOptions {
+    /// The cores to use: the ping-pong client runs on the first and its server on the
+    /// second, and the jitter spin runs on each. Empty: the first two CPUs this process
+    /// may use (one, on a one-CPU host).
+    pub cpus: Vec<usize>,
+    /// Round trips of the ping-pong (after a warm-up of [`WARMUP_ROUND_TRIPS`]).
+    pub round_trips: u64,
+    /// Run the ping-pong for this long instead of a number of round trips.
+    pub duration: Option<Duration>,
+    /// How long to spin on each core for the jitter test.
+    pub jitter: Duration,
+    /// The interfaces whose timestamping to report. `None`: every interface.
+    pub interfaces: Option<Vec<String>>,
+}
+
+/// Round trips run before the ping-pong's measured ones, to warm caches, branch
+/// predictors and the TCP connection (the first round trips take the slow paths).
+pub const WARMUP_ROUND_TRIPS: u64 = 1_000;
+
+impl Default for CalibrateOptions {
+    /// 100,000 round trips (about a second on loopback) and a 1 s spin per core: a few
+    /// seconds in all.
+    fn default() -> Self {
+        CalibrateOptions {
+            cpus: Vec::new(),
+            round_trips: 100_000,
+            duration: None,
+            jitter: Duration::from_secs(1),
+            interfaces: None,
+        }
+    }
+}
+
+/// The floor under measurements on this host; printed as JSON by `vernier calibrate`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Calibration {
+    /// The median cost of one read of each clock, in ns.
+    pub clock_read_ns: ClockReadCost,
+    /// The busy-polling loopback ping-pong's round-trip times, in µs.
+    pub loopback_rtt_us: LoopbackRtt,
+    /// What each interface can timestamp, and whether kernel timestamps work on loopback.
+    pub timestamp_sources: TimestampSources,
+    /// The gaps between consecutive clock reads on each core, in µs.
+    pub host_jitter_us: Vec<CoreJitter>,
+    /// Caveats about these figures (e.g. client and server sharing a core).
+    pub notes: Vec<String>,
+}
+
+/// Why a calibration could not be completed.
+#[derive(Debug, Error)]
+pub enum CalibrateError {
+    /// A figure the options ask for cannot be measured (e.g. no round trips at all).
+    #[error("{0}")]
+    Options(String),
+    /// A thread could not be pinned to a core asked for (or another system call failed).
+    #[error(transparent)]
+    Sys(#[from] SysError),
+    /// A socket or thread of the measurement failed; `what` says which.
+    #[error("{what}: {source}")]
+    Io {
+        /// The step that failed.
+        what: &'static str,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// A measurement thread panicked (a bug).
+    #[error("the {0} thread panicked")]
+    Panicked(&'static str),
+}
+
+impl CalibrateError {
+    /// Whether the error is the options' fault (a bad core, a zero duration) rather than
+    /// the host's.
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            CalibrateError::Options(_) | CalibrateError::Sys(SysError::Pin { .. })
+        )
+    }
+}
+
+/// Measures everything [`Calibration`] holds. Takes about `jitter` plus the ping-pong's
+/// time (a second by default) plus a fraction of a second; the calling thread is not
+/// pinned (each measurement runs in threads of its own).
+pub fn run(options: &CalibrateOptions) -> Result<Calibration, CalibrateError> {
+    if options.round_trips == 0 && options.duration.is_none_or(|d| d.is_zero()) {
+        return Err(CalibrateError::Options(
+            "the ping-pong needs round trips or a duration".into(),
+        ));
+    }
+    if options.jitter.is_zero() {
+        return Err(CalibrateError::Options(
+            "the jitter test needs a non-zero duration".into(),
+        ));
+    }
+    let mut notes = Vec::new();
+    let allowed = available_cpus();
+    let cpus = if options.cpus.is_empty() {
+        allowed.iter().copied().take(2).collect()
+    } else {
+        options.cpus.clone()
+    };
+    // Checked before any thread starts, so that the error names the core rather than
+    // what its absence broke (a server that never listened).
+    if let Some(&cpu) = cpus.iter().find(|cpu| !allowed.contains(cpu)) {
+        return Err(CalibrateError::Options(format!(
+            "CPU {cpu} is not one this process may run on ({})",
+            allowed
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    let (client_cpu, server_cpu) = match cpus.as_slice() {
+        [] => {
+            return Err(CalibrateError::Options(
+                "this process may run on no CPU it can name".into(),
+            ));
+        }
+        [only] => {
+            notes.push(format!(
+                "the ping-pong's client and server share CPU {only}: both busy-poll, so its \
+                 RTT measures the scheduler's time slices, not the network stack; give two \
+                 cores (--cpus A,B)"
+            ));
+            (*only, *only)
+        }
+        [client, server, ..] => (*client, *server),
+    };
+    let clock_read_ns = clocks::measure(client_cpu)?;
+    let timestamp_sources = sources::survey(options.interfaces.as_deref());
+    let loopback_rtt_us = pingpong::run(
+        client_cpu,
+        server_cpu,
+        options.round_trips,
+        options.duration,
+    )?;
+    let host_jitter_us = jitter::measure(&cpus, options.jitter)?;
+    if !timestamp_sources.kernel_on_loopback.works() {
+        notes.push(
+            "kernel software timestamps did not work on loopback: only --timestamps user \
+             is available on this host"
+                .into(),
+        );
+    }
+    Ok(Calibration {
+        clock_read_ns,
+        loopback_rtt_us,
+        timestamp_sources,
+        host_jitter_us,
+        notes,
+    })
+}
+
+/// Joins a measurement thread, turning its panic into an error.
+fn join<T>(
+    handle: std::thread::JoinHandle<Result<T, CalibrateError>>,
+    name: &'static str,
+) -> Result<T, CalibrateError> {
+    handle.join().map_err(|_| CalibrateError::Panicked(name))?
+}
+
+/// Nanoseconds as microseconds (exact to the nanosecond).
+fn us(ns: u64) -> f64 {
+    ns as f64 / 1_000.0
+}
+
+/// Nanoseconds as microseconds, rounded to the nanosecond.
+fn us_f(ns: f64) -> f64 {
+    ns.round() / 1_000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_short_calibration_has_plausible_figures() {
+        let calibration = run(&CalibrateOptions {
+            round_trips: 2_000,
+            jitter: Duration::from_millis(100),
+            interfaces: Some(vec!["lo".into()]),
+            ..CalibrateOptions::default()
+        })
+        .unwrap();
+        let clocks = &calibration.clock_read_ns;
+        for (name, ns) in [
+            ("quanta", clocks.quanta),
+            ("monotonic", clocks.clock_gettime_monotonic),
+            ("realtime", clocks.clock_gettime_realtime),
+        ] {
+            assert!(ns > 0.0 && ns < 1_000.0, "{name} clock read {ns} ns");
+        }
+        let rtt = &calibration.loopback_rtt_us;
+        assert!(rtt.p50 > 0.0 && rtt.p50 < 1_000.0, "{rtt:?}");
+        assert!(
+            rtt.p50 <= rtt.p99 && rtt.p99 <= rtt.p999 && rtt.p999 <= rtt.max,
+            "{rtt:?}"
+        );
+        assert_eq!(rtt.round_trips, 2_000);
+        let sources = &calibration.timestamp_sources;
+        assert_eq!(sources.interfaces.len(), 1);
+        assert!(sources.interfaces[0].software, "{sources:?}");
+        assert!(!sources.interfaces[0].hardware, "{sources:?}");
+        assert!(sources.kernel_on_loopback.works(), "{sources:?}");
+        assert!(!calibration.host_jitter_us.is_empty());
+        for core in &calibration.host_jitter_us {
+            assert!(core.reads > 1_000, "{core:?}");
+            assert!(core.max >= core.p9999 && core.p9999 > 0.0, "{core:?}");
+        }
+        let json = serde_json::to_value(&calibration).unwrap();
+        for field in [
+            "clock_read_ns",
+            "loopback_rtt_us",
+            "timestamp_sources",
+            "host_jitter_us",
+        ] {
+            assert!(json.get(field).is_some(), "{field} missing from {json}");
+        }
+        assert!(json["loopback_rtt_us"]["p999"].is_number(), "{json}");
+    }
+
+    #[test]
+    fn nothing_to_measure_is_refused() {
+        let err = run(&CalibrateOptions {
+            round_trips: 0,
+            ..CalibrateOptions::default()
+        })
+        .unwrap_err();
+        assert!(err.is_usage(), "{err}");
+        let err = run(&CalibrateOptions {
+            jitter: Duration::ZERO,
+            ..CalibrateOptions::default()
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains("jitter"), "{err}");
+    }
+
+    #[test]
+    fn a_core_that_does_not_exist_is_a_usage_error() {
+        let err = run(&CalibrateOptions {
+            cpus: vec![100_000],
+            round_trips: 10,
+            jitter: Duration::from_millis(10),
+            ..CalibrateOptions::default()
+        })
+        .unwrap_err();
+        assert!(err.is_usage(), "{err}");
+        assert!(
+            err.to_string()
+                .starts_with("CPU 100000 is not one this process may run on"),
+            "{err}"
+        );
+    }
+}

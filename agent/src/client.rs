@@ -1,0 +1,178 @@
+//! The coordinator's side of the control plane: a typed client that adds the bearer token
+//! and the session id to every call.
+
+use std::time::Duration;
+
+use tonic::metadata::MetadataValue;
+use tonic::transport::{Channel, Endpoint};
+use tonic::{Request, Status, Streaming};
+
+use crate::control::SESSION_HEADER;
+use crate::wire::pb::{self, agent_client};
+
+/// Why a client could not reach an agent.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// The address is not a valid endpoint.
+    #[error("agent address {address:?}: {message}")]
+    Address {
+        /// The address given.
+        address: String,
+        /// Why it is invalid.
+        message: String,
+    },
+    /// The connection failed.
+    #[error("cannot reach the agent at {address}: {source}")]
+    Connect {
+        /// The address.
+        address: String,
+        /// Why.
+        source: tonic::transport::Error,
+    },
+}
+
+/// A connection to one agent.
+#[derive(Debug, Clone)]
+pub struct AgentClient {
+    inner: agent_client::AgentClient<Channel>,
+    authorization: MetadataValue<tonic::metadata::Ascii>,
+    session: Option<MetadataValue<tonic::metadata::Ascii>>,
+    address: String,
+}
+
+impl AgentClient {
+    /// Connects to `address` (`host:port`) with the agent's `token`.
+    pub async fn connect(address: &str, token: &str) -> Result<AgentClient, ClientError> {
+        let bad = |message: String| ClientError::Address {
+            address: address.to_string(),
+            message,
+        };
+        let endpoint = Endpoint::from_shared(format!("http://{address}"))
+            .map_err(|e| bad(e.to_string()))?
+            .connect_timeout(Duration::from_secs(3))
+            .tcp_nodelay(true);
+        let channel = endpoint
+            .connect()
+            .await
+            .map_err(|source| ClientError::Connect {
+                address: address.to_string(),
+                source,
+            })?;
+        let authorization = format!("Bearer {token}")
+            .parse()
+            .map_err(|_| bad("the token is not printable ASCII".into()))?;
+        Ok(AgentClient {
+            inner: agent_client::AgentClient::new(channel),
+            authorization,
+            session: None,
+            address: address.to_string(),
+        })
+    }
+
+    /// The address this client talks to.
+    pub fn address(&self) -> &str {
+        &self.address
+    }
+
+    fn request<T>(&self, message: T) -> Request<T> {
+        let mut request = Request::new(message);
+        request
+            .metadata_mut()
+            .insert("authorization", self.authorization.clone());
+        if let Some(session) = &self.session {
+            request
+                .metadata_mut()
+                .insert(SESSION_HEADER, session.clone());
+        }
+        request
+    }
+
+    /// Configures the load and takes the session.
+    pub async fn configure(
+        &mut self,
+        config: pb::ConfigureRequest,
+    ) -> Result<pb::ConfigureReply, Status> {
+        let reply = self
+            .inner
+            .configure(self.request(config))
+            .await?
+            .into_inner();
+        self.session = Some(
+            reply
+                .session
+                .parse()
+                .map_err(|_| Status::internal("the agent sent an unusable session id"))?,
+        );
+        Ok(reply)
+    }
+
+    /// Starts (or changes) the load.
+    pub async fn start_load(&mut self, rate: f64, interarrival: &str) -> Result<(), Status> {
+        let r = pb::StartLoadRequest {
+            rate,
+            interarrival: interarrival.to_string(),
+        };
+        self.inner.start_load(self.request(r)).await.map(|_| ())
+    }
+
+    /// Sets the sampling rate.
+    pub async fn start_measure(&mut self, sampling_rate: f64) -> Result<(), Status> {
+        self.inner
+            .start_measure(self.request(pb::StartMeasureRequest { sampling_rate }))
+            .await
+            .map(|_| ())
+    }
+
+    /// Stops generating load.
+    pub async fn pause(&mut self) -> Result<(), Status> {
+        self.inner
+            .pause(self.request(pb::Empty {}))
+            .await
+            .map(|_| ())
+    }
+
+    /// Counters summed over workers, and per worker.
+    pub async fn counters(&mut self) -> Result<pb::CountersReply, Status> {
+        Ok(self
+            .inner
+            .counters(self.request(pb::Empty {}))
+            .await?
+            .into_inner())
+    }
+
+    /// The stream of batches.
+    pub async fn stream(&mut self) -> Result<Streaming<pb::BatchMessage>, Status> {
+        Ok(self
+            .inner
+            .stream(self.request(pb::Empty {}))
+            .await?
+            .into_inner())
+    }
+
+    /// Renews the lease.
+    pub async fn heartbeat(&mut self) -> Result<(), Status> {
+        self.inner
+            .heartbeat(self.request(pb::Empty {}))
+            .await
+            .map(|_| ())
+    }
+
+    /// Ends the session; the final counters.
+    pub async fn stop(&mut self) -> Result<pb::CountersReply, Status> {
+        let reply = self
+            .inner
+            .stop(self.request(pb::Empty {}))
+            .await?
+            .into_inner();
+        self.session = None;
+        Ok(reply)
+    }
+
+    /// Stops and asks the agent process to exit.
+    pub async fn shutdown(&mut self) -> Result<(), Status> {
+        self.inner
+            .shutdown(self.request(pb::Empty {}))
+            .await
+            .map(|_| ())
+    }
+}

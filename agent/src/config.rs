@@ -1,0 +1,174 @@
+//! What an agent is asked to do: the load's orthogonal values (protocol × workload ×
+//! transport × timestamps × kind), validated once before any thread starts.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use thiserror::Error;
+use vernier_protocols::{Dist, KvWorkload, Protocol};
+
+use crate::sys::{TimestampMode, Transport};
+
+/// What each request asks of the server.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Workload {
+    /// The synthetic protocol: the service time each request carries, drawn here.
+    Synthetic {
+        /// Service-time distribution.
+        service: Dist,
+    },
+    /// Key-value requests (memcached, Redis, HTTP `GET /key`).
+    KeyValue(KvWorkload),
+    /// The echo protocol: every request is the same size, content irrelevant.
+    Echo,
+}
+
+/// Lancet's agent kinds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AgentKind {
+    /// Loads and measures.
+    #[default]
+    Symmetric,
+    /// Loads only: no samples are kept (counters and histograms still are).
+    Throughput,
+    /// One outstanding request per connection, busy-polling the socket (SO_BUSY_POLL), for
+    /// low-rate precise measurement beside throughput agents.
+    Latency,
+}
+
+/// A whole load description.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadSpec {
+    /// The server.
+    pub target: SocketAddr,
+    /// TCP or UDP.
+    pub transport: Transport,
+    /// What is spoken.
+    pub protocol: Protocol,
+    /// What is asked.
+    pub workload: Workload,
+    /// Worker threads.
+    pub workers: usize,
+    /// Cores to pin the workers to, in order (empty: not pinned).
+    pub cpus: Vec<usize>,
+    /// Connections, in all, split across the workers.
+    pub connections: usize,
+    /// Outstanding requests allowed per connection.
+    pub depth: usize,
+    /// Kind of agent.
+    pub kind: AgentKind,
+    /// Where timestamps come from.
+    pub timestamps: TimestampMode,
+    /// The scenario's seed; each worker derives its own.
+    pub seed: u64,
+    /// A request unanswered for this long fails (and, on TCP, its connection is replaced).
+    pub timeout: Duration,
+}
+
+/// Why a load description cannot run.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ConfigError {
+    /// A count that must be positive was zero, or a list too short.
+    #[error("{field} = {value}: {expected}")]
+    Invalid {
+        /// The field.
+        field: &'static str,
+        /// The value given.
+        value: String,
+        /// What is allowed.
+        expected: String,
+    },
+    /// The protocol and the workload do not go together.
+    #[error("protocol {protocol} cannot carry a {workload} workload: {expected}")]
+    Mismatch {
+        /// The protocol.
+        protocol: String,
+        /// The workload kind.
+        workload: &'static str,
+        /// What would.
+        expected: &'static str,
+    },
+}
+
+impl LoadSpec {
+    /// Checks every field against the others, so that workers never meet a bad spec.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let invalid = |field, value: String, expected: &str| ConfigError::Invalid {
+            field,
+            value,
+            expected: expected.to_string(),
+        };
+        if self.workers == 0 {
+            return Err(invalid("workers", "0".into(), "at least 1"));
+        }
+        if self.connections < self.workers {
+            return Err(invalid(
+                "connections",
+                self.connections.to_string(),
+                &format!("at least one per worker ({} workers)", self.workers),
+            ));
+        }
+        if self.connections > u16::MAX as usize {
+            return Err(invalid(
+                "connections",
+                self.connections.to_string(),
+                "at most 65535",
+            ));
+        }
+        if self.depth == 0 {
+            return Err(invalid("depth", "0".into(), "at least 1"));
+        }
+        if !self.cpus.is_empty() && self.cpus.len() < self.workers {
+            return Err(invalid(
+                "cpus",
+                format!("{:?}", self.cpus),
+                &format!("one core per worker ({} workers), or none", self.workers),
+            ));
+        }
+        if self.timeout.is_zero() {
+            return Err(invalid("timeout", "0s".into(), "a positive duration"));
+        }
+        let mismatch = |workload, expected| ConfigError::Mismatch {
+            protocol: self.protocol.to_string(),
+            workload,
+            expected,
+        };
+        match (&self.protocol, &self.workload) {
+            (Protocol::Synthetic, Workload::Synthetic { .. }) => Ok(()),
+            (Protocol::Echo { .. }, Workload::Echo) => Ok(()),
+            (Protocol::Synthetic, w) => Err(mismatch(
+                w.name(),
+                "the synthetic protocol needs a service-time distribution",
+            )),
+            (Protocol::Echo { .. }, w) => Err(mismatch(
+                w.name(),
+                "echo sends fixed-size requests and takes no workload",
+            )),
+            (_, Workload::KeyValue(kv)) => kv
+                .validate()
+                .map_err(|e| invalid("workload", format!("{kv:?}"), &e.to_string())),
+            (_, w) => Err(mismatch(
+                w.name(),
+                "memcached, redis and http need a key-value workload",
+            )),
+        }
+    }
+
+    /// The number of outstanding requests a connection may have for this kind of agent.
+    pub fn effective_depth(&self) -> usize {
+        match self.kind {
+            AgentKind::Latency => 1,
+            _ => self.depth,
+        }
+    }
+}
+
+impl Workload {
+    fn name(&self) -> &'static str {
+        match self {
+            Workload::Synthetic { .. } => "synthetic",
+            Workload::KeyValue(_) => "key-value",
+            Workload::Echo => "echo",
+        }
+    }
+}

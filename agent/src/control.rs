@@ -1,0 +1,448 @@
+//! The gRPC control service: the workbench's handle on an agent.
+//!
+//! Security and safety rules, each enforced here rather than trusted to the caller:
+//! every call must carry the agent's bearer token; one coordinator at a time (a session
+//! id, returned by Configure, must accompany every later call); and a session whose
+//! coordinator goes quiet for longer than its lease is stopped, so an agent never loads
+//! a target forever unattended.
+
+use std::net::ToSocketAddrs;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::{Mutex, Notify, mpsc};
+use tokio_stream::Stream;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Request, Response, Status};
+use vernier_protocols::{Dist, InterArrival, KvWorkload, Protocol};
+
+use crate::config::{AgentKind, LoadSpec, Workload};
+use crate::engine::Engine;
+use crate::measure::Counters;
+use crate::sys::{TimestampMode, Transport};
+use crate::wire::pb::{self, agent_server};
+
+/// The metadata key carrying the session id.
+pub const SESSION_HEADER: &str = "vernier-session";
+/// How long a session survives without a call unless Configure asks otherwise.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(3);
+/// The largest message accepted from a coordinator.
+pub const MAX_MESSAGE_BYTES: usize = 1 << 20;
+
+struct Session {
+    id: String,
+    engine: Arc<Engine>,
+    last_seen: Instant,
+    lease: Duration,
+    /// Tells the batch forwarder of a stream to stop.
+    closed: Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// The agent's control service (wrap it with [`AgentService::into_server`]).
+#[derive(Clone)]
+pub struct AgentService {
+    session: Arc<Mutex<Option<Session>>>,
+    shutdown: Arc<Notify>,
+}
+
+impl std::fmt::Debug for AgentService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentService").finish_non_exhaustive()
+    }
+}
+
+impl Default for AgentService {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The service behind the token check, ready for a tonic `Server`.
+pub type AuthenticatedServer = tonic::service::interceptor::InterceptedService<
+    agent_server::AgentServer<AgentService>,
+    TokenCheck,
+>;
+
+/// Refuses every call whose `authorization` is not `Bearer <token>`.
+#[derive(Clone)]
+pub struct TokenCheck {
+    expected: Arc<[u8]>,
+}
+
+impl std::fmt::Debug for TokenCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never print the token.
+        f.write_str("TokenCheck(..)")
+    }
+}
+
+impl tonic::service::Interceptor for TokenCheck {
+    fn call(&mut self, request: Request<()>) -> Result<Request<()>, Status> {
+        let given = request
+            .metadata()
+            .get("authorization")
+            .map(|v| v.as_bytes())
+            .unwrap_or_default();
+        let given = given.strip_prefix(b"Bearer ").unwrap_or_default();
+        // Compare in time independent of where the first difference is.
+        let same_len = given.len() == self.expected.len();
+        let diff = given
+            .iter()
+            .zip(self.expected.iter())
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b));
+        if same_len && diff == 0 && !given.is_empty() {
+            Ok(request)
+        } else {
+            Err(Status::unauthenticated("missing or wrong bearer token"))
+        }
+    }
+}
+
+impl AgentService {
+    /// A service with no session.
+    pub fn new() -> Self {
+        AgentService {
+            session: Arc::new(Mutex::new(None)),
+            shutdown: Arc::new(Notify::new()),
+        }
+    }
+
+    /// Resolves when a coordinator has called Shutdown.
+    pub fn shutdown_requested(&self) -> Arc<Notify> {
+        Arc::clone(&self.shutdown)
+    }
+
+    /// Wraps the service with the bearer-token check and message size limits, and starts
+    /// the lease watchdog.
+    pub fn into_server(self, token: &str) -> AuthenticatedServer {
+        let watchdog = self.clone();
+        tokio::spawn(async move { watchdog.watch_leases().await });
+        let server = agent_server::AgentServer::new(self)
+            .max_decoding_message_size(MAX_MESSAGE_BYTES)
+            .max_encoding_message_size(64 << 20);
+        tonic::service::interceptor::InterceptedService::new(
+            server,
+            TokenCheck {
+                expected: token.as_bytes().into(),
+            },
+        )
+    }
+
+    async fn watch_leases(&self) {
+        let mut tick = tokio::time::interval(Duration::from_millis(100));
+        loop {
+            tick.tick().await;
+            let mut guard = self.session.lock().await;
+            let lapsed = guard
+                .as_ref()
+                .is_some_and(|s| s.last_seen.elapsed() > s.lease);
+            if lapsed && let Some(session) = guard.take() {
+                drop(guard);
+                eprintln!("vernier agent: session lease lapsed; stopping the load");
+                end(session).await;
+            }
+        }
+    }
+
+    /// The engine of the caller's session, renewing its lease.
+    async fn engine<T>(&self, request: &Request<T>) -> Result<Arc<Engine>, Status> {
+        let mut guard = self.session.lock().await;
+        let session = guard
+            .as_mut()
+            .ok_or_else(|| Status::failed_precondition("no session: call Configure first"))?;
+        check_session(session, request)?;
+        session.last_seen = Instant::now();
+        Ok(Arc::clone(&session.engine))
+    }
+}
+
+fn check_session<T>(session: &Session, request: &Request<T>) -> Result<(), Status> {
+    let given = request
+        .metadata()
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok());
+    if given == Some(session.id.as_str()) {
+        Ok(())
+    } else {
+        Err(Status::failed_precondition(
+            "the agent is held by another coordinator",
+        ))
+    }
+}
+
+/// Stops a session's engine off the async runtime (joining threads blocks).
+async fn end(session: Session) -> Counters {
+    session
+        .closed
+        .store(true, std::sync::atomic::Ordering::Relaxed);
+    let engine = session.engine;
+    tokio::task::spawn_blocking(move || {
+        let _ = engine.stop();
+        Counters::sum(&engine.counters())
+    })
+    .await
+    .unwrap_or_default()
+}
+
+fn invalid(field: &str, e: impl std::fmt::Display) -> Status {
+    Status::invalid_argument(format!("{field}: {e}"))
+}
+
+/// Turns a Configure request into a validated load description.
+pub fn load_spec(r: &pb::ConfigureRequest) -> Result<(LoadSpec, Duration), Status> {
+    let target = r
+        .target
+        .to_socket_addrs()
+        .map_err(|e| invalid("target", format!("{:?}: {e}", r.target)))?
+        .next()
+        .ok_or_else(|| invalid("target", format!("{:?} resolves to no address", r.target)))?;
+    let transport = match r.transport.as_str() {
+        "" | "tcp" => Transport::Tcp,
+        "udp" => Transport::Udp,
+        other => {
+            return Err(invalid(
+                "transport",
+                format!("{other:?}: expected tcp or udp"),
+            ));
+        }
+    };
+    let protocol: Protocol = r.protocol.parse().map_err(|e| invalid("protocol", e))?;
+    let workload = match protocol {
+        Protocol::Synthetic => Workload::Synthetic {
+            service: r
+                .service
+                .parse::<Dist>()
+                .map_err(|e| invalid("service", e))?,
+        },
+        Protocol::Echo { .. } => Workload::Echo,
+        _ => Workload::KeyValue(
+            serde_json::from_str::<KvWorkload>(&r.kv_workload_json)
+                .map_err(|e| invalid("kv_workload_json", e))?,
+        ),
+    };
+    let kind = match r.kind.as_str() {
+        "" | "symmetric" => AgentKind::Symmetric,
+        "throughput" => AgentKind::Throughput,
+        "latency" => AgentKind::Latency,
+        other => {
+            return Err(invalid(
+                "kind",
+                format!("{other:?}: expected symmetric, throughput or latency"),
+            ));
+        }
+    };
+    let timestamps = match r.timestamps.as_str() {
+        "" | "kernel" => TimestampMode::Kernel,
+        "user" => TimestampMode::User,
+        "hw" => TimestampMode::Hardware {
+            interface: r.interface.clone(),
+        },
+        other => {
+            return Err(invalid(
+                "timestamps",
+                format!("{other:?}: expected hw, kernel or user"),
+            ));
+        }
+    };
+    let spec = LoadSpec {
+        target,
+        transport,
+        protocol,
+        workload,
+        workers: r.workers.max(1) as usize,
+        cpus: r.cpus.iter().map(|&c| c as usize).collect(),
+        connections: r.connections as usize,
+        depth: r.depth as usize,
+        kind,
+        timestamps,
+        seed: r.seed,
+        timeout: Duration::from_millis(if r.timeout_ms == 0 {
+            1000
+        } else {
+            r.timeout_ms
+        }),
+    };
+    spec.validate()
+        .map_err(|e| Status::invalid_argument(e.to_string()))?;
+    let lease = if r.lease_ms == 0 {
+        DEFAULT_LEASE
+    } else {
+        Duration::from_millis(r.lease_ms)
+    };
+    Ok((spec, lease))
+}
+
+type BatchStream = Pin<Box<dyn Stream<Item = Result<pb::BatchMessage, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl agent_server::Agent for AgentService {
+    async fn configure(
+        &self,
+        request: Request<pb::ConfigureRequest>,
+    ) -> Result<Response<pb::ConfigureReply>, Status> {
+        let mut guard = self.session.lock().await;
+        if let Some(held) = guard.as_ref() {
+            if check_session(held, &request).is_err() {
+                return Err(Status::failed_precondition(format!(
+                    "the agent is held by another coordinator (for {:.1}s); it is released when that one stops or its lease of {:?} lapses",
+                    held.last_seen.elapsed().as_secs_f64(),
+                    held.lease
+                )));
+            }
+            // The same coordinator reconfiguring: end the old load first.
+            if let Some(old) = guard.take() {
+                end(old).await;
+            }
+        }
+        let (spec, lease) = load_spec(request.get_ref())?;
+        let timestamps = spec.timestamps.to_string();
+        let connections = spec.connections as u32;
+        let engine = tokio::task::spawn_blocking(move || Engine::start(spec))
+            .await
+            .map_err(|e| Status::internal(format!("engine start panicked: {e}")))?
+            .map_err(|e| Status::unavailable(e.to_string()))?;
+        let id = format!("{:016x}", rand::random::<u64>());
+        *guard = Some(Session {
+            id: id.clone(),
+            engine: Arc::new(engine),
+            last_seen: Instant::now(),
+            lease,
+            closed: Arc::default(),
+        });
+        Ok(Response::new(pb::ConfigureReply {
+            session: id,
+            timestamps,
+            connections,
+            lease_ms: lease.as_millis() as u64,
+        }))
+    }
+
+    async fn start_load(
+        &self,
+        request: Request<pb::StartLoadRequest>,
+    ) -> Result<Response<pb::Ack>, Status> {
+        let engine = self.engine(&request).await?;
+        let r = request.get_ref();
+        if !(r.rate.is_finite() && r.rate >= 0.0) {
+            return Err(invalid("rate", r.rate));
+        }
+        let shape = if r.interarrival.is_empty() {
+            "exp"
+        } else {
+            r.interarrival.as_str()
+        };
+        let interarrival: InterArrival = shape.parse().map_err(|e| invalid("interarrival", e))?;
+        engine.set_load(r.rate, &interarrival);
+        Ok(Response::new(pb::Ack {}))
+    }
+
+    async fn start_measure(
+        &self,
+        request: Request<pb::StartMeasureRequest>,
+    ) -> Result<Response<pb::Ack>, Status> {
+        let engine = self.engine(&request).await?;
+        let rate = request.get_ref().sampling_rate;
+        if !(0.0..=1.0).contains(&rate) {
+            return Err(invalid(
+                "sampling_rate",
+                format!("{rate}: expected a probability in [0, 1]"),
+            ));
+        }
+        engine.set_sampling(rate);
+        Ok(Response::new(pb::Ack {}))
+    }
+
+    async fn pause(&self, request: Request<pb::Empty>) -> Result<Response<pb::Ack>, Status> {
+        self.engine(&request).await?.pause();
+        Ok(Response::new(pb::Ack {}))
+    }
+
+    async fn counters(
+        &self,
+        request: Request<pb::Empty>,
+    ) -> Result<Response<pb::CountersReply>, Status> {
+        let workers = self.engine(&request).await?.counters();
+        Ok(Response::new(pb::CountersReply {
+            total: Some(Counters::sum(&workers).into()),
+            workers: workers.into_iter().map(Into::into).collect(),
+        }))
+    }
+
+    type StreamStream = BatchStream;
+
+    async fn stream(&self, request: Request<pb::Empty>) -> Result<Response<BatchStream>, Status> {
+        let engine = self.engine(&request).await?;
+        let closed = {
+            let guard = self.session.lock().await;
+            guard
+                .as_ref()
+                .map(|s| Arc::clone(&s.closed))
+                .unwrap_or_default()
+        };
+        let (tx, rx) = mpsc::channel(64);
+        // The engine's batches arrive on a blocking channel: forward them from a thread.
+        tokio::task::spawn_blocking(move || {
+            use std::sync::atomic::Ordering;
+            while !closed.load(Ordering::Relaxed) {
+                if let Some(batch) = engine.next_batch(Duration::from_millis(50))
+                    && tx
+                        .blocking_send(Ok(pb::BatchMessage::from(&batch)))
+                        .is_err()
+                {
+                    break;
+                }
+            }
+            // Batches reported while stopping still belong to the coordinator.
+            for batch in engine.drain_batches() {
+                if tx
+                    .blocking_send(Ok(pb::BatchMessage::from(&batch)))
+                    .is_err()
+                {
+                    break;
+                }
+            }
+        });
+        Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
+    }
+
+    async fn heartbeat(&self, request: Request<pb::Empty>) -> Result<Response<pb::Ack>, Status> {
+        self.engine(&request).await?;
+        Ok(Response::new(pb::Ack {}))
+    }
+
+    async fn stop(
+        &self,
+        request: Request<pb::Empty>,
+    ) -> Result<Response<pb::CountersReply>, Status> {
+        let mut guard = self.session.lock().await;
+        let session = guard
+            .as_ref()
+            .ok_or_else(|| Status::failed_precondition("no session"))?;
+        check_session(session, &request)?;
+        let session = guard
+            .take()
+            .ok_or_else(|| Status::failed_precondition("no session"))?;
+        drop(guard);
+        let workers_engine = Arc::clone(&session.engine);
+        let total = end(session).await;
+        let workers = workers_engine.counters();
+        Ok(Response::new(pb::CountersReply {
+            total: Some(total.into()),
+            workers: workers.into_iter().map(Into::into).collect(),
+        }))
+    }
+
+    async fn shutdown(&self, request: Request<pb::Empty>) -> Result<Response<pb::Ack>, Status> {
+        let mut guard = self.session.lock().await;
+        if let Some(session) = guard.as_ref() {
+            check_session(session, &request)?;
+        }
+        if let Some(session) = guard.take() {
+            drop(guard);
+            end(session).await;
+        }
+        self.shutdown.notify_one();
+        Ok(Response::new(pb::Ack {}))
+    }
+}

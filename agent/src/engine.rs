@@ -1,0 +1,302 @@
+//! The engine: W pinned worker threads generating open-loop load and measuring it.
+//!
+//! Each worker owns its connections, arrival process, RNG, buffers and histograms; the
+//! threads share nothing on the hot path. The control side talks to them through one
+//! command channel each and receives [`Batch`]es (interval deltas) on a shared channel.
+
+mod conn;
+mod worker;
+
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use thiserror::Error;
+use vernier_protocols::{InterArrival, KeySpace, WorkloadError};
+
+use crate::config::{ConfigError, LoadSpec, Workload};
+use crate::measure::{Batch, Counters};
+use crate::sys::SysError;
+
+/// Why the engine could not start or run.
+#[derive(Debug, Error)]
+pub enum EngineError {
+    /// The load description is invalid.
+    #[error("invalid load: {0}")]
+    Config(#[from] ConfigError),
+    /// The key-value workload could not be generated.
+    #[error("invalid workload: {0}")]
+    Workload(#[from] WorkloadError),
+    /// A connection to the target could not be opened at start.
+    #[error("worker {worker}: cannot connect to {target}: {source}")]
+    Connect {
+        /// The worker.
+        worker: u32,
+        /// The target.
+        target: std::net::SocketAddr,
+        /// Why.
+        source: SysError,
+    },
+    /// A worker could not be pinned to its core.
+    #[error("worker {worker}: cannot pin to cpu {cpu}: {source}")]
+    Pin {
+        /// The worker.
+        worker: u32,
+        /// The core.
+        cpu: usize,
+        /// Why.
+        source: SysError,
+    },
+    /// The operating system refused a thread or a poller.
+    #[error("worker {worker}: {what}: {source}")]
+    Os {
+        /// The worker.
+        worker: u32,
+        /// What was being done.
+        what: &'static str,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A worker did not report ready in time.
+    #[error("worker {0} did not start within {1:?}")]
+    StartTimeout(u32, Duration),
+    /// A worker thread panicked (a bug: please report it).
+    #[error("worker {0} stopped unexpectedly")]
+    WorkerDied(u32),
+}
+
+/// A command to a worker.
+#[derive(Debug, Clone)]
+pub(crate) enum Command {
+    /// Generate load at this rate (this worker's share) with these gaps.
+    Load {
+        rate_per_s: f64,
+        interarrival: InterArrival,
+    },
+    /// Stop generating (connections stay open; requests in flight are still measured).
+    Pause,
+    /// Keep each completed request as a sample with this probability.
+    Sampling(f64),
+    /// Report and exit.
+    Stop,
+}
+
+/// The common time origin of all workers: every reported time is relative to it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Epoch {
+    pub(crate) mono: Instant,
+    /// CLOCK_REALTIME at `mono`, ns: kernel software timestamps are on this clock.
+    pub(crate) realtime_ns: u64,
+}
+
+impl Epoch {
+    fn now() -> Self {
+        Epoch {
+            mono: Instant::now(),
+            realtime_ns: crate::sys::realtime_ns(),
+        }
+    }
+
+    /// Monotonic ns since the epoch.
+    #[inline]
+    pub(crate) fn now_ns(&self) -> u64 {
+        self.mono.elapsed().as_nanos() as u64
+    }
+}
+
+struct WorkerHandle {
+    commands: Sender<Command>,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// A running load generator. Shareable: every method takes `&self`.
+#[derive(Debug)]
+pub struct Engine {
+    workers: Mutex<Vec<WorkerHandle>>,
+    batches: Mutex<Receiver<Batch>>,
+    counters: Arc<Mutex<Vec<Counters>>>,
+    workers_n: usize,
+    started: Instant,
+}
+
+impl std::fmt::Debug for WorkerHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WorkerHandle").finish_non_exhaustive()
+    }
+}
+
+/// How long workers may take to open their connections.
+const START_TIMEOUT: Duration = Duration::from_secs(10);
+
+impl Engine {
+    /// Validates the spec, starts the workers, and returns once every connection is open
+    /// (or with the first error). The engine starts idle: call [`Engine::set_load`].
+    pub fn start(spec: LoadSpec) -> Result<Engine, EngineError> {
+        spec.validate()?;
+        let keys = match &spec.workload {
+            Workload::KeyValue(kv) => Some(Arc::new(KeySpace::new(kv, spec.seed)?)),
+            _ => None,
+        };
+        let spec = Arc::new(spec);
+        let epoch = Epoch::now();
+        let (batch_tx, batches) = mpsc::channel();
+        let counters = Arc::new(Mutex::new(vec![Counters::default(); spec.workers]));
+        let (ready_tx, ready_rx) = mpsc::channel();
+        let mut workers = Vec::with_capacity(spec.workers);
+        let mut first_conn = 0usize;
+        for w in 0..spec.workers {
+            // Connections split as evenly as possible, the first workers taking the remainder.
+            let n =
+                spec.connections / spec.workers + usize::from(w < spec.connections % spec.workers);
+            let conns = first_conn..first_conn + n;
+            first_conn += n;
+            let (cmd_tx, cmd_rx) = mpsc::channel();
+            let setup = worker::Setup {
+                index: w as u32,
+                spec: Arc::clone(&spec),
+                conns,
+                keys: keys.clone(),
+                epoch,
+                commands: cmd_rx,
+                batches: batch_tx.clone(),
+                ready: ready_tx.clone(),
+                counters: Arc::clone(&counters),
+            };
+            let thread = std::thread::Builder::new()
+                .name(format!("vernier-worker-{w}"))
+                .spawn(move || worker::run(setup))
+                .map_err(|source| EngineError::Os {
+                    worker: w as u32,
+                    what: "spawn thread",
+                    source,
+                })?;
+            workers.push(WorkerHandle {
+                commands: cmd_tx,
+                thread: Some(thread),
+            });
+        }
+        drop(ready_tx);
+        let engine = Engine {
+            workers: Mutex::new(workers),
+            batches: Mutex::new(batches),
+            counters,
+            workers_n: spec.workers,
+            started: epoch.mono,
+        };
+        let deadline = Instant::now() + START_TIMEOUT;
+        for _ in 0..engine.workers_n {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match ready_rx.recv_timeout(left) {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => return Err(e),
+                Err(RecvTimeoutError::Timeout) => {
+                    return Err(EngineError::StartTimeout(0, START_TIMEOUT));
+                }
+                Err(RecvTimeoutError::Disconnected) => return Err(engine.first_dead_worker()),
+            }
+        }
+        Ok(engine)
+    }
+
+    fn first_dead_worker(&self) -> EngineError {
+        let workers = self.workers.lock().unwrap_or_else(PoisonError::into_inner);
+        let dead = workers
+            .iter()
+            .position(|w| w.thread.as_ref().is_some_and(|t| t.is_finished()));
+        EngineError::WorkerDied(dead.unwrap_or(0) as u32)
+    }
+
+    fn broadcast(&self, command: Command) {
+        let workers = self.workers.lock().unwrap_or_else(PoisonError::into_inner);
+        for w in workers.iter() {
+            // A worker that is gone has already reported why through its last batch.
+            let _ = w.commands.send(command.clone());
+        }
+    }
+
+    /// Generates `rate_per_s` requests a second in all (each worker its share) with gaps
+    /// drawn from `interarrival`. A rate of 0 pauses.
+    pub fn set_load(&self, rate_per_s: f64, interarrival: &InterArrival) {
+        if !(rate_per_s > 0.0 && rate_per_s.is_finite()) {
+            return self.pause();
+        }
+        self.broadcast(Command::Load {
+            rate_per_s: rate_per_s / self.workers_n as f64,
+            interarrival: *interarrival,
+        });
+    }
+
+    /// Stops generating; requests in flight are still measured.
+    pub fn pause(&self) {
+        self.broadcast(Command::Pause);
+    }
+
+    /// Keeps each completed request as a sample with probability `rate` (clamped to [0, 1]).
+    pub fn set_sampling(&self, rate: f64) {
+        self.broadcast(Command::Sampling(rate.clamp(0.0, 1.0)));
+    }
+
+    /// The next batch from any worker, waiting at most `timeout`. One reader at a time.
+    pub fn next_batch(&self, timeout: Duration) -> Option<Batch> {
+        self.batches
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .recv_timeout(timeout)
+            .ok()
+    }
+
+    /// Every batch already waiting.
+    pub fn drain_batches(&self) -> Vec<Batch> {
+        self.batches
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .try_iter()
+            .collect()
+    }
+
+    /// Each worker's cumulative counters as of its last report (every ~20 ms).
+    pub fn counters(&self) -> Vec<Counters> {
+        self.counters
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Number of worker threads.
+    pub fn workers(&self) -> usize {
+        self.workers_n
+    }
+
+    /// Time since the engine started.
+    pub fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    /// Stops every worker (idempotent) and returns the batches not yet taken, the last of
+    /// each worker holding its final counters.
+    pub fn stop(&self) -> Result<Vec<Batch>, EngineError> {
+        self.shutdown()?;
+        Ok(self.drain_batches())
+    }
+
+    fn shutdown(&self) -> Result<(), EngineError> {
+        self.broadcast(Command::Stop);
+        let mut result = Ok(());
+        let mut workers = self.workers.lock().unwrap_or_else(PoisonError::into_inner);
+        for (i, w) in workers.iter_mut().enumerate() {
+            if let Some(t) = w.thread.take()
+                && t.join().is_err()
+            {
+                result = Err(EngineError::WorkerDied(i as u32));
+            }
+        }
+        result
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        let _ = self.shutdown();
+    }
+}

@@ -1,0 +1,118 @@
+//! What the workers measure and hand to the control plane: kept samples, sampled
+//! inter-departure gaps, HDR histograms of every request, and counters.
+
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+
+/// One kept request. 24 bytes: a million kept samples cost 24 MB.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[repr(C)]
+pub struct Sample {
+    /// When it left, ns since the engine started (kernel TX time in kernel/hw modes).
+    pub departure_ns: u64,
+    /// Reply received minus request departed, ns.
+    pub latency_ns: u64,
+    /// Actual minus scheduled departure, ns (client-side queueing: send lag and backlog).
+    pub queueing_ns: u32,
+    /// Connection index within the agent.
+    pub conn: u16,
+    /// What was asked ([`RequestKind`] as u8).
+    pub request: u8,
+    /// What came back ([`Outcome`] as u8).
+    pub outcome: u8,
+}
+
+const _: () = assert!(
+    std::mem::size_of::<Sample>() <= 32,
+    "the issue allows 32 bytes per kept sample"
+);
+
+/// The request's kind, as stored in a [`Sample`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum RequestKind {
+    /// A read.
+    Get = 0,
+    /// A write.
+    Set = 1,
+    /// A synthetic spin or an echo.
+    Other = 2,
+}
+
+/// What the reply meant, as stored in a [`Sample`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Outcome {
+    /// A read that found its key.
+    Hit = 0,
+    /// A read that did not.
+    Miss = 1,
+    /// Any other success.
+    Ok = 2,
+    /// The server answered with an error.
+    Error = 3,
+}
+
+/// Cumulative counts of one worker. Every request sent is, at any instant, exactly one of
+/// received, failed or in flight: `sent = received + failed + in_flight`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Counters {
+    /// Requests handed to the socket.
+    pub sent: u64,
+    /// Replies parsed (of any kind, errors included).
+    pub received: u64,
+    /// Requests that will never be answered: timed out, or lost with their connection.
+    pub failed: u64,
+    /// Requests sent and not yet answered or failed.
+    pub in_flight: u64,
+    /// Of `received`, replies that reported an error.
+    pub error_replies: u64,
+    /// Of `failed`, those that timed out.
+    pub timeouts: u64,
+    /// Bytes written.
+    pub bytes_sent: u64,
+    /// Bytes read.
+    pub bytes_received: u64,
+    /// Connections re-established after being lost.
+    pub reconnects: u64,
+    /// Attempts to connect that failed.
+    pub connect_failures: u64,
+    /// Connections closed for a reply that could not be parsed.
+    pub parse_errors: u64,
+    /// Due requests waiting for a free slot now.
+    pub backlog: u64,
+    /// The most that ever waited at once.
+    pub backlog_max: u64,
+    /// Requests answered whose kernel/NIC TX timestamp never came (not in the samples).
+    pub tx_timestamps_missing: u64,
+}
+
+/// What one worker reports for one interval.
+#[derive(Debug, Clone)]
+pub struct Batch {
+    /// The worker.
+    pub worker: u32,
+    /// Since the engine started, at the end of the interval.
+    pub elapsed: Duration,
+    /// Samples kept in the interval.
+    pub samples: Vec<Sample>,
+    /// Inter-departure gaps kept in the interval, ns.
+    pub interarrivals: Vec<u64>,
+    /// Latency of every request completed in the interval, ns.
+    pub latency: Histogram<u64>,
+    /// Reply received minus *scheduled* departure, ns: what a user waiting on a backlogged
+    /// client would see.
+    pub intended: Histogram<u64>,
+    /// Actual minus scheduled departure of every request sent in the interval, ns.
+    pub send_lag: Histogram<u64>,
+    /// Cumulative counters at the end of the interval.
+    pub counters: Counters,
+}
+
+/// A histogram of nanoseconds from 1 ns to 100 s at three significant digits.
+#[allow(clippy::expect_used)]
+pub(crate) fn histogram() -> Histogram<u64> {
+    // Constant bounds that hdrhistogram documents as valid: this cannot fail at run time.
+    Histogram::new_with_bounds(1, 100_000_000_000, 3).expect("valid constant histogram bounds")
+}

@@ -1,0 +1,434 @@
+//! The agent driving real servers: the in-process engine against `vernier serve`'s
+//! synthetic server (TCP and UDP, kernel and user timestamps) and against memcached,
+//! redis-server and nginx for every protocol; the closed-loop case; and the agent as a
+//! process behind its gRPC control plane (token, one coordinator, counters).
+//!
+//! Every load here is bounded (≤ 1.5 s at ≤ 20,000 requests/s) and goes to 127.0.0.1.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use vernier_agent::sys::{TimestampMode, Transport};
+use vernier_agent::{AgentKind, Batch, Counters, Engine, LoadSpec, Workload};
+use vernier_fixtures::{ExternalServer, RunningServer, ServeConfig, ServeProtocol, Server};
+use vernier_protocols::{InterArrival, KvWorkload, Protocol};
+
+fn synthetic_server(transport: vernier_fixtures::Transport) -> RunningServer {
+    let mut config = ServeConfig::new("127.0.0.1:0".parse().unwrap(), ServeProtocol::Synthetic);
+    config.transport = transport;
+    Server::start(config).unwrap()
+}
+
+fn spec(target: SocketAddr, protocol: Protocol, workload: Workload) -> LoadSpec {
+    LoadSpec {
+        target,
+        transport: Transport::Tcp,
+        protocol,
+        workload,
+        workers: 1,
+        cpus: Vec::new(),
+        connections: 4,
+        depth: 4,
+        kind: AgentKind::Symmetric,
+        timestamps: TimestampMode::Kernel,
+        seed: 7,
+        timeout: Duration::from_secs(1),
+    }
+}
+
+fn synthetic(service: &str) -> Workload {
+    Workload::Synthetic {
+        service: service.parse().unwrap(),
+    }
+}
+
+fn kv() -> Workload {
+    let kv: KvWorkload = serde_json::from_str(
+        r#"{"keys": 200, "key_size": "fixed:16", "value_size": "fixed:64", "read_ratio": 0.8, "key_dist": "uniform"}"#,
+    )
+    .unwrap();
+    Workload::KeyValue(kv)
+}
+
+/// What a bounded run produced.
+struct Run {
+    batches: Vec<Batch>,
+    total: Counters,
+}
+
+impl Run {
+    fn latencies_us(&self) -> Vec<f64> {
+        self.batches
+            .iter()
+            .flat_map(|b| &b.samples)
+            .map(|s| s.latency_ns as f64 / 1e3)
+            .collect()
+    }
+    fn interarrivals_us(&self) -> Vec<f64> {
+        self.batches
+            .iter()
+            .flat_map(|b| &b.interarrivals)
+            .map(|&g| g as f64 / 1e3)
+            .collect()
+    }
+}
+
+/// One load at a time: each test's agent worker busy-polls a core, and on a 2-core host
+/// two at once would measure each other.
+static ONE_LOAD_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn exclusive() -> std::sync::MutexGuard<'static, ()> {
+    ONE_LOAD_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Loads at `rate` for `duration`, lets in-flight requests finish, stops.
+fn run(spec: LoadSpec, rate: f64, duration: Duration) -> Run {
+    let _one = exclusive();
+    let workers = spec.workers;
+    let engine = Engine::start(spec).unwrap();
+    engine.set_sampling(1.0);
+    engine.set_load(rate, &InterArrival::Exp);
+    std::thread::sleep(duration);
+    engine.pause();
+    std::thread::sleep(Duration::from_millis(300));
+    let batches = engine.stop().unwrap();
+    // Each worker's last batch carries its final cumulative counters.
+    let mut last = vec![Counters::default(); workers];
+    for b in &batches {
+        last[b.worker as usize] = b.counters;
+    }
+    Run {
+        total: Counters::sum(&last),
+        batches,
+    }
+}
+
+#[track_caller]
+fn assert_counters_add_up(c: &Counters) {
+    assert_eq!(c.sent, c.received + c.failed + c.in_flight, "{c:?}");
+    assert!(c.received > 0, "{c:?}");
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+#[test]
+fn synthetic_over_tcp_with_kernel_timestamps() {
+    let server = synthetic_server(vernier_fixtures::Transport::Tcp);
+    let r = run(
+        spec(
+            server.local_addr(),
+            Protocol::Synthetic,
+            synthetic("fixed:20us"),
+        ),
+        5_000.0,
+        Duration::from_secs(1),
+    );
+    assert_counters_add_up(&r.total);
+    assert_eq!(
+        (r.total.failed, r.total.in_flight, r.total.parse_errors),
+        (0, 0, 0),
+        "{:?}",
+        r.total
+    );
+    // ~5,000 requests in 1 s of Poisson arrivals.
+    assert!((4_000..6_000).contains(&r.total.received), "{:?}", r.total);
+    let lat = r.latencies_us();
+    assert!(
+        lat.len() as u64 + r.total.tx_timestamps_missing >= r.total.received * 9 / 10,
+        "{} samples",
+        lat.len()
+    );
+    let m = median(lat);
+    assert!(
+        (20.0..2_000.0).contains(&m),
+        "median {m} µs for a 20 µs service time"
+    );
+    // The server saw the service times the agent drew (the median: a busy 2-core host
+    // preempts the odd spin, which moves the mean but not the middle).
+    let stats = server.stop().unwrap();
+    assert_eq!(stats.target_mean, 20.0, "{stats:?}");
+    assert!((stats.percentiles[0].value - 20.0).abs() < 1.0, "{stats:?}");
+    // Open loop with Poisson arrivals: the departures pass the exponential test.
+    let gaps = r.interarrivals_us();
+    assert!(gaps.len() > 3_000, "{} gaps", gaps.len());
+    let ad = vernier_stats::anderson_exponential(&gaps).unwrap();
+    let sorted = vernier_stats::sort_samples(&gaps).unwrap();
+    let zeros = gaps.iter().filter(|&&g| g < 1.0).count();
+    let mut lag = r.batches[0].send_lag.clone();
+    r.batches
+        .iter()
+        .skip(1)
+        .for_each(|b| lag.add(&b.send_lag).unwrap());
+    assert!(
+        ad.passes(1.0),
+        "{ad:?} zeros<1us={zeros} q={:?} send lag p50 {} p99 {} max {}",
+        [0.01, 0.1, 0.5, 0.9, 0.99].map(|q| vernier_stats::percentile(&sorted, q).unwrap()),
+        lag.value_at_quantile(0.5),
+        lag.value_at_quantile(0.99),
+        lag.max()
+    );
+}
+
+#[test]
+fn synthetic_over_udp_and_with_user_timestamps() {
+    let server = synthetic_server(vernier_fixtures::Transport::Udp);
+    let mut s = spec(
+        server.local_addr(),
+        Protocol::Synthetic,
+        synthetic("fixed:10us"),
+    );
+    s.transport = Transport::Udp;
+    s.depth = 1;
+    let r = run(s.clone(), 2_000.0, Duration::from_millis(700));
+    assert_counters_add_up(&r.total);
+    assert!(r.total.received > 1_000, "{:?}", r.total);
+    assert!(median(r.latencies_us()) >= 10.0);
+
+    s.timestamps = TimestampMode::User;
+    let r = run(s, 2_000.0, Duration::from_millis(700));
+    assert_counters_add_up(&r.total);
+    assert_eq!(r.total.tx_timestamps_missing, 0);
+    assert!(median(r.latencies_us()) >= 10.0);
+}
+
+fn kv_against(server: &ExternalServer, protocol: &str) -> Run {
+    let r = run(
+        spec(server.addr(), protocol.parse().unwrap(), kv()),
+        3_000.0,
+        Duration::from_millis(600),
+    );
+    assert_counters_add_up(&r.total);
+    assert_eq!(
+        (r.total.failed, r.total.parse_errors, r.total.error_replies),
+        (0, 0, 0),
+        "{protocol}: {:?}",
+        r.total
+    );
+    assert!(r.total.received > 1_000, "{protocol}: {:?}", r.total);
+    r
+}
+
+#[test]
+fn memcached_text_and_binary() {
+    let server = ExternalServer::memcached().unwrap();
+    for protocol in ["memcached", "memcached-binary", "memcached-binary:getk"] {
+        let r = kv_against(&server, protocol);
+        // 20% writes to 200 keys: most reads find their key.
+        let hits = r
+            .batches
+            .iter()
+            .flat_map(|b| &b.samples)
+            .filter(|s| s.outcome == vernier_agent::Outcome::Hit as u8)
+            .count();
+        assert!(hits > 100, "{protocol}: {hits} hits");
+    }
+}
+
+#[test]
+fn redis() {
+    let server = ExternalServer::redis().unwrap();
+    kv_against(&server, "redis");
+}
+
+#[test]
+fn nginx() {
+    let server = ExternalServer::nginx(
+        |www| {
+            for i in 0..200 {
+                std::fs::write(www.join(format!("{i:016}")), b"hello")?;
+            }
+            Ok(())
+        },
+        "",
+    )
+    .unwrap();
+    // HTTP GETs only: a read ratio of 1.
+    let kv: KvWorkload = serde_json::from_str(
+        r#"{"keys": 200, "key_size": "fixed:16", "value_size": "fixed:5", "read_ratio": 1.0, "key_dist": "uniform"}"#,
+    )
+    .unwrap();
+    let r = run(
+        spec(server.addr(), Protocol::Http, Workload::KeyValue(kv)),
+        3_000.0,
+        Duration::from_millis(600),
+    );
+    assert_counters_add_up(&r.total);
+    assert_eq!(
+        (r.total.failed, r.total.error_replies),
+        (0, 0),
+        "{:?}",
+        r.total
+    );
+    // Every key exists: every sample is a 200 (a 404 would be a miss).
+    let samples: Vec<_> = r.batches.iter().flat_map(|b| &b.samples).collect();
+    assert!(samples.len() > 1_000, "{} samples", samples.len());
+    assert!(
+        samples
+            .iter()
+            .all(|s| s.outcome == vernier_agent::Outcome::Ok as u8),
+        "{:?}",
+        samples.iter().find(|s| s.outcome != 2)
+    );
+}
+
+#[test]
+fn one_connection_at_depth_one_turns_closed_loop() {
+    let server = synthetic_server(vernier_fixtures::Transport::Tcp);
+    let mut s = spec(
+        server.local_addr(),
+        Protocol::Synthetic,
+        synthetic("fixed:200us"),
+    );
+    s.connections = 1;
+    s.depth = 1;
+    // 10,000/s asked of a connection that can carry at most ~5,000/s one at a time.
+    let r = run(s, 10_000.0, Duration::from_millis(800));
+    assert_counters_add_up(&r.total);
+    assert!(r.total.backlog_max > 100, "{:?}", r.total);
+    // The departures are paced by the replies, not by the arrival process.
+    let gaps = r.interarrivals_us();
+    let ad = vernier_stats::anderson_exponential(&gaps).unwrap();
+    assert!(!ad.passes(5.0), "{ad:?}");
+    assert!(r.total.received < 5_000, "{:?}", r.total);
+}
+
+#[test]
+fn a_dead_target_is_reported_not_fatal() {
+    let server = synthetic_server(vernier_fixtures::Transport::Tcp);
+    let addr = server.local_addr();
+    let _one = exclusive();
+    let engine = Engine::start(spec(addr, Protocol::Synthetic, synthetic("fixed:10us"))).unwrap();
+    engine.set_load(2_000.0, &InterArrival::Exp);
+    std::thread::sleep(Duration::from_millis(200));
+    server.stop().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let batches = engine.stop().unwrap();
+    let c = batches.last().unwrap().counters;
+    assert_eq!(c.sent, c.received + c.failed + c.in_flight, "{c:?}");
+    assert!(c.connect_failures > 0, "{c:?}");
+    // Nothing listens any more: starting an engine against it fails clearly.
+    let err = Engine::start(spec(addr, Protocol::Synthetic, synthetic("fixed:10us"))).unwrap_err();
+    assert!(err.to_string().contains(&addr.to_string()), "{err}");
+}
+
+/// `vernier agent` started as a process on a free port; killed by PID on drop.
+struct AgentProcess {
+    child: Child,
+    addr: String,
+}
+
+impl AgentProcess {
+    fn start(token: &str) -> AgentProcess {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_vernier"))
+            .args(["agent", "--listen", "127.0.0.1:0"])
+            .env("VERNIER_TOKEN", token)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let line = lines.next().unwrap().unwrap();
+        let addr = line.rsplit(' ').next().unwrap().to_string();
+        assert!(line.contains("listening on"), "{line}");
+        std::thread::spawn(move || lines.for_each(drop));
+        AgentProcess { child, addr }
+    }
+}
+
+impl Drop for AgentProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn configure_request(target: SocketAddr) -> vernier_agent::wire::pb::ConfigureRequest {
+    vernier_agent::wire::pb::ConfigureRequest {
+        target: target.to_string(),
+        protocol: "synthetic".into(),
+        service: "exp:10us".into(),
+        workers: 1,
+        connections: 4,
+        depth: 2,
+        timestamps: "kernel".into(),
+        seed: 3,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn the_agent_process_behind_its_control_plane() {
+    let server = synthetic_server(vernier_fixtures::Transport::Tcp);
+    let agent = AgentProcess::start("s3cret-token");
+    let _one = exclusive();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        use tokio_stream::StreamExt;
+        use vernier_agent::client::AgentClient;
+
+        // A call without the right token is refused.
+        let mut intruder = AgentClient::connect(&agent.addr, "wrong").await.unwrap();
+        let status = intruder
+            .configure(configure_request(server.local_addr()))
+            .await
+            .unwrap_err();
+        assert_eq!(status.code(), tonic::Code::Unauthenticated, "{status:?}");
+
+        let mut client = AgentClient::connect(&agent.addr, "s3cret-token")
+            .await
+            .unwrap();
+        let reply = client
+            .configure(configure_request(server.local_addr()))
+            .await
+            .unwrap();
+        assert_eq!(reply.timestamps, "kernel");
+
+        // A second coordinator, with the right token, is refused while this one holds it.
+        let mut second = AgentClient::connect(&agent.addr, "s3cret-token")
+            .await
+            .unwrap();
+        let status = second
+            .configure(configure_request(server.local_addr()))
+            .await
+            .unwrap_err();
+        assert_eq!(status.code(), tonic::Code::FailedPrecondition, "{status:?}");
+
+        client.start_measure(1.0).await.unwrap();
+        client.start_load(4_000.0, "exp").await.unwrap();
+        let mut stream = client.stream().await.unwrap();
+        let mut samples = 0;
+        let deadline = tokio::time::Instant::now() + Duration::from_millis(800);
+        while let Ok(Some(message)) = tokio::time::timeout_at(deadline, stream.next()).await {
+            let batch = Batch::try_from(message.unwrap()).unwrap();
+            samples += batch.samples.len();
+        }
+        client.pause().await.unwrap();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let final_counters = client.stop().await.unwrap();
+        let total: Counters = final_counters.total.unwrap().into();
+        assert_counters_add_up(&total);
+        assert!(total.received > 2_000, "{total:?}");
+        assert!(samples > 1_000, "{samples} samples streamed");
+
+        // Without a session, calls are refused; a bad configuration is an error, not a crash.
+        assert_eq!(
+            client.counters().await.unwrap_err().code(),
+            tonic::Code::FailedPrecondition
+        );
+        let mut bad = configure_request(server.local_addr());
+        bad.service = "exp:10".into();
+        let status = client.configure(bad).await.unwrap_err();
+        assert_eq!(status.code(), tonic::Code::InvalidArgument);
+        assert!(status.message().contains("exp:10"), "{status:?}");
+    });
+}

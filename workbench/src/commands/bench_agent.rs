@@ -1,0 +1,273 @@
+//! `vernier bench-agent`: what one agent worker can do on this host, measured against the
+//! in-process synthetic server asking for 0 µs of service, agent and server on different
+//! cores. It prints what it measured; the targets (≥ 150,000 requests/s open loop with
+//! the inter-arrival test passing and p99 send lag ≤ 10 µs; p50 within 1 µs of the
+//! loopback floor at 1,000 requests/s with kernel timestamps) are judged by the reader.
+
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use hdrhistogram::Histogram;
+use serde::Serialize;
+use vernier_agent::calibrate::{self, CalibrateOptions};
+use vernier_agent::sys::{TimestampMode, Transport};
+use vernier_agent::{AgentKind, Batch, Counters, Engine, LoadSpec, Workload};
+use vernier_fixtures::{ServeConfig, ServeProtocol, Server};
+use vernier_protocols::{InterArrival, Protocol};
+
+use crate::error::Error;
+
+/// Options of `vernier bench-agent`.
+#[derive(Debug, Args)]
+pub struct BenchAgentArgs {
+    /// Offered loads to try for capacity, requests/s.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "50000,100000,150000,200000"
+    )]
+    pub rates: Vec<f64>,
+    /// How long to hold each load (after a 300 ms warm-up).
+    #[arg(long, default_value = "2s", value_parser = humantime_duration)]
+    pub duration: Duration,
+    /// Connections of the worker.
+    #[arg(long, default_value_t = 16)]
+    pub connections: usize,
+    /// Outstanding requests per connection.
+    #[arg(long, default_value_t = 8)]
+    pub depth: usize,
+    /// The agent worker's core.
+    #[arg(long, default_value_t = 0)]
+    pub agent_cpu: usize,
+    /// The server's core.
+    #[arg(long, default_value_t = 1)]
+    pub server_cpu: usize,
+    /// The rate of the precision runs.
+    #[arg(long, default_value_t = 1000.0)]
+    pub precision_rate: f64,
+    /// How long each precision run lasts.
+    #[arg(long, default_value = "5s", value_parser = humantime_duration)]
+    pub precision_duration: Duration,
+}
+
+/// "2s", "500ms", "1.5s".
+pub(crate) fn humantime_duration(s: &str) -> Result<Duration, String> {
+    let spec = format!("fixed:{s}");
+    let dist: vernier_protocols::Dist = spec
+        .parse()
+        .map_err(|_| format!("{s:?} is not a duration such as 2s or 500ms"))?;
+    Ok(Duration::from_nanos(dist.mean_ns() as u64))
+}
+
+#[derive(Debug, Serialize)]
+struct CapacityPoint {
+    offered: f64,
+    achieved: f64,
+    interarrival_ad_statistic: f64,
+    interarrival_ad_critical_5pct: f64,
+    interarrival_pass_5pct: bool,
+    interarrivals_tested: usize,
+    send_lag_p50_us: f64,
+    send_lag_p99_us: f64,
+    latency_p50_us: f64,
+    latency_p99_us: f64,
+    backlog_max: u64,
+    failed: u64,
+}
+
+#[derive(Debug, Serialize)]
+struct PrecisionPoint {
+    timestamps: String,
+    rate: f64,
+    requests: u64,
+    latency_p50_us: f64,
+    latency_p99_us: f64,
+    above_floor_p50_us: f64,
+}
+
+#[derive(Debug, Serialize)]
+struct Report {
+    capacity: Vec<CapacityPoint>,
+    loopback_floor_p50_us: f64,
+    precision: Vec<PrecisionPoint>,
+    sample_bytes: usize,
+}
+
+/// The interval's batches, merged.
+struct Window {
+    counters: Counters,
+    latency: Histogram<u64>,
+    send_lag: Histogram<u64>,
+    interarrivals: Vec<f64>,
+}
+
+fn measure(
+    engine: &Engine,
+    warmup: Duration,
+    duration: Duration,
+    sampling: f64,
+) -> Result<Window, Error> {
+    engine.set_sampling(0.0);
+    std::thread::sleep(warmup);
+    let start: Counters = Counters::sum(&engine.counters());
+    engine.drain_batches();
+    engine.set_sampling(sampling);
+    let t0 = Instant::now();
+    let mut batches: Vec<Batch> = Vec::new();
+    while t0.elapsed() < duration {
+        if let Some(b) = engine.next_batch(Duration::from_millis(50)) {
+            batches.push(b);
+        }
+    }
+    let end = Counters::sum(&engine.counters());
+    let mut latency = Histogram::<u64>::new_with_bounds(1, 100_000_000_000, 3)
+        .map_err(|e| Error::Usage(format!("bench-agent: histogram: {e}")))?;
+    let mut send_lag = latency.clone();
+    let mut interarrivals = Vec::new();
+    for b in &batches {
+        let _ = latency.add(&b.latency);
+        let _ = send_lag.add(&b.send_lag);
+        interarrivals.extend(b.interarrivals.iter().map(|&g| g as f64 / 1e3));
+    }
+    let counters = Counters {
+        received: end.received - start.received,
+        failed: end.failed - start.failed,
+        backlog_max: end.backlog_max,
+        ..end
+    };
+    Ok(Window {
+        counters,
+        latency,
+        send_lag,
+        interarrivals,
+    })
+}
+
+fn us(h: &Histogram<u64>, q: f64) -> f64 {
+    h.value_at_quantile(q) as f64 / 1e3
+}
+
+/// Runs the capacity sweep and the precision runs, printing JSON.
+pub fn run(args: BenchAgentArgs) -> Result<ExitCode, Error> {
+    let failed = |e: &dyn std::fmt::Display| Error::Usage(format!("bench-agent: {e}"));
+    let mut config = ServeConfig::new(
+        "127.0.0.1:0".parse().map_err(|e| failed(&e))?,
+        ServeProtocol::Synthetic,
+    );
+    config.cpus = Some(vec![args.server_cpu]);
+    // The ideal server: picks requests up as they land, as the ping-pong floor's does.
+    config.busy_poll = true;
+    let server = Server::start(config).map_err(|e| failed(&e))?;
+    let spec = |timestamps: TimestampMode, connections: usize| LoadSpec {
+        target: server.local_addr(),
+        transport: Transport::Tcp,
+        protocol: Protocol::Synthetic,
+        workload: Workload::Synthetic {
+            service: vernier_protocols::Dist::fixed(Duration::ZERO),
+        },
+        workers: 1,
+        cpus: vec![args.agent_cpu],
+        connections,
+        depth: args.depth,
+        kind: AgentKind::Symmetric,
+        timestamps,
+        seed: 1,
+        timeout: Duration::from_secs(1),
+    };
+
+    let mut capacity = Vec::new();
+    for &rate in &args.rates {
+        let engine =
+            Engine::start(spec(TimestampMode::Kernel, args.connections)).map_err(|e| failed(&e))?;
+        engine.set_load(rate, &InterArrival::Exp);
+        // About 10,000 inter-departure gaps: the test's power, not the run's length.
+        let sampling = (10_000.0 / (rate * args.duration.as_secs_f64())).min(1.0);
+        let w = measure(&engine, Duration::from_millis(300), args.duration, sampling)?;
+        engine.pause();
+        let _ = engine.stop();
+        let ad = vernier_stats::anderson_exponential(&w.interarrivals).map_err(|e| failed(&e))?;
+        let point = CapacityPoint {
+            offered: rate,
+            achieved: w.counters.received as f64 / args.duration.as_secs_f64(),
+            interarrival_ad_statistic: ad.statistic,
+            interarrival_ad_critical_5pct: ad.critical_values[2],
+            interarrival_pass_5pct: ad.passes(5.0),
+            interarrivals_tested: w.interarrivals.len(),
+            send_lag_p50_us: us(&w.send_lag, 0.5),
+            send_lag_p99_us: us(&w.send_lag, 0.99),
+            latency_p50_us: us(&w.latency, 0.5),
+            latency_p99_us: us(&w.latency, 0.99),
+            backlog_max: w.counters.backlog_max,
+            failed: w.counters.failed,
+        };
+        eprintln!(
+            "capacity: offered {:>8.0}/s achieved {:>8.0}/s  AD {:.3} (5%: {}) {}  send lag p99 {:.1} µs  latency p50 {:.1} p99 {:.1} µs",
+            point.offered,
+            point.achieved,
+            point.interarrival_ad_statistic,
+            point.interarrival_ad_critical_5pct,
+            if point.interarrival_pass_5pct {
+                "pass"
+            } else {
+                "FAIL"
+            },
+            point.send_lag_p99_us,
+            point.latency_p50_us,
+            point.latency_p99_us
+        );
+        capacity.push(point);
+    }
+
+    let floor = calibrate::run(&CalibrateOptions {
+        cpus: vec![args.agent_cpu, args.server_cpu],
+        round_trips: 50_000,
+        jitter: Duration::from_millis(1),
+        interfaces: Some(vec!["lo".into()]),
+        ..CalibrateOptions::default()
+    })
+    .map_err(|e| failed(&e))?;
+    let floor_p50 = floor.loopback_rtt_us.p50;
+    eprintln!("loopback floor (busy-polling ping-pong): p50 {floor_p50:.2} µs");
+
+    let mut precision = Vec::new();
+    for (name, mode) in [
+        ("kernel", TimestampMode::Kernel),
+        ("user", TimestampMode::User),
+    ] {
+        let engine = Engine::start(spec(mode, 1)).map_err(|e| failed(&e))?;
+        engine.set_load(args.precision_rate, &InterArrival::Exp);
+        let w = measure(
+            &engine,
+            Duration::from_millis(300),
+            args.precision_duration,
+            0.0,
+        )?;
+        engine.pause();
+        let _ = engine.stop();
+        let p50 = us(&w.latency, 0.5);
+        eprintln!(
+            "precision: {name:>6} timestamps at {:.0}/s: p50 {p50:.2} µs ({:+.2} µs above the floor)",
+            args.precision_rate,
+            p50 - floor_p50
+        );
+        precision.push(PrecisionPoint {
+            timestamps: name.into(),
+            rate: args.precision_rate,
+            requests: w.counters.received,
+            latency_p50_us: p50,
+            latency_p99_us: us(&w.latency, 0.99),
+            above_floor_p50_us: p50 - floor_p50,
+        });
+    }
+    let _ = server.stop();
+    let report = Report {
+        capacity,
+        loopback_floor_p50_us: floor_p50,
+        precision,
+        sample_bytes: std::mem::size_of::<vernier_agent::Sample>(),
+    };
+    let json = serde_json::to_string_pretty(&report).map_err(|e| failed(&e))?;
+    println!("{json}");
+    Ok(ExitCode::SUCCESS)
+}
