@@ -73,5 +73,5 @@ pub use arrival::InterArrival;
 pub use dist::{Dist, Magnitude, Sampler, SizeDist};
 pub use protocol::{EncodeError, MAX_VALUE_LEN, ParseError, Protocol, Reply, ReplyKind, Request};
 pub use seed::worker_seed;
-pub use spec::SpecError;
+pub use spec::{SpecError, duration_from_spec};
 pub use workload::{KeyDist, KeySpace, KvGenerator, KvWorkload, WorkloadError};

@@ -5,6 +5,24 @@ mod duration;
 
 pub(crate) use duration::{format_duration, parse_duration};
 
+/// Parses a positive duration as scenario files and command lines write it: `10us`,
+/// `2.5ms`, `750ns`, `30s` (units ns, us, µs, ms, s; exact to the nanosecond).
+pub fn duration_from_spec(text: &str) -> Result<std::time::Duration, SpecError> {
+    match parse_duration(text) {
+        Ok(d) if !d.is_zero() => Ok(d),
+        Ok(_) => Err(SpecError::new(
+            "duration",
+            text,
+            "expected a positive duration, as in 30s",
+        )),
+        Err(expected) => Err(SpecError::new(
+            "duration",
+            text,
+            format!("expected {expected}, as in 30s"),
+        )),
+    }
+}
+
 /// A spec string (distribution, inter-arrival process, protocol, key selection) that could not
 /// be parsed.
 ///

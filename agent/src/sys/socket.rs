@@ -5,7 +5,7 @@
 //!
 //! Transmit timestamps come back on the socket's error queue, each with an id
 //! (`SOF_TIMESTAMPING_OPT_ID`, the `ee_data` of its `sock_extended_err`), measured on
-//! loopback by the tests in `agent/tests/timestamps.rs`:
+//! loopback and veth by the tests in `agent/tests/timestamps.rs`:
 //!
 //! - **TCP**: the byte offset of the **last byte** of the `send` that was stamped,
 //!   counting the connection's first payload byte as 0 and wrapping at 2³² — i.e. the
@@ -193,6 +193,10 @@ impl TsSocket {
     ///
     /// `busy_poll_us` sets `SO_BUSY_POLL`; a refusal does not fail the connect, it is
     /// reported by [`busy_poll`](TsSocket::busy_poll).
+    ///
+    /// The first kernel-mode connect of a process takes some 20 ms more: it makes sure
+    /// the kernel is stamping received packets before any reply arrives
+    /// (`keep_rx_software_timestamping_on`).
     pub fn connect(
         addr: SocketAddr,
         transport: Transport,
@@ -429,7 +433,9 @@ impl TsSocket {
     /// Reads what is there into `buf` without blocking: the byte count (0 is a TCP
     /// peer's orderly close) and the RX timestamp in nanoseconds — the kernel's software
     /// stamp (`CLOCK_REALTIME`) or the NIC's raw hardware clock, per the mode; `None`
-    /// in user mode, or when the kernel attached none.
+    /// in user mode, or when the kernel attached none (which it can do for software
+    /// stamps while its host-wide switch for them flips, see
+    /// `keep_rx_software_timestamping_on`: count such reads rather than assume).
     ///
     /// For TCP, one read may hold several replies, and parts of them, that arrived in
     /// different packets: the timestamp is that of the last packet read, so it belongs to

@@ -1,67 +1,31 @@
 //! HTTP/1.1 against nginx (Debian package nginx), with a configuration of its own.
 
-use std::path::Path;
-
 use vernier_protocols::{Protocol, Reply, ReplyKind, Request};
 
 use crate::conn::Conn;
-use crate::server::Server;
+use vernier_fixtures::ExternalServer;
 
 const HELLO: &[u8] = b"hello, vernier\n";
 const BIG_LEN: usize = 300_000;
 
-/// nginx in the foreground as one process (so killing its PID stops it all), serving files
-/// from the scratch directory, every path of its own there too.
-fn nginx() -> Server {
-    Server::start("nginx", "nginx", |port, dir| {
-        write_site(port, dir);
-        let dir = dir.display().to_string();
-        let config = format!("{dir}/nginx.conf");
-        let error_log = format!("{dir}/error.log");
-        ["-p", &dir, "-c", &config, "-e", &error_log]
-            .map(String::from)
-            .to_vec()
-    })
-}
-
-fn write_site(port: u16, dir: &Path) {
-    let www = dir.join("www");
-    std::fs::create_dir_all(www.join("ssi")).unwrap();
-    std::fs::create_dir_all(www.join("close")).unwrap();
-    std::fs::write(www.join("hello.txt"), HELLO).unwrap();
-    std::fs::write(www.join("close/hello.txt"), HELLO).unwrap();
-    std::fs::write(www.join("big.bin"), vec![b'v'; BIG_LEN]).unwrap();
-    // SSI output has no length known in advance, so nginx sends it chunked.
-    std::fs::write(
-        www.join("ssi/page.html"),
-        r#"A<!--# echo var="unset" default="xyz" -->B"#,
+/// nginx serving the scratch site: plain files, an SSI page (no length known in advance,
+/// so nginx sends it chunked), and a directory whose replies close the connection.
+fn nginx() -> ExternalServer {
+    ExternalServer::nginx(
+        |www| {
+            std::fs::create_dir_all(www.join("ssi"))?;
+            std::fs::create_dir_all(www.join("close"))?;
+            std::fs::write(www.join("hello.txt"), HELLO)?;
+            std::fs::write(www.join("close/hello.txt"), HELLO)?;
+            std::fs::write(www.join("big.bin"), vec![b'v'; BIG_LEN])?;
+            std::fs::write(
+                www.join("ssi/page.html"),
+                r#"A<!--# echo var="unset" default="xyz" -->B"#,
+            )
+        },
+        "location /ssi/ { ssi on; } location /close/ { keepalive_timeout 0; }",
     )
-    .unwrap();
-    let d = dir.display();
-    let config = format!(
-        r#"daemon off;
-master_process off;
-worker_processes 1;
-pid {d}/nginx.pid;
-error_log {d}/error.log;
-events {{ worker_connections 64; }}
-http {{
-    access_log off;
-    client_body_temp_path {d}/body;
-    proxy_temp_path {d}/proxy;
-    fastcgi_temp_path {d}/fastcgi;
-    uwsgi_temp_path {d}/uwsgi;
-    scgi_temp_path {d}/scgi;
-    server {{
-        listen 127.0.0.1:{port};
-        root {d}/www;
-        location /ssi/ {{ ssi on; }}
-        location /close/ {{ keepalive_timeout 0; }}
-    }}
-}}
-"#
-    );
-    std::fs::write(dir.join("nginx.conf"), config).unwrap();
+    .unwrap()
 }
 
 fn get(key: &[u8]) -> Request<'_> {

@@ -11,4 +11,3 @@ mod conn;
 mod http;
 mod memcached;
 mod redis;
-mod server;

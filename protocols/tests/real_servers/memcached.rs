@@ -3,26 +3,10 @@
 use vernier_protocols::{Protocol, Reply, ReplyKind, Request};
 
 use crate::conn::Conn;
-use crate::server::Server;
+use vernier_fixtures::ExternalServer;
 
-fn memcached() -> Server {
-    Server::start("memcached", "memcached", |port, _| {
-        // `-u` is needed (and only used) when the tests run as root.
-        [
-            "-l",
-            "127.0.0.1",
-            "-p",
-            &port.to_string(),
-            "-U",
-            "0",
-            "-t",
-            "1",
-            "-u",
-            "nobody",
-        ]
-        .map(String::from)
-        .to_vec()
-    })
+fn memcached() -> ExternalServer {
+    ExternalServer::memcached().unwrap()
 }
 
 /// More than memcached's default 1 MiB item limit.

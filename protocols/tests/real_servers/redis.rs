@@ -3,27 +3,10 @@
 use vernier_protocols::{Protocol, Reply, ReplyKind, Request};
 
 use crate::conn::Conn;
-use crate::server::Server;
+use vernier_fixtures::ExternalServer;
 
-fn redis() -> Server {
-    Server::start("redis-server", "redis-server", |port, dir| {
-        let port = port.to_string();
-        let dir = dir.display().to_string();
-        [
-            "--port",
-            &port,
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            &dir,
-        ]
-        .map(String::from)
-        .to_vec()
-    })
+fn redis() -> ExternalServer {
+    ExternalServer::redis().unwrap()
 }
 
 #[test]

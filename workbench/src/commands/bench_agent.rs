@@ -29,7 +29,7 @@ pub struct BenchAgentArgs {
     )]
     pub rates: Vec<f64>,
     /// How long to hold each load (after a 300 ms warm-up).
-    #[arg(long, default_value = "2s", value_parser = humantime_duration)]
+    #[arg(long, default_value = "2s", value_parser = crate::cli::duration_arg)]
     pub duration: Duration,
     /// Connections of the worker.
     #[arg(long, default_value_t = 16)]
@@ -43,21 +43,17 @@ pub struct BenchAgentArgs {
     /// The server's core.
     #[arg(long, default_value_t = 1)]
     pub server_cpu: usize,
+    /// Let the server spin instead of sleeping in epoll (on a host whose cores are not
+    /// truly its own, two spinning threads can starve each other: see `vernier calibrate`'s
+    /// host jitter).
+    #[arg(long)]
+    pub server_busy_poll: bool,
     /// The rate of the precision runs.
     #[arg(long, default_value_t = 1000.0)]
     pub precision_rate: f64,
     /// How long each precision run lasts.
-    #[arg(long, default_value = "5s", value_parser = humantime_duration)]
+    #[arg(long, default_value = "5s", value_parser = crate::cli::duration_arg)]
     pub precision_duration: Duration,
-}
-
-/// "2s", "500ms", "1.5s".
-pub(crate) fn humantime_duration(s: &str) -> Result<Duration, String> {
-    let spec = format!("fixed:{s}");
-    let dist: vernier_protocols::Dist = spec
-        .parse()
-        .map_err(|_| format!("{s:?} is not a duration such as 2s or 500ms"))?;
-    Ok(Duration::from_nanos(dist.mean_ns() as u64))
 }
 
 #[derive(Debug, Serialize)]
@@ -156,8 +152,7 @@ pub fn run(args: BenchAgentArgs) -> Result<ExitCode, Error> {
         ServeProtocol::Synthetic,
     );
     config.cpus = Some(vec![args.server_cpu]);
-    // The ideal server: picks requests up as they land, as the ping-pong floor's does.
-    config.busy_poll = true;
+    config.busy_poll = args.server_busy_poll;
     let server = Server::start(config).map_err(|e| failed(&e))?;
     let spec = |timestamps: TimestampMode, connections: usize| LoadSpec {
         target: server.local_addr(),

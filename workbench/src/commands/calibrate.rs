@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use clap::Args;
 use vernier_agent::calibrate::{CalibrateError, CalibrateOptions, run as calibrate};
-use vernier_protocols::Dist;
 
 use super::model::print_json;
 use crate::error::Error;
@@ -23,10 +22,10 @@ pub struct CalibrateArgs {
     #[arg(long, default_value_t = CalibrateOptions::default().round_trips)]
     pub round_trips: u64,
     /// Run the ping-pong for this long instead, e.g. 2s or 500ms.
-    #[arg(long, value_parser = parse_duration)]
+    #[arg(long, value_parser = crate::cli::duration_arg)]
     pub duration: Option<Duration>,
     /// How long to spin on each core for the jitter test, e.g. 1s.
-    #[arg(long, value_parser = parse_duration, default_value = "1s")]
+    #[arg(long, value_parser = crate::cli::duration_arg, default_value = "1s")]
     pub jitter: Duration,
     /// Report only this interface's timestamping (repeatable) [default: every interface].
     #[arg(long)]
@@ -34,16 +33,6 @@ pub struct CalibrateArgs {
     /// Indent the JSON.
     #[arg(long)]
     pub pretty: bool,
-}
-
-/// A duration with a unit (`2s`, `500ms`), parsed as vernier-protocols parses them.
-fn parse_duration(text: &str) -> Result<Duration, String> {
-    match format!("fixed:{text}").parse::<Dist>() {
-        Ok(Dist::Fixed { value, .. }) if !value.is_zero() => Ok(value),
-        _ => Err(format!(
-            "expected a positive duration with a unit (ns, us, ms, s), as in 2s; got {text:?}"
-        )),
-    }
 }
 
 /// Measures, then prints one JSON object; nothing reaches stdout unless all of it

@@ -45,7 +45,7 @@ pub struct ServeArgs {
         .try_map(|name| name.parse::<Transport>()))]
     pub transport: Transport,
     /// Stop after this long, e.g. 30s or 500ms [default: at SIGINT or SIGTERM].
-    #[arg(long, value_parser = parse_duration)]
+    #[arg(long, value_parser = crate::cli::duration_arg)]
     pub duration: Option<Duration>,
     /// Seed of the service-time draws.
     #[arg(long, default_value_t = 0)]
@@ -56,17 +56,6 @@ pub struct ServeArgs {
     /// Indent the JSON.
     #[arg(long)]
     pub pretty: bool,
-}
-
-/// A duration as spec strings write it (`30s`, `500ms`, `1.5s`): through `fixed:`, the
-/// form in which vernier-protocols parses durations publicly.
-fn parse_duration(text: &str) -> Result<Duration, String> {
-    match format!("fixed:{text}").parse::<Dist>() {
-        Ok(Dist::Fixed { value, .. }) if !value.is_zero() => Ok(value),
-        _ => Err(format!(
-            "expected a positive duration with a unit (ns, us, ms, s), as in 30s; got {text:?}"
-        )),
-    }
 }
 
 /// Serves until a signal to stop or the deadline; prints `listening on ADDR` on stderr
@@ -125,24 +114,6 @@ fn failure(error: ServeError) -> Result<ExitCode, Error> {
         _ => {
             eprintln!("vernier: {error}");
             Ok(ExitCode::FAILURE)
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_are_written_as_in_specs() {
-        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
-        assert_eq!(parse_duration("1.5ms"), Ok(Duration::from_micros(1500)));
-        for bad in ["30", "0s", "-1s", "soon"] {
-            let err = parse_duration(bad).unwrap_err();
-            assert!(
-                err.starts_with("expected a positive duration"),
-                "{bad}: {err}"
-            );
         }
     }
 }
