@@ -39,69 +39,39 @@ pub enum WireError {
     Missing(&'static str),
 }
 
-impl From<Counters> for pb::Counters {
-    fn from(c: Counters) -> Self {
-        pb::Counters {
-            sent: c.sent,
-            received: c.received,
-            failed: c.failed,
-            in_flight: c.in_flight,
-            error_replies: c.error_replies,
-            timeouts: c.timeouts,
-            bytes_sent: c.bytes_sent,
-            bytes_received: c.bytes_received,
-            reconnects: c.reconnects,
-            connect_failures: c.connect_failures,
-            parse_errors: c.parse_errors,
-            backlog: c.backlog,
-            backlog_max: c.backlog_max,
-            tx_timestamps_missing: c.tx_timestamps_missing,
+/// The counters' fields, listed once for the conversions both ways and the sum; the
+/// backlog high-water mark sums as a maximum, every other field as a total.
+macro_rules! counters {
+    (totals: $($total:ident),*; maxima: $($max:ident),*) => {
+        impl From<Counters> for pb::Counters {
+            fn from(c: Counters) -> Self {
+                pb::Counters { $($total: c.$total,)* $($max: c.$max,)* }
+            }
         }
-    }
+
+        impl From<pb::Counters> for Counters {
+            fn from(c: pb::Counters) -> Self {
+                Counters { $($total: c.$total,)* $($max: c.$max,)* }
+            }
+        }
+
+        impl Counters {
+            /// Sums workers' counters (maxima for the backlog high-water mark).
+            pub fn sum<'a>(all: impl IntoIterator<Item = &'a Counters>) -> Counters {
+                all.into_iter().fold(Counters::default(), |a, c| Counters {
+                    $($total: a.$total + c.$total,)*
+                    $($max: a.$max.max(c.$max),)*
+                })
+            }
+        }
+    };
 }
 
-impl From<pb::Counters> for Counters {
-    fn from(c: pb::Counters) -> Self {
-        Counters {
-            sent: c.sent,
-            received: c.received,
-            failed: c.failed,
-            in_flight: c.in_flight,
-            error_replies: c.error_replies,
-            timeouts: c.timeouts,
-            bytes_sent: c.bytes_sent,
-            bytes_received: c.bytes_received,
-            reconnects: c.reconnects,
-            connect_failures: c.connect_failures,
-            parse_errors: c.parse_errors,
-            backlog: c.backlog,
-            backlog_max: c.backlog_max,
-            tx_timestamps_missing: c.tx_timestamps_missing,
-        }
-    }
-}
-
-impl Counters {
-    /// Sums workers' counters (maxima for the backlog high-water mark).
-    pub fn sum<'a>(all: impl IntoIterator<Item = &'a Counters>) -> Counters {
-        all.into_iter().fold(Counters::default(), |a, c| Counters {
-            sent: a.sent + c.sent,
-            received: a.received + c.received,
-            failed: a.failed + c.failed,
-            in_flight: a.in_flight + c.in_flight,
-            error_replies: a.error_replies + c.error_replies,
-            timeouts: a.timeouts + c.timeouts,
-            bytes_sent: a.bytes_sent + c.bytes_sent,
-            bytes_received: a.bytes_received + c.bytes_received,
-            reconnects: a.reconnects + c.reconnects,
-            connect_failures: a.connect_failures + c.connect_failures,
-            parse_errors: a.parse_errors + c.parse_errors,
-            backlog: a.backlog + c.backlog,
-            backlog_max: a.backlog_max.max(c.backlog_max),
-            tx_timestamps_missing: a.tx_timestamps_missing + c.tx_timestamps_missing,
-        })
-    }
-}
+counters!(
+    totals: sent, received, failed, in_flight, error_replies, timeouts, bytes_sent, bytes_received,
+        reconnects, connect_failures, parse_errors, backlog, tx_timestamps_missing;
+    maxima: backlog_max
+);
 
 fn encode_histogram(h: &Histogram<u64>) -> Vec<u8> {
     let mut out = Vec::new();
