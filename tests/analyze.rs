@@ -5,16 +5,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
+use support::vernier;
 
-fn vernier(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_vernier"))
-        .args(args)
-        .output()
-        .expect("run vernier")
-}
+mod support;
 
 /// A deterministic latency-like series: a slowly varying base plus a scrambled spread.
 fn series(n: usize) -> Vec<f64> {

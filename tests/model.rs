@@ -3,16 +3,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::{Command, Output};
 
 use serde_json::Value;
+use support::vernier;
 
-fn vernier(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_vernier"))
-        .args(args)
-        .output()
-        .expect("run vernier")
-}
+mod support;
 
 #[test]
 fn mm1_json_and_ccdf() {

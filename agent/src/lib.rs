@@ -24,4 +24,4 @@ mod measure;
 
 pub use config::{AgentKind, ConfigError, LoadSpec, Workload};
 pub use engine::{Engine, EngineError};
-pub use measure::{Batch, Counters, Outcome, RequestKind, Sample};
+pub use measure::{Batch, Counters, Outcome, RequestKind, Sample, histogram};

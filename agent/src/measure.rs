@@ -110,9 +110,10 @@ pub struct Batch {
     pub counters: Counters,
 }
 
-/// A histogram of nanoseconds from 1 ns to 100 s at three significant digits.
+/// A histogram of nanoseconds from 1 ns to 100 s at three significant digits: the shape of
+/// every latency, intended and send-lag histogram a [`Batch`] carries.
 #[allow(clippy::expect_used)]
-pub(crate) fn histogram() -> Histogram<u64> {
+pub fn histogram() -> Histogram<u64> {
     // Constant bounds that hdrhistogram documents as valid: this cannot fail at run time.
     Histogram::new_with_bounds(1, 100_000_000_000, 3).expect("valid constant histogram bounds")
 }

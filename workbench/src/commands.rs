@@ -7,7 +7,10 @@ pub(crate) mod calibrate;
 pub(crate) mod model;
 pub(crate) mod serve;
 
+use std::io::Write;
 use std::process::ExitCode;
+
+use serde::Serialize;
 
 use crate::cli::{Cli, Command};
 use crate::error::Error;
@@ -21,5 +24,24 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
         Command::Calibrate(args) => calibrate::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Model(args) => model::run(args),
+    }
+}
+
+/// Prints one JSON object on stdout. A reader that stopped early (`| head`) is not an
+/// error of ours.
+pub(crate) fn print_json<T: Serialize>(value: &T, pretty: bool) -> Result<(), Error> {
+    let json = if pretty {
+        serde_json::to_string_pretty(value)
+    } else {
+        serde_json::to_string(value)
+    }
+    .map_err(|e| Error::Failed(format!("cannot encode the result as JSON: {e}")))?;
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{json}").and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::Io {
+            path: "<stdout>".into(),
+            source: e,
+        }),
+        _ => Ok(()),
     }
 }

@@ -29,6 +29,10 @@ pub enum Error {
         /// The operating system's error.
         source: std::io::Error,
     },
+    /// Something that was asked for correctly could not be done (a server that could not
+    /// listen, a worker that failed, a measurement that broke).
+    #[error("{0}")]
+    Failed(String),
     /// The statistics refused the input as a whole.
     #[error(transparent)]
     Stats(#[from] vernier_stats::StatsError),
@@ -39,7 +43,7 @@ impl Error {
     pub fn exit_code(&self) -> ExitCode {
         match self {
             Error::Input { .. } | Error::Usage(_) | Error::Stats(_) => ExitCode::from(2),
-            Error::Io { .. } => ExitCode::from(1),
+            Error::Io { .. } | Error::Failed(_) => ExitCode::from(1),
         }
     }
 

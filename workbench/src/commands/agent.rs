@@ -62,7 +62,7 @@ pub fn run(args: AgentArgs) -> Result<ExitCode, Error> {
             .add_service(server)
             .serve_with_incoming_shutdown(TcpListenerStream::new(listener), stop)
             .await
-            .map_err(|e| Error::Usage(format!("agent control plane failed: {e}")))?;
+            .map_err(|e| Error::Failed(format!("agent control plane failed: {e}")))?;
         Ok(ExitCode::SUCCESS)
     })
 }

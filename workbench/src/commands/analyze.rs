@@ -1,12 +1,12 @@
 //! `vernier analyze FILE`: the statistics on latency samples from any source, as JSON.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
 use vernier_stats::{AdfOptions, AnalysisOptions, LagSelection, Regression, analyze};
 
+use super::print_json;
 use crate::error::Error;
 use crate::samples::{Format, SampleSource, read_samples};
 
@@ -132,18 +132,6 @@ pub fn run(args: AnalyzeArgs) -> Result<ExitCode, Error> {
         (None, Some(column)) => Some(read_samples(&args.source(&args.file, Some(column)))?),
     };
     let analysis = analyze(&samples, interarrivals.as_deref(), &options)?;
-    let json = if args.pretty {
-        serde_json::to_string_pretty(&analysis)
-    } else {
-        serde_json::to_string(&analysis)
-    }
-    .map_err(|e| Error::Usage(format!("cannot encode the result as JSON: {e}")))?;
-    match writeln!(std::io::stdout().lock(), "{json}") {
-        // A reader that stopped early (`| head`) is not an error of ours.
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::Io {
-            path: "<stdout>".into(),
-            source: e,
-        }),
-        _ => Ok(ExitCode::SUCCESS),
-    }
+    print_json(&analysis, args.pretty)?;
+    Ok(ExitCode::SUCCESS)
 }

@@ -98,12 +98,7 @@ struct Window {
     interarrivals: Vec<f64>,
 }
 
-fn measure(
-    engine: &Engine,
-    warmup: Duration,
-    duration: Duration,
-    sampling: f64,
-) -> Result<Window, Error> {
+fn measure(engine: &Engine, warmup: Duration, duration: Duration, sampling: f64) -> Window {
     engine.set_sampling(0.0);
     std::thread::sleep(warmup);
     let start: Counters = Counters::sum(&engine.counters());
@@ -117,9 +112,8 @@ fn measure(
         }
     }
     let end = Counters::sum(&engine.counters());
-    let mut latency = Histogram::<u64>::new_with_bounds(1, 100_000_000_000, 3)
-        .map_err(|e| Error::Usage(format!("bench-agent: histogram: {e}")))?;
-    let mut send_lag = latency.clone();
+    let mut latency = vernier_agent::histogram();
+    let mut send_lag = vernier_agent::histogram();
     let mut interarrivals = Vec::new();
     for b in &batches {
         let _ = latency.add(&b.latency);
@@ -132,12 +126,12 @@ fn measure(
         backlog_max: end.backlog_max,
         ..end
     };
-    Ok(Window {
+    Window {
         counters,
         latency,
         send_lag,
         interarrivals,
-    })
+    }
 }
 
 fn us(h: &Histogram<u64>, q: f64) -> f64 {
@@ -146,7 +140,7 @@ fn us(h: &Histogram<u64>, q: f64) -> f64 {
 
 /// Runs the capacity sweep and the precision runs, printing JSON.
 pub fn run(args: BenchAgentArgs) -> Result<ExitCode, Error> {
-    let failed = |e: &dyn std::fmt::Display| Error::Usage(format!("bench-agent: {e}"));
+    let failed = |e: &dyn std::fmt::Display| Error::Failed(format!("bench-agent: {e}"));
     let mut config = ServeConfig::new(
         "127.0.0.1:0".parse().map_err(|e| failed(&e))?,
         ServeProtocol::Synthetic,
@@ -178,7 +172,7 @@ pub fn run(args: BenchAgentArgs) -> Result<ExitCode, Error> {
         engine.set_load(rate, &InterArrival::Exp);
         // About 10,000 inter-departure gaps: the test's power, not the run's length.
         let sampling = (10_000.0 / (rate * args.duration.as_secs_f64())).min(1.0);
-        let w = measure(&engine, Duration::from_millis(300), args.duration, sampling)?;
+        let w = measure(&engine, Duration::from_millis(300), args.duration, sampling);
         engine.pause();
         let _ = engine.stop();
         let ad = vernier_stats::anderson_exponential(&w.interarrivals).map_err(|e| failed(&e))?;
@@ -237,7 +231,7 @@ pub fn run(args: BenchAgentArgs) -> Result<ExitCode, Error> {
             Duration::from_millis(300),
             args.precision_duration,
             0.0,
-        )?;
+        );
         engine.pause();
         let _ = engine.stop();
         let p50 = us(&w.latency, 0.5);

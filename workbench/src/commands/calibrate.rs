@@ -7,7 +7,7 @@ use std::time::Duration;
 use clap::Args;
 use vernier_agent::calibrate::{CalibrateError, CalibrateOptions, run as calibrate};
 
-use super::model::print_json;
+use super::print_json;
 use crate::error::Error;
 
 /// Options of `vernier calibrate`.
@@ -51,10 +51,7 @@ pub fn run(args: CalibrateArgs) -> Result<ExitCode, Error> {
             path: format!("calibrate: {what}").into(),
             source,
         },
-        other => Error::Io {
-            path: "calibrate".into(),
-            source: std::io::Error::other(other.to_string()),
-        },
+        other => Error::Failed(format!("calibrate: {other}")),
     })?;
     print_json(&calibration, args.pretty)?;
     Ok(ExitCode::SUCCESS)

@@ -2,15 +2,15 @@
 //! distribution at a load (the M/G/K queue, simulated), as JSON.
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::BufWriter;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use serde::Serialize;
 use vernier_fixtures::{ModelConfig, simulate};
 use vernier_protocols::Dist;
 
+use super::print_json;
 use crate::error::Error;
 
 /// Options of `vernier model`.
@@ -64,21 +64,4 @@ pub fn run(args: ModelArgs) -> Result<ExitCode, Error> {
     }
     print_json(&result, args.pretty)?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// Prints `value` as one line of JSON (or indented) on stdout.
-pub(crate) fn print_json<T: Serialize>(value: &T, pretty: bool) -> Result<(), Error> {
-    let json = if pretty {
-        serde_json::to_string_pretty(value)
-    } else {
-        serde_json::to_string(value)
-    }
-    .map_err(|e| Error::Usage(format!("cannot encode the result as JSON: {e}")))?;
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "{json}")
-        .and_then(|()| out.flush())
-        .map_err(|source| Error::Io {
-            path: "<stdout>".into(),
-            source,
-        })
 }

@@ -13,7 +13,7 @@ use signal_hook::iterator::Signals;
 use vernier_fixtures::{ServeConfig, ServeError, ServeProtocol, Server, Transport};
 use vernier_protocols::Dist;
 
-use super::model::print_json;
+use super::print_json;
 use crate::error::Error;
 
 /// How often the command looks for signals, the deadline and failed workers. Serving is
@@ -100,9 +100,8 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, Error> {
     }
 }
 
-/// A configuration the server refuses is a usage error (exit 2). A server that could not
-/// listen or whose worker failed is an operational failure: `Error` has no variant for it
-/// yet, so it is reported here in main's format, with exit code 1.
+/// A configuration the server refuses is a usage error (exit 2); a server that could not
+/// listen or whose worker failed is a failure (exit 1).
 fn failure(error: ServeError) -> Result<ExitCode, Error> {
     match error {
         ServeError::ServiceWithSynthetic
@@ -111,9 +110,6 @@ fn failure(error: ServeError) -> Result<ExitCode, Error> {
         | ServeError::NoWorkers
         | ServeError::NoCpus
         | ServeError::Cpu { .. } => Err(Error::Usage(error.to_string())),
-        _ => {
-            eprintln!("vernier: {error}");
-            Ok(ExitCode::FAILURE)
-        }
+        _ => Err(Error::Failed(error.to_string())),
     }
 }
