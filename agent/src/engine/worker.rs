@@ -3,8 +3,12 @@
 //! The loop never waits for a reply to decide when to send: the next departure is drawn
 //! from the inter-arrival distribution, and a request that is due goes out on the first
 //! connection with a free slot, or waits in the backlog (counted: the workload is turning
-//! closed-loop). While loading, the loop busy-polls (a pinned core is the price of µs
-//! precision); while idle it sleeps in the poller.
+//! closed-loop). Between departures the loop sleeps in the poller, woken by a reply or by
+//! a timerfd armed just before the next departure is due, then spins the last few
+//! microseconds: precise departures without holding a core. A host that shares its cores
+//! (a VM, or agent and server on two cores) punishes a spinning thread: the hypervisor
+//! takes time from both cores, and a synthetic server spinning out its service times
+//! slows down with them.
 
 use std::collections::VecDeque;
 use std::io;
@@ -15,8 +19,11 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
+use nix::sys::time::TimeSpec;
+use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
+use std::os::fd::{AsFd, AsRawFd};
 use vernier_protocols::{
     KeySpace, KvGenerator, Protocol, ReplyKind, Request, Sampler, worker_seed,
 };
@@ -45,6 +52,14 @@ const DEPARTURE_RING: usize = 4096;
 const CONNECT_PATIENCE: Duration = Duration::from_secs(5);
 /// How long a worker may stall on a reconnect (it is not generating meanwhile).
 const RECONNECT_PATIENCE: Duration = Duration::from_millis(20);
+/// The loop spins, rather than sleeps, when the next departure is this close: a timer's
+/// wake-up takes a few tens of µs on a busy or virtual host.
+const SPIN_BEFORE_DUE: Duration = Duration::from_micros(60);
+/// The poller's token of the departure timer (sockets use their slot index).
+const TIMER: Token = Token(usize::MAX - 1);
+/// Sends per turn of the loop at most, so that replies, reports and commands are served
+/// even when the worker has fallen far behind.
+const SENDS_PER_TURN: usize = 256;
 /// SO_BUSY_POLL budget for latency agents, µs.
 const LATENCY_AGENT_BUSY_POLL_US: u32 = 50;
 
@@ -81,6 +96,8 @@ struct Worker {
     kernel_timestamps: bool,
     epoch: Epoch,
     poll: Poll,
+    /// Armed for the next departure while the loop sleeps.
+    timer: TimerFd,
     conns: Vec<Conn>,
     next_conn: usize,
     generator: Generator,
@@ -89,6 +106,10 @@ struct Worker {
     backlog: VecDeque<u64>,
     seq: u64,
     sampling: f64,
+    /// Keep every this-many-th request ...
+    sample_every: u64,
+    /// ... starting here.
+    sample_phase: u64,
     // Measurements of the current interval.
     samples: Vec<Sample>,
     interarrivals: Vec<u64>,
@@ -152,8 +173,29 @@ impl Worker {
             what: "create poller",
             source,
         })?;
+        let timer = TimerFd::new(
+            ClockId::CLOCK_MONOTONIC,
+            TimerFlags::TFD_NONBLOCK | TimerFlags::TFD_CLOEXEC,
+        )
+        .map_err(|e| EngineError::Os {
+            worker: index,
+            what: "create departure timer",
+            source: io::Error::from(e),
+        })?;
+        poll.registry()
+            .register(
+                &mut SourceFd(&timer.as_fd().as_raw_fd()),
+                TIMER,
+                Interest::READABLE,
+            )
+            .map_err(|source| EngineError::Os {
+                worker: index,
+                what: "register departure timer",
+                source,
+            })?;
         let depth = spec.effective_depth();
         let mut worker = Worker {
+            timer,
             index,
             protocol: spec.protocol,
             depth,
@@ -172,6 +214,8 @@ impl Worker {
             } else {
                 1.0
             },
+            sample_every: 1,
+            sample_phase: 0,
             samples: Vec::with_capacity(1 << 14),
             interarrivals: Vec::with_capacity(1 << 12),
             latency: histogram(),
@@ -259,11 +303,7 @@ impl Worker {
             let now = self.epoch.now_ns();
             self.generate(now);
             self.dispatch();
-            let timeout = if self.arrivals.is_some() || !self.backlog.is_empty() {
-                Some(Duration::ZERO)
-            } else {
-                Some(Duration::from_millis(1))
-            };
+            let timeout = self.wait(next_report.min(next_housekeeping));
             if let Err(e) = self.poll.poll(&mut events, timeout)
                 && e.kind() != io::ErrorKind::Interrupted
             {
@@ -271,6 +311,11 @@ impl Worker {
                 break;
             }
             for event in events.iter() {
+                if event.token() == TIMER {
+                    // Drain the expiration so that the next arming raises a new edge.
+                    let _ = self.timer.wait();
+                    continue;
+                }
                 let slot = event.token().0;
                 if event.is_writable() {
                     self.flush(slot);
@@ -297,6 +342,42 @@ impl Worker {
         let _ = batches.send(self.take_batch());
     }
 
+    fn set_sampling(&mut self, rate: f64) {
+        self.sampling = rate;
+        self.sample_every = if rate > 0.0 {
+            (1.0 / rate).round().max(1.0) as u64
+        } else {
+            1
+        };
+        self.sample_phase = self.rng.random::<u64>() % self.sample_every;
+    }
+
+    /// How long the poller may sleep: not at all when a departure is due within
+    /// [`SPIN_BEFORE_DUE`]; otherwise until a reply arrives or the timer, armed that long
+    /// before the departure (or for `next_chore`, a report or housekeeping), fires.
+    fn wait(&mut self, next_chore: u64) -> Option<Duration> {
+        let now = self.epoch.now_ns();
+        let spin = SPIN_BEFORE_DUE.as_nanos() as u64;
+        let wake = match &self.arrivals {
+            Some(a) => a.next_due.saturating_sub(spin).min(next_chore),
+            None => next_chore,
+        };
+        if wake <= now + spin / 4 {
+            return Some(Duration::ZERO);
+        }
+        let delay = Duration::from_nanos(wake - now);
+        match self.timer.set(
+            Expiration::OneShot(TimeSpec::from_duration(delay)),
+            TimerSetTimeFlags::empty(),
+        ) {
+            // Woken by the timer or by a reply, whichever comes first.
+            Ok(()) => Some(Duration::from_secs(1)),
+            // No timer: the poller's own (millisecond) timeout, or a spin when closer.
+            Err(_) if delay >= Duration::from_millis(1) => Some(Duration::from_millis(1)),
+            Err(_) => Some(Duration::ZERO),
+        }
+    }
+
     fn apply(&mut self, command: Command) {
         match command {
             Command::Load {
@@ -318,7 +399,7 @@ impl Worker {
             }
             Command::Sampling(rate) => {
                 if self.spec.kind != AgentKind::Throughput {
-                    self.sampling = rate;
+                    self.set_sampling(rate);
                 }
             }
             Command::Stop => {}
@@ -342,12 +423,19 @@ impl Worker {
 
     /// Sends backlogged requests, oldest first, while connections have free slots.
     fn dispatch(&mut self) {
-        while let Some(&scheduled) = self.backlog.front() {
-            let Some(slot) = self.free_slot() else { break };
+        let mut no_slot = false;
+        for _ in 0..SENDS_PER_TURN {
+            let Some(&scheduled) = self.backlog.front() else { break };
+            let Some(slot) = self.free_slot() else {
+                no_slot = true;
+                break;
+            };
             self.backlog.pop_front();
             self.send(slot, scheduled);
         }
-        let waiting = self.backlog.len() as u64;
+        // Only requests kept waiting by a lack of slots are the closed-loop backlog; those
+        // left by the cap are late because the worker cannot keep up (their send lag says).
+        let waiting = if no_slot { self.backlog.len() as u64 } else { 0 };
         self.counters.backlog = waiting;
         self.counters.backlog_max = self.counters.backlog_max.max(waiting);
     }
@@ -593,7 +681,7 @@ impl Worker {
     fn departed(&mut self, seq: u64, at: u64) {
         if !self.kernel_timestamps {
             if let Some(prev) = self.last_departure.replace(at)
-                && self.keep()
+                && self.keep(seq)
             {
                 self.interarrivals.push(at.saturating_sub(prev));
             }
@@ -603,19 +691,25 @@ impl Worker {
         self.departures[(seq % ring) as usize] = (seq, at);
         if seq > 0 {
             let (s, t) = self.departures[((seq - 1) % ring) as usize];
-            if s == seq - 1 && self.keep() {
+            if s == seq - 1 && self.keep(seq) {
                 self.interarrivals.push(at.saturating_sub(t));
             }
         }
         let (s, t) = self.departures[((seq + 1) % ring) as usize];
-        if s == seq + 1 && self.keep() {
+        if s == seq + 1 && self.keep(seq + 1) {
             self.interarrivals.push(t.saturating_sub(at));
         }
     }
 
+    /// Whether request `seq` (or the gap ending at it) is kept: every k-th request, k =
+    /// 1/sampling rounded, from a random phase. Systematic, not random, thinning: keeping
+    /// each request with probability 1/k would leave a k-th of the kept samples next to
+    /// each other, and the correlation the coordinator thins for would survive.
     #[inline]
-    fn keep(&mut self) -> bool {
-        self.sampling > 0.0 && (self.sampling >= 1.0 || self.rng.random::<f64>() < self.sampling)
+    fn keep(&self, seq: u64) -> bool {
+        self.sampling > 0.0
+            && (self.sample_every <= 1
+                || (seq + self.sample_phase).is_multiple_of(self.sample_every))
     }
 
     /// Completes answered requests at the front whose timestamps are all in.
@@ -645,7 +739,7 @@ impl Worker {
             return;
         };
         let _ = self.latency.record(latency.max(1));
-        if self.keep() {
+        if self.keep(p.seq) {
             let departure = match p.tx {
                 Some(tx) if self.kernel_timestamps => tx.saturating_sub(self.epoch.realtime_ns),
                 _ => p.sent,
