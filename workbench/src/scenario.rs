@@ -1,0 +1,294 @@
+//! Scenarios: what to load, how, and what answer is wanted, read from YAML in two phases
+//! (a serde file struct with `deny_unknown_fields`, then validation into the typed
+//! [`Scenario`]). Every error names the file, the line, the field, the bad value and what
+//! is allowed.
+
+mod error;
+mod file;
+mod locate;
+mod overrides;
+mod plan;
+mod validate;
+
+#[cfg(test)]
+mod tests;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_yaml::{Mapping, Value};
+use vernier_agent::AgentKind;
+use vernier_agent::Workload;
+use vernier_agent::sys::{TimestampMode, Transport};
+use vernier_protocols::{InterArrival, Protocol};
+
+pub use error::ScenarioError;
+pub use overrides::Override;
+
+use error::Context;
+use file::File;
+
+/// A validated scenario: every value typed and checked against the others.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    /// Names the run (and its record directory).
+    pub name: String,
+    /// The file it was read from (`None` for built-in scenarios such as the demo's).
+    pub source: Option<PathBuf>,
+    /// The scenario as YAML text after overrides, kept verbatim in the record.
+    pub yaml: String,
+    /// The servers under test, `host:port`; agents are spread over them round-robin.
+    pub targets: Vec<String>,
+    /// What is spoken.
+    pub protocol: Protocol,
+    /// What is asked (the synthetic service time, a key-value workload, or echo).
+    pub workload: Workload,
+    /// TCP or UDP.
+    pub transport: Transport,
+    /// Where load comes from.
+    pub agents: Vec<AgentSpec>,
+    /// Worker threads per agent.
+    pub workers: usize,
+    /// Cores to pin each agent's workers to (empty: not pinned).
+    pub cpus: Vec<usize>,
+    /// Connections per agent.
+    pub connections: usize,
+    /// Outstanding requests per connection.
+    pub depth: usize,
+    /// The arrival process.
+    pub interarrival: InterArrival,
+    /// Which loads to measure.
+    pub load: LoadPlan,
+    /// The answer wanted.
+    pub ci: CiTarget,
+    /// The percentiles reported besides the target, each with its CI, ascending.
+    pub percentiles: Vec<f64>,
+    /// Where timestamps come from.
+    pub timestamps: TimestampMode,
+    /// When to give up.
+    pub limits: Limits,
+    /// How the measurement starts.
+    pub sampling: Sampling,
+    /// When warm-up ends.
+    pub warmup: Warmup,
+    /// The significance level of every hypothesis test (inter-arrival fit, independence,
+    /// stationarity).
+    pub alpha: f64,
+    /// A request unanswered this long fails.
+    pub timeout: Duration,
+    /// The one seed; each agent and worker derives its own.
+    pub seed: u64,
+}
+
+impl Scenario {
+    /// Reads a scenario from YAML `text`, with `overrides` applied first (`--set`,
+    /// `--load`), so that one file serves many runs. `source` is the file the text came
+    /// from, named in errors and kept in the record; `None` for built-in scenarios.
+    ///
+    /// Phase 1 reads the fields with serde, refusing unknown ones; phase 2 checks and types
+    /// them. Errors name the file, the line (or the override) and the field.
+    pub fn from_yaml(
+        text: &str,
+        source: Option<&Path>,
+        overrides: &[Override],
+    ) -> Result<Scenario, ScenarioError> {
+        let context = Context {
+            text,
+            source,
+            overrides,
+        };
+        let mut document: Value = serde_yaml::from_str(text).map_err(|e| {
+            let message = e.to_string();
+            // This one error's position is the document's start, not the key's.
+            let duplicate = message
+                .strip_prefix("duplicate entry with key ")
+                .and_then(|key| locate::duplicate_line(text, key.trim_matches('"')));
+            ScenarioError::Syntax {
+                path: source.map(Path::to_path_buf),
+                line: duplicate.or(e.location().map(|l| l.line())),
+                message: format!("invalid YAML: {message}"),
+            }
+        })?;
+        match &document {
+            // An empty file: every required field is reported missing, in order.
+            Value::Null => document = Value::Mapping(Mapping::new()),
+            Value::Mapping(_) => {}
+            other => {
+                return Err(ScenarioError::Syntax {
+                    path: source.map(Path::to_path_buf),
+                    line: Some(1),
+                    message: format!(
+                        "expected a map of fields (name: ..., target: ...), not {}",
+                        match other {
+                            Value::Sequence(_) => "a list",
+                            _ => "a single value",
+                        }
+                    ),
+                });
+            }
+        }
+        let yaml = if overrides.is_empty() {
+            text.to_owned()
+        } else {
+            for o in overrides {
+                o.apply(&mut document)?;
+            }
+            serde_yaml::to_string(&document).map_err(|e| ScenarioError::Syntax {
+                path: source.map(Path::to_path_buf),
+                line: None,
+                message: format!("cannot write the scenario back as YAML: {e}"),
+            })?
+        };
+        let file = File::parse(&yaml, overrides.is_empty(), &context)?;
+        validate::scenario(file, yaml, &context)
+    }
+
+    /// Reads the scenario file at `path`, with `overrides` applied.
+    pub fn load(path: &Path, overrides: &[Override]) -> Result<Scenario, ScenarioError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Scenario::from_yaml(&text, Some(path), overrides)
+    }
+}
+
+/// An agent as the scenario names it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentSpec {
+    /// An agent inside the `vernier` process.
+    Local {
+        /// Its kind.
+        #[serde(skip)]
+        kind: AgentKind,
+    },
+    /// An agent already running (`vernier agent --listen`), reached over gRPC.
+    Remote {
+        /// `host:port`.
+        address: String,
+        /// The environment variable holding its token (`VERNIER_TOKEN` if not given).
+        token_env: String,
+        /// Its kind.
+        #[serde(skip)]
+        kind: AgentKind,
+    },
+    /// A host to deploy an agent to over SSH (`vernier deploy`).
+    Ssh {
+        /// The SSH destination (`user@host` or a `~/.ssh/config` alias).
+        host: String,
+        /// Its kind.
+        #[serde(skip)]
+        kind: AgentKind,
+    },
+}
+
+impl AgentSpec {
+    /// The agent's kind.
+    pub fn kind(&self) -> AgentKind {
+        match self {
+            AgentSpec::Local { kind }
+            | AgentSpec::Remote { kind, .. }
+            | AgentSpec::Ssh { kind, .. } => *kind,
+        }
+    }
+}
+
+/// Which loads a run measures, in requests per second over all agents.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LoadPlan {
+    /// One load.
+    Fixed(f64),
+    /// Each load in turn (a list, or a step sweep expanded).
+    Sweep(Vec<f64>),
+    /// The highest load whose `percentile` stays below `below`.
+    Slo(SloSearch),
+}
+
+/// The search for the highest load meeting a service-level objective.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SloSearch {
+    /// The percentile the objective is about (99 for p99).
+    pub percentile: f64,
+    /// Its bound.
+    pub below: Duration,
+    /// The lowest load tried, req/s.
+    pub from: f64,
+    /// The highest load tried, req/s.
+    pub to: f64,
+    /// The search stops when the bracket is narrower than this fraction of its low end.
+    pub precision: f64,
+}
+
+/// The answer wanted: the CI of one percentile no wider than `width`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CiTarget {
+    /// In percent, (0, 100).
+    pub percentile: f64,
+    /// The largest acceptable CI width.
+    pub width: Duration,
+    /// The CI's confidence level, (0, 1).
+    pub confidence: f64,
+}
+
+/// When to give up on a load point.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Limits {
+    /// Measurement rounds (each resample or extension is one) before N/A.
+    pub max_tries: u32,
+    /// Wall time per load point, warm-up included, before N/A.
+    pub max_duration: Duration,
+}
+
+/// How measuring starts (Lancet: 10,000 samples at 20%).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sampling {
+    /// The initial share of requests kept, (0, 1].
+    pub rate: f64,
+    /// The initial number of samples per agent.
+    pub samples: usize,
+    /// Inter-departure gaps per agent for the Anderson-Darling check.
+    pub interarrival_samples: usize,
+}
+
+/// When warm-up ends: the achieved rate within `tolerance` of the target over the last
+/// `windows` windows of `window` each, and their latency series stationary (ADF).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Warmup {
+    /// The length of one window.
+    pub window: Duration,
+    /// How many windows are judged together.
+    pub windows: usize,
+    /// The allowed relative shortfall or excess of the achieved rate.
+    pub tolerance: f64,
+    /// How long warm-up may last before the point is N/A.
+    pub max: Duration,
+}
+
+impl Scenario {
+    /// The load description of agent `agent` (its index in `agents`) against `target`.
+    pub fn load_spec(&self, agent: usize, target: std::net::SocketAddr) -> vernier_agent::LoadSpec {
+        vernier_agent::LoadSpec {
+            target,
+            transport: self.transport,
+            protocol: self.protocol,
+            workload: self.workload.clone(),
+            workers: self.workers,
+            cpus: self.cpus.clone(),
+            connections: self.connections,
+            depth: self.depth,
+            kind: self
+                .agents
+                .get(agent)
+                .map(AgentSpec::kind)
+                .unwrap_or_default(),
+            timestamps: self.timestamps.clone(),
+            // Agents must not draw the same requests at the same times.
+            seed: self
+                .seed
+                .wrapping_add((agent as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
+            timeout: self.timeout,
+        }
+    }
+}

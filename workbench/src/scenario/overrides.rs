@@ -1,0 +1,202 @@
+//! Overrides (`--set ci.width=5us`, `--load 30000`): changes to a scenario given on the
+//! command line, applied to its parsed YAML before it is read, so that one file serves
+//! many runs without editing.
+
+use std::str::FromStr;
+
+use serde_yaml::{Mapping, Value};
+
+use super::ScenarioError;
+
+/// One change to a scenario: the field at a dotted `path` (`ci.width`, `load`,
+/// `agents.0.kind`) gets `value`, read as YAML (so `load=[1000, 2000]` is a list and
+/// `load=30000` a number). Maps missing on the way are created.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Override {
+    /// The dotted path of the field.
+    pub path: String,
+    /// Its new value, as YAML text.
+    pub value: String,
+}
+
+/// What an override must look like, for its errors.
+const EXPECTED: &str =
+    "expected FIELD=VALUE, a dotted field path and a YAML value, as in ci.width=5us";
+
+impl FromStr for Override {
+    type Err = ScenarioError;
+
+    /// Parses `FIELD=VALUE`, checking that VALUE is YAML so that a typo fails before
+    /// anything is run.
+    fn from_str(text: &str) -> Result<Override, ScenarioError> {
+        let error = |expected: String| ScenarioError::Override {
+            text: text.to_owned(),
+            expected,
+        };
+        let (path, value) = text.split_once('=').ok_or_else(|| error(EXPECTED.into()))?;
+        let path = path.trim();
+        if path.is_empty() || path.split('.').any(str::is_empty) {
+            return Err(error(EXPECTED.into()));
+        }
+        let parsed = Override {
+            path: path.to_owned(),
+            value: value.trim().to_owned(),
+        };
+        parsed.yaml_value()?;
+        Ok(parsed)
+    }
+}
+
+impl Override {
+    /// The value as YAML.
+    fn yaml_value(&self) -> Result<Value, ScenarioError> {
+        serde_yaml::from_str(&self.value).map_err(|e| ScenarioError::Override {
+            text: format!("{}={}", self.path, self.value),
+            expected: format!("the value is not YAML: {e}"),
+        })
+    }
+
+    /// Sets the field in `document`, creating the maps on the way.
+    ///
+    /// A path may pass through a list by index (`agents.0.kind`), but not through a
+    /// scalar: replacing `load: 20000` by a map because of `load.step.by=5` would hide the
+    /// mistake.
+    pub(crate) fn apply(&self, document: &mut Value) -> Result<(), ScenarioError> {
+        let value = self.yaml_value()?;
+        let fail = |expected: String| ScenarioError::Override {
+            text: format!("{}={}", self.path, self.value),
+            expected,
+        };
+        let keys: Vec<&str> = self.path.split('.').collect();
+        let mut node = document;
+        for (depth, key) in keys.iter().enumerate() {
+            if node.is_null() {
+                *node = Value::Mapping(Mapping::new());
+            }
+            let here = keys[..depth].join(".");
+            node = match node {
+                Value::Mapping(map) => map
+                    .entry(Value::String((*key).to_owned()))
+                    .or_insert(Value::Null),
+                Value::Sequence(items) => {
+                    let count = items.len();
+                    match key.parse::<usize>().ok().and_then(|i| items.get_mut(i)) {
+                        Some(item) => item,
+                        None => {
+                            return Err(fail(format!(
+                                "{here} is a list of {count}: expected an index from 0 to {}",
+                                count.saturating_sub(1)
+                            )));
+                        }
+                    }
+                }
+                other => {
+                    return Err(fail(format!(
+                        "{here} is {}, not a map of fields: set {here} itself instead",
+                        super::validate::show(other)
+                    )));
+                }
+            };
+        }
+        *node = value;
+        Ok(())
+    }
+}
+
+/// A field path's parts, with list indices as parts of their own: `agents[1].kind` and
+/// `agents.1.kind` are both `["agents", "1", "kind"]`.
+pub(crate) fn segments(path: &str) -> Vec<String> {
+    path.split(['.', '[', ']'])
+        .filter(|part| !part.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(text: &str) -> Override {
+        text.parse().unwrap_or_else(|e| panic!("{text}: {e}"))
+    }
+
+    fn apply(yaml: &str, overrides: &[&str]) -> Result<Value, String> {
+        let mut document: Value = serde_yaml::from_str(yaml).unwrap();
+        for text in overrides {
+            set(text).apply(&mut document).map_err(|e| e.to_string())?;
+        }
+        Ok(document)
+    }
+
+    #[test]
+    fn parses_field_and_yaml_value() {
+        assert_eq!(
+            set("ci.width=5us"),
+            Override {
+                path: "ci.width".into(),
+                value: "5us".into()
+            }
+        );
+        // Only the first `=` splits.
+        assert_eq!(set("name=a=b").value, "a=b");
+        assert_eq!(set(" load = [1000, 2000] ").value, "[1000, 2000]");
+    }
+
+    #[test]
+    fn bad_override_text_says_what_is_expected() {
+        let error = |text: &str| text.parse::<Override>().unwrap_err().to_string();
+        let expected =
+            "expected FIELD=VALUE, a dotted field path and a YAML value, as in ci.width=5us";
+        assert_eq!(error("ci.width"), format!("--set \"ci.width\": {expected}"));
+        assert_eq!(error("=5us"), format!("--set \"=5us\": {expected}"));
+        assert_eq!(
+            error("ci..width=5us"),
+            format!("--set \"ci..width=5us\": {expected}")
+        );
+        assert!(
+            error("load=[1000").starts_with("--set \"load=[1000\": the value is not YAML: "),
+            "{}",
+            error("load=[1000")
+        );
+    }
+
+    #[test]
+    fn sets_values_as_yaml_creating_maps() {
+        let document = apply(
+            "name: x\nload: 1000\n",
+            &[
+                "load=[1000, 2000]",
+                "ci.width=5us",
+                "warmup.max=1m",
+                "name=y",
+            ],
+        )
+        .unwrap();
+        let expected: Value = serde_yaml::from_str(
+            "name: y\nload: [1000, 2000]\nci: {width: 5us}\nwarmup: {max: 1m}\n",
+        )
+        .unwrap();
+        assert_eq!(document, expected);
+        let document = apply("agents: [local, {ssh: h}]\n", &["agents.1.kind=latency"]).unwrap();
+        assert_eq!(document["agents"][1]["kind"], Value::from("latency"));
+    }
+
+    #[test]
+    fn refuses_to_go_through_a_scalar_or_past_a_list() {
+        assert_eq!(
+            apply("load: 20000\n", &["load.step.by=5"]).unwrap_err(),
+            "--set \"load.step.by=5\": load is 20000, not a map of fields: set load itself instead"
+        );
+        assert_eq!(
+            apply("agents: [local]\n", &["agents.3.kind=latency"]).unwrap_err(),
+            "--set \"agents.3.kind=latency\": agents is a list of 1: expected an index from 0 to 0"
+        );
+    }
+
+    #[test]
+    fn segments_treat_indices_as_parts() {
+        assert_eq!(segments("agents[1].kind"), ["agents", "1", "kind"]);
+        assert_eq!(segments("agents.1.kind"), ["agents", "1", "kind"]);
+        assert_eq!(segments("load"), ["load"]);
+    }
+}

@@ -1,0 +1,612 @@
+//! The scenario loader as a user meets it: the example files, the defaults, overrides, and
+//! the exact message of each kind of mistake.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use vernier_agent::sys::{TimestampMode, Transport};
+use vernier_agent::{AgentKind, Workload};
+use vernier_protocols::{InterArrival, Protocol};
+
+use super::*;
+
+/// The smallest valid scenario: the required fields only.
+const MINIMAL: &str = "\
+name: minimal
+target: 127.0.0.1:7000
+protocol: synthetic
+service: exp:20us
+load: 20000
+ci: {percentile: 99, width: 10us}
+";
+
+fn scenarios_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios")
+}
+
+fn parse(yaml: &str, overrides: &[&str]) -> Result<Scenario, ScenarioError> {
+    let overrides: Vec<Override> = overrides
+        .iter()
+        .map(|o| o.parse().unwrap_or_else(|e| panic!("{o}: {e}")))
+        .collect();
+    Scenario::from_yaml(yaml, Some(Path::new("bad.yaml")), &overrides)
+}
+
+fn valid(yaml: &str, overrides: &[&str]) -> Scenario {
+    parse(yaml, overrides).unwrap_or_else(|e| panic!("should be valid: {e}\n{yaml}"))
+}
+
+#[test]
+fn every_example_loads_and_validates() {
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(scenarios_dir()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "yaml") {
+            let scenario =
+                Scenario::load(&path, &[]).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            assert_eq!(scenario.source.as_deref(), Some(path.as_path()));
+            assert_eq!(scenario.yaml, std::fs::read_to_string(&path).unwrap());
+            names.push(path.file_name().unwrap().to_string_lossy().into_owned());
+        }
+    }
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "demo.yaml",
+            "http.yaml",
+            "memcached.yaml",
+            "redis.yaml",
+            "remote-agents.yaml",
+            "synthetic-exp.yaml",
+            "synthetic-slo.yaml",
+            "synthetic-sweep.yaml"
+        ]
+    );
+}
+
+#[test]
+fn examples_mean_what_their_comments_say() {
+    let load = |name: &str| Scenario::load(&scenarios_dir().join(name), &[]).unwrap();
+    let demo = load("demo.yaml");
+    assert_eq!(demo.load, LoadPlan::Sweep(vec![2000.0, 3000.0, 4000.0]));
+    assert_eq!(demo.ci.width, Duration::from_micros(50));
+    assert_eq!(demo.sampling.samples, 5000);
+    assert_eq!(demo.limits.max_duration, Duration::from_secs(30));
+    assert_eq!(
+        load("synthetic-sweep.yaml").load,
+        LoadPlan::Sweep((1..=8).map(|i| i as f64 * 10_000.0).collect())
+    );
+    let remote = load("remote-agents.yaml");
+    assert_eq!(
+        remote.agents,
+        [
+            AgentSpec::Remote {
+                address: "10.0.0.21:5001".into(),
+                token_env: "VERNIER_TOKEN_A".into(),
+                kind: AgentKind::Throughput
+            },
+            AgentSpec::Remote {
+                address: "10.0.0.22:5001".into(),
+                token_env: "VERNIER_TOKEN_B".into(),
+                kind: AgentKind::Latency
+            }
+        ]
+    );
+    assert_eq!(load("http.yaml").protocol, Protocol::Http);
+    let LoadPlan::Slo(slo) = load("synthetic-slo.yaml").load else {
+        panic!("an SLO search");
+    };
+    assert_eq!(
+        slo,
+        SloSearch {
+            percentile: 99.0,
+            below: Duration::from_micros(300),
+            from: 1000.0,
+            to: 60_000.0,
+            precision: 0.02
+        }
+    );
+}
+
+#[test]
+fn unstated_fields_take_their_defaults() {
+    let s = valid(MINIMAL, &[]);
+    assert_eq!(s.name, "minimal");
+    assert_eq!(s.source.as_deref(), Some(Path::new("bad.yaml")));
+    assert_eq!(s.yaml, MINIMAL);
+    assert_eq!(s.targets, ["127.0.0.1:7000"]);
+    assert_eq!(s.protocol, Protocol::Synthetic);
+    assert_eq!(
+        s.workload,
+        Workload::Synthetic {
+            service: "exp:20us".parse().unwrap()
+        }
+    );
+    assert_eq!(s.transport, Transport::Tcp);
+    assert_eq!(
+        s.agents,
+        [AgentSpec::Local {
+            kind: AgentKind::Symmetric
+        }]
+    );
+    assert_eq!((s.workers, s.connections, s.depth), (1, 16, 1));
+    assert!(s.cpus.is_empty());
+    assert_eq!(s.interarrival, InterArrival::Exp);
+    assert_eq!(s.load, LoadPlan::Fixed(20_000.0));
+    assert_eq!(
+        s.ci,
+        CiTarget {
+            percentile: 99.0,
+            width: Duration::from_micros(10),
+            confidence: 0.95
+        }
+    );
+    assert_eq!(s.percentiles, [50.0, 90.0, 99.0, 99.9]);
+    assert_eq!(s.timestamps, TimestampMode::Kernel);
+    assert_eq!(
+        s.limits,
+        Limits {
+            max_tries: 10,
+            max_duration: Duration::from_secs(300)
+        }
+    );
+    assert_eq!(
+        s.sampling,
+        Sampling {
+            rate: 0.2,
+            samples: 10_000,
+            interarrival_samples: 1_000
+        }
+    );
+    assert_eq!(
+        s.warmup,
+        Warmup {
+            window: Duration::from_millis(50),
+            windows: 40,
+            tolerance: 0.05,
+            max: Duration::from_secs(30)
+        }
+    );
+    assert_eq!(s.alpha, 0.05);
+    assert_eq!(s.timeout, Duration::from_secs(1));
+    assert_eq!(s.seed, 1);
+}
+
+#[test]
+fn stated_fields_are_typed() {
+    let s = valid(
+        "name: full
+target: [10.0.0.1:11211, '[::1]:11211']
+protocol: memcached-binary:getk
+workload: {keys: 10, key_size: fixed:8, value_size: fixed:100, read_ratio: 0.5}
+transport: udp
+agents:
+  - local
+  - {local: {kind: latency}}
+  - {ssh: bench@host2, kind: throughput}
+  - {address: 'host3:5001'}
+workers: 2
+cpus: [0, 1]
+connections: 4
+depth: 8
+interarrival: lognormal:1us:0.5
+load: [1k, 2.5k, 3000]
+ci: {percentile: 99.9, width: 1.5us, confidence: 0.99}
+percentiles: [99, 50, 99, 25]
+timestamps: hw
+interface: eth0
+limits: {max_tries: 3, max_duration: 1.5m}
+sampling: {rate: 1, samples: 100, interarrival_samples: 50}
+warmup: {window: 100ms, windows: 10, tolerance: 0.1, max: 1s}
+alpha: 0.01
+timeout: 250ms
+seed: 42
+",
+        &[],
+    );
+    assert_eq!(s.targets, ["10.0.0.1:11211", "[::1]:11211"]);
+    assert_eq!(s.protocol, Protocol::MemcachedBinary { getk: true });
+    assert_eq!(s.transport, Transport::Udp);
+    assert_eq!(
+        s.agents,
+        [
+            AgentSpec::Local {
+                kind: AgentKind::Symmetric
+            },
+            AgentSpec::Local {
+                kind: AgentKind::Latency
+            },
+            AgentSpec::Ssh {
+                host: "bench@host2".into(),
+                kind: AgentKind::Throughput
+            },
+            AgentSpec::Remote {
+                address: "host3:5001".into(),
+                token_env: "VERNIER_TOKEN".into(),
+                kind: AgentKind::Symmetric
+            },
+        ]
+    );
+    assert_eq!(s.load, LoadPlan::Sweep(vec![1000.0, 2500.0, 3000.0]));
+    // The target percentile joins the list; sorted, each once.
+    assert_eq!(s.percentiles, [25.0, 50.0, 99.0, 99.9]);
+    assert_eq!(
+        s.timestamps,
+        TimestampMode::Hardware {
+            interface: "eth0".into()
+        }
+    );
+    assert_eq!(s.limits.max_duration, Duration::from_secs(90));
+    assert_eq!(s.ci.width, Duration::from_nanos(1500));
+    assert_eq!(
+        (s.workers, s.cpus.as_slice(), s.depth, s.seed),
+        (2, &[0, 1][..], 8, 42)
+    );
+}
+
+#[test]
+fn step_sweeps_expand_inclusively() {
+    let sweep = |step: &str| valid(&MINIMAL.replace("load: 20000", step), &[]).load;
+    assert_eq!(
+        sweep("load: {step: {from: 5000, to: 20000, by: 5000}}"),
+        LoadPlan::Sweep(vec![5000.0, 10_000.0, 15_000.0, 20_000.0])
+    );
+    // `to` off the grid: the last step below it.
+    assert_eq!(
+        sweep("load: {step: {from: 1000, to: 2999, by: 1000}}"),
+        LoadPlan::Sweep(vec![1000.0, 2000.0])
+    );
+    // Steps that are not exact in binary still land on `to`.
+    assert_eq!(
+        sweep("load: {step: {from: 0.1k, to: 0.3k, by: 0.1k}}"),
+        LoadPlan::Sweep(vec![100.0, 200.0, 300.0])
+    );
+    assert_eq!(
+        sweep("load: {step: {from: 7000, to: 7000, by: 1}}"),
+        LoadPlan::Sweep(vec![7000.0])
+    );
+    assert_eq!(
+        sweep("load:\n  step:\n    from: 1\n    to: 1000\n    by: 1\n"),
+        LoadPlan::Sweep((1..=1000).map(f64::from).collect())
+    );
+}
+
+#[test]
+fn slo_search_defaults() {
+    let s = valid(
+        &MINIMAL.replace("load: 20000", "load: {slo: {below: 1ms, to: 50k}}"),
+        &[],
+    );
+    assert_eq!(
+        s.load,
+        LoadPlan::Slo(SloSearch {
+            percentile: 99.0,
+            below: Duration::from_millis(1),
+            from: 1000.0,
+            to: 50_000.0,
+            precision: 0.05
+        })
+    );
+    let s = valid(
+        &MINIMAL.replace(
+            "load: 20000",
+            "load: {slo: {percentile: 99.5, below: 1ms, to: 50k}}",
+        ),
+        &[],
+    );
+    assert_eq!(s.percentiles, [50.0, 90.0, 99.0, 99.5, 99.9]);
+}
+
+#[test]
+fn overrides_change_the_scenario_and_its_yaml() {
+    let s = valid(MINIMAL, &["ci.width=5us", "load=30000"]);
+    assert_eq!(s.ci.width, Duration::from_micros(5));
+    assert_eq!(s.load, LoadPlan::Fixed(30_000.0));
+    // The record keeps the scenario as run.
+    let reread = valid(&s.yaml, &[]);
+    assert_eq!(reread.ci, s.ci);
+    assert_eq!(reread.load, s.load);
+
+    let s = valid(
+        MINIMAL,
+        &["load=[1000, 2000]", "warmup.max=1m", "limits.max_tries=3"],
+    );
+    assert_eq!(s.load, LoadPlan::Sweep(vec![1000.0, 2000.0]));
+    assert_eq!(s.warmup.max, Duration::from_secs(60));
+    assert_eq!(s.limits.max_tries, 3);
+    // A scenario made entirely of overrides.
+    let s = valid(
+        "",
+        &[
+            "name=cli",
+            "target=127.0.0.1:7000",
+            "protocol=synthetic",
+            "service=fixed:5us",
+            "load.step={from: 1000, to: 3000, by: 1000}",
+            "ci={percentile: 90, width: 1us}",
+        ],
+    );
+    assert_eq!(s.load, LoadPlan::Sweep(vec![1000.0, 2000.0, 3000.0]));
+}
+
+#[test]
+fn errors_in_overridden_values_name_the_override() {
+    let error = |overrides: &[&str]| parse(MINIMAL, overrides).unwrap_err();
+    let e = error(&["ci.width=abc"]);
+    assert_eq!(
+        e.to_string(),
+        "--set ci.width: \"abc\": expected a duration with a unit (ns, us, ms, s, m, h), as in 10us"
+    );
+    assert_eq!((e.path(), e.line()), (Some(Path::new("bad.yaml")), None));
+    assert_eq!(
+        error(&["load=-5"]).to_string(),
+        "--set load: \"-5\": expected a positive rate in requests per second, as in 20000 or 20k"
+    );
+    assert_eq!(
+        error(&["ci.widht=5us"]).to_string(),
+        "--set ci.widht: unknown field; expected one of percentile, width, confidence"
+    );
+    assert_eq!(
+        error(&["workers=two"]).to_string(),
+        "--set workers: \"two\": expected a whole number ≥ 0"
+    );
+    // An error elsewhere still has the file's line.
+    let e = parse(
+        &MINIMAL.replace("service: exp:20us", "service: exp:0"),
+        &["load=30000"],
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "bad.yaml:4: service: \"exp:0\": expected a duration with a unit (ns, us, ms, s), as in exp:10us"
+    );
+    assert_eq!(e.line(), Some(4));
+}
+
+#[test]
+fn a_missing_file_names_its_path() {
+    let path = scenarios_dir().join("no-such-scenario.yaml");
+    let e = Scenario::load(&path, &[]).unwrap_err();
+    assert!(matches!(e, ScenarioError::Io { .. }), "{e:?}");
+    assert_eq!(e.path(), Some(path.as_path()));
+    assert!(
+        e.to_string().starts_with(&format!("{}: ", path.display())),
+        "{e}"
+    );
+}
+
+/// Each kind of mistake, and the message it must produce: the file, the line, the field,
+/// the value, what is allowed.
+#[test]
+fn invalid_scenarios_say_where_and_what() {
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "unknown field, with its line",
+            "-ci: {percentile: 99, width: 10us}\nci:\n  percentile: 99\n  widht: 10us\n",
+            "bad.yaml:8: ci.widht: unknown field; expected one of percentile, width, confidence",
+        ),
+        (
+            "unknown top-level field",
+            "targets: 127.0.0.1:7001\n",
+            "bad.yaml:7: targets: unknown field; expected one of name, target, protocol, \
+             service, workload, transport, agents, workers, cpus, connections, depth, \
+             interarrival, load, ci, percentiles, timestamps, interface, limits, sampling, \
+             warmup, alpha, timeout, seed",
+        ),
+        (
+            "missing required field",
+            "-name: minimal",
+            "bad.yaml: name: missing: expected a name for the run and its records, as in \
+             name: memcached-zipf",
+        ),
+        (
+            "missing ci width, at the line of ci",
+            "-ci: {percentile: 99, width: 10us}\nci:\n  percentile: 99\n",
+            "bad.yaml:6: ci.width: missing: expected the widest acceptable interval, as in \
+             width: 10us",
+        ),
+        (
+            "negative rate",
+            "-load: 20000\nload: -5\n",
+            "bad.yaml:6: load: \"-5\": expected a positive rate in requests per second, as in \
+             20000 or 20k",
+        ),
+        (
+            "negative rate in a list",
+            "-load: 20000\nload: [1000, -5]\n",
+            "bad.yaml:6: load[1]: \"-5\": expected a positive rate in requests per second, as \
+             in 20000 or 20k",
+        ),
+        (
+            "zero width",
+            "-ci: {percentile: 99, width: 10us}\nci: {percentile: 99, width: 0us}\n",
+            "bad.yaml:6: ci.width: \"0us\": expected a positive duration, as in 10us",
+        ),
+        (
+            "bad duration",
+            "timeout: 10 parsecs\n",
+            "bad.yaml:7: timeout: \"10 parsecs\": expected a duration with a unit (ns, us, ms, \
+             s, m, h), as in 1s",
+        ),
+        (
+            "percentile 100",
+            "-ci: {percentile: 99, width: 10us}\nci:\n  percentile: 100\n  width: 10us\n",
+            "bad.yaml:7: ci.percentile: \"100\": expected a percentile strictly between 0 and \
+             100, as in 99",
+        ),
+        (
+            "hardware timestamps without an interface",
+            "timestamps: hw\n",
+            "bad.yaml:7: timestamps: \"hw\": expected interface too: hardware timestamps are \
+             taken by a NIC, named as in interface: eth0",
+        ),
+        (
+            "an interface without hardware timestamps",
+            "interface: eth0\n",
+            "bad.yaml:7: interface: \"eth0\": expected no interface with timestamps: kernel; \
+             only hardware timestamps (timestamps: hw) are taken by a NIC",
+        ),
+        (
+            "service given for memcached",
+            "-protocol: synthetic\nprotocol: memcached\n",
+            "bad.yaml:3: service: \"exp:20us\": expected no service time: only the synthetic \
+             protocol carries one; a memcached server's is its own",
+        ),
+        (
+            "workload missing for redis",
+            "-protocol: synthetic\n-service: exp:20us\nprotocol: redis\n",
+            "bad.yaml: workload: missing: expected the key-value workload redis carries, as in \
+             workload: {keys: 10000, key_size: fixed:30, value_size: fixed:200, read_ratio: 0.9}",
+        ),
+        (
+            "workload given for synthetic",
+            "workload: {keys: 10, key_size: fixed:8, value_size: fixed:8, read_ratio: 1}\n",
+            "bad.yaml:7: workload: expected no key-value workload: only memcached, redis and \
+             http take one; synthetic takes service, as in service: exp:20us",
+        ),
+        (
+            "a workload the generator refuses",
+            "-protocol: synthetic\n-service: exp:20us\nprotocol: redis\nworkload:\n  keys: 0\n  \
+             key_size: fixed:8\n  value_size: fixed:8\n  read_ratio: 1\n",
+            "bad.yaml:7: workload.keys: \"0\": expected from 1 to 4294967295",
+        ),
+        (
+            "connections fewer than workers",
+            "workers: 4\nconnections: 2\n",
+            "bad.yaml:8: connections: \"2\": expected at least one per worker (4 workers)",
+        ),
+        (
+            "cpus fewer than workers",
+            "workers: 2\ncpus: [3]\n",
+            "bad.yaml:8: cpus: \"[3]\": expected one core per worker (2 workers), or none",
+        ),
+        (
+            "zero depth",
+            "depth: 0\n",
+            "bad.yaml:7: depth: \"0\": expected at least 1",
+        ),
+        (
+            "YAML syntax error, with its line",
+            "-ci: {percentile: 99, width: 10us}\nci: {percentile: 99, width: 10us\nseed: 1\n",
+            "bad.yaml:7: invalid YAML: did not find expected ',' or '}' at line 7 column 5, \
+             while parsing a flow mapping at line 6 column 5",
+        ),
+        (
+            "a field given twice",
+            "seed: 1\nseed: 2\n",
+            "bad.yaml:8: invalid YAML: duplicate entry with key \"seed\"",
+        ),
+        (
+            "bad agent entry",
+            "agents:\n  - local\n  - remote\n",
+            "bad.yaml:9: agents[1]: \"remote\": expected local, {local: {kind: KIND}}, \
+             {address: HOST:PORT, token_env: VAR, kind: KIND} or {ssh: HOST, kind: KIND}",
+        ),
+        (
+            "misspelt agent field",
+            "agents:\n  - address: 10.0.0.1:5001\n    token: SECRET\n",
+            "bad.yaml:9: agents[0].token: unknown field; expected one of address, token_env, \
+             kind",
+        ),
+        (
+            "bad agent kind",
+            "agents: [{ssh: host, kind: fast}]\n",
+            "bad.yaml:7: agents[0].kind: \"fast\": expected symmetric (loads and measures), \
+             throughput (loads only) or latency (one request at a time, measures)",
+        ),
+        (
+            "only throughput agents",
+            "agents: [{local: {kind: throughput}}]\n",
+            "bad.yaml:7: agents: expected at least one agent that measures (kind symmetric or \
+             latency): throughput agents only load",
+        ),
+        (
+            "step with by 0",
+            "-load: 20000\nload:\n  step: {from: 1000, to: 5000, by: 0}\n",
+            "bad.yaml:7: load.step.by: \"0\": expected the step between loads, a positive rate \
+             in requests per second, as in step: {from: 5000, to: 50000, by: 5000}",
+        ),
+        (
+            "step too long",
+            "-load: 20000\nload: {step: {from: 1, to: 100000, by: 1}}\n",
+            "bad.yaml:6: load.step.by: \"1\": expected a step giving at most 1000 loads from 1 \
+             to 100000",
+        ),
+        (
+            "SLO without to",
+            "-load: 20000\nload:\n  slo:\n    percentile: 99\n    below: 300us\n",
+            "bad.yaml:7: load.slo.to: missing: expected the highest load to try, as in slo: \
+             {percentile: 99, below: 300us, to: 100000}",
+        ),
+        (
+            "an unknown load plan",
+            "-load: 20000\nload: {ramp: 1000}\n",
+            "bad.yaml:6: load: \"{\\\"ramp\\\":1000}\": expected a rate in requests per second \
+             (20000), a list of rates ([10000, 20000]), {step: {from: 5000, to: 50000, by: \
+             5000}} or {slo: {percentile: 99, below: 300us, to: 100000}}",
+        ),
+        (
+            "a bad target",
+            "-target: 127.0.0.1:7000\ntarget: localhost\n",
+            "bad.yaml:6: target: \"localhost\": expected host:port, as in 127.0.0.1:7000",
+        ),
+        (
+            "a bad protocol",
+            "-protocol: synthetic\nprotocol: memcache\n",
+            "bad.yaml:6: protocol: \"memcache\": expected echo:N, synthetic, memcached, \
+             memcached-binary, memcached-binary:getk, redis or http",
+        ),
+        (
+            "warm-up windows longer than its limit",
+            "warmup: {window: 1s, windows: 40, max: 30s}\n",
+            "bad.yaml:7: warmup.max: \"30s\": expected at least windows × window (40 × 1s) to \
+             let warm-up end",
+        ),
+        (
+            "alpha out of range",
+            "alpha: 0.9\n",
+            "bad.yaml:7: alpha: \"0.9\": expected a significance level above 0 and at most \
+             0.5, as in 0.05",
+        ),
+        (
+            "a list where a map belongs",
+            "sampling: [0.2]\n",
+            "bad.yaml:7: sampling: expected a map of fields, not a list",
+        ),
+        (
+            "not a map at all",
+            "=- name: x\n",
+            "bad.yaml:1: expected a map of fields (name: ..., target: ...), not a list",
+        ),
+    ];
+    assert!(cases.len() >= 15);
+    let mut failures = Vec::new();
+    for (what, change, expected) in cases {
+        let yaml = edit(MINIMAL, change);
+        match parse(&yaml, &[]) {
+            Ok(_) => failures.push(format!("{what}: accepted\n{yaml}")),
+            Err(e) if e.to_string() != *expected => {
+                failures.push(format!("{what}:\n  got      {e}\n  expected {expected}"));
+            }
+            Err(_) => {}
+        }
+    }
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+/// `MINIMAL` changed: `-LINE` lines remove that line, `=TEXT` replaces the whole text, other
+/// lines are appended.
+fn edit(base: &str, change: &str) -> String {
+    if let Some(whole) = change.strip_prefix('=') {
+        return whole.to_owned();
+    }
+    let mut lines: Vec<String> = base.lines().map(str::to_owned).collect();
+    for line in change.lines() {
+        match line.strip_prefix('-') {
+            Some(removed) if !removed.starts_with(' ') => lines.retain(|l| l != removed),
+            _ => lines.push(line.to_owned()),
+        }
+    }
+    lines.join("\n") + "\n"
+}

@@ -1,0 +1,524 @@
+//! Phase 2: the file's fields checked, alone and against each other, into a typed
+//! [`Scenario`]. Each check names the field and the value, and says what is allowed with an
+//! example, since the reader is someone editing the file.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use serde_yaml::Value;
+use vernier_agent::sys::{TimestampMode, Transport};
+use vernier_agent::{AgentKind, ConfigError, Workload};
+use vernier_protocols::{
+    Dist, InterArrival, KvWorkload, Protocol, SpecError, WorkloadError, duration_from_spec,
+};
+
+use super::error::Context;
+use super::file::{CiFile, File};
+use super::plan;
+use super::{CiTarget, Limits, LoadPlan, Sampling, Scenario, ScenarioError, Warmup};
+
+/// Reported besides the target percentile when the scenario does not say.
+const DEFAULT_PERCENTILES: [f64; 4] = [50.0, 90.0, 99.0, 99.9];
+
+/// Checks `file`, read from the text `yaml`, and types its values.
+pub(crate) fn scenario(
+    file: File,
+    yaml: String,
+    context: &Context<'_>,
+) -> Result<Scenario, ScenarioError> {
+    let name = name(context, file.name)?;
+    let targets = plan::targets(context, file.target.as_ref())?;
+    let protocol_text = file.protocol.ok_or_else(|| {
+        context.missing(
+            "protocol",
+            "what the server speaks: echo:N, synthetic, memcached, memcached-binary, \
+             memcached-binary:getk, redis or http",
+        )
+    })?;
+    let protocol: Protocol = protocol_text
+        .parse()
+        .map_err(|e: SpecError| context.bad("protocol", &protocol_text, e.expected()))?;
+    let workload = workload(context, protocol, file.service, file.workload)?;
+    let transport = match file.transport.as_deref().unwrap_or("tcp") {
+        "tcp" => Transport::Tcp,
+        "udp" => Transport::Udp,
+        other => return Err(context.bad("transport", other, "expected tcp or udp")),
+    };
+    let agents = plan::agents(context, file.agents.as_ref())?;
+    let interarrival_text = file.interarrival.unwrap_or_else(|| "exp".into());
+    let interarrival: InterArrival = interarrival_text
+        .parse()
+        .map_err(|e: SpecError| context.bad("interarrival", &interarrival_text, e.expected()))?;
+    let ci = ci(context, file.ci)?;
+    let load = plan::load(context, file.load.as_ref(), &ci)?;
+    let percentiles = percentiles(context, file.percentiles, &ci, &load)?;
+    let timestamps = timestamps(context, file.timestamps, file.interface)?;
+
+    let limits = file.limits.unwrap_or_default();
+    let max_tries = limits.max_tries.unwrap_or(10);
+    if max_tries == 0 {
+        return Err(context.bad("limits.max_tries", 0, "expected at least 1, as in 10"));
+    }
+    let limits = Limits {
+        max_tries,
+        max_duration: duration_or(context, "limits.max_duration", limits.max_duration, "5m")?,
+    };
+    let sampling = sampling(context, file.sampling.unwrap_or_default())?;
+    let warmup = warmup(context, file.warmup.unwrap_or_default())?;
+    let alpha = file.alpha.unwrap_or(0.05);
+    if !(alpha > 0.0 && alpha <= 0.5) {
+        return Err(context.bad(
+            "alpha",
+            alpha,
+            "expected a significance level above 0 and at most 0.5, as in 0.05",
+        ));
+    }
+    let timeout = duration_or(context, "timeout", file.timeout, "1s")?;
+
+    let scenario = Scenario {
+        name,
+        source: context.source.map(Into::into),
+        yaml,
+        targets,
+        protocol,
+        workload,
+        transport,
+        agents,
+        workers: file.workers.unwrap_or(1),
+        cpus: file.cpus.unwrap_or_default(),
+        connections: file.connections.unwrap_or(16),
+        depth: file.depth.unwrap_or(1),
+        interarrival,
+        load,
+        ci,
+        percentiles,
+        timestamps,
+        limits,
+        sampling,
+        warmup,
+        alpha,
+        timeout,
+        seed: file.seed.unwrap_or(1),
+    };
+    agents_can_run(context, &scenario)?;
+    Ok(scenario)
+}
+
+/// The run's name, which also names its record directory.
+fn name(context: &Context<'_>, name: Option<String>) -> Result<String, ScenarioError> {
+    let name = name.ok_or_else(|| {
+        context.missing(
+            "name",
+            "a name for the run and its records, as in name: memcached-zipf",
+        )
+    })?;
+    let unusable = |c: char| c == '/' || c == '\\' || c.is_control();
+    if name.trim().is_empty() || name.starts_with('.') || name.contains(unusable) {
+        return Err(context.bad(
+            "name",
+            &name,
+            "expected a name usable as a directory name (no /, no leading dot), as in \
+             memcached-zipf",
+        ));
+    }
+    Ok(name)
+}
+
+/// The workload the protocol carries: a service time for synthetic, a key-value workload
+/// for memcached, Redis and HTTP, nothing for echo. A field the protocol would ignore is an
+/// error, since whoever wrote it expected it to matter.
+fn workload(
+    context: &Context<'_>,
+    protocol: Protocol,
+    service: Option<String>,
+    kv: Option<KvWorkload>,
+) -> Result<Workload, ScenarioError> {
+    let refuse_service = |service: &str| {
+        context.bad(
+            "service",
+            service,
+            format!(
+                "expected no service time: only the synthetic protocol carries one; a {} \
+                 server's is its own",
+                protocol.name()
+            ),
+        )
+    };
+    let refuse_kv = |uses: &str| {
+        context.invalid(
+            "workload",
+            None,
+            format!(
+                "expected no key-value workload: only memcached, redis and http take one; \
+                 {} {uses}",
+                protocol.name()
+            ),
+        )
+    };
+    match protocol {
+        Protocol::Synthetic => {
+            if kv.is_some() {
+                return Err(refuse_kv("takes service, as in service: exp:20us"));
+            }
+            let service = service.ok_or_else(|| {
+                context.missing(
+                    "service",
+                    "the synthetic server's service-time distribution, as in service: exp:20us",
+                )
+            })?;
+            let dist: Dist = service
+                .parse()
+                .map_err(|e: SpecError| context.bad("service", &service, e.expected()))?;
+            Ok(Workload::Synthetic { service: dist })
+        }
+        Protocol::Echo { .. } => match (service, kv) {
+            (Some(service), _) => Err(refuse_service(&service)),
+            (None, Some(_)) => Err(refuse_kv("sends fixed-size requests")),
+            (None, None) => Ok(Workload::Echo),
+        },
+        _ => {
+            if let Some(service) = service {
+                return Err(refuse_service(&service));
+            }
+            let kv = kv.ok_or_else(|| {
+                context.missing(
+                    "workload",
+                    &format!(
+                        "the key-value workload {protocol} carries, as in workload: {{keys: \
+                         10000, key_size: fixed:30, value_size: fixed:200, read_ratio: 0.9}}"
+                    ),
+                )
+            })?;
+            kv.validate().map_err(|e| {
+                let (field, value) = match &e {
+                    WorkloadError::Keys(keys) => ("workload.keys", keys.to_string()),
+                    WorkloadError::ReadRatio(ratio) => ("workload.read_ratio", ratio.to_string()),
+                    WorkloadError::ZipfTheta(theta) => {
+                        ("workload.key_dist", format!("zipf:{theta}"))
+                    }
+                    _ => ("workload", format!("{kv:?}")),
+                };
+                let message = e.to_string();
+                let expected = message
+                    .split_once(": ")
+                    .map_or(message.as_str(), |(_, e)| e);
+                context.bad(field, value, expected)
+            })?;
+            Ok(Workload::KeyValue(kv))
+        }
+    }
+}
+
+/// The answer wanted.
+fn ci(context: &Context<'_>, ci: Option<CiFile>) -> Result<CiTarget, ScenarioError> {
+    let ci = ci.ok_or_else(|| {
+        context.missing(
+            "ci",
+            "the answer wanted, as in ci: {percentile: 99, width: 10us}",
+        )
+    })?;
+    let percentile = ci.percentile.ok_or_else(|| {
+        context.missing(
+            "ci.percentile",
+            "the percentile whose confidence interval is wanted, as in percentile: 99",
+        )
+    })?;
+    let percentile = percentile_in_range(context, "ci.percentile", percentile)?;
+    let width = ci.width.ok_or_else(|| {
+        context.missing(
+            "ci.width",
+            "the widest acceptable interval, as in width: 10us",
+        )
+    })?;
+    let width = duration(context, "ci.width", &width, "10us")?;
+    let confidence = ci.confidence.unwrap_or(0.95);
+    if !(confidence > 0.0 && confidence < 1.0) {
+        return Err(context.bad(
+            "ci.confidence",
+            confidence,
+            "expected a confidence level strictly between 0 and 1, as in 0.95",
+        ));
+    }
+    Ok(CiTarget {
+        percentile,
+        width,
+        confidence,
+    })
+}
+
+/// The percentiles reported: those asked for (or the defaults), the target's and the SLO's,
+/// ascending, each once.
+fn percentiles(
+    context: &Context<'_>,
+    asked: Option<Vec<f64>>,
+    ci: &CiTarget,
+    load: &LoadPlan,
+) -> Result<Vec<f64>, ScenarioError> {
+    let mut percentiles = match asked {
+        Some(asked) => asked
+            .into_iter()
+            .enumerate()
+            .map(|(i, p)| percentile_in_range(context, &format!("percentiles[{i}]"), p))
+            .collect::<Result<Vec<f64>, _>>()?,
+        None => DEFAULT_PERCENTILES.to_vec(),
+    };
+    percentiles.push(ci.percentile);
+    if let LoadPlan::Slo(slo) = load {
+        percentiles.push(slo.percentile);
+    }
+    percentiles.sort_by(f64::total_cmp);
+    percentiles.dedup();
+    Ok(percentiles)
+}
+
+/// A percentile strictly between 0 and 100: p0 and p100 are the extremes, which no finite
+/// sample estimates with a confidence interval.
+pub(crate) fn percentile_in_range(
+    context: &Context<'_>,
+    field: &str,
+    percentile: f64,
+) -> Result<f64, ScenarioError> {
+    if percentile > 0.0 && percentile < 100.0 {
+        Ok(percentile)
+    } else {
+        Err(context.bad(
+            field,
+            percentile,
+            "expected a percentile strictly between 0 and 100, as in 99",
+        ))
+    }
+}
+
+/// Where timestamps come from; hardware needs the interface whose NIC takes them, and an
+/// interface is refused for the other sources rather than ignored.
+fn timestamps(
+    context: &Context<'_>,
+    mode: Option<String>,
+    interface: Option<String>,
+) -> Result<TimestampMode, ScenarioError> {
+    let text = mode.unwrap_or_else(|| "kernel".into());
+    let mode: TimestampMode = text.parse().map_err(|_| {
+        context.bad(
+            "timestamps",
+            &text,
+            "expected hw (with interface), kernel or user",
+        )
+    })?;
+    match (mode, interface) {
+        (TimestampMode::Hardware { interface }, None) if interface.is_empty() => Err(context.bad(
+            "timestamps",
+            &text,
+            "expected interface too: hardware timestamps are taken by a NIC, named as in \
+                 interface: eth0",
+        )),
+        (TimestampMode::Hardware { interface }, None) => Ok(TimestampMode::Hardware { interface }),
+        (TimestampMode::Hardware { interface: named }, Some(interface)) => {
+            if interface.trim().is_empty() || !(named.is_empty() || named == interface) {
+                return Err(context.bad(
+                    "interface",
+                    &interface,
+                    format!("expected the interface of timestamps: {text}, as in eth0"),
+                ));
+            }
+            Ok(TimestampMode::Hardware { interface })
+        }
+        (mode, Some(interface)) => Err(context.bad(
+            "interface",
+            &interface,
+            format!(
+                "expected no interface with timestamps: {mode}; only hardware timestamps \
+                 (timestamps: hw) are taken by a NIC"
+            ),
+        )),
+        (mode, None) => Ok(mode),
+    }
+}
+
+/// How measuring starts.
+fn sampling(
+    context: &Context<'_>,
+    sampling: super::file::SamplingFile,
+) -> Result<Sampling, ScenarioError> {
+    let rate = sampling.rate.unwrap_or(0.2);
+    if !(rate > 0.0 && rate <= 1.0) {
+        return Err(context.bad(
+            "sampling.rate",
+            rate,
+            "expected a share of requests above 0 and at most 1, as in 0.2",
+        ));
+    }
+    let samples = sampling.samples.unwrap_or(10_000);
+    if samples < 100 {
+        return Err(context.bad(
+            "sampling.samples",
+            samples,
+            "expected at least 100 samples per agent, as in 10000",
+        ));
+    }
+    let interarrival_samples = sampling.interarrival_samples.unwrap_or(1_000);
+    if interarrival_samples < 50 {
+        return Err(context.bad(
+            "sampling.interarrival_samples",
+            interarrival_samples,
+            "expected at least 50 gaps for the Anderson-Darling test, as in 1000",
+        ));
+    }
+    Ok(Sampling {
+        rate,
+        samples,
+        interarrival_samples,
+    })
+}
+
+/// When warm-up ends. Its windows must fit in its time limit, or it could never end.
+fn warmup(context: &Context<'_>, warmup: super::file::WarmupFile) -> Result<Warmup, ScenarioError> {
+    let window = duration_or(context, "warmup.window", warmup.window.clone(), "50ms")?;
+    let windows = warmup.windows.unwrap_or(40);
+    if windows < 10 {
+        return Err(context.bad(
+            "warmup.windows",
+            windows,
+            "expected at least 10 windows for the stationarity test, as in 40",
+        ));
+    }
+    let tolerance = warmup.tolerance.unwrap_or(0.05);
+    if !(tolerance > 0.0 && tolerance < 1.0) {
+        return Err(context.bad(
+            "warmup.tolerance",
+            tolerance,
+            "expected a fraction of the target rate strictly between 0 and 1, as in 0.05",
+        ));
+    }
+    let max = duration_or(context, "warmup.max", warmup.max.clone(), "30s")?;
+    let needed = u32::try_from(windows)
+        .ok()
+        .and_then(|n| window.checked_mul(n));
+    if needed.is_none_or(|needed| needed > max) {
+        return Err(context.bad(
+            "warmup.max",
+            warmup.max.as_deref().unwrap_or("30s"),
+            format!(
+                "expected at least windows × window ({windows} × {}) to let warm-up end",
+                warmup.window.as_deref().unwrap_or("50ms")
+            ),
+        ));
+    }
+    Ok(Warmup {
+        window,
+        windows,
+        tolerance,
+        max,
+    })
+}
+
+/// The agents' own check of the load description, so that a scenario that validates here
+/// never fails when the agents are configured. Its fields have the scenario's names.
+fn agents_can_run(context: &Context<'_>, scenario: &Scenario) -> Result<(), ScenarioError> {
+    for agent in 0..scenario.agents.len() {
+        let spec = scenario.load_spec(agent, SocketAddr::from(([127, 0, 0, 1], 1)));
+        spec.validate().map_err(|e| match e {
+            ConfigError::Invalid {
+                field,
+                value,
+                expected,
+            } => context.bad(field, value, format!("expected {expected}")),
+            mismatch @ ConfigError::Mismatch { .. } => {
+                context.invalid("workload", None, mismatch.to_string())
+            }
+        })?;
+    }
+    if scenario
+        .agents
+        .iter()
+        .all(|a| a.kind() == AgentKind::Throughput)
+    {
+        return Err(context.invalid(
+            "agents",
+            None,
+            "expected at least one agent that measures (kind symmetric or latency): \
+             throughput agents only load",
+        ));
+    }
+    Ok(())
+}
+
+/// A duration field, or its default.
+fn duration_or(
+    context: &Context<'_>,
+    field: &str,
+    text: Option<String>,
+    default: &str,
+) -> Result<Duration, ScenarioError> {
+    duration(context, field, text.as_deref().unwrap_or(default), default)
+}
+
+/// A positive duration as specs write it (`10us`, `1.5s`), plus minutes and hours (`5m`,
+/// `1h`) for the limits of long runs.
+pub(crate) fn duration(
+    context: &Context<'_>,
+    field: &str,
+    text: &str,
+    example: &str,
+) -> Result<Duration, ScenarioError> {
+    parse_duration(text).map_err(|expected| {
+        context.bad(field, text, format!("expected {expected}, as in {example}"))
+    })
+}
+
+/// The duration, or what was expected instead (without an example).
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let (spec, factor) = match (text.strip_suffix('m'), text.strip_suffix('h')) {
+        (Some(minutes), _) => (format!("{minutes}s"), 60),
+        (_, Some(hours)) => (format!("{hours}s"), 3600),
+        _ => (text.to_owned(), 1),
+    };
+    match duration_from_spec(&spec) {
+        Ok(duration) => duration
+            .checked_mul(factor)
+            .ok_or_else(|| "a duration under 584 years".to_owned()),
+        Err(e) => {
+            let expected = e.expected();
+            let expected = expected.strip_prefix("expected ").unwrap_or(expected);
+            let expected = expected.split(", as in").next().unwrap_or(expected);
+            Err(expected.replace("(ns, us, ms, s)", "(ns, us, ms, s, m, h)"))
+        }
+    }
+}
+
+/// A YAML value as the user wrote it, for quoting in errors.
+pub(crate) fn show(value: &Value) -> String {
+    match value {
+        Value::Null => "null".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => s.clone(),
+        other => serde_json::to_string(other).unwrap_or_else(|_| format!("{other:?}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_take_spec_units_and_minutes_and_hours() {
+        assert_eq!(parse_duration("10us"), Ok(Duration::from_micros(10)));
+        assert_eq!(parse_duration("5m"), Ok(Duration::from_secs(300)));
+        assert_eq!(parse_duration("1.5m"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("2h"), Ok(Duration::from_secs(7200)));
+        assert_eq!(parse_duration("5ms"), Ok(Duration::from_millis(5)));
+        assert_eq!(
+            parse_duration("10 parsecs"),
+            Err("a duration with a unit (ns, us, ms, s, m, h)".into())
+        );
+        assert_eq!(parse_duration("0m"), Err("a positive duration".into()));
+    }
+
+    #[test]
+    fn values_are_shown_as_written() {
+        let value: Value = serde_yaml::from_str("[1000, -5, {a: x}]").unwrap();
+        assert_eq!(show(&value), r#"[1000,-5,{"a":"x"}]"#);
+        assert_eq!(show(&Value::from(2.5)), "2.5");
+    }
+}
