@@ -6,7 +6,10 @@ use crate::commands::agent::AgentArgs;
 use crate::commands::analyze::AnalyzeArgs;
 use crate::commands::bench_agent::BenchAgentArgs;
 use crate::commands::calibrate::CalibrateArgs;
+use crate::commands::demo::DemoArgs;
 use crate::commands::model::ModelArgs;
+use crate::commands::report::ReportArgs;
+use crate::commands::run::RunArgs;
 use crate::commands::serve::ServeArgs;
 
 /// vernier: tail latency you can trust, or "N/A" and the reason why.
@@ -21,6 +24,11 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run a scenario through the self-correcting methodology: a tail percentile with its
+    /// CI, or N/A and why (exit 0 converged, 3 N/A, 2 bad input, 1 error).
+    Run(RunArgs),
+    /// The embedded demo: a synthetic server and a local agent in this process, a sweep.
+    Demo(DemoArgs),
     /// Run a load-generating, latency-measuring agent, controlled over gRPC.
     Agent(AgentArgs),
     /// Measure one agent worker's capacity and precision against the synthetic server.
@@ -33,6 +41,8 @@ pub enum Command {
     Serve(ServeArgs),
     /// Simulate the ideal M/G/K queue and print its latency distribution as JSON.
     Model(ModelArgs),
+    /// Tabulate and plot a recorded run: percentiles with CIs, CCDF, latency vs load, checks.
+    Report(ReportArgs),
 }
 
 /// A positive duration as scenario files write it (`30s`, `500ms`, `1.5s`), for clap.

@@ -4,7 +4,10 @@ pub(crate) mod agent;
 pub(crate) mod analyze;
 pub(crate) mod bench_agent;
 pub(crate) mod calibrate;
+pub(crate) mod demo;
 pub(crate) mod model;
+pub(crate) mod report;
+pub(crate) mod run;
 pub(crate) mod serve;
 
 use std::io::Write;
@@ -18,12 +21,15 @@ use crate::error::Error;
 /// Runs one invocation of `vernier`.
 pub fn run(cli: Cli) -> Result<ExitCode, Error> {
     match cli.command {
+        Command::Run(args) => run::run(args),
+        Command::Demo(args) => demo::run(args),
         Command::Agent(args) => agent::run(args),
         Command::Analyze(args) => analyze::run(args),
         Command::BenchAgent(args) => bench_agent::run(args),
         Command::Calibrate(args) => calibrate::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Model(args) => model::run(args),
+        Command::Report(args) => report::run(args),
     }
 }
 

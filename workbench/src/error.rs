@@ -33,6 +33,9 @@ pub enum Error {
     /// listen, a worker that failed, a measurement that broke).
     #[error("{0}")]
     Failed(String),
+    /// A scenario was unusable: it names the file, the line and the field.
+    #[error(transparent)]
+    Scenario(#[from] crate::scenario::ScenarioError),
     /// The statistics refused the input as a whole.
     #[error(transparent)]
     Stats(#[from] vernier_stats::StatsError),
@@ -42,7 +45,9 @@ impl Error {
     /// 2 for bad input (a file, an option), 1 for everything else.
     pub fn exit_code(&self) -> ExitCode {
         match self {
-            Error::Input { .. } | Error::Usage(_) | Error::Stats(_) => ExitCode::from(2),
+            Error::Input { .. } | Error::Usage(_) | Error::Stats(_) | Error::Scenario(_) => {
+                ExitCode::from(2)
+            }
             Error::Io { .. } | Error::Failed(_) => ExitCode::from(1),
         }
     }

@@ -10,8 +10,13 @@
 
 mod cli;
 mod commands;
+pub mod coordinator;
 mod error;
+pub mod record;
+pub mod report;
 mod samples;
+pub mod scenario;
+pub mod session;
 
 pub use cli::{Cli, Command};
 pub use commands::run;

@@ -1,0 +1,65 @@
+//! `vernier demo`: the embedded default. It starts the synthetic server (exponential
+//! service, 50 µs mean, one worker) and a local agent inside this process and runs the
+//! bundled sweep; nothing to install, no flags.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use vernier_fixtures::{ServeConfig, ServeProtocol, Server};
+
+use super::run::{Output, exit_code, print_outcome, run_headless};
+use crate::error::Error;
+use crate::scenario::{Override, Scenario};
+use crate::session::SessionOptions;
+
+/// The bundled scenario; its target is replaced by the in-process server's address.
+const DEMO: &str = include_str!("../../../scenarios/demo.yaml");
+
+/// Options of `vernier demo` (none are needed).
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// The run directory (default: runs/DATE-demo).
+    #[arg(long)]
+    pub record: Option<PathBuf>,
+    /// How the result is printed.
+    #[arg(long, value_enum, default_value_t = Output::Table)]
+    pub output: Output,
+}
+
+/// Runs the demo.
+pub fn run(args: DemoArgs) -> Result<ExitCode, Error> {
+    // The synthetic protocol carries each request's service time (the scenario's
+    // `service: exp:20us`), so the server is told none.
+    // The server spins: its wake-ups are then not part of what the demo measures (the
+    // agent sleeps between departures, so the two share even two cores well).
+    let config = ServeConfig {
+        workers: 1,
+        busy_poll: true,
+        ..ServeConfig::new(
+            SocketAddr::from(([127, 0, 0, 1], 0)),
+            ServeProtocol::Synthetic,
+        )
+    };
+    let server =
+        Server::start(config).map_err(|e| Error::Failed(format!("the demo's server: {e}")))?;
+    let target = Override {
+        path: "target".into(),
+        value: server.local_addr().to_string(),
+    };
+    let scenario = Scenario::from_yaml(DEMO, None, &[target])?;
+    eprintln!(
+        "vernier demo: a synthetic server (exp service, 50 µs mean) on {} and a local agent; the sweep: {:?}",
+        server.local_addr(),
+        scenario.load
+    );
+    let options = SessionOptions {
+        record: args.record.clone(),
+    };
+    let outcome = run_headless(&scenario, &options, false);
+    let _ = server.stop();
+    let outcome = outcome?;
+    print_outcome(&scenario, &outcome, args.output, false)?;
+    exit_code(&outcome)
+}

@@ -1,0 +1,325 @@
+//! `vernier run SCENARIO`: the methodology against real agents. `--headless`: progress
+//! lines on stderr, the result on stdout (JSON or a table), exit code = verdict (0
+//! converged or accepted, 3 N/A, 2 bad input, 1 error).
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+use tokio::sync::mpsc;
+
+use super::print_json;
+use crate::coordinator::{CheckKind, Event, EventKind, Phase, PointResult, Verdict};
+use crate::error::Error;
+use crate::scenario::{LoadPlan, Override, Scenario};
+use crate::session::{self, Outcome, SessionOptions, Update};
+
+/// The exit code of an N/A verdict.
+pub const EXIT_NA: u8 = 3;
+
+/// Options of `vernier run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The scenario (YAML).
+    pub scenario: PathBuf,
+    /// No terminal UI: progress on stderr, the result on stdout.
+    #[arg(long)]
+    pub headless: bool,
+    /// How the result is printed.
+    #[arg(long, value_enum, default_value_t = Output::Json)]
+    pub output: Output,
+    /// The run directory (default: runs/DATE-NAME).
+    #[arg(long)]
+    pub record: Option<PathBuf>,
+    /// Overrides the scenario's load (req/s).
+    #[arg(long)]
+    pub load: Option<String>,
+    /// Overrides any scenario field: `--set ci.width=5us` (repeatable).
+    #[arg(long = "set", value_name = "FIELD=VALUE")]
+    pub set: Vec<String>,
+    /// Pretty-prints the JSON.
+    #[arg(long)]
+    pub pretty: bool,
+    /// No progress lines on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// How the result is printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Output {
+    /// One JSON object.
+    Json,
+    /// A table for people.
+    Table,
+}
+
+/// Parses `--load` and `--set` into overrides.
+pub(crate) fn overrides(load: Option<&str>, set: &[String]) -> Result<Vec<Override>, Error> {
+    let mut all = Vec::new();
+    if let Some(load) = load {
+        all.push(Override {
+            path: "load".into(),
+            value: load.to_string(),
+        });
+    }
+    for s in set {
+        all.push(s.parse::<Override>()?);
+    }
+    Ok(all)
+}
+
+/// Runs `vernier run`.
+pub fn run(args: RunArgs) -> Result<ExitCode, Error> {
+    let overrides = overrides(args.load.as_deref(), &args.set)?;
+    let scenario = Scenario::load(&args.scenario, &overrides)?;
+    if !args.headless {
+        eprintln!("vernier: the terminal UI is not built yet; running headless");
+    }
+    let options = SessionOptions {
+        record: args.record.clone(),
+    };
+    let outcome = run_headless(&scenario, &options, args.quiet)?;
+    print_outcome(&scenario, &outcome, args.output, args.pretty)?;
+    exit_code(&outcome)
+}
+
+/// Runs a scenario without a UI, progress lines on stderr unless `quiet`.
+pub(crate) fn run_headless(
+    scenario: &Scenario,
+    options: &SessionOptions,
+    quiet: bool,
+) -> Result<Outcome, Error> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("vernier-session")
+        .enable_all()
+        .build()
+        .map_err(|source| Error::Io {
+            path: "tokio runtime".into(),
+            source,
+        })?;
+    // Headless runs take no commands but Ctrl-C; the sender lives as long as the run.
+    let (_commands, rx) = mpsc::unbounded_channel();
+    let mut printer = Progress::new(quiet, matches!(scenario.load, LoadPlan::Fixed(_)));
+    runtime.block_on(session::run(scenario, options, rx, |u| printer.update(&u)))
+}
+
+/// The exit code of an outcome; a record that could not be written is an error (1) after
+/// the result was printed.
+pub(crate) fn exit_code(outcome: &Outcome) -> Result<ExitCode, Error> {
+    if let Some(e) = &outcome.record_error {
+        return Err(Error::Failed(format!(
+            "the result above stands, but the record is incomplete: {e}"
+        )));
+    }
+    Ok(match outcome.verdict {
+        Verdict::Converged | Verdict::Accepted => ExitCode::SUCCESS,
+        Verdict::NotAvailable => ExitCode::from(EXIT_NA),
+    })
+}
+
+#[derive(Serialize)]
+struct Many<'a> {
+    verdict: Verdict,
+    points: &'a [PointResult],
+    slo_rate: Option<f64>,
+    timestamps: &'a str,
+    record: String,
+}
+
+/// Prints the result: a point's object for a fixed load, `{"points": [...], "slo_rate"}`
+/// otherwise.
+pub(crate) fn print_outcome(
+    scenario: &Scenario,
+    outcome: &Outcome,
+    output: Output,
+    pretty: bool,
+) -> Result<(), Error> {
+    match output {
+        Output::Json => match (&scenario.load, outcome.points.as_slice()) {
+            (LoadPlan::Fixed(_), [one]) => print_json(one, pretty),
+            _ => print_json(
+                &Many {
+                    verdict: outcome.verdict,
+                    points: &outcome.points,
+                    slo_rate: outcome.slo_rate,
+                    timestamps: &outcome.timestamps,
+                    record: outcome.record.display().to_string(),
+                },
+                pretty,
+            ),
+        },
+        Output::Table => {
+            let text = table(outcome);
+            let mut out = std::io::stdout().lock();
+            match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::Io {
+                    path: "<stdout>".into(),
+                    source: e,
+                }),
+                _ => Ok(()),
+            }
+        }
+    }
+}
+
+/// The result as a table for people.
+pub(crate) fn table(outcome: &Outcome) -> String {
+    let mut s = String::new();
+    let ps: Vec<f64> = outcome
+        .points
+        .first()
+        .map(|p| p.percentiles.iter().map(|q| q.p).collect())
+        .unwrap_or_default();
+    s.push_str(&format!(
+        "{:>10} {:>10} {:>10} {:>9}",
+        "load/s", "achieved/s", "verdict", "samples"
+    ));
+    for p in &ps {
+        s.push_str(&format!(" {:>26}", format!("p{p} µs [CI]")));
+    }
+    s.push('\n');
+    for point in &outcome.points {
+        s.push_str(&format!(
+            "{:>10.0} {:>10.0} {:>10} {:>9}",
+            point.target_rate,
+            point.achieved_rate,
+            point.verdict.name(),
+            point.samples
+        ));
+        for p in &ps {
+            let cell = point
+                .percentiles
+                .iter()
+                .find(|q| (q.p - p).abs() < 1e-9)
+                .map_or("-".to_string(), |q| match (q.ci_low, q.ci_high) {
+                    (Some(lo), Some(hi)) => format!("{:.1} [{:.1}, {:.1}]", q.value, lo, hi),
+                    _ => format!("{:.1} [no CI]", q.value),
+                });
+            s.push_str(&format!(" {cell:>26}"));
+        }
+        s.push('\n');
+        for r in &point.reasons {
+            s.push_str(&format!("    {}: {}\n", r.check, r.detail));
+        }
+    }
+    if let Some(rate) = outcome.slo_rate {
+        s.push_str(&format!("highest load meeting the SLO: {rate:.0} req/s\n"));
+    }
+    s.push_str(&format!(
+        "verdict: {} (timestamps: {}); record: {}\n",
+        outcome.verdict.name(),
+        outcome.timestamps,
+        outcome.record.display()
+    ));
+    s
+}
+
+/// Progress lines on stderr: phases, tests with their figures, measurement progress with
+/// its ETA, and one line per load point.
+struct Progress {
+    quiet: bool,
+    single: bool,
+    last_progress: f64,
+}
+
+impl Progress {
+    fn new(quiet: bool, single: bool) -> Progress {
+        Progress {
+            quiet,
+            single,
+            last_progress: f64::NEG_INFINITY,
+        }
+    }
+
+    fn update(&mut self, update: &Update) {
+        let line = match update {
+            Update::Started { record, timestamps } => Some(format!(
+                "agents ready ({timestamps} timestamps); recording to {}",
+                record.display()
+            )),
+            Update::Event(e) => self.line(e),
+        };
+        if let Some(line) = line {
+            let mut err = std::io::stderr().lock();
+            let _ = writeln!(err, "{line}");
+        }
+    }
+
+    fn line(&mut self, e: &Event) -> Option<String> {
+        let head = format!("[{:7.2}s] {:>8.0}/s", e.at, e.rate);
+        match &e.kind {
+            // A sweep's per-load line is printed even when quiet.
+            EventKind::Verdict(r) => {
+                Some(format!("{head}  {}", verdict_line(r))).filter(|_| !self.quiet || !self.single)
+            }
+            _ if self.quiet => None,
+            EventKind::Phase { phase, detail } if *phase != Phase::Done => {
+                Some(format!("{head}  {}: {detail}", phase.name()))
+            }
+            EventKind::Check(c) => {
+                let who = c.agent.map_or(String::new(), |a| format!(" agent {a}"));
+                let name = match c.check {
+                    CheckKind::Rate => "rate",
+                    CheckKind::WarmupStationarity => "warm-up ADF",
+                    CheckKind::Interarrival => "inter-arrival",
+                    CheckKind::Independence => "independence",
+                    CheckKind::Stationarity => "stationarity",
+                    CheckKind::Agreement => "agreement",
+                    CheckKind::Confidence => "confidence",
+                };
+                Some(format!(
+                    "{head}  {name}{who}: {} — {}; {}",
+                    if c.pass { "pass" } else { "FAIL" },
+                    c.detail,
+                    c.decision
+                ))
+            }
+            EventKind::Progress(p)
+                if p.phase == Phase::Measure && e.at - self.last_progress >= 2.0 =>
+            {
+                self.last_progress = e.at;
+                let rate: f64 = p.agents.iter().map(|a| a.achieved_rate).sum();
+                Some(format!(
+                    "{head}  measuring: {:.0} req/s, {} samples of {} per agent at {:.2}%, CI width {} (target {:.1} µs), ETA {}",
+                    rate,
+                    p.samples,
+                    p.samples_wanted,
+                    p.sampling_rate * 100.0,
+                    p.ci_width_us.map_or("-".into(), |w| format!("{w:.1} µs")),
+                    p.ci_target_us,
+                    p.eta_s
+                        .map_or("-".into(), |s| format!("{:.1}s", s.max(0.0)))
+                ))
+            }
+            EventKind::Command { command } => Some(format!("{head}  command: {command}")),
+            _ => None,
+        }
+    }
+}
+
+fn verdict_line(r: &PointResult) -> String {
+    let target = r
+        .target()
+        .map_or("no samples".to_string(), |t| match (t.ci_low, t.ci_high) {
+            (Some(lo), Some(hi)) => format!("p{} = {:.1} µs [{:.1}, {:.1}]", t.p, t.value, lo, hi),
+            _ => format!("p{} = {:.1} µs (no CI)", t.p, t.value),
+        });
+    let mut line = format!(
+        "{}: {target}; achieved {:.0} req/s, {} samples, {:.1}s",
+        r.verdict.name(),
+        r.achieved_rate,
+        r.samples,
+        r.duration_s
+    );
+    for reason in &r.reasons {
+        line.push_str(&format!(
+            "\n             {}: {}",
+            reason.check, reason.detail
+        ));
+    }
+    line
+}

@@ -1,0 +1,402 @@
+//! The methodology (Lancet §4.3, all of it) as a pure state machine: it is fed
+//! observations (agents' batches, clock ticks, the user's commands) and answers with
+//! actions for the agents and events for everyone watching. No I/O: the session does
+//! that, and tests drive it with made-up batches.
+//!
+//! Per load point: warm-up (achieved rate within tolerance and the per-window latency
+//! stationary by ADF) → inter-arrival check (Anderson-Darling per agent) → measure
+//! (10,000 samples at 20% to start) → independence (Spearman lag search; sampling ÷ lag)
+//! → stationarity (ADF; more samples) → confidence (per-agent CIs must overlap; the
+//! combined CI no wider than asked; the next sample count predicted from the width) →
+//! converged, or N/A with every failed check and its figures.
+
+mod checks;
+mod event;
+mod point;
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use vernier_agent::Batch;
+use vernier_protocols::InterArrival;
+
+pub use event::*;
+
+use crate::scenario::{CiTarget, Limits, LoadPlan, Sampling, Scenario, SloSearch, Warmup};
+use point::Point;
+
+/// What one load point is run with (the scenario's values, and the rate).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PointConfig {
+    /// req/s over all agents.
+    pub rate: f64,
+    /// Agents sharing the load equally.
+    pub agents: usize,
+    /// Worker threads per agent (each generates its share of the agent's rate).
+    pub workers: usize,
+    /// Connections per agent.
+    pub connections: usize,
+    /// Outstanding requests per connection.
+    pub depth: usize,
+    /// The arrival process.
+    pub interarrival: InterArrival,
+    /// The answer wanted.
+    pub ci: CiTarget,
+    /// Percentiles reported.
+    pub percentiles: Vec<f64>,
+    /// When to give up.
+    pub limits: Limits,
+    /// How measuring starts.
+    pub sampling: Sampling,
+    /// When warm-up ends.
+    pub warmup: Warmup,
+    /// Significance level of the tests.
+    pub alpha: f64,
+    /// In an SLO search, the bound: a CI wholly on one side of it decides the point.
+    pub slo: Option<Duration>,
+    /// The timestamp source, as reported.
+    pub timestamps: String,
+}
+
+impl PointConfig {
+    /// The scenario's values for every point (the rate is set per point).
+    pub fn from_scenario(scenario: &Scenario, timestamps: &str) -> PointConfig {
+        let mut ci = scenario.ci;
+        let slo = match &scenario.load {
+            LoadPlan::Slo(s) => {
+                // The search is about the SLO's percentile.
+                ci.percentile = s.percentile;
+                Some(s.below)
+            }
+            _ => None,
+        };
+        PointConfig {
+            rate: 0.0,
+            agents: scenario.agents.len(),
+            workers: scenario.workers,
+            connections: scenario.connections,
+            depth: scenario.depth,
+            interarrival: scenario.interarrival,
+            ci,
+            percentiles: scenario.percentiles.clone(),
+            limits: scenario.limits,
+            sampling: scenario.sampling,
+            warmup: scenario.warmup,
+            alpha: scenario.alpha,
+            slo,
+            timestamps: timestamps.to_string(),
+        }
+    }
+}
+
+/// What the coordinator is fed.
+// A batch is moved once from its agent to the coordinator: boxing it would only add an
+// allocation per batch.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone)]
+pub enum Input {
+    /// A batch from agent `agent` (its index in the scenario).
+    Batch {
+        /// The agent.
+        agent: usize,
+        /// What it reported.
+        batch: Batch,
+    },
+    /// Time passed (the session ticks every few tens of milliseconds).
+    Tick,
+    /// The user asked for something.
+    Command(UserCommand),
+    /// An agent stopped answering.
+    AgentLost {
+        /// The agent.
+        agent: usize,
+        /// Why, in words.
+        detail: String,
+    },
+}
+
+/// What the user can ask at any time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum UserCommand {
+    /// Stop the load, keep what was collected.
+    Pause,
+    /// Resume after a pause (the methodology restarts at warm-up).
+    Resume,
+    /// Change the load, req/s over all agents (restarts at warm-up).
+    SetLoad(f64),
+    /// End the current point with the result so far.
+    Accept,
+    /// End the run; what was collected is kept.
+    Quit,
+}
+
+impl std::fmt::Display for UserCommand {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            UserCommand::Pause => f.write_str("pause"),
+            UserCommand::Resume => f.write_str("resume"),
+            UserCommand::SetLoad(r) => write!(f, "set load {r:.0} req/s"),
+            UserCommand::Accept => f.write_str("accept"),
+            UserCommand::Quit => f.write_str("quit"),
+        }
+    }
+}
+
+/// What the session must do to the agents.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Action {
+    /// Generate `rate` req/s over all agents (split equally).
+    Load {
+        /// req/s over all agents.
+        rate: f64,
+    },
+    /// Keep this share of requests as samples.
+    Sampling(f64),
+    /// Stop generating.
+    Pause,
+    /// The run is over: stop the agents.
+    Finished,
+}
+
+/// The coordinator's answer to one input.
+#[derive(Debug, Default, Clone)]
+pub struct Decision {
+    /// For the agents, in order.
+    pub actions: Vec<Action>,
+    /// For the displays and the record, in order.
+    pub events: Vec<Event>,
+}
+
+/// The search for the highest load meeting an SLO: doubling from `from` until a load
+/// fails, then bisection until the bracket is narrower than `precision`.
+#[derive(Debug, Clone)]
+struct Search {
+    slo: SloSearch,
+    /// The highest load that met the objective.
+    pass: Option<f64>,
+    /// The lowest load that did not.
+    fail: Option<f64>,
+}
+
+impl Search {
+    /// Records a probe and says which load to try next.
+    fn next(&mut self, rate: f64, result: &PointResult) -> Option<f64> {
+        let bound_us = self.slo.below.as_secs_f64() * 1e6;
+        let met = result.verdict == Verdict::Converged
+            && result
+                .target()
+                .and_then(|t| t.ci_high)
+                .is_some_and(|h| h < bound_us);
+        if met {
+            self.pass = Some(self.pass.map_or(rate, |p| p.max(rate)));
+        } else {
+            self.fail = Some(self.fail.map_or(rate, |f| f.min(rate)));
+        }
+        match (self.pass, self.fail) {
+            (None, _) => None,
+            (Some(p), None) if p >= self.slo.to => None,
+            (Some(p), None) => Some((p * 2.0).min(self.slo.to)),
+            (Some(p), Some(f)) if f <= p => None,
+            (Some(p), Some(f)) if (f - p) / p <= self.slo.precision => None,
+            (Some(p), Some(f)) => Some((p + f) / 2.0),
+        }
+    }
+}
+
+/// The whole run: one load point after another (a fixed load, a sweep, or an SLO search).
+#[derive(Debug)]
+pub struct Coordinator {
+    base: PointConfig,
+    queue: VecDeque<f64>,
+    search: Option<Search>,
+    point: Option<Point>,
+    results: Vec<PointResult>,
+    /// The user quit or an agent was lost: no further points.
+    stopped: bool,
+    done: bool,
+}
+
+impl Coordinator {
+    /// A coordinator for `plan`; nothing happens until [`Coordinator::start`].
+    pub fn new(base: PointConfig, plan: &LoadPlan) -> Coordinator {
+        let (queue, search) = match plan {
+            LoadPlan::Fixed(r) => (VecDeque::from([*r]), None),
+            LoadPlan::Sweep(rates) => (rates.iter().copied().collect(), None),
+            LoadPlan::Slo(s) => (
+                VecDeque::from([s.from]),
+                Some(Search {
+                    slo: s.clone(),
+                    pass: None,
+                    fail: None,
+                }),
+            ),
+        };
+        Coordinator {
+            base,
+            queue,
+            search,
+            point: None,
+            results: Vec::new(),
+            stopped: false,
+            done: false,
+        }
+    }
+
+    /// Starts the first load point (the agents are connected).
+    pub fn start(&mut self, at: Duration) -> Decision {
+        let mut out = Decision::default();
+        self.next_point(at, &mut out);
+        out
+    }
+
+    /// Feeds one input.
+    pub fn step(&mut self, at: Duration, input: Input) -> Decision {
+        let mut out = Decision::default();
+        if self.done {
+            return out;
+        }
+        let Some(point) = self.point.as_mut() else {
+            return out;
+        };
+        match input {
+            Input::Batch { agent, batch } => point.batch(at, agent, &batch, &mut out),
+            Input::Tick => point.tick(at, &mut out),
+            Input::Command(command) => {
+                out.events.push(Event {
+                    at: at.as_secs_f64(),
+                    point: self.results.len(),
+                    rate: point.rate(),
+                    kind: EventKind::Command {
+                        command: command.to_string(),
+                    },
+                });
+                match command {
+                    UserCommand::Pause => point.pause(at, &mut out),
+                    UserCommand::Resume => point.resume(at, &mut out),
+                    UserCommand::SetLoad(rate) if rate > 0.0 && rate.is_finite() => {
+                        point.set_load(at, rate, &mut out)
+                    }
+                    UserCommand::SetLoad(_) => {}
+                    UserCommand::Accept => point.accept(at, &mut out),
+                    UserCommand::Quit => {
+                        point.abort(
+                            at,
+                            Reason {
+                                check: "quit".into(),
+                                detail: "the user quit; what was collected is kept".into(),
+                                figures: Default::default(),
+                            },
+                            &mut out,
+                        );
+                        self.queue.clear();
+                        self.stopped = true;
+                    }
+                }
+            }
+            Input::AgentLost { agent, detail } => {
+                point.abort(
+                    at,
+                    Reason {
+                        check: "agent_lost".into(),
+                        detail: format!("agent {agent} was lost: {detail}"),
+                        figures: Default::default(),
+                    },
+                    &mut out,
+                );
+                self.queue.clear();
+                self.stopped = true;
+            }
+        }
+        if let Some(result) = self.point.as_ref().and_then(|p| p.result()).cloned() {
+            let rate = result.target_rate;
+            self.results.push(result);
+            if !self.stopped
+                && let Some(search) = self.search.as_mut()
+                && let Some(last) = self.results.last()
+                && let Some(next) = search.next(rate, last)
+            {
+                self.queue.push_back(next);
+            }
+            self.next_point(at, &mut out);
+        }
+        out
+    }
+
+    fn next_point(&mut self, at: Duration, out: &mut Decision) {
+        match self.queue.pop_front() {
+            Some(rate) => {
+                if self.point.is_some() {
+                    // Between points: drop the last point's backlog before the next load.
+                    out.actions.push(Action::Pause);
+                }
+                let config = PointConfig {
+                    rate,
+                    ..self.base.clone()
+                };
+                self.point = Some(Point::start(config, self.results.len(), at, out));
+            }
+            None => {
+                self.point = None;
+                self.done = true;
+                out.actions.push(Action::Finished);
+            }
+        }
+    }
+
+    /// Whether the run is over.
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// The current load point's index and measurement round (0 outside measurement):
+    /// the record's `point` and `round` columns.
+    pub fn position(&self) -> (usize, u32) {
+        (
+            self.results.len(),
+            self.point.as_ref().map_or(0, |p| p.round()),
+        )
+    }
+
+    /// The measurement round a sample of `agent` sent at `departure_ns` (on the agent's
+    /// clock) belongs to, 0 if it is not part of one: the record's `round` column.
+    pub fn round_of(&self, agent: usize, departure_ns: u64) -> u32 {
+        self.point
+            .as_ref()
+            .map_or(0, |p| p.round_of(agent, departure_ns))
+    }
+
+    /// The finished points' results, in order.
+    pub fn results(&self) -> &[PointResult] {
+        &self.results
+    }
+
+    /// In an SLO search, the highest load that met the objective.
+    pub fn slo_rate(&self) -> Option<f64> {
+        self.search.as_ref().and_then(|s| s.pass)
+    }
+
+    /// The run's verdict: a single point's, or converged only if every point converged
+    /// (a sweep) or a rate was found (an SLO search).
+    pub fn verdict(&self) -> Option<Verdict> {
+        if !self.done {
+            return None;
+        }
+        if self.search.is_some() {
+            return Some(if self.slo_rate().is_some() {
+                Verdict::Converged
+            } else {
+                Verdict::NotAvailable
+            });
+        }
+        let verdicts: Vec<Verdict> = self.results.iter().map(|r| r.verdict).collect();
+        Some(match verdicts.as_slice() {
+            [] => Verdict::NotAvailable,
+            [one] => *one,
+            many if many.iter().all(|v| *v != Verdict::NotAvailable) => Verdict::Converged,
+            _ => Verdict::NotAvailable,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

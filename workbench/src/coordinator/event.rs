@@ -1,0 +1,323 @@
+//! What the methodology says as it works: every phase change, every test with its
+//! statistic and decision, progress figures, and each load point's result. Events are the
+//! one interface of the TUI, the headless printer, the recorder and replay.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// One thing the coordinator did or found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    /// Seconds since the session started.
+    pub at: f64,
+    /// The load point (0-based, in the order measured).
+    pub point: usize,
+    /// The point's target rate, req/s over all agents.
+    pub rate: f64,
+    /// What happened.
+    #[serde(flatten)]
+    pub kind: EventKind,
+}
+
+/// The kinds of [`Event`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum EventKind {
+    /// The methodology entered a phase.
+    Phase {
+        /// The phase.
+        phase: Phase,
+        /// Why, in words.
+        detail: String,
+    },
+    /// One warm-up window closed.
+    Window {
+        /// Requests sent per second in the window, all agents.
+        sent_rate: f64,
+        /// Replies per second in the window, all agents.
+        achieved_rate: f64,
+        /// Mean latency in the window, µs (`None` if no reply completed).
+        latency_mean_us: Option<f64>,
+    },
+    /// A test ran.
+    Check(Check),
+    /// Live figures, twice a second.
+    Progress(Progress),
+    /// The user (or Ctrl-C) asked for something.
+    Command {
+        /// What, in words.
+        command: String,
+    },
+    /// A load point ended.
+    Verdict(Box<PointResult>),
+}
+
+/// The methodology's phases (Lancet §4.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// Load applied; waiting for the rate and the latency to settle.
+    Warmup,
+    /// Testing each agent's inter-departure gaps against the target distribution.
+    Interarrival,
+    /// Collecting samples.
+    Measure,
+    /// Load paused by the user.
+    Paused,
+    /// The point has its verdict.
+    Done,
+}
+
+impl Phase {
+    /// A short name for displays.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Warmup => "warm-up",
+            Phase::Interarrival => "inter-arrival",
+            Phase::Measure => "measure",
+            Phase::Paused => "paused",
+            Phase::Done => "done",
+        }
+    }
+}
+
+/// The tests the methodology runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckKind {
+    /// Achieved rate within tolerance of the target (warm-up).
+    Rate,
+    /// ADF on the per-window latency series (warm-up).
+    WarmupStationarity,
+    /// Anderson-Darling (or dispersion, for fixed gaps) on inter-departure gaps.
+    Interarrival,
+    /// Spearman correlation of the samples in send order.
+    Independence,
+    /// ADF on the samples in send order.
+    Stationarity,
+    /// Every agent's CI of the target percentile overlaps the others'.
+    Agreement,
+    /// The combined CI of the target percentile is narrow enough.
+    Confidence,
+}
+
+/// One test's outcome, with the figures behind it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Check {
+    /// Which test.
+    pub check: CheckKind,
+    /// The agent tested, or `None` for all together.
+    pub agent: Option<usize>,
+    /// Whether it passed.
+    pub pass: bool,
+    /// The test statistic (A², ρ, the ADF t, the CI width in µs, the achieved rate...).
+    pub statistic: Option<f64>,
+    /// Its p-value, where the test has one.
+    pub pvalue: Option<f64>,
+    /// The sample size the test saw.
+    pub n: usize,
+    /// What was found, in words.
+    pub detail: String,
+    /// What the methodology does next.
+    pub decision: String,
+    /// Data for plots: the gap histogram, the correlogram.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<CheckData>,
+}
+
+/// Plot data carried by a [`Check`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum CheckData {
+    /// The inter-departure gaps, binned from 0 in `bin_ns` steps.
+    Histogram {
+        /// The width of a bin, ns.
+        bin_ns: f64,
+        /// Gaps per bin (the last bin holds everything beyond).
+        counts: Vec<u64>,
+        /// The mean gap the target distribution has, ns.
+        target_mean_ns: f64,
+        /// The target distribution (`exp`, `fixed`, or a spec).
+        shape: String,
+    },
+    /// Spearman's ρ at each lag tried.
+    Correlogram {
+        /// (lag, ρ, p-value) for each lag tried.
+        lags: Vec<(usize, f64, f64)>,
+    },
+}
+
+/// Live figures for displays.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Progress {
+    /// The current phase.
+    pub phase: Phase,
+    /// Per agent.
+    pub agents: Vec<AgentProgress>,
+    /// Samples in the current measurement, all agents.
+    pub samples: usize,
+    /// Samples the current measurement round waits for, per agent.
+    pub samples_wanted: usize,
+    /// The share of requests kept.
+    pub sampling_rate: f64,
+    /// The combined CI width of the target percentile at the last check, µs.
+    pub ci_width_us: Option<f64>,
+    /// The target width, µs.
+    pub ci_target_us: f64,
+    /// Measurement rounds so far.
+    pub tries: u32,
+    /// Seconds until the current round has its samples, if measuring.
+    pub eta_s: Option<f64>,
+}
+
+/// One agent's live figures over the last half second.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentProgress {
+    /// Requests sent per second.
+    pub sent_rate: f64,
+    /// Replies per second.
+    pub achieved_rate: f64,
+    /// Median latency, µs.
+    pub p50_us: Option<f64>,
+    /// 99th percentile latency, µs.
+    pub p99_us: Option<f64>,
+    /// 99th percentile of actual minus scheduled departure, µs.
+    pub send_lag_p99_us: Option<f64>,
+    /// Due requests waiting for a free connection slot now.
+    pub backlog: u64,
+    /// The last inter-arrival test's p-value.
+    pub interarrival_pvalue: Option<f64>,
+    /// The lag at which the samples looked independent.
+    pub independence_lag: Option<usize>,
+    /// This agent's CI width of the target percentile at the last check, µs.
+    pub ci_width_us: Option<f64>,
+    /// Samples kept in the current measurement.
+    pub samples: usize,
+}
+
+/// A load point's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Every check passed and the CI is as narrow as asked.
+    Converged,
+    /// No honest number: see the reasons.
+    #[serde(rename = "n/a")]
+    NotAvailable,
+    /// The user accepted the current result before convergence.
+    Accepted,
+}
+
+impl Verdict {
+    /// As printed.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Converged => "converged",
+            Verdict::NotAvailable => "n/a",
+            Verdict::Accepted => "accepted",
+        }
+    }
+}
+
+/// Why a point is N/A (or what was doubtful about an accepted one).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reason {
+    /// A stable name: `load_not_reached`, `closed_loop`, `interarrival`, `independence`,
+    /// `stationarity`, `warmup_stationarity`, `agents_disagree`, `too_few_samples`,
+    /// `heavy_tail`, `confidence`, `quit`, `agent_lost`, `errors`.
+    pub check: String,
+    /// What was found, with its figures, in words.
+    pub detail: String,
+    /// The figures.
+    pub figures: BTreeMap<String, f64>,
+}
+
+/// One percentile with its confidence interval, µs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PercentileResult {
+    /// In percent.
+    pub p: f64,
+    /// The estimate.
+    pub value: f64,
+    /// The CI's low end (`None` when the samples are too few for a CI).
+    pub ci_low: Option<f64>,
+    /// The CI's high end.
+    pub ci_high: Option<f64>,
+}
+
+/// The inter-arrival test of one agent, as reported.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InterarrivalResult {
+    /// A² (exponential) or the coefficient of variation (fixed).
+    pub statistic: f64,
+    /// The p-value, where the test has one.
+    pub pvalue: Option<f64>,
+    /// Whether the gaps fit.
+    pub pass: bool,
+}
+
+/// One agent's share of a point's result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentResult {
+    /// Replies per second during the point.
+    pub achieved_rate: f64,
+    /// The inter-arrival test.
+    pub interarrival: Option<InterarrivalResult>,
+    /// 99th percentile of actual minus scheduled departure during measurement, µs.
+    pub send_lag_p99_us: Option<f64>,
+    /// The most due requests that waited for a free slot at once.
+    pub backlog_max: u64,
+    /// Requests that failed (timeouts, lost connections) or were answered with an error.
+    pub errors: u64,
+    /// Samples kept.
+    pub samples: usize,
+}
+
+/// A load point's result: the JSON object `vernier run --headless` prints.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PointResult {
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Why N/A (empty when converged).
+    pub reasons: Vec<Reason>,
+    /// req/s over all agents.
+    pub target_rate: f64,
+    /// Replies per second over all agents during the point.
+    pub achieved_rate: f64,
+    /// The timestamp source in use.
+    pub timestamps: String,
+    /// Samples the percentiles were computed from.
+    pub samples: usize,
+    /// The share of requests kept.
+    pub sampling_rate: f64,
+    /// Seconds from the point's start to its verdict.
+    pub duration_s: f64,
+    /// Each reported percentile with its CI, µs.
+    pub percentiles: Vec<PercentileResult>,
+    /// The target percentile.
+    pub target_percentile: f64,
+    /// The combined CI width of the target percentile, µs.
+    pub ci_width_us: Option<f64>,
+    /// Measurement rounds used.
+    pub tries: u32,
+    /// The fewest samples the CI formula needs for the target percentile.
+    pub min_samples: usize,
+    /// The measurement round whose samples the result uses (the `round` column of
+    /// samples.parquet).
+    pub round: u32,
+    /// Per agent.
+    pub agents: Vec<AgentResult>,
+    /// The run directory, once recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record: Option<String>,
+}
+
+impl PointResult {
+    /// The target percentile's entry.
+    pub fn target(&self) -> Option<&PercentileResult> {
+        self.percentiles
+            .iter()
+            .find(|p| (p.p - self.target_percentile).abs() < 1e-9)
+    }
+}

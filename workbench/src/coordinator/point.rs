@@ -1,0 +1,1057 @@
+//! One load point through the methodology: warm-up → inter-arrival check → measure →
+//! independence → stationarity → confidence → a verdict.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+use vernier_agent::{Batch, Counters, Sample, histogram};
+use vernier_stats::min_samples_for_ci;
+
+use super::checks::{self, Interval};
+use super::event::*;
+use super::{Action, Decision, PointConfig};
+
+mod warmup;
+
+/// How long the agents may take to apply a new sampling rate: samples sent earlier than
+/// this after the decision are not part of the new round.
+const SAMPLING_SETTLE_NS: u64 = 50_000_000;
+/// Inter-arrival tests before the point is N/A.
+const INTERARRIVAL_TRIES: u32 = 5;
+/// The lowest sampling rate the independence search may reach.
+const MIN_SAMPLING: f64 = 1e-4;
+/// Progress events are this far apart.
+const PROGRESS_EVERY: Duration = Duration::from_millis(500);
+/// A backlog of this many seconds of requests means the load has gone closed-loop for good.
+const HOPELESS_BACKLOG_S: f64 = 0.5;
+/// Requests sent this late (median) mean the agent cannot generate the load.
+const HOPELESS_SEND_LAG_NS: u64 = 200_000_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Warmup,
+    Interarrival,
+    Measure,
+    Paused,
+    Done,
+}
+
+/// One closed warm-up window, all agents.
+#[derive(Debug, Clone, Copy)]
+struct Window {
+    dt: f64,
+    sent: u64,
+    received: u64,
+    latency_mean_us: Option<f64>,
+}
+
+/// What the point knows of one agent.
+#[derive(Debug)]
+struct AgentState {
+    /// Each worker's cumulative counters as last reported.
+    workers: BTreeMap<u32, Counters>,
+    /// The latest batch's end, ns on the agent's clock.
+    last_elapsed_ns: u64,
+    /// Samples sent before this are not part of the current round.
+    cutoff_ns: u64,
+    gaps: Vec<u64>,
+    samples: Vec<Sample>,
+    send_lag: Histogram<u64>,
+    interarrival: Option<InterarrivalResult>,
+    interarrival_pvalue: Option<f64>,
+    lag: Option<usize>,
+    ci_width_us: Option<f64>,
+    backlog_now: u64,
+    backlog_max: u64,
+    errors: u64,
+    received_in_point: u64,
+    // Since the last progress event.
+    recent_sent: u64,
+    recent_received: u64,
+    recent_latency: Histogram<u64>,
+    recent_send_lag: Histogram<u64>,
+    // The open warm-up window.
+    win_sent: u64,
+    win_received: u64,
+    win_latency_ns: f64,
+    win_replies: u64,
+    win_send_lag: Histogram<u64>,
+}
+
+impl AgentState {
+    fn new() -> AgentState {
+        AgentState {
+            workers: BTreeMap::new(),
+            last_elapsed_ns: 0,
+            cutoff_ns: u64::MAX,
+            gaps: Vec::new(),
+            samples: Vec::new(),
+            send_lag: histogram(),
+            interarrival: None,
+            interarrival_pvalue: None,
+            lag: None,
+            ci_width_us: None,
+            backlog_now: 0,
+            backlog_max: 0,
+            errors: 0,
+            received_in_point: 0,
+            recent_sent: 0,
+            recent_received: 0,
+            recent_latency: histogram(),
+            recent_send_lag: histogram(),
+            win_sent: 0,
+            win_received: 0,
+            win_latency_ns: 0.0,
+            win_replies: 0,
+            win_send_lag: histogram(),
+        }
+    }
+
+    /// Latencies in µs, in send order.
+    fn latencies_in_send_order(&mut self) -> Vec<f64> {
+        self.samples.sort_by_key(|s| s.departure_ns);
+        self.samples
+            .iter()
+            .map(|s| s.latency_ns as f64 / 1e3)
+            .collect()
+    }
+}
+
+/// The methodology for one load point.
+#[derive(Debug)]
+pub(crate) struct Point {
+    config: PointConfig,
+    index: usize,
+    state: State,
+    started: Duration,
+    /// Paused time, which does not count against the limits.
+    paused_for: Duration,
+    paused_at: Option<Duration>,
+    phase_started: Duration,
+    agents: Vec<AgentState>,
+    windows: Vec<Window>,
+    window_started: Duration,
+    last_progress: Duration,
+    sampling: f64,
+    tries: u32,
+    interarrival_tries: u32,
+    /// Samples per agent the current round waits for.
+    wanted: usize,
+    /// The measurement round (the `round` column of the record); 0 is warm-up.
+    round: u32,
+    /// Whether the current round has passed the independence test.
+    independent: bool,
+    measure_started: Duration,
+    measure_received: u64,
+    ci_width_us: Option<f64>,
+    /// Widths seen at each check, with the sample count: the narrowing so far.
+    widths: Vec<(usize, f64)>,
+    result: Option<PointResult>,
+}
+
+impl Point {
+    /// Starts the point at `at`: sets the warm-up sampling rate and the load.
+    pub(crate) fn start(
+        config: PointConfig,
+        index: usize,
+        at: Duration,
+        out: &mut Decision,
+    ) -> Point {
+        let mut point = Point {
+            agents: (0..config.agents).map(|_| AgentState::new()).collect(),
+            sampling: config.sampling.rate,
+            wanted: config.sampling.samples,
+            config,
+            index,
+            state: State::Warmup,
+            started: at,
+            paused_for: Duration::ZERO,
+            paused_at: None,
+            phase_started: at,
+            windows: Vec::new(),
+            window_started: at,
+            last_progress: at,
+            tries: 0,
+            interarrival_tries: 0,
+            round: 0,
+            independent: false,
+            measure_started: at,
+            measure_received: 0,
+            ci_width_us: None,
+            widths: Vec::new(),
+            result: None,
+        };
+        point.begin_warmup(at, "load applied", out);
+        point
+    }
+
+    /// The result, once the point is done.
+    pub(crate) fn result(&self) -> Option<&PointResult> {
+        self.result.as_ref()
+    }
+
+    /// The round whose samples are being collected (0: none are).
+    pub(crate) fn round(&self) -> u32 {
+        if self.state == State::Measure {
+            self.round
+        } else {
+            0
+        }
+    }
+
+    /// The round a sample belongs to (0: none).
+    pub(crate) fn round_of(&self, agent: usize, departure_ns: u64) -> u32 {
+        match self.agents.get(agent) {
+            Some(a) if self.state == State::Measure && departure_ns >= a.cutoff_ns => self.round,
+            _ => 0,
+        }
+    }
+
+    /// The point's target rate.
+    pub(crate) fn rate(&self) -> f64 {
+        self.config.rate
+    }
+
+    fn event(&self, at: Duration, kind: EventKind, out: &mut Decision) {
+        out.events.push(Event {
+            at: at.as_secs_f64(),
+            point: self.index,
+            rate: self.config.rate,
+            kind,
+        });
+    }
+
+    fn phase(&mut self, at: Duration, state: State, detail: String, out: &mut Decision) {
+        self.state = state;
+        self.phase_started = at;
+        let phase = match state {
+            State::Warmup => Phase::Warmup,
+            State::Interarrival => Phase::Interarrival,
+            State::Measure => Phase::Measure,
+            State::Paused => Phase::Paused,
+            State::Done => Phase::Done,
+        };
+        self.event(at, EventKind::Phase { phase, detail }, out);
+    }
+
+    fn check(&self, at: Duration, check: Check, out: &mut Decision) {
+        self.event(at, EventKind::Check(check), out);
+    }
+
+    /// The sampling rate during warm-up: enough kept gaps for the inter-arrival test soon,
+    /// never less than the measurement's rate.
+    fn warmup_sampling(&self) -> f64 {
+        let per_agent = self.config.rate / self.config.agents as f64;
+        (4.0 * self.config.sampling.interarrival_samples as f64 / per_agent.max(1.0))
+            .clamp(self.config.sampling.rate, 1.0)
+    }
+
+    fn begin_warmup(&mut self, at: Duration, why: &str, out: &mut Decision) {
+        for a in &mut self.agents {
+            a.gaps.clear();
+            a.samples.clear();
+            a.cutoff_ns = u64::MAX;
+            a.win_sent = 0;
+            a.win_received = 0;
+            a.win_latency_ns = 0.0;
+            a.win_replies = 0;
+            a.win_send_lag.reset();
+        }
+        self.windows.clear();
+        self.window_started = at;
+        self.interarrival_tries = 0;
+        self.independent = false;
+        self.sampling = self.config.sampling.rate;
+        self.wanted = self.config.sampling.samples;
+        out.actions.push(Action::Sampling(self.warmup_sampling()));
+        out.actions.push(Action::Load {
+            rate: self.config.rate,
+        });
+        self.phase(
+            at,
+            State::Warmup,
+            format!(
+                "{why}: {:.0} req/s over {} agent(s); warm-up ends when the rate is within {:.0}% and {} windows of {:?} are stationary",
+                self.config.rate,
+                self.config.agents,
+                self.config.warmup.tolerance * 100.0,
+                self.config.warmup.windows,
+                self.config.warmup.window
+            ),
+            out,
+        );
+    }
+
+    /// Time spent on the point, pauses excluded.
+    fn active(&self, at: Duration) -> Duration {
+        let paused = self.paused_for
+            + self
+                .paused_at
+                .map_or(Duration::ZERO, |p| at.saturating_sub(p));
+        at.saturating_sub(self.started).saturating_sub(paused)
+    }
+
+    /// Feeds one batch of agent `agent`.
+    pub(crate) fn batch(&mut self, at: Duration, agent: usize, batch: &Batch, out: &mut Decision) {
+        if self.state == State::Done || agent >= self.agents.len() {
+            return;
+        }
+        let measuring = self.state == State::Measure;
+        let a = &mut self.agents[agent];
+        let before = a
+            .workers
+            .insert(batch.worker, batch.counters)
+            .unwrap_or_default();
+        let sent = batch.counters.sent.saturating_sub(before.sent);
+        let received = batch.counters.received.saturating_sub(before.received);
+        let errors = (batch.counters.failed + batch.counters.error_replies)
+            .saturating_sub(before.failed + before.error_replies);
+        // A worker seen for the first time has counted since the engine started: its
+        // deltas are only trusted from its second batch on.
+        let (sent, received, errors) = if before == Counters::default() {
+            (0, 0, 0)
+        } else {
+            (sent, received, errors)
+        };
+        a.errors += errors;
+        a.received_in_point += received;
+        a.recent_sent += sent;
+        a.recent_received += received;
+        let _ = a.recent_latency.add(&batch.latency);
+        let _ = a.recent_send_lag.add(&batch.send_lag);
+        a.last_elapsed_ns = a.last_elapsed_ns.max(batch.elapsed.as_nanos() as u64);
+        a.backlog_now = a.workers.values().map(|c| c.backlog).sum();
+        a.backlog_max = a.backlog_max.max(a.backlog_now);
+        a.win_sent += sent;
+        a.win_received += received;
+        a.win_latency_ns += batch.latency.mean() * batch.latency.len() as f64;
+        a.win_replies += batch.latency.len();
+        let _ = a.win_send_lag.add(&batch.send_lag);
+        match self.state {
+            State::Interarrival => a.gaps.extend_from_slice(&batch.interarrivals),
+            State::Measure => {
+                let cutoff = a.cutoff_ns;
+                a.samples
+                    .extend(batch.samples.iter().filter(|s| s.departure_ns >= cutoff));
+                let _ = a.send_lag.add(&batch.send_lag);
+            }
+            _ => {}
+        }
+        if measuring {
+            self.measure_received += received;
+        }
+        self.tick(at, out);
+    }
+
+    /// Advances time: closes windows, runs the checks that are due, enforces the limits.
+    pub(crate) fn tick(&mut self, at: Duration, out: &mut Decision) {
+        if matches!(self.state, State::Done | State::Paused) {
+            return;
+        }
+        if at.saturating_sub(self.last_progress) >= PROGRESS_EVERY {
+            self.progress(at, out);
+        }
+        match self.state {
+            State::Warmup => self.warmup_tick(at, out),
+            State::Interarrival => self.interarrival_tick(at, out),
+            State::Measure => self.measure_tick(at, out),
+            State::Paused | State::Done => {}
+        }
+        if self.state != State::Done && self.active(at) > self.config.limits.max_duration {
+            self.out_of_time(at, out);
+        }
+    }
+
+    fn progress(&mut self, at: Duration, out: &mut Decision) {
+        let dt = at
+            .saturating_sub(self.last_progress)
+            .as_secs_f64()
+            .max(1e-9);
+        self.last_progress = at;
+        let us = |h: &Histogram<u64>, q: f64| {
+            (!h.is_empty()).then(|| h.value_at_quantile(q) as f64 / 1e3)
+        };
+        let agents: Vec<AgentProgress> = self
+            .agents
+            .iter_mut()
+            .map(|a| {
+                let p = AgentProgress {
+                    sent_rate: a.recent_sent as f64 / dt,
+                    achieved_rate: a.recent_received as f64 / dt,
+                    p50_us: us(&a.recent_latency, 0.5),
+                    p99_us: us(&a.recent_latency, 0.99),
+                    send_lag_p99_us: us(&a.recent_send_lag, 0.99),
+                    backlog: a.backlog_now,
+                    interarrival_pvalue: a.interarrival_pvalue,
+                    independence_lag: a.lag,
+                    ci_width_us: a.ci_width_us,
+                    samples: a.samples.len(),
+                };
+                a.recent_sent = 0;
+                a.recent_received = 0;
+                a.recent_latency.reset();
+                a.recent_send_lag.reset();
+                p
+            })
+            .collect();
+        let samples: usize = self.agents.iter().map(|a| a.samples.len()).sum();
+        let eta_s = (self.state == State::Measure).then(|| {
+            let fewest = self
+                .agents
+                .iter()
+                .map(|a| a.samples.len())
+                .min()
+                .unwrap_or(0);
+            let per_agent_rate = self.config.rate / self.config.agents as f64 * self.sampling;
+            self.wanted.saturating_sub(fewest) as f64 / per_agent_rate.max(1e-9)
+        });
+        let phase = match self.state {
+            State::Warmup => Phase::Warmup,
+            State::Interarrival => Phase::Interarrival,
+            State::Measure => Phase::Measure,
+            State::Paused => Phase::Paused,
+            State::Done => Phase::Done,
+        };
+        let progress = Progress {
+            phase,
+            agents,
+            samples,
+            samples_wanted: self.wanted,
+            sampling_rate: self.sampling,
+            ci_width_us: self.ci_width_us,
+            ci_target_us: self.config.ci.width.as_secs_f64() * 1e6,
+            tries: self.tries,
+            eta_s,
+        };
+        self.event(at, EventKind::Progress(progress), out);
+    }
+
+    // ---- inter-arrival ----
+
+    fn interarrival_tick(&mut self, at: Duration, out: &mut Decision) {
+        let wanted = self.config.sampling.interarrival_samples;
+        if self.agents.iter().any(|a| a.gaps.len() < wanted) {
+            return;
+        }
+        let per_worker = self.config.rate / (self.config.agents * self.config.workers) as f64;
+        let target_mean_ns = 1e9 / per_worker;
+        let mut failed = Vec::new();
+        for i in 0..self.agents.len() {
+            let gaps: Vec<u64> = {
+                let g = &self.agents[i].gaps;
+                g[g.len() - wanted..].to_vec()
+            };
+            let (mut check, result) = checks::interarrival(
+                i,
+                &gaps,
+                &self.config.interarrival,
+                target_mean_ns,
+                self.config.alpha,
+                self.config.warmup.tolerance,
+            );
+            self.agents[i].interarrival_pvalue = result.pvalue;
+            if !check.pass {
+                failed.push((i, check.detail.clone(), result.statistic, result.pvalue));
+            }
+            check.decision = if check.pass {
+                "fits".into()
+            } else if self.interarrival_tries + 1 < INTERARRIVAL_TRIES {
+                "test fresh gaps".into()
+            } else {
+                "give up: the agent cannot generate this process".into()
+            };
+            self.agents[i].interarrival = Some(result);
+            self.check(at, check, out);
+        }
+        self.interarrival_tries += 1;
+        if failed.is_empty() {
+            self.begin_round(at, "the inter-arrival times fit", out);
+        } else if self.interarrival_tries < INTERARRIVAL_TRIES {
+            for a in &mut self.agents {
+                a.gaps.clear();
+            }
+        } else {
+            let reasons = failed
+                .into_iter()
+                .map(|(agent, detail, statistic, pvalue)| Reason {
+                    check: "interarrival".into(),
+                    detail: format!(
+                        "agent {agent} cannot generate the {} inter-arrival process after {INTERARRIVAL_TRIES} tries: {detail} (too few connections, or an overloaded client?)",
+                        self.config.interarrival
+                    ),
+                    figures: figures(&[
+                        ("agent", agent as f64),
+                        ("statistic", statistic),
+                        ("pvalue", pvalue.unwrap_or(f64::NAN)),
+                    ]),
+                })
+                .collect();
+            self.finish_na(at, reasons, out);
+        }
+    }
+
+    // ---- measure ----
+
+    /// Starts a measurement round: fresh samples at the current sampling rate.
+    fn begin_round(&mut self, at: Duration, why: &str, out: &mut Decision) {
+        self.round += 1;
+        self.tries += 1;
+        self.independent = false;
+        for a in &mut self.agents {
+            a.samples.clear();
+            a.send_lag.reset();
+            a.cutoff_ns = a.last_elapsed_ns + SAMPLING_SETTLE_NS;
+        }
+        self.measure_started = at;
+        self.measure_received = 0;
+        out.actions.push(Action::Sampling(self.sampling));
+        self.phase(
+            at,
+            State::Measure,
+            format!(
+                "{why}: round {}, {} samples per agent at {:.3}% sampling",
+                self.round,
+                self.wanted,
+                self.sampling * 100.0
+            ),
+            out,
+        );
+    }
+
+    fn measure_tick(&mut self, at: Duration, out: &mut Decision) {
+        if self.agents.iter().any(|a| a.samples.len() < self.wanted) {
+            return;
+        }
+        if !self.independent && !self.check_independence(at, out) {
+            return;
+        }
+        if !self.check_stationarity(at, out) {
+            return;
+        }
+        self.check_confidence(at, out);
+    }
+
+    /// True when every agent's samples are independent; otherwise thins the sampling and
+    /// starts a new round (or ends the point).
+    fn check_independence(&mut self, at: Duration, out: &mut Decision) -> bool {
+        let mut worst = 1usize;
+        let mut stuck = None;
+        for i in 0..self.agents.len() {
+            let x = self.agents[i].latencies_in_send_order();
+            let (mut check, lag) = checks::independence(i, &x, self.config.alpha);
+            self.agents[i].lag = lag;
+            match lag {
+                Some(l) => worst = worst.max(l),
+                None => stuck = Some((i, check.detail.clone())),
+            }
+            check.decision = match lag {
+                Some(1) => "independent".into(),
+                Some(l) => format!("keep one request in {l}"),
+                None => "correlated at every lag tried".into(),
+            };
+            self.check(at, check, out);
+        }
+        if let Some((agent, detail)) = stuck {
+            let reason = Reason {
+                check: "independence".into(),
+                detail: format!("agent {agent}'s samples stay correlated: {detail}"),
+                figures: figures(&[("sampling_rate", self.sampling)]),
+            };
+            self.finish_na(at, vec![reason], out);
+            return false;
+        }
+        if worst == 1 {
+            self.independent = true;
+            return true;
+        }
+        let thinned = self.sampling / worst as f64;
+        let per_agent = self.config.rate / self.config.agents as f64;
+        let seconds = self.wanted as f64 / (per_agent * thinned);
+        let left = self
+            .config
+            .limits
+            .max_duration
+            .saturating_sub(self.active(at))
+            .as_secs_f64();
+        if thinned < MIN_SAMPLING || seconds > left || self.tries >= self.config.limits.max_tries {
+            let reason = Reason {
+                check: "independence".into(),
+                detail: format!(
+                    "samples are independent only one in {worst}: {} samples at {:.4}% sampling would take {seconds:.0}s, {}",
+                    self.wanted,
+                    thinned * 100.0,
+                    if self.tries >= self.config.limits.max_tries {
+                        format!("and the {} tries are used up", self.config.limits.max_tries)
+                    } else {
+                        format!("beyond the {left:.0}s left")
+                    }
+                ),
+                figures: figures(&[
+                    ("lag", worst as f64),
+                    ("sampling_rate", thinned),
+                    ("seconds_needed", seconds),
+                ]),
+            };
+            self.finish_na(at, vec![reason], out);
+            return false;
+        }
+        self.sampling = thinned;
+        self.begin_round(
+            at,
+            &format!("samples correlated up to lag {worst}: sampling ÷ {worst}"),
+            out,
+        );
+        false
+    }
+
+    /// True when every agent's samples are stationary; otherwise asks for more.
+    fn check_stationarity(&mut self, at: Duration, out: &mut Decision) -> bool {
+        let mut failed = Vec::new();
+        let mut all = Vec::new();
+        for i in 0..self.agents.len() {
+            let x = self.agents[i].latencies_in_send_order();
+            let check = checks::stationarity(
+                CheckKind::Stationarity,
+                Some(i),
+                &x,
+                self.config.alpha,
+                None,
+            );
+            if !check.pass {
+                failed.push((i, check.detail.clone(), check.pvalue));
+            }
+            all.push(check);
+        }
+        let more = self.wanted * 2;
+        for mut check in all {
+            check.decision = if check.pass {
+                "stationary".into()
+            } else {
+                format!("collect more: {more} per agent")
+            };
+            self.check(at, check, out);
+        }
+        if failed.is_empty() {
+            return true;
+        }
+        let reasons: Vec<Reason> = failed
+            .into_iter()
+            .map(|(agent, detail, p)| Reason {
+                check: "stationarity".into(),
+                detail: format!("agent {agent}'s latencies are not stationary: {detail}"),
+                figures: figures(&[("agent", agent as f64), ("pvalue", p.unwrap_or(f64::NAN))]),
+            })
+            .collect();
+        self.extend(at, more, reasons, out);
+        false
+    }
+
+    /// Asks for `wanted` samples per agent in the same round, or ends the point N/A with
+    /// `reasons` when the tries or the time are used up.
+    fn extend(&mut self, at: Duration, wanted: usize, reasons: Vec<Reason>, out: &mut Decision) {
+        let per_agent = self.config.rate / self.config.agents as f64 * self.sampling;
+        let have = self
+            .agents
+            .iter()
+            .map(|a| a.samples.len())
+            .min()
+            .unwrap_or(0);
+        let seconds = wanted.saturating_sub(have) as f64 / per_agent.max(1e-9);
+        let left = self
+            .config
+            .limits
+            .max_duration
+            .saturating_sub(self.active(at))
+            .as_secs_f64();
+        if self.tries >= self.config.limits.max_tries || seconds > left {
+            self.finish_na(at, reasons, out);
+            return;
+        }
+        self.tries += 1;
+        self.wanted = wanted;
+    }
+
+    fn check_confidence(&mut self, at: Duration, out: &mut Decision) {
+        let p = self.config.ci.percentile;
+        let conf = self.config.ci.confidence;
+        let target_us = self.config.ci.width.as_secs_f64() * 1e6;
+        let min_n = min_samples_for_ci(p / 100.0, conf).unwrap_or(usize::MAX);
+        // Each agent's interval.
+        let mut intervals = Vec::new();
+        for i in 0..self.agents.len() {
+            let mut x = self.agents[i].latencies_in_send_order();
+            x.sort_by(f64::total_cmp);
+            let iv = checks::interval(&x, p, conf);
+            let ci = iv.and_then(|(v, ci)| {
+                ci.map(|(lo, hi)| Interval {
+                    value: v,
+                    low: lo,
+                    high: hi,
+                })
+            });
+            self.agents[i].ci_width_us = ci.map(|c| c.width());
+            intervals.push((i, x.len(), ci));
+        }
+        let all = self.merged_sorted();
+        let n = all.len();
+        let combined = checks::interval(&all, p, conf).and_then(|(v, ci)| {
+            ci.map(|(lo, hi)| Interval {
+                value: v,
+                low: lo,
+                high: hi,
+            })
+        });
+        let Some(combined) = combined else {
+            // Too few samples for any CI of this percentile.
+            let wanted = (min_n as f64 * 1.1).ceil() as usize / self.config.agents + 1;
+            let reason = Reason {
+                check: "too_few_samples".into(),
+                detail: format!(
+                    "too few samples for the p{p} CI at {:.0}%: it needs at least {min_n}, there are {n}",
+                    conf * 100.0
+                ),
+                figures: figures(&[("samples", n as f64), ("min_samples", min_n as f64)]),
+            };
+            let check = Check {
+                check: CheckKind::Confidence,
+                agent: None,
+                pass: false,
+                statistic: None,
+                pvalue: None,
+                n,
+                detail: reason.detail.clone(),
+                decision: format!("collect {wanted} per agent"),
+                data: None,
+            };
+            self.check(at, check, out);
+            self.extend(at, wanted.max(self.wanted + 1), vec![reason], out);
+            return;
+        };
+        self.ci_width_us = Some(combined.width());
+        self.widths.push((n, combined.width()));
+        // Agreement: every pair of agents' intervals must overlap.
+        if self.agents.len() > 1 {
+            let with_ci: Vec<(usize, Interval)> = intervals
+                .iter()
+                .filter_map(|(i, _, c)| c.map(|c| (*i, c)))
+                .collect();
+            let max_low = with_ci.iter().map(|(_, c)| c.low).fold(f64::MIN, f64::max);
+            let min_high = with_ci.iter().map(|(_, c)| c.high).fold(f64::MAX, f64::min);
+            let agree = with_ci.len() == self.agents.len() && max_low <= min_high;
+            let listing: Vec<String> = with_ci
+                .iter()
+                .map(|(i, c)| format!("agent {i}: {:.1} [{:.1}, {:.1}]", c.value, c.low, c.high))
+                .collect();
+            let detail = format!("p{p} per agent, µs: {}", listing.join("; "));
+            let more = self.wanted * 2;
+            let check = Check {
+                check: CheckKind::Agreement,
+                agent: None,
+                pass: agree,
+                statistic: Some(max_low - min_high),
+                pvalue: None,
+                n,
+                detail: detail.clone(),
+                decision: if agree {
+                    "the agents agree".into()
+                } else {
+                    format!("collect more: {more} per agent")
+                },
+                data: None,
+            };
+            self.check(at, check, out);
+            if !agree {
+                let reason = Reason {
+                    check: "agents_disagree".into(),
+                    detail: format!("the agents' p{p} intervals do not overlap: {detail}"),
+                    figures: figures(&[("gap_us", max_low - min_high)]),
+                };
+                self.extend(at, more, vec![reason], out);
+                return;
+            }
+        }
+        let narrow = combined.width() <= target_us;
+        let slo = self.config.slo.map(|s| s.as_secs_f64() * 1e6);
+        let decided = slo.is_some_and(|s| combined.high < s || combined.low > s);
+        let mut check = Check {
+            check: CheckKind::Confidence,
+            agent: None,
+            pass: narrow || decided,
+            statistic: Some(combined.width()),
+            pvalue: None,
+            n,
+            detail: format!(
+                "p{p} = {:.1} µs, {:.0}% CI [{:.1}, {:.1}], width {:.1} µs (target {target_us:.1}) from {n} samples",
+                combined.value,
+                conf * 100.0,
+                combined.low,
+                combined.high,
+                combined.width()
+            ),
+            decision: String::new(),
+            data: None,
+        };
+        if narrow || decided {
+            check.decision = if narrow {
+                "converged".into()
+            } else {
+                format!(
+                    "the CI lies {} the SLO of {:.0} µs: decided",
+                    if combined.high < slo.unwrap_or(0.0) {
+                        "below"
+                    } else {
+                        "above"
+                    },
+                    slo.unwrap_or(0.0)
+                )
+            };
+            self.check(at, check, out);
+            self.finish(at, Verdict::Converged, Vec::new(), out);
+            return;
+        }
+        // The width shrinks as 1/√n: predict the samples needed rather than step blindly.
+        let per_agent_n = n / self.config.agents;
+        let predicted =
+            (per_agent_n as f64 * (combined.width() / target_us).powi(2) * 1.1).ceil() as usize;
+        let wanted = predicted.max(self.wanted + self.wanted / 4);
+        check.decision = format!("collect {wanted} per agent (the width narrows as 1/√n)");
+        self.check(at, check, out);
+        let heaviness = checks::tail_heaviness(&combined, p, n, conf);
+        let total_needed = wanted * self.config.agents;
+        let reason = if heaviness > 2.0 {
+            Reason {
+                check: "heavy_tail".into(),
+                detail: format!(
+                    "heavy tail: the p{p} CI is still {:.1} µs wide after {n} samples (target {target_us:.1} µs), {heaviness:.1}× wider than an exponential tail's; at 1/√n it needs about {total_needed} samples, beyond the limits",
+                    combined.width()
+                ),
+                figures: figures(&[
+                    ("ci_width_us", combined.width()),
+                    ("target_us", target_us),
+                    ("samples", n as f64),
+                    ("samples_needed", total_needed as f64),
+                    ("heaviness", heaviness),
+                ]),
+            }
+        } else {
+            Reason {
+                check: "confidence".into(),
+                detail: format!(
+                    "the p{p} CI is {:.1} µs wide after {n} samples (target {target_us:.1} µs); it needs about {total_needed} samples, beyond the limits",
+                    combined.width()
+                ),
+                figures: figures(&[
+                    ("ci_width_us", combined.width()),
+                    ("target_us", target_us),
+                    ("samples", n as f64),
+                    ("samples_needed", total_needed as f64),
+                ]),
+            }
+        };
+        self.extend(at, wanted, vec![reason], out);
+    }
+
+    fn merged_sorted(&self) -> Vec<f64> {
+        let mut all: Vec<f64> = self
+            .agents
+            .iter()
+            .flat_map(|a| a.samples.iter().map(|s| s.latency_ns as f64 / 1e3))
+            .collect();
+        all.sort_by(f64::total_cmp);
+        all
+    }
+
+    fn out_of_time(&mut self, at: Duration, out: &mut Decision) {
+        match self.state {
+            State::Warmup => self.warmup_failed(at, out),
+            _ => {
+                let reason = Reason {
+                    check: match self.state {
+                        State::Interarrival => "interarrival",
+                        _ => "confidence",
+                    }
+                    .into(),
+                    detail: format!(
+                        "out of time: max_duration {:?} reached in the {} phase{}",
+                        self.config.limits.max_duration,
+                        match self.state {
+                            State::Interarrival => "inter-arrival",
+                            _ => "measurement",
+                        },
+                        self.ci_width_us
+                            .map_or(String::new(), |w| format!(" with the CI {w:.1} µs wide"))
+                    ),
+                    figures: figures(&[("ci_width_us", self.ci_width_us.unwrap_or(f64::NAN))]),
+                };
+                self.finish_na(at, vec![reason], out);
+            }
+        }
+    }
+
+    // ---- the user's commands ----
+
+    /// Stops the load, keeping what was collected.
+    pub(crate) fn pause(&mut self, at: Duration, out: &mut Decision) {
+        if matches!(self.state, State::Done | State::Paused) {
+            return;
+        }
+        self.paused_at = Some(at);
+        out.actions.push(Action::Pause);
+        self.phase(at, State::Paused, "paused by the user".into(), out);
+    }
+
+    /// Resumes after a pause: the methodology restarts at warm-up.
+    pub(crate) fn resume(&mut self, at: Duration, out: &mut Decision) {
+        if self.state != State::Paused {
+            return;
+        }
+        if let Some(p) = self.paused_at.take() {
+            self.paused_for += at.saturating_sub(p);
+        }
+        self.begin_warmup(at, "resumed", out);
+    }
+
+    /// Changes the load: the methodology restarts at warm-up.
+    pub(crate) fn set_load(&mut self, at: Duration, rate: f64, out: &mut Decision) {
+        if self.state == State::Done {
+            return;
+        }
+        if let Some(p) = self.paused_at.take() {
+            self.paused_for += at.saturating_sub(p);
+        }
+        self.config.rate = rate;
+        for a in &mut self.agents {
+            a.interarrival = None;
+            a.interarrival_pvalue = None;
+            a.lag = None;
+            a.ci_width_us = None;
+        }
+        self.ci_width_us = None;
+        self.widths.clear();
+        self.begin_warmup(at, "load changed by the user", out);
+    }
+
+    /// Ends the point with what was measured so far.
+    pub(crate) fn accept(&mut self, at: Duration, out: &mut Decision) {
+        if self.state == State::Done {
+            return;
+        }
+        if self.agents.iter().all(|a| a.samples.is_empty()) {
+            let reason = Reason {
+                check: "accepted_empty".into(),
+                detail: "accepted before any sample was measured".into(),
+                figures: BTreeMap::new(),
+            };
+            self.finish_na(at, vec![reason], out);
+        } else {
+            self.finish(at, Verdict::Accepted, Vec::new(), out);
+        }
+    }
+
+    /// Ends the point N/A with `reasons` (the user quit, an agent was lost...).
+    pub(crate) fn abort(&mut self, at: Duration, reason: Reason, out: &mut Decision) {
+        if self.state != State::Done {
+            self.finish_na(at, vec![reason], out);
+        }
+    }
+
+    // ---- the end ----
+
+    fn finish_na(&mut self, at: Duration, reasons: Vec<Reason>, out: &mut Decision) {
+        self.finish(at, Verdict::NotAvailable, reasons, out);
+    }
+
+    fn finish(&mut self, at: Duration, verdict: Verdict, reasons: Vec<Reason>, out: &mut Decision) {
+        let conf = self.config.ci.confidence;
+        let all = self.merged_sorted();
+        let mut percentiles: Vec<f64> = self.config.percentiles.clone();
+        if !percentiles
+            .iter()
+            .any(|&p| (p - self.config.ci.percentile).abs() < 1e-9)
+        {
+            percentiles.push(self.config.ci.percentile);
+            percentiles.sort_by(f64::total_cmp);
+        }
+        let percentiles: Vec<PercentileResult> = percentiles
+            .iter()
+            .filter_map(|&p| {
+                checks::interval(&all, p, conf).map(|(value, ci)| PercentileResult {
+                    p,
+                    value,
+                    ci_low: ci.map(|c| c.0),
+                    ci_high: ci.map(|c| c.1),
+                })
+            })
+            .collect();
+        let measured_s = at.saturating_sub(self.measure_started).as_secs_f64();
+        let point_s = self.active(at).as_secs_f64().max(1e-9);
+        let agents: Vec<AgentResult> = self
+            .agents
+            .iter()
+            .map(|a| AgentResult {
+                achieved_rate: a.received_in_point as f64 / point_s,
+                interarrival: a.interarrival.clone(),
+                send_lag_p99_us: (!a.send_lag.is_empty())
+                    .then(|| a.send_lag.value_at_quantile(0.99) as f64 / 1e3),
+                backlog_max: a.backlog_max,
+                errors: a.errors,
+                samples: a.samples.len(),
+            })
+            .collect();
+        let achieved_rate = if self.measure_received > 0 && measured_s > 0.0 {
+            self.measure_received as f64 / measured_s
+        } else {
+            agents.iter().map(|a| a.achieved_rate).sum()
+        };
+        let result = PointResult {
+            verdict,
+            reasons,
+            target_rate: self.config.rate,
+            achieved_rate,
+            timestamps: self.config.timestamps.clone(),
+            samples: all.len(),
+            sampling_rate: self.sampling,
+            duration_s: self.active(at).as_secs_f64(),
+            ci_width_us: percentiles
+                .iter()
+                .find(|r| (r.p - self.config.ci.percentile).abs() < 1e-9)
+                .and_then(|r| Some(r.ci_high? - r.ci_low?)),
+            percentiles,
+            target_percentile: self.config.ci.percentile,
+            tries: self.tries,
+            min_samples: min_samples_for_ci(self.config.ci.percentile / 100.0, conf).unwrap_or(0),
+            round: self.round,
+            agents,
+            record: None,
+        };
+        self.progress(at, out);
+        self.phase(
+            at,
+            State::Done,
+            match verdict {
+                Verdict::NotAvailable => format!(
+                    "N/A: {}",
+                    result
+                        .reasons
+                        .iter()
+                        .map(|r| r.check.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                v => v.name().to_string(),
+            },
+            out,
+        );
+        self.event(at, EventKind::Verdict(Box::new(result.clone())), out);
+        self.result = Some(result);
+    }
+}
+
+fn figures(pairs: &[(&str, f64)]) -> BTreeMap<String, f64> {
+    pairs
+        .iter()
+        .filter(|(_, v)| v.is_finite())
+        .map(|(k, v)| ((*k).to_string(), *v))
+        .collect()
+}

@@ -1,0 +1,287 @@
+//! Warm-up: windows of achieved rate and mean latency until the rate is within tolerance
+//! and the latency series is stationary, or the diagnosis of why it never will be.
+
+use std::time::Duration;
+
+use vernier_agent::histogram;
+
+use super::super::Decision;
+use super::super::checks;
+use super::super::event::*;
+use super::{HOPELESS_BACKLOG_S, HOPELESS_SEND_LAG_NS, Point, State, Window, figures};
+
+impl Point {
+    pub(super) fn warmup_tick(&mut self, at: Duration, out: &mut Decision) {
+        let window = self.config.warmup.window;
+        while at.saturating_sub(self.window_started) >= window {
+            self.close_window(out);
+            self.window_started += window;
+            if self.judge_warmup(at, out) {
+                return;
+            }
+        }
+        if at.saturating_sub(self.phase_started) > self.config.warmup.max {
+            self.warmup_failed(at, out);
+        }
+    }
+
+    pub(super) fn close_window(&mut self, out: &mut Decision) {
+        let dt = self.config.warmup.window.as_secs_f64();
+        let mut w = Window {
+            dt,
+            sent: 0,
+            received: 0,
+            latency_mean_us: None,
+        };
+        let (mut lat, mut replies) = (0.0, 0u64);
+        for a in &mut self.agents {
+            w.sent += a.win_sent;
+            w.received += a.win_received;
+            lat += a.win_latency_ns;
+            replies += a.win_replies;
+            a.win_sent = 0;
+            a.win_received = 0;
+            a.win_latency_ns = 0.0;
+            a.win_replies = 0;
+        }
+        w.latency_mean_us = (replies > 0).then(|| lat / replies as f64 / 1e3);
+        self.windows.push(w);
+        let at = self.window_started + self.config.warmup.window;
+        self.event(
+            at,
+            EventKind::Window {
+                sent_rate: w.sent as f64 / dt,
+                achieved_rate: w.received as f64 / dt,
+                latency_mean_us: w.latency_mean_us,
+            },
+            out,
+        );
+    }
+
+    /// Rates over the last `windows` windows: (sent, received) per second.
+    pub(super) fn recent_rates(&self) -> (f64, f64) {
+        let n = self.config.warmup.windows.min(self.windows.len());
+        let recent = &self.windows[self.windows.len() - n..];
+        let dt: f64 = recent.iter().map(|w| w.dt).sum::<f64>().max(1e-9);
+        (
+            recent.iter().map(|w| w.sent).sum::<u64>() as f64 / dt,
+            recent.iter().map(|w| w.received).sum::<u64>() as f64 / dt,
+        )
+    }
+
+    /// The relative rate error allowed: the tolerance plus three standard deviations of a
+    /// Poisson count over the judged windows, so that low rates are not failed by chance.
+    pub(super) fn rate_tolerance(&self) -> f64 {
+        let span = self.config.warmup.window.as_secs_f64() * self.config.warmup.windows as f64;
+        self.config.warmup.tolerance + 3.0 / (self.config.rate * span).max(1.0).sqrt()
+    }
+
+    /// Judges the warm-up once enough windows have closed; true when it has ended.
+    pub(super) fn judge_warmup(&mut self, at: Duration, out: &mut Decision) -> bool {
+        // Half the judged windows first, so that the rates quoted are not the ramp's.
+        if self.windows.len() >= self.config.warmup.windows / 2
+            && let Some(reason) = self.hopeless(at)
+        {
+            self.finish_na(at, vec![reason], out);
+            return true;
+        }
+        let n = self.config.warmup.windows;
+        if self.windows.len() < n {
+            return false;
+        }
+        let (sent, received) = self.recent_rates();
+        let tol = self.rate_tolerance();
+        let rate_ok = (received - self.config.rate).abs() / self.config.rate <= tol
+            && (sent - self.config.rate).abs() / self.config.rate <= tol;
+        if !rate_ok {
+            return false;
+        }
+        let series = self.window_latencies();
+        let maxlag = Some(((n as f64).cbrt() as usize).max(1));
+        let mut stat = checks::stationarity(
+            CheckKind::WarmupStationarity,
+            None,
+            &series,
+            self.config.alpha,
+            maxlag,
+        );
+        if !stat.pass {
+            return false;
+        }
+        let rate = Check {
+            check: CheckKind::Rate,
+            agent: None,
+            pass: true,
+            statistic: Some(received),
+            pvalue: None,
+            n,
+            detail: format!(
+                "achieved {received:.0} req/s (sent {sent:.0}) against {:.0}, within {:.1}%",
+                self.config.rate,
+                tol * 100.0
+            ),
+            decision: "the rate is reached".into(),
+            data: None,
+        };
+        stat.decision = "warm-up is over: test the inter-arrival times".into();
+        self.check(at, rate, out);
+        self.check(at, stat, out);
+        for a in &mut self.agents {
+            a.gaps.clear();
+        }
+        self.phase(
+            at,
+            State::Interarrival,
+            format!(
+                "warm-up took {:.1}s; collecting {} inter-departure gaps per agent",
+                at.saturating_sub(self.phase_started).as_secs_f64(),
+                self.config.sampling.interarrival_samples
+            ),
+            out,
+        );
+        true
+    }
+
+    pub(super) fn window_latencies(&self) -> Vec<f64> {
+        let n = self.config.warmup.windows.min(self.windows.len());
+        let mut last = None;
+        self.windows[self.windows.len() - n..]
+            .iter()
+            .filter_map(|w| {
+                last = w.latency_mean_us.or(last);
+                last
+            })
+            .collect()
+    }
+
+    /// A load that can no longer be reached whatever the wait: a backlog of half a second
+    /// of requests, or requests leaving a fifth of a second late.
+    pub(super) fn hopeless(&self, at: Duration) -> Option<Reason> {
+        let backlog: u64 = self.agents.iter().map(|a| a.backlog_now).sum();
+        if backlog as f64 > self.config.rate * HOPELESS_BACKLOG_S && backlog > 100 {
+            return Some(self.closed_loop_reason(at));
+        }
+        // Requests leaving late because every slot is taken is a closed loop too: the
+        // waiting is in the backlog, not in the agent's CPU.
+        let mut lag = histogram();
+        for a in &self.agents {
+            let _ = lag.add(&a.win_send_lag);
+        }
+        if !lag.is_empty() && lag.value_at_quantile(0.5) > HOPELESS_SEND_LAG_NS {
+            return Some(if backlog > 0 {
+                self.closed_loop_reason(at)
+            } else {
+                self.not_reached_reason(at)
+            });
+        }
+        None
+    }
+
+    pub(super) fn warmup_failed(&mut self, at: Duration, out: &mut Decision) {
+        let (sent, received) = self.recent_rates();
+        let tol = self.rate_tolerance();
+        let reason = if (received - self.config.rate).abs() / self.config.rate > tol
+            || (sent - self.config.rate).abs() / self.config.rate > tol
+        {
+            if self.agents.iter().any(|a| a.backlog_max > 0) {
+                self.closed_loop_reason(at)
+            } else {
+                self.not_reached_reason(at)
+            }
+        } else {
+            let series = self.window_latencies();
+            let stat = checks::stationarity(
+                CheckKind::WarmupStationarity,
+                None,
+                &series,
+                self.config.alpha,
+                None,
+            );
+            Reason {
+                check: "warmup_stationarity".into(),
+                detail: format!(
+                    "the per-window latency never settled within the warm-up limit of {:?}: {} (a server saturated at this load?)",
+                    self.config.warmup.max, stat.detail
+                ),
+                figures: figures(&[("adf_pvalue", stat.pvalue.unwrap_or(f64::NAN))]),
+            }
+        };
+        self.finish_na(at, vec![reason], out);
+    }
+
+    pub(super) fn mean_window_latency_us(&self) -> Option<f64> {
+        let lat: Vec<f64> = self
+            .windows
+            .iter()
+            .rev()
+            .take(self.config.warmup.windows)
+            .filter_map(|w| w.latency_mean_us)
+            .collect();
+        (!lat.is_empty()).then(|| lat.iter().sum::<f64>() / lat.len() as f64)
+    }
+
+    pub(super) fn closed_loop_reason(&self, _at: Duration) -> Reason {
+        let (sent, received) = self.recent_rates();
+        let latency_us = self.mean_window_latency_us().unwrap_or(0.0);
+        let per_agent = self.config.rate / self.config.agents as f64;
+        // Little's law: outstanding = rate × latency; a Poisson margin of 3σ over it.
+        let outstanding = per_agent * latency_us / 1e6;
+        let slots = outstanding + 3.0 * outstanding.sqrt() + 1.0;
+        let needed = (slots / self.config.depth as f64).ceil() as usize;
+        let backlog: u64 = self.agents.iter().map(|a| a.backlog_now).sum();
+        let backlog_max: u64 = self.agents.iter().map(|a| a.backlog_max).max().unwrap_or(0);
+        Reason {
+            check: "closed_loop".into(),
+            detail: format!(
+                "closed loop: {} connection(s) × depth {} per agent cannot carry {:.0} req/s at {:.1} µs mean latency (achieved {:.0} req/s, {} requests waiting for a free slot); about {} connections per agent would do",
+                self.config.connections,
+                self.config.depth,
+                self.config.rate,
+                latency_us,
+                received.max(sent.min(received)),
+                backlog,
+                needed.max(self.config.connections + 1)
+            ),
+            figures: figures(&[
+                ("connections", self.config.connections as f64),
+                ("depth", self.config.depth as f64),
+                (
+                    "connections_needed",
+                    needed.max(self.config.connections + 1) as f64,
+                ),
+                ("achieved_rate", received),
+                ("sent_rate", sent),
+                ("backlog", backlog as f64),
+                ("backlog_max", backlog_max as f64),
+                ("latency_mean_us", latency_us),
+            ]),
+        }
+    }
+
+    pub(super) fn not_reached_reason(&self, _at: Duration) -> Reason {
+        let (sent, received) = self.recent_rates();
+        let mut lag = histogram();
+        for a in &self.agents {
+            let _ = lag.add(&a.recent_send_lag);
+            let _ = lag.add(&a.win_send_lag);
+        }
+        let lag_p50_us = (!lag.is_empty()).then(|| lag.value_at_quantile(0.5) as f64 / 1e3);
+        Reason {
+            check: "load_not_reached".into(),
+            detail: format!(
+                "load not reached: achieved {received:.0} req/s (sent {sent:.0}) of {:.0} with {} agent(s); {}more workers or agents are needed",
+                self.config.rate,
+                self.config.agents,
+                lag_p50_us.map_or(String::new(), |l| format!(
+                    "requests leave {l:.0} µs late (median); "
+                )),
+            ),
+            figures: figures(&[
+                ("achieved_rate", received),
+                ("sent_rate", sent),
+                ("target_rate", self.config.rate),
+                ("send_lag_p50_us", lag_p50_us.unwrap_or(f64::NAN)),
+            ]),
+        }
+    }
+}

@@ -1,0 +1,414 @@
+//! The methodology driven by made-up agents: batches of samples drawn from known
+//! distributions, counters that say what a real agent would, and time that passes only
+//! when the test says so.
+
+use std::time::Duration;
+
+use rand::rngs::SmallRng;
+use rand::{RngExt, SeedableRng};
+use vernier_agent::{Batch, Counters, Sample, histogram};
+
+use super::*;
+use crate::scenario::{CiTarget, Limits, LoadPlan, Sampling, SloSearch, Warmup};
+
+/// Draws a latency (µs) from the rate, the RNG and the previous latency.
+type LatencyFn = Box<dyn FnMut(f64, &mut SmallRng, f64) -> f64>;
+
+const BATCH: Duration = Duration::from_millis(20);
+
+fn config() -> PointConfig {
+    PointConfig {
+        rate: 0.0,
+        agents: 1,
+        workers: 1,
+        connections: 16,
+        depth: 1,
+        interarrival: InterArrival::Exp,
+        ci: CiTarget {
+            percentile: 99.0,
+            width: Duration::from_micros(50),
+            confidence: 0.95,
+        },
+        percentiles: vec![50.0, 99.0],
+        limits: Limits {
+            max_tries: 10,
+            max_duration: Duration::from_secs(120),
+        },
+        sampling: Sampling {
+            rate: 0.2,
+            samples: 10_000,
+            interarrival_samples: 1000,
+        },
+        warmup: Warmup {
+            window: Duration::from_millis(50),
+            windows: 40,
+            tolerance: 0.05,
+            max: Duration::from_secs(10),
+        },
+        alpha: 0.05,
+        slo: None,
+        timestamps: "kernel".into(),
+    }
+}
+
+/// A made-up agent: it generates what it is told, at most `capacity` req/s, and each
+/// request's latency comes from `latency(rate, rng, previous)` in µs.
+struct FakeAgent {
+    rng: SmallRng,
+    rate: f64,
+    sampling: f64,
+    capacity: f64,
+    counters: Counters,
+    clock_ns: u64,
+    previous: f64,
+    /// Requests due but not sent (a closed loop when `slots_bound`).
+    backlog: f64,
+    slots_bound: bool,
+    latency: LatencyFn,
+}
+
+impl FakeAgent {
+    fn new(seed: u64, latency: impl FnMut(f64, &mut SmallRng, f64) -> f64 + 'static) -> FakeAgent {
+        FakeAgent {
+            rng: SmallRng::seed_from_u64(seed),
+            rate: 0.0,
+            sampling: 1.0,
+            capacity: f64::INFINITY,
+            counters: Counters::default(),
+            clock_ns: 0,
+            previous: 0.0,
+            backlog: 0.0,
+            slots_bound: false,
+            latency: Box::new(latency),
+        }
+    }
+
+    fn apply(&mut self, action: &Action) {
+        match action {
+            Action::Load { rate } => self.rate = *rate,
+            Action::Sampling(s) => self.sampling = *s,
+            Action::Pause => self.rate = 0.0,
+            Action::Finished => {}
+        }
+    }
+
+    /// One 20 ms batch.
+    fn batch(&mut self) -> Batch {
+        let dt = BATCH.as_secs_f64();
+        let due = self.rate * dt + self.backlog;
+        let sent = due.min(self.capacity * dt);
+        self.backlog = if self.slots_bound { due - sent } else { 0.0 };
+        let n = sent.round() as u64;
+        let mut latency = histogram();
+        let mut send_lag = histogram();
+        let mut samples = Vec::new();
+        let mut interarrivals = Vec::new();
+        let gap_mean = 1e9 / self.rate.max(1.0);
+        for i in 0..n {
+            let l = (self.latency)(self.rate, &mut self.rng, self.previous).max(0.1);
+            self.previous = l;
+            let _ = latency.record((l * 1e3) as u64);
+            let lag = if self.capacity < self.rate && !self.slots_bound {
+                300_000_000
+            } else {
+                500
+            };
+            let _ = send_lag.record(lag);
+            if self.rng.random::<f64>() < self.sampling {
+                samples.push(Sample {
+                    departure_ns: self.clock_ns + i * (BATCH.as_nanos() as u64) / n.max(1),
+                    latency_ns: (l * 1e3) as u64,
+                    ..Sample::default()
+                });
+                interarrivals.push((-gap_mean * (1.0 - self.rng.random::<f64>()).ln()) as u64);
+            }
+        }
+        self.clock_ns += BATCH.as_nanos() as u64;
+        self.counters.sent += n;
+        self.counters.received += n;
+        self.counters.backlog = self.backlog as u64;
+        self.counters.backlog_max = self.counters.backlog_max.max(self.backlog as u64);
+        Batch {
+            worker: 0,
+            elapsed: Duration::from_nanos(self.clock_ns),
+            samples,
+            interarrivals,
+            latency,
+            intended: histogram(),
+            send_lag,
+            counters: self.counters,
+        }
+    }
+}
+
+/// Runs the coordinator against `agent` until it finishes (or `limit` passes); returns
+/// every event.
+fn drive(coordinator: &mut Coordinator, agent: &mut FakeAgent, limit: Duration) -> Vec<Event> {
+    let mut events = Vec::new();
+    let mut at = Duration::ZERO;
+    let mut decision = coordinator.start(at);
+    while !coordinator.is_done() && at < limit {
+        for a in &decision.actions {
+            agent.apply(a);
+        }
+        events.append(&mut decision.events);
+        at += BATCH;
+        decision = coordinator.step(
+            at,
+            Input::Batch {
+                agent: 0,
+                batch: agent.batch(),
+            },
+        );
+    }
+    events.append(&mut decision.events);
+    events
+}
+
+fn checks(events: &[Event], kind: CheckKind) -> Vec<&Check> {
+    events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Check(c) if c.check == kind => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+fn exp_latency(mean_us: f64) -> impl FnMut(f64, &mut SmallRng, f64) -> f64 {
+    move |_, rng, _| -mean_us * (1.0 - rng.random::<f64>()).ln()
+}
+
+#[test]
+fn independent_exponential_latencies_converge_with_every_check_reported() {
+    let mut c = Coordinator::new(config(), &LoadPlan::Fixed(20_000.0));
+    let mut agent = FakeAgent::new(1, exp_latency(50.0));
+    let events = drive(&mut c, &mut agent, Duration::from_secs(60));
+    let result = &c.results()[0];
+    assert_eq!(result.verdict, Verdict::Converged, "{:#?}", result.reasons);
+    assert_eq!(c.verdict(), Some(Verdict::Converged));
+    for kind in [
+        CheckKind::Rate,
+        CheckKind::WarmupStationarity,
+        CheckKind::Interarrival,
+        CheckKind::Independence,
+        CheckKind::Stationarity,
+        CheckKind::Confidence,
+    ] {
+        assert!(!checks(&events, kind).is_empty(), "no {kind:?} check");
+    }
+    // An exponential of mean 50 µs has p99 = 50·ln(100) = 230 µs.
+    let p99 = result.target().unwrap();
+    assert!((p99.value - 230.3).abs() < 20.0, "{p99:?}");
+    assert!(result.ci_width_us.unwrap() <= 50.0);
+    assert!(result.samples >= 10_000 && result.samples >= result.min_samples);
+    // The width predicted the sample count: the rounds did not creep up in fixed steps.
+    assert!(result.tries <= 3, "{} tries", result.tries);
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e.kind, EventKind::Progress(_)))
+    );
+}
+
+#[test]
+fn correlated_latencies_thin_the_sampling_by_the_lag() {
+    let mut c = Coordinator::new(config(), &LoadPlan::Fixed(20_000.0));
+    // AR(1) in the request sequence: each latency leans on the previous one.
+    let mut agent = FakeAgent::new(2, |_, rng: &mut SmallRng, prev| {
+        0.97 * prev + 3.0 * -(1.0 - rng.random::<f64>()).ln()
+    });
+    let events = drive(&mut c, &mut agent, Duration::from_secs(120));
+    let independence = checks(&events, CheckKind::Independence);
+    assert!(!independence[0].pass, "{}", independence[0].detail);
+    assert!(independence[0].decision.starts_with("keep one request in"));
+    assert!(agent.sampling < 0.2 / 5.0, "sampling {}", agent.sampling);
+    assert!(matches!(
+        independence[0].data,
+        Some(CheckData::Correlogram { .. })
+    ));
+}
+
+#[test]
+fn a_growing_backlog_is_a_closed_loop_with_the_connections_needed() {
+    let mut cfg = config();
+    cfg.connections = 1;
+    let mut c = Coordinator::new(cfg, &LoadPlan::Fixed(8000.0));
+    let mut agent = FakeAgent::new(3, exp_latency(100.0));
+    agent.capacity = 5000.0;
+    agent.slots_bound = true;
+    drive(&mut c, &mut agent, Duration::from_secs(30));
+    let result = &c.results()[0];
+    assert_eq!(result.verdict, Verdict::NotAvailable);
+    let reason = &result.reasons[0];
+    assert_eq!(reason.check, "closed_loop", "{reason:?}");
+    assert!(reason.figures["connections_needed"] >= 2.0);
+    assert!(reason.detail.contains("connections per agent would do"));
+}
+
+#[test]
+fn an_agent_that_falls_behind_is_load_not_reached() {
+    let mut c = Coordinator::new(config(), &LoadPlan::Fixed(1_000_000.0));
+    let mut agent = FakeAgent::new(4, exp_latency(20.0));
+    agent.capacity = 150_000.0;
+    drive(&mut c, &mut agent, Duration::from_secs(30));
+    let reason = &c.results()[0].reasons[0];
+    assert_eq!(reason.check, "load_not_reached", "{reason:?}");
+    assert!(
+        (reason.figures["achieved_rate"] - 150_000.0).abs() < 10_000.0,
+        "{reason:?}"
+    );
+}
+
+#[test]
+fn a_lognormal_tail_is_na_heavy_tail_naming_the_width() {
+    let mut cfg = config();
+    cfg.ci.width = Duration::from_micros(5);
+    cfg.limits.max_duration = Duration::from_secs(20);
+    let mut c = Coordinator::new(cfg, &LoadPlan::Fixed(20_000.0));
+    let mut agent = FakeAgent::new(5, |_, rng: &mut SmallRng, _| {
+        let (u, v) = (1.0 - rng.random::<f64>(), rng.random::<f64>());
+        10.0 * (2.0 * (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()).exp()
+    });
+    drive(&mut c, &mut agent, Duration::from_secs(30));
+    let result = &c.results()[0];
+    let reason = &result.reasons[0];
+    assert_eq!(reason.check, "heavy_tail", "{reason:?}");
+    let width = reason.figures["ci_width_us"];
+    assert!(
+        reason.detail.contains(&format!("{width:.1} µs wide")),
+        "{}",
+        reason.detail
+    );
+    // It gave up as soon as the prediction showed the limits could not be met.
+    assert!(result.duration_s < 15.0, "{}", result.duration_s);
+}
+
+#[test]
+fn an_slo_search_doubles_then_bisects_to_the_boundary() {
+    let mut cfg = config();
+    cfg.ci.width = Duration::from_micros(100);
+    cfg.slo = Some(Duration::from_micros(500));
+    let plan = LoadPlan::Slo(SloSearch {
+        percentile: 99.0,
+        below: Duration::from_micros(500),
+        from: 5000.0,
+        to: 100_000.0,
+        precision: 0.05,
+    });
+    let mut c = Coordinator::new(cfg, &plan);
+    // An M/M/1 with capacity 50,000 req/s: p99 = ln(100)/(μ − λ), below 500 µs up to
+    // λ = 50,000 − 4.605/0.0005 = 40,790 req/s.
+    let mut agent = FakeAgent::new(6, |rate, rng: &mut SmallRng, _| {
+        let mean_us = 1e6 / (50_000.0 - rate).max(100.0);
+        -mean_us * (1.0 - rng.random::<f64>()).ln()
+    });
+    drive(&mut c, &mut agent, Duration::from_secs(600));
+    let found = c.slo_rate().unwrap();
+    assert!(found < 40_790.0 && found > 40_790.0 * 0.9, "{found}");
+    let rates: Vec<f64> = c.results().iter().map(|r| r.target_rate).collect();
+    assert_eq!(
+        &rates[..4],
+        &[5000.0, 10_000.0, 20_000.0, 40_000.0],
+        "{rates:?}"
+    );
+    assert_eq!(c.verdict(), Some(Verdict::Converged));
+}
+
+#[test]
+fn a_sweep_is_na_if_any_point_is() {
+    let mut cfg = config();
+    cfg.limits.max_duration = Duration::from_secs(15);
+    let mut c = Coordinator::new(cfg, &LoadPlan::Sweep(vec![10_000.0, 400_000.0]));
+    let mut agent = FakeAgent::new(7, exp_latency(30.0));
+    agent.capacity = 200_000.0;
+    drive(&mut c, &mut agent, Duration::from_secs(60));
+    let verdicts: Vec<Verdict> = c.results().iter().map(|r| r.verdict).collect();
+    assert_eq!(verdicts, vec![Verdict::Converged, Verdict::NotAvailable]);
+    assert_eq!(c.verdict(), Some(Verdict::NotAvailable));
+}
+
+#[test]
+fn pause_resume_set_load_accept_and_quit() {
+    let mut cfg = config();
+    // Narrow enough to need several rounds, reachable enough not to give up.
+    cfg.ci.width = Duration::from_micros(8);
+    cfg.limits.max_duration = Duration::from_secs(3600);
+    cfg.limits.max_tries = 100;
+    let mut c = Coordinator::new(cfg, &LoadPlan::Sweep(vec![20_000.0, 30_000.0]));
+    let mut agent = FakeAgent::new(8, exp_latency(50.0));
+    let mut at = Duration::ZERO;
+    let step =
+        |c: &mut Coordinator, agent: &mut FakeAgent, at: &mut Duration, input: Option<Input>| {
+            *at += BATCH;
+            let input = input.unwrap_or_else(|| Input::Batch {
+                agent: 0,
+                batch: agent.batch(),
+            });
+            let d = c.step(*at, input);
+            for a in &d.actions {
+                agent.apply(a);
+            }
+            d
+        };
+    for a in c.start(at).actions {
+        agent.apply(&a);
+    }
+    for _ in 0..200 {
+        step(&mut c, &mut agent, &mut at, None);
+    }
+    let d = step(
+        &mut c,
+        &mut agent,
+        &mut at,
+        Some(Input::Command(UserCommand::Pause)),
+    );
+    assert!(d.actions.contains(&Action::Pause));
+    assert_eq!(agent.rate, 0.0);
+    let d = step(
+        &mut c,
+        &mut agent,
+        &mut at,
+        Some(Input::Command(UserCommand::Resume)),
+    );
+    assert!(d.actions.contains(&Action::Load { rate: 20_000.0 }));
+    let d = step(
+        &mut c,
+        &mut agent,
+        &mut at,
+        Some(Input::Command(UserCommand::SetLoad(25_000.0))),
+    );
+    assert!(d.actions.contains(&Action::Load { rate: 25_000.0 }));
+    assert!(d.events.iter().any(|e| matches!(
+        &e.kind,
+        EventKind::Phase {
+            phase: Phase::Warmup,
+            ..
+        }
+    )));
+    // Measure a while, then accept: the point ends accepted with what it has.
+    for _ in 0..300 {
+        step(&mut c, &mut agent, &mut at, None);
+    }
+    step(
+        &mut c,
+        &mut agent,
+        &mut at,
+        Some(Input::Command(UserCommand::Accept)),
+    );
+    assert_eq!(c.results().len(), 1);
+    assert_eq!(c.results()[0].verdict, Verdict::Accepted);
+    assert!(c.results()[0].samples > 0);
+    assert_eq!(c.results()[0].target_rate, 25_000.0);
+    // The sweep goes on to its next load; quitting ends the run, keeping both results.
+    let d = step(
+        &mut c,
+        &mut agent,
+        &mut at,
+        Some(Input::Command(UserCommand::Quit)),
+    );
+    assert!(d.actions.contains(&Action::Finished));
+    assert!(c.is_done());
+    assert_eq!(c.results().len(), 2);
+    assert_eq!(c.results()[1].reasons[0].check, "quit");
+}

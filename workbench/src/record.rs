@@ -1,0 +1,392 @@
+//! Run records: one directory per run, the interface for replay, reports and users' own
+//! analysis in pandas or polars.
+//!
+//! - `run.json`: the scenario, the machine, the timestamp source, every coordinator event
+//!   with its figures, each load point's result and the verdict. Rewritten whole (written
+//!   to a temporary file, then renamed) at least once a second while the run goes on and
+//!   at every verdict, so a killed run leaves a complete, parseable file up to its last
+//!   second.
+//! - `samples.parquet/`: a Parquet dataset, one `part-NNNNNN.parquet` file per flush (about
+//!   once a second), each complete on its own: `pl.read_parquet("samples.parquet/*.parquet")`
+//!   or `pd.read_parquet("samples.parquet")`. A killed run loses at most the last second.
+//!
+//! Columns of the samples: `point` and `round` (u32: the load point, and the measurement
+//! round within it, 0 for warm-up; a point's result says which round it used), `agent`,
+//! `worker` (u32), `departure_ns` (u64, since the agent's engine started), `latency_ns`
+//! (u64), `queueing_ns` (u64: actual minus scheduled departure), `conn` (u32), `request`
+//! (`get`, `set`, `other`) and `outcome` (`hit`, `miss`, `ok`, `error`).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use polars::prelude::*;
+use serde::{Deserialize, Serialize};
+use vernier_agent::Sample;
+
+use crate::coordinator::{Event, PointResult, Verdict};
+use crate::error::Error;
+
+/// The format name written in every run.json.
+pub const FORMAT: &str = "vernier-run/1";
+
+/// The content of run.json.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// [`FORMAT`].
+    pub format: String,
+    /// The scenario's name.
+    pub name: String,
+    /// When the run started (RFC 3339, UTC).
+    pub started: String,
+    /// `running` while it goes on (a record left `running` was killed), then `finished`.
+    pub status: String,
+    /// The scenario file, if there was one.
+    pub scenario_file: Option<String>,
+    /// The scenario as run (overrides applied), YAML.
+    pub scenario: String,
+    /// Where the run ran.
+    pub machine: Machine,
+    /// The timestamp source in use.
+    pub timestamps: String,
+    /// Every event, in order.
+    pub events: Vec<Event>,
+    /// Each load point's result, in the order measured.
+    pub points: Vec<PointResult>,
+    /// For an SLO search: the highest rate found meeting the objective.
+    pub slo_rate: Option<f64>,
+    /// The run's verdict (a sweep's is N/A if any point is).
+    pub verdict: Option<Verdict>,
+}
+
+/// The coordinating host.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Machine {
+    /// Its name.
+    pub hostname: String,
+    /// `uname -r`.
+    pub kernel: String,
+    /// CPUs online.
+    pub cpus: usize,
+    /// The vernier version.
+    pub vernier: String,
+}
+
+impl Machine {
+    /// This host.
+    pub fn this() -> Machine {
+        let read = |p: &str| {
+            fs::read_to_string(p)
+                .map(|s| s.trim().to_string())
+                .unwrap_or_default()
+        };
+        Machine {
+            hostname: read("/proc/sys/kernel/hostname"),
+            kernel: read("/proc/sys/kernel/osrelease"),
+            cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            vernier: env!("CARGO_PKG_VERSION").to_string(),
+        }
+    }
+}
+
+/// The samples of one flush, column by column.
+#[derive(Debug, Default)]
+struct Columns {
+    point: Vec<u32>,
+    round: Vec<u32>,
+    agent: Vec<u32>,
+    worker: Vec<u32>,
+    departure_ns: Vec<u64>,
+    latency_ns: Vec<u64>,
+    queueing_ns: Vec<u64>,
+    conn: Vec<u32>,
+    request: Vec<&'static str>,
+    outcome: Vec<&'static str>,
+}
+
+impl Columns {
+    fn len(&self) -> usize {
+        self.point.len()
+    }
+
+    fn push(&mut self, point: u32, round: u32, agent: u32, worker: u32, s: &Sample) {
+        self.point.push(point);
+        self.round.push(round);
+        self.agent.push(agent);
+        self.worker.push(worker);
+        self.departure_ns.push(s.departure_ns);
+        self.latency_ns.push(s.latency_ns);
+        self.queueing_ns.push(u64::from(s.queueing_ns));
+        self.conn.push(u32::from(s.conn));
+        self.request.push(match s.request {
+            0 => "get",
+            1 => "set",
+            _ => "other",
+        });
+        self.outcome.push(match s.outcome {
+            0 => "hit",
+            1 => "miss",
+            2 => "ok",
+            _ => "error",
+        });
+    }
+
+    fn take_frame(&mut self) -> PolarsResult<DataFrame> {
+        let c = std::mem::take(self);
+        let height = c.point.len();
+        DataFrame::new(
+            height,
+            vec![
+                Column::new("point".into(), c.point),
+                Column::new("round".into(), c.round),
+                Column::new("agent".into(), c.agent),
+                Column::new("worker".into(), c.worker),
+                Column::new("departure_ns".into(), c.departure_ns),
+                Column::new("latency_ns".into(), c.latency_ns),
+                Column::new("queueing_ns".into(), c.queueing_ns),
+                Column::new("conn".into(), c.conn),
+                Column::new("request".into(), c.request),
+                Column::new("outcome".into(), c.outcome),
+            ],
+        )
+    }
+}
+
+/// How often buffered samples and the record are written out.
+const FLUSH_EVERY: Duration = Duration::from_secs(1);
+
+/// Writes a run directory as the run goes.
+#[derive(Debug)]
+pub struct Recorder {
+    dir: PathBuf,
+    record: RunRecord,
+    columns: Columns,
+    parts: usize,
+    last_flush: Instant,
+    dirty: bool,
+}
+
+impl Recorder {
+    /// Creates the directory (it must not exist, or be empty) and writes a first run.json.
+    pub fn create(dir: &Path, record: RunRecord) -> Result<Recorder, Error> {
+        let io = |source| Error::Io {
+            path: dir.to_path_buf(),
+            source,
+        };
+        if dir.exists() && fs::read_dir(dir).map_err(io)?.next().is_some() {
+            return Err(Error::Usage(format!(
+                "record directory {} exists and is not empty: choose another with --record",
+                dir.display()
+            )));
+        }
+        fs::create_dir_all(dir.join("samples.parquet")).map_err(io)?;
+        let mut recorder = Recorder {
+            dir: dir.to_path_buf(),
+            record,
+            columns: Columns::default(),
+            parts: 0,
+            last_flush: Instant::now(),
+            dirty: true,
+        };
+        recorder.write_json()?;
+        Ok(recorder)
+    }
+
+    /// The run directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Buffers one batch's samples.
+    pub fn samples(
+        &mut self,
+        point: usize,
+        round: u32,
+        agent: usize,
+        worker: u32,
+        samples: &[Sample],
+    ) {
+        for s in samples {
+            self.columns
+                .push(point as u32, round, agent as u32, worker, s);
+        }
+    }
+
+    /// Adds an event (a verdict also records the point's result and writes at once).
+    pub fn event(&mut self, event: &Event) -> Result<(), Error> {
+        self.record.events.push(event.clone());
+        self.dirty = true;
+        if let crate::coordinator::EventKind::Verdict(result) = &event.kind {
+            let mut result = (**result).clone();
+            result.record = Some(self.dir.display().to_string());
+            self.record.points.push(result);
+            return self.flush();
+        }
+        Ok(())
+    }
+
+    /// Sets the timestamp source once the agents have said which is in use.
+    pub fn set_timestamps(&mut self, source: &str) {
+        self.record.timestamps = source.to_string();
+        self.dirty = true;
+    }
+
+    /// Writes out what is due (call it often; it writes about once a second).
+    pub fn tick(&mut self) -> Result<(), Error> {
+        if self.last_flush.elapsed() >= FLUSH_EVERY {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Writes buffered samples and run.json now.
+    pub fn flush(&mut self) -> Result<(), Error> {
+        self.last_flush = Instant::now();
+        if self.columns.len() > 0 {
+            let path = self
+                .dir
+                .join("samples.parquet")
+                .join(format!("part-{:06}.parquet", self.parts));
+            let mut frame = self
+                .columns
+                .take_frame()
+                .map_err(|e| Error::Failed(format!("samples for {}: {e}", path.display())))?;
+            write_atomically(&path, |file| {
+                ParquetWriter::new(file)
+                    .finish(&mut frame)
+                    .map(|_| ())
+                    .map_err(std::io::Error::other)
+            })?;
+            self.parts += 1;
+        }
+        if self.dirty {
+            self.write_json()?;
+        }
+        Ok(())
+    }
+
+    /// Records the run's end and writes everything.
+    pub fn finish(
+        mut self,
+        slo_rate: Option<f64>,
+        verdict: Option<Verdict>,
+    ) -> Result<PathBuf, Error> {
+        self.record.status = "finished".into();
+        self.record.slo_rate = slo_rate;
+        self.record.verdict = verdict;
+        self.dirty = true;
+        self.flush()?;
+        Ok(self.dir)
+    }
+
+    fn write_json(&mut self) -> Result<(), Error> {
+        let json = serde_json::to_vec_pretty(&self.record)
+            .map_err(|e| Error::Failed(format!("cannot encode run.json: {e}")))?;
+        write_atomically(&self.dir.join("run.json"), |file| {
+            std::io::Write::write_all(file, &json)
+        })?;
+        self.dirty = false;
+        Ok(())
+    }
+}
+
+/// Writes `path` through a temporary file renamed into place, so readers never see half.
+fn write_atomically(
+    path: &Path,
+    write: impl FnOnce(&mut fs::File) -> std::io::Result<()>,
+) -> Result<(), Error> {
+    let tmp = path.with_extension("tmp");
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = fs::File::create(&tmp).map_err(io)?;
+    write(&mut file).map_err(io)?;
+    file.sync_data().map_err(io)?;
+    fs::rename(&tmp, path).map_err(io)
+}
+
+/// Reads a run directory's run.json.
+pub fn read_record(dir: &Path) -> Result<RunRecord, Error> {
+    let path = dir.join("run.json");
+    let text = fs::read_to_string(&path).map_err(|source| Error::Io {
+        path: path.clone(),
+        source,
+    })?;
+    let record: RunRecord = serde_json::from_str(&text).map_err(|e| {
+        Error::input(
+            &path,
+            Some(e.line()),
+            format!("not a vernier run record: {e}"),
+        )
+    })?;
+    if record.format != FORMAT {
+        return Err(Error::input(
+            &path,
+            None,
+            format!("format {:?}: this vernier reads {FORMAT:?}", record.format),
+        ));
+    }
+    Ok(record)
+}
+
+/// Reads every part of a run directory's samples, in the order written. Parts that are
+/// not Parquet (a run killed mid-write leaves only `.tmp` files, which are skipped) are
+/// errors naming the file.
+pub fn read_samples(dir: &Path) -> Result<DataFrame, Error> {
+    let parts_dir = dir.join("samples.parquet");
+    let io = |source| Error::Io {
+        path: parts_dir.clone(),
+        source,
+    };
+    let mut parts: Vec<PathBuf> = fs::read_dir(&parts_dir)
+        .map_err(io)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "parquet"))
+        .collect();
+    parts.sort();
+    let mut all: Option<DataFrame> = None;
+    for part in parts {
+        let file = fs::File::open(&part).map_err(|source| Error::Io {
+            path: part.clone(),
+            source,
+        })?;
+        let frame = ParquetReader::new(file)
+            .finish()
+            .map_err(|e| Error::input(&part, None, format!("not a samples part: {e}")))?;
+        all = Some(match all {
+            None => frame,
+            Some(mut acc) => {
+                acc.vstack_mut(&frame)
+                    .map_err(|e| Error::input(&part, None, format!("columns differ: {e}")))?;
+                acc
+            }
+        });
+    }
+    Ok(all.unwrap_or_default())
+}
+
+/// The latencies (ns) of one point's round, in the order recorded.
+pub fn point_latencies(samples: &DataFrame, point: usize, round: u32) -> Result<Vec<u64>, Error> {
+    if samples.height() == 0 {
+        return Ok(Vec::new());
+    }
+    let bad = |e: PolarsError| Error::Failed(format!("samples.parquet: {e}"));
+    let points = samples.column("point").map_err(bad)?.u32().map_err(bad)?;
+    let rounds = samples.column("round").map_err(bad)?.u32().map_err(bad)?;
+    let latency = samples
+        .column("latency_ns")
+        .map_err(bad)?
+        .u64()
+        .map_err(bad)?;
+    Ok(points
+        .iter()
+        .zip(rounds.iter())
+        .zip(latency.iter())
+        .filter_map(|((p, r), l)| {
+            (p == Some(point as u32) && r == Some(round))
+                .then_some(l)
+                .flatten()
+        })
+        .collect())
+}

@@ -1,0 +1,485 @@
+//! The session: the I/O around the coordinator. It starts or reaches the agents (an
+//! in-process engine for `local`, gRPC for the others), turns their batch streams into
+//! the coordinator's inputs, carries out its actions on every agent, records the run, and
+//! hands every event to whoever watches (the headless printer, the TUI).
+
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc;
+use vernier_agent::client::AgentClient;
+use vernier_agent::sys::TimestampMode;
+use vernier_agent::wire::pb;
+use vernier_agent::{AgentKind, Batch, Engine, LoadSpec, Workload};
+
+use crate::coordinator::{
+    Action, Coordinator, Event, Input, PointConfig, PointResult, UserCommand, Verdict,
+};
+use crate::error::Error;
+use crate::record::{Machine, Recorder, RunRecord};
+use crate::scenario::{AgentSpec, Scenario};
+
+/// How often the coordinator is told that time passed.
+const TICK: Duration = Duration::from_millis(25);
+/// How often remote agents' leases are renewed (their lease is three times longer).
+const HEARTBEAT: Duration = Duration::from_secs(1);
+/// The lease asked of remote agents: a coordinator that vanishes stops their load soon.
+const LEASE: Duration = Duration::from_secs(3);
+
+/// How a session is run.
+#[derive(Debug, Clone, Default)]
+pub struct SessionOptions {
+    /// The run directory (`None`: runs/DATE-NAME under the current directory).
+    pub record: Option<PathBuf>,
+}
+
+/// What a finished session measured.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// Each load point's result.
+    pub points: Vec<PointResult>,
+    /// For an SLO search, the highest load that met it.
+    pub slo_rate: Option<f64>,
+    /// The run's verdict.
+    pub verdict: Verdict,
+    /// The run directory.
+    pub record: PathBuf,
+    /// The timestamp source in use.
+    pub timestamps: String,
+    /// Writing the record failed (the measurement itself went on): why.
+    pub record_error: Option<String>,
+}
+
+/// What a session tells its watcher.
+#[derive(Debug, Clone)]
+pub enum Update {
+    /// The agents are connected; the record is at this path.
+    Started {
+        /// The run directory.
+        record: PathBuf,
+        /// The timestamp source in use.
+        timestamps: String,
+    },
+    /// The coordinator said something.
+    Event(Event),
+}
+
+#[allow(clippy::large_enum_variant)] // Moved once, from its agent to the session.
+enum Message {
+    Batch(usize, Batch),
+    Lost(usize, String),
+}
+
+/// One agent as the session drives it.
+#[allow(clippy::large_enum_variant)] // A handful, for the whole run.
+enum Link {
+    Local {
+        engine: Arc<Engine>,
+        closed: Arc<AtomicBool>,
+    },
+    Remote {
+        client: AgentClient,
+        closed: Arc<AtomicBool>,
+    },
+}
+
+impl Link {
+    async fn apply(
+        &mut self,
+        action: Action,
+        share: f64,
+        interarrival: &str,
+    ) -> Result<(), String> {
+        match self {
+            Link::Local { engine, .. } => {
+                match action {
+                    Action::Load { rate } => engine.set_load(
+                        rate * share,
+                        &interarrival.parse().map_err(|e| format!("{e}"))?,
+                    ),
+                    Action::Sampling(r) => engine.set_sampling(r),
+                    Action::Pause => engine.pause(),
+                    Action::Finished => {}
+                }
+                Ok(())
+            }
+            Link::Remote { client, .. } => {
+                let result = match action {
+                    Action::Load { rate } => client.start_load(rate * share, interarrival).await,
+                    Action::Sampling(r) => client.start_measure(r).await,
+                    Action::Pause => client.pause().await,
+                    Action::Finished => Ok(()),
+                };
+                result.map_err(|s| format!("{}: {}", client.address(), s.message()))
+            }
+        }
+    }
+
+    async fn stop(self) {
+        match self {
+            Link::Local { engine, closed } => {
+                closed.store(true, Ordering::Relaxed);
+                let _ = tokio::task::spawn_blocking(move || engine.stop()).await;
+            }
+            Link::Remote { mut client, closed } => {
+                closed.store(true, Ordering::Relaxed);
+                let _ = client.stop().await;
+            }
+        }
+    }
+}
+
+fn configure_request(spec: &LoadSpec, target: &str) -> pb::ConfigureRequest {
+    let (service, kv) = match &spec.workload {
+        Workload::Synthetic { service } => (service.to_string(), String::new()),
+        Workload::KeyValue(kv) => (String::new(), serde_json::to_string(kv).unwrap_or_default()),
+        Workload::Echo => (String::new(), String::new()),
+    };
+    let interface = match &spec.timestamps {
+        TimestampMode::Hardware { interface } => interface.clone(),
+        _ => String::new(),
+    };
+    pb::ConfigureRequest {
+        target: target.to_string(),
+        transport: spec.transport.to_string(),
+        protocol: spec.protocol.to_string(),
+        service,
+        kv_workload_json: kv,
+        workers: spec.workers as u32,
+        cpus: spec.cpus.iter().map(|&c| c as u32).collect(),
+        connections: spec.connections as u32,
+        depth: spec.depth as u32,
+        kind: match spec.kind {
+            AgentKind::Symmetric => "symmetric",
+            AgentKind::Throughput => "throughput",
+            AgentKind::Latency => "latency",
+        }
+        .into(),
+        timestamps: spec.timestamps.name().into(),
+        interface,
+        seed: spec.seed,
+        timeout_ms: spec.timeout.as_millis() as u64,
+        lease_ms: LEASE.as_millis() as u64,
+    }
+}
+
+fn resolve(target: &str) -> Result<SocketAddr, Error> {
+    target
+        .to_socket_addrs()
+        .map_err(|e| Error::Failed(format!("target {target}: {e}")))?
+        .next()
+        .ok_or_else(|| Error::Failed(format!("target {target} resolves to no address")))
+}
+
+/// The default run directory: runs/DATE-NAME (with a counter if taken).
+pub fn default_record_dir(name: &str) -> PathBuf {
+    let stamp = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let stamp: String = stamp
+        .trim_end_matches('Z')
+        .chars()
+        .map(|c| if c == ':' { '-' } else { c })
+        .collect();
+    let safe: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let base = Path::new("runs").join(format!("{stamp}-{safe}"));
+    let mut dir = base.clone();
+    let mut n = 1;
+    while dir.exists() {
+        n += 1;
+        dir = PathBuf::from(format!("{}-{n}", base.display()));
+    }
+    dir
+}
+
+/// Starts every agent; returns the links and the timestamp source they report.
+async fn connect(
+    scenario: &Scenario,
+    tx: &mpsc::UnboundedSender<Message>,
+) -> Result<(Vec<Link>, String), Error> {
+    let mut links = Vec::new();
+    let mut timestamps = scenario.timestamps.to_string();
+    for (i, agent) in scenario.agents.iter().enumerate() {
+        let target_text = &scenario.targets[i % scenario.targets.len()];
+        match agent {
+            AgentSpec::Local { .. } => {
+                let target = resolve(target_text)?;
+                let spec = scenario.load_spec(i, target);
+                let engine = tokio::task::spawn_blocking(move || Engine::start(spec))
+                    .await
+                    .map_err(|e| Error::Failed(format!("agent {i} (local): {e}")))?
+                    .map_err(|e| Error::Failed(format!("agent {i} (local): {e}")))?;
+                let engine = Arc::new(engine);
+                let closed = Arc::new(AtomicBool::new(false));
+                forward_local(i, Arc::clone(&engine), Arc::clone(&closed), tx.clone());
+                links.push(Link::Local { engine, closed });
+            }
+            AgentSpec::Remote {
+                address, token_env, ..
+            } => {
+                let token = std::env::var(token_env).map_err(|_| {
+                    Error::Usage(format!(
+                        "agent {i} ({address}): the environment variable {token_env} holding its token is not set"
+                    ))
+                })?;
+                let mut client = AgentClient::connect(address, &token)
+                    .await
+                    .map_err(|e| Error::Failed(format!("agent {i}: {e}")))?;
+                // The agent resolves the target itself: it may see a different network.
+                let spec = scenario.load_spec(
+                    i,
+                    resolve(target_text).unwrap_or(SocketAddr::from(([127, 0, 0, 1], 0))),
+                );
+                let reply = client
+                    .configure(configure_request(&spec, target_text))
+                    .await
+                    .map_err(|s| {
+                        Error::Failed(format!("agent {i} ({address}): {}", s.message()))
+                    })?;
+                timestamps = reply.timestamps.clone();
+                let stream = client.stream().await.map_err(|s| {
+                    Error::Failed(format!("agent {i} ({address}): {}", s.message()))
+                })?;
+                let closed = Arc::new(AtomicBool::new(false));
+                forward_remote(i, stream, client.clone(), Arc::clone(&closed), tx.clone());
+                links.push(Link::Remote { client, closed });
+            }
+            AgentSpec::Ssh { host, .. } => {
+                return Err(Error::Usage(format!(
+                    "agent {i} ({{ssh: {host}}}): start it with `vernier deploy {host}` and name its address instead; ssh agents are not started by `vernier run` yet"
+                )));
+            }
+        }
+    }
+    Ok((links, timestamps))
+}
+
+/// Moves a local engine's batches to the session from a thread (the engine's channel
+/// blocks).
+fn forward_local(
+    agent: usize,
+    engine: Arc<Engine>,
+    closed: Arc<AtomicBool>,
+    tx: mpsc::UnboundedSender<Message>,
+) {
+    std::thread::Builder::new()
+        .name(format!("vernier-agent-{agent}"))
+        .spawn(move || {
+            while !closed.load(Ordering::Relaxed) {
+                if let Some(batch) = engine.next_batch(Duration::from_millis(50))
+                    && tx.send(Message::Batch(agent, batch)).is_err()
+                {
+                    break;
+                }
+            }
+        })
+        .map(|_| ())
+        .unwrap_or_else(|e| eprintln!("vernier: cannot start agent {agent}'s forwarder: {e}"));
+}
+
+fn forward_remote(
+    agent: usize,
+    mut stream: tonic::Streaming<pb::BatchMessage>,
+    mut client: AgentClient,
+    closed: Arc<AtomicBool>,
+    tx: mpsc::UnboundedSender<Message>,
+) {
+    let beat_closed = Arc::clone(&closed);
+    let beat_tx = tx.clone();
+    let address = client.address().to_string();
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(HEARTBEAT);
+        while !beat_closed.load(Ordering::Relaxed) {
+            tick.tick().await;
+            if beat_closed.load(Ordering::Relaxed) {
+                break;
+            }
+            if let Err(s) = client.heartbeat().await {
+                let _ = beat_tx.send(Message::Lost(
+                    agent,
+                    format!("{address}: heartbeat failed: {}", s.message()),
+                ));
+                break;
+            }
+        }
+    });
+    tokio::spawn(async move {
+        loop {
+            match stream.message().await {
+                Ok(Some(message)) => match Batch::try_from(message) {
+                    Ok(batch) => {
+                        if tx.send(Message::Batch(agent, batch)).is_err() {
+                            break;
+                        }
+                    }
+                    Err(e) => {
+                        let _ =
+                            tx.send(Message::Lost(agent, format!("sent a malformed batch: {e}")));
+                        break;
+                    }
+                },
+                Ok(None) => {
+                    if !closed.load(Ordering::Relaxed) {
+                        let _ = tx.send(Message::Lost(agent, "its stream ended".into()));
+                    }
+                    break;
+                }
+                Err(s) => {
+                    if !closed.load(Ordering::Relaxed) {
+                        let _ = tx.send(Message::Lost(
+                            agent,
+                            format!("stream failed: {}", s.message()),
+                        ));
+                    }
+                    break;
+                }
+            }
+        }
+    });
+}
+
+/// Runs `scenario` to its verdict. `commands` carries the user's commands (closing it is
+/// not a quit); Ctrl-C quits. Every update goes to `watch`.
+pub async fn run(
+    scenario: &Scenario,
+    options: &SessionOptions,
+    mut commands: mpsc::UnboundedReceiver<UserCommand>,
+    mut watch: impl FnMut(Update),
+) -> Result<Outcome, Error> {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (mut links, timestamps) = connect(scenario, &tx).await?;
+    drop(tx);
+    let dir = options
+        .record
+        .clone()
+        .unwrap_or_else(|| default_record_dir(&scenario.name));
+    let record = RunRecord {
+        format: crate::record::FORMAT.into(),
+        name: scenario.name.clone(),
+        started: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        status: "running".into(),
+        scenario_file: scenario.source.as_ref().map(|p| p.display().to_string()),
+        scenario: scenario.yaml.clone(),
+        machine: Machine::this(),
+        timestamps: timestamps.clone(),
+        events: Vec::new(),
+        points: Vec::new(),
+        slo_rate: None,
+        verdict: None,
+    };
+    let mut recorder = match Recorder::create(&dir, record) {
+        Ok(r) => r,
+        Err(e) => {
+            for link in links {
+                link.stop().await;
+            }
+            return Err(e);
+        }
+    };
+    watch(Update::Started {
+        record: dir.clone(),
+        timestamps: timestamps.clone(),
+    });
+    let interarrival = scenario.interarrival.to_string();
+    let share = 1.0 / links.len() as f64;
+    let mut coordinator = Coordinator::new(
+        PointConfig::from_scenario(scenario, &timestamps),
+        &scenario.load,
+    );
+    let started = Instant::now();
+    let mut tick = tokio::time::interval(TICK);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut commands_open = true;
+    let mut failure = None;
+    let mut record_error = None;
+    let ctrl_c = tokio::signal::ctrl_c();
+    tokio::pin!(ctrl_c);
+    let mut ctrl_c_armed = true;
+    let mut decision = coordinator.start(started.elapsed());
+    loop {
+        // Carry out the decision: actions first (the agents wait for nobody), then events.
+        for action in &decision.actions {
+            for (i, link) in links.iter_mut().enumerate() {
+                if let Err(e) = link.apply(*action, share, &interarrival).await {
+                    failure.get_or_insert(format!("agent {i}: {e}"));
+                }
+            }
+        }
+        for event in decision.events.drain(..) {
+            if let Err(e) = recorder.event(&event) {
+                record_error.get_or_insert(e.to_string());
+            }
+            watch(Update::Event(event));
+        }
+        if decision.actions.contains(&Action::Finished) || coordinator.is_done() {
+            break;
+        }
+        let at = || started.elapsed();
+        let input = if let Some(detail) = failure.take() {
+            Input::AgentLost { agent: 0, detail }
+        } else {
+            tokio::select! {
+                message = rx.recv() => match message {
+                    Some(Message::Batch(agent, batch)) => {
+                        let (point, _) = coordinator.position();
+                        for s in &batch.samples {
+                            let round = coordinator.round_of(agent, s.departure_ns);
+                            recorder.samples(point, round, agent, batch.worker, std::slice::from_ref(s));
+                        }
+                        Input::Batch { agent, batch }
+                    }
+                    Some(Message::Lost(agent, detail)) => Input::AgentLost { agent, detail },
+                    None => Input::AgentLost { agent: 0, detail: "every agent's stream ended".into() },
+                },
+                command = commands.recv(), if commands_open => match command {
+                    Some(c) => Input::Command(c),
+                    None => { commands_open = false; Input::Tick }
+                },
+                _ = &mut ctrl_c, if ctrl_c_armed => {
+                    ctrl_c_armed = false;
+                    Input::Command(UserCommand::Quit)
+                }
+                _ = tick.tick() => Input::Tick,
+            }
+        };
+        decision = coordinator.step(at(), input);
+        if let Err(e) = recorder.tick() {
+            // The measurement goes on; the record's trouble is reported at the end.
+            record_error.get_or_insert(e.to_string());
+        }
+    }
+    for link in links {
+        link.stop().await;
+    }
+    let verdict = coordinator.verdict().unwrap_or(Verdict::NotAvailable);
+    let slo_rate = coordinator.slo_rate();
+    let record = match recorder.finish(slo_rate, Some(verdict)) {
+        Ok(dir) => dir,
+        Err(e) => {
+            record_error.get_or_insert(e.to_string());
+            dir
+        }
+    };
+    let mut points = coordinator.results().to_vec();
+    for p in &mut points {
+        p.record = Some(record.display().to_string());
+    }
+    Ok(Outcome {
+        points,
+        slo_rate,
+        verdict,
+        record,
+        timestamps,
+        record_error,
+    })
+}
