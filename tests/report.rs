@@ -1,0 +1,514 @@
+//! `vernier report` as a user runs it: the real binary on run directories written with the
+//! recorder (a three-point sweep with one N/A point, a run killed during warm-up, a run
+//! without samples) and on the bad inputs it must refuse with one line naming the file.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use rand::rngs::SmallRng;
+use rand::{RngExt, SeedableRng};
+use serde_json::Value;
+use support::vernier;
+use vernier_agent::Sample;
+use vernier_stats::{percentile, percentile_ci, sort_samples};
+use vernier_workbench::coordinator::{
+    Check, CheckData, CheckKind, Event, EventKind, PercentileResult, PointResult, Reason, Verdict,
+};
+use vernier_workbench::record::{FORMAT, Machine, Recorder, RunRecord};
+
+mod support;
+
+const RATES: [f64; 3] = [10_000.0, 20_000.0, 30_000.0];
+
+/// The percentiles every point reports, in percent.
+const REPORTED: [f64; 4] = [50.0, 99.0, 99.9, 99.99];
+
+fn new_record(name: &str) -> RunRecord {
+    RunRecord {
+        format: FORMAT.into(),
+        name: name.into(),
+        started: "2026-01-02T03:04:05Z".into(),
+        status: "running".into(),
+        scenario_file: None,
+        scenario: "name: test\n".into(),
+        machine: Machine::this(),
+        timestamps: "user".into(),
+        events: Vec::new(),
+        points: Vec::new(),
+        slo_rate: None,
+        verdict: None,
+    }
+}
+
+/// `n` samples with latencies of 10 µs plus an exponential of `mean_us`, sent 1/rate apart.
+fn samples(rng: &mut SmallRng, n: usize, mean_us: f64, rate: f64) -> Vec<Sample> {
+    (0..n)
+        .map(|i| Sample {
+            departure_ns: (i as f64 * 1e9 / rate) as u64,
+            latency_ns: (10_000.0 - mean_us * 1e3 * (1.0 - rng.random::<f64>()).ln()) as u64,
+            queueing_ns: 100,
+            conn: (i % 4) as u16,
+            request: 0,
+            outcome: 0,
+        })
+        .collect()
+}
+
+/// Each reported percentile with its 95% CI, µs (no CI where the samples are too few).
+fn percentiles(samples: &[Sample]) -> Vec<PercentileResult> {
+    let us: Vec<f64> = samples.iter().map(|s| s.latency_ns as f64 / 1e3).collect();
+    let sorted = sort_samples(&us).unwrap();
+    REPORTED
+        .iter()
+        .map(|&p| {
+            let ci = percentile_ci(&sorted, p / 100.0, 0.95).ok();
+            PercentileResult {
+                p,
+                value: percentile(&sorted, p / 100.0).unwrap(),
+                ci_low: ci.map(|c| c.0),
+                ci_high: ci.map(|c| c.1),
+            }
+        })
+        .collect()
+}
+
+fn result(
+    rate: f64,
+    verdict: Verdict,
+    samples: usize,
+    percentiles: Vec<PercentileResult>,
+) -> PointResult {
+    PointResult {
+        verdict,
+        reasons: Vec::new(),
+        target_rate: rate,
+        achieved_rate: rate * 0.998,
+        timestamps: "user".into(),
+        samples,
+        sampling_rate: 0.2,
+        duration_s: 12.0,
+        percentiles,
+        target_percentile: 99.0,
+        ci_width_us: Some(3.0),
+        tries: 1,
+        min_samples: 299,
+        round: 1,
+        agents: Vec::new(),
+        record: None,
+    }
+}
+
+/// An inter-arrival check on exponential gaps of the rate's mean, binned as the
+/// coordinator bins them (40 bins over 5 means).
+fn interarrival(rng: &mut SmallRng, point: usize, rate: f64) -> Event {
+    let mean_ns = 1e9 / rate;
+    let bin_ns = 5.0 * mean_ns / 40.0;
+    let mut counts = vec![0u64; 40];
+    for _ in 0..5000 {
+        let gap = -mean_ns * (1.0 - rng.random::<f64>()).ln();
+        counts[((gap / bin_ns) as usize).min(39)] += 1;
+    }
+    Event {
+        at: 1.0,
+        point,
+        rate,
+        kind: EventKind::Check(Check {
+            check: CheckKind::Interarrival,
+            agent: Some(0),
+            pass: true,
+            statistic: Some(0.52),
+            pvalue: Some(0.71),
+            n: 5000,
+            detail: "Anderson-Darling A² = 0.520, p = 0.7100: exponential".into(),
+            decision: "measure".into(),
+            data: Some(CheckData::Histogram {
+                bin_ns,
+                counts,
+                target_mean_ns: mean_ns,
+                shape: "exp".into(),
+            }),
+        }),
+    }
+}
+
+fn independence(point: usize, rate: f64, lags: Vec<(usize, f64, f64)>, pass: bool) -> Event {
+    Event {
+        at: 5.0,
+        point,
+        rate,
+        kind: EventKind::Check(Check {
+            check: CheckKind::Independence,
+            agent: Some(0),
+            pass,
+            statistic: Some(lags[0].1),
+            pvalue: Some(lags[0].2),
+            n: 20_000,
+            detail: format!("Spearman ρ at lag 1 = {:.4}", lags[0].1),
+            decision: String::new(),
+            data: Some(CheckData::Correlogram { lags }),
+        }),
+    }
+}
+
+fn verdict(point: usize, result: PointResult) -> Event {
+    Event {
+        at: 10.0,
+        point,
+        rate: result.target_rate,
+        kind: EventKind::Verdict(Box::new(result)),
+    }
+}
+
+/// A finished three-point sweep: two converged points, the third N/A for independence
+/// with too few samples for a CI of its p99.9. Returns the results recorded.
+fn sweep(dir: &Path) -> Vec<PointResult> {
+    let mut rng = SmallRng::seed_from_u64(7);
+    let mut recorder = Recorder::create(dir, new_record("e2e-sweep")).unwrap();
+    let mut results = Vec::new();
+    for (point, &rate) in RATES.iter().enumerate() {
+        let mean_us = 15.0 * (point + 1) as f64;
+        let warmup = samples(&mut rng, 1000, mean_us * 3.0, rate);
+        recorder.samples(point, 0, 0, 0, &warmup);
+        let n = if point == 2 { 2000 } else { 20_000 };
+        let measured = samples(&mut rng, n, mean_us, rate);
+        // Two agents share the measured round.
+        recorder.samples(point, 1, 0, 0, &measured[..n / 2]);
+        recorder.samples(point, 1, 1, 0, &measured[n / 2..]);
+        recorder.flush().unwrap();
+        recorder
+            .event(&interarrival(&mut rng, point, rate))
+            .unwrap();
+        let mut r = result(rate, Verdict::Converged, n, percentiles(&measured));
+        if point == 0 {
+            recorder
+                .event(&independence(point, rate, vec![(1, 0.004, 0.6)], true))
+                .unwrap();
+        }
+        if point == 2 {
+            recorder
+                .event(&independence(
+                    point,
+                    rate,
+                    vec![(1, 0.31, 1e-30), (2, 0.12, 1e-8), (3, 0.05, 1e-3)],
+                    false,
+                ))
+                .unwrap();
+            r.verdict = Verdict::NotAvailable;
+            r.reasons.push(Reason {
+                check: "independence".into(),
+                detail: "Spearman ρ at lag 1 = 0.3100: still correlated at lag 3".into(),
+                figures: BTreeMap::from([("rho".to_string(), 0.31)]),
+            });
+        }
+        recorder.event(&verdict(point, r.clone())).unwrap();
+        results.push(r);
+    }
+    recorder.finish(None, Some(Verdict::NotAvailable)).unwrap();
+    results
+}
+
+fn ok(out: &Output) -> (String, String) {
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stdout: {stdout}\nstderr: {stderr}"
+    );
+    (stdout, stderr)
+}
+
+fn svg(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert!(text.contains("<svg"), "{} is not an SVG", path.display());
+    text
+}
+
+/// As the table prints a cell: `value [low, high]`, a tenth of a µs at these latencies.
+fn cell(p: &PercentileResult) -> String {
+    match (p.ci_low, p.ci_high) {
+        (Some(low), Some(high)) => format!("{:.1} [{low:.1}, {high:.1}]", p.value),
+        _ => format!("{:.1} (no CI)", p.value),
+    }
+}
+
+#[test]
+fn a_sweep_gets_its_table_and_every_plot() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    let results = sweep(&run);
+    let (stdout, stderr) = ok(&vernier(&["report", run.to_str().unwrap()]));
+
+    assert!(stdout.starts_with("run e2e-sweep (finished)"), "{stdout}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    let header = lines.iter().position(|l| l.starts_with("point")).unwrap();
+    for column in [
+        "target/s",
+        "achieved/s",
+        "verdict",
+        "samples",
+        "p50 µs",
+        "p99 µs*",
+        "p99.9 µs",
+        "p99.99 µs",
+    ] {
+        assert!(
+            lines[header].contains(column),
+            "{column} missing: {}",
+            lines[header]
+        );
+    }
+    for (i, r) in results.iter().enumerate() {
+        let row = lines[header + 1 + i];
+        assert!(row.trim_start().starts_with(&i.to_string()), "{row}");
+        assert!(row.contains(&format!("{:.0}", r.target_rate)), "{row}");
+        assert!(row.contains(&format!("{:.1}", r.achieved_rate)), "{row}");
+        assert!(
+            row.contains(r.verdict.name()) && row.contains(&r.samples.to_string()),
+            "{row}"
+        );
+        for p in &r.percentiles[..3] {
+            assert!(row.contains(&cell(p)), "{} missing from {row}", cell(p));
+        }
+    }
+    // The N/A point: its p99.9 had too few samples for a CI, and its reason is under it.
+    assert!(results[2].percentiles[2].ci_low.is_none());
+    assert!(lines[header + 3].contains("(no CI)"));
+    assert_eq!(
+        lines[header + 4].trim(),
+        "N/A: independence: Spearman ρ at lag 1 = 0.3100: still correlated at lag 3"
+    );
+    assert!(stdout.contains("verdict: n/a"));
+
+    let report = run.join("report");
+    let expected = [
+        "ccdf.svg",
+        "latency-vs-load.svg",
+        "interarrival-p0-a0.svg",
+        "interarrival-p1-a0.svg",
+        "interarrival-p2-a0.svg",
+        "correlogram-p0-a0.svg",
+        "correlogram-p2-a0.svg",
+    ];
+    for name in expected {
+        let path = report.join(name);
+        assert!(
+            stderr.contains(&format!("wrote {}", path.display())),
+            "{name} not listed: {stderr}"
+        );
+    }
+    assert_eq!(std::fs::read_dir(&report).unwrap().count(), expected.len());
+
+    let ccdf = svg(&report.join("ccdf.svg"));
+    for label in [
+        "10000 req/s, converged, n = 20000",
+        "20000 req/s, converged",
+        "30000 req/s, n/a, n = 2000",
+    ] {
+        assert!(ccdf.contains(label), "{label} missing from the CCDF legend");
+    }
+    assert!(ccdf.contains("1e-4") && ccdf.contains("latency (µs)"));
+
+    let load = svg(&report.join("latency-vs-load.svg"));
+    assert!(load.contains("p99 latency vs achieved load"));
+    assert!(load.contains("converged") && load.contains("n/a"));
+
+    let gaps = svg(&report.join("interarrival-p1-a0.svg"));
+    assert!(gaps.contains("Inter-departure gaps: point 1 (20000 req/s), agent 0"));
+    assert!(gaps.contains("target: exponential, mean 50 µs"), "{gaps}");
+    assert!(gaps.contains("<rect"), "the histogram's bars");
+
+    let corr = svg(&report.join("correlogram-p2-a0.svg"));
+    assert!(corr.contains("Spearman correlogram: point 2 (30000 req/s), agent 0"));
+    assert!(corr.contains("±1.96/√n = ±0.0139 with n = 20000"), "{corr}");
+}
+
+#[test]
+fn json_says_the_same_and_out_puts_the_plots_elsewhere() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    let results = sweep(&run);
+    let out = tmp.path().join("plots");
+    let (stdout, _) = ok(&vernier(&[
+        "report",
+        run.to_str().unwrap(),
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    let json: Value = serde_json::from_str(&stdout).expect("one JSON object");
+    assert_eq!(json["name"], "e2e-sweep");
+    assert_eq!(json["verdict"], "n/a");
+    assert_eq!(json["points"].as_array().unwrap().len(), 3);
+    assert_eq!(json["points"][2]["verdict"], "n/a");
+    assert_eq!(json["points"][2]["reasons"][0]["check"], "independence");
+    assert_eq!(json["points"][0]["percentiles"][1]["p"], 99.0);
+    assert_eq!(
+        json["points"][0]["percentiles"][1]["ci_high"].as_f64(),
+        results[0].percentiles[1].ci_high
+    );
+    let plots: Vec<PathBuf> = json["plots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| PathBuf::from(p.as_str().unwrap()))
+        .collect();
+    assert!(plots.contains(&out.join("ccdf.svg")), "{plots:?}");
+    assert!(plots.iter().all(|p| p.starts_with(&out) && p.exists()));
+    assert!(!run.join("report").exists());
+}
+
+#[test]
+fn a_run_killed_in_warm_up_still_reports() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("killed");
+    let mut rng = SmallRng::seed_from_u64(1);
+    let mut recorder = Recorder::create(&run, new_record("killed")).unwrap();
+    recorder.samples(0, 0, 0, 0, &samples(&mut rng, 500, 20.0, 10_000.0));
+    recorder
+        .event(&interarrival(&mut rng, 0, 10_000.0))
+        .unwrap();
+    recorder.flush().unwrap();
+    drop(recorder);
+
+    let (stdout, stderr) = ok(&vernier(&["report", run.to_str().unwrap()]));
+    assert!(stdout.contains("no load point finished"), "{stdout}");
+    assert!(stdout.contains("the run did not finish"), "{stdout}");
+    assert!(stderr.contains("no load point finished"), "{stderr}");
+    assert!(stderr.contains("interarrival-p0-a0.svg"), "{stderr}");
+    svg(&run.join("report/interarrival-p0-a0.svg"));
+    assert!(!run.join("report/ccdf.svg").exists());
+}
+
+#[test]
+fn a_run_without_samples_skips_the_ccdf_with_a_note() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("nosamples");
+    let mut recorder = Recorder::create(&run, new_record("nosamples")).unwrap();
+    let p99 = |v: f64| {
+        vec![PercentileResult {
+            p: 99.0,
+            value: v,
+            ci_low: Some(v - 1.0),
+            ci_high: Some(v + 1.0),
+        }]
+    };
+    recorder
+        .event(&verdict(
+            0,
+            result(1000.0, Verdict::Converged, 5000, p99(30.0)),
+        ))
+        .unwrap();
+    recorder
+        .event(&verdict(
+            1,
+            result(2000.0, Verdict::Converged, 5000, p99(40.0)),
+        ))
+        .unwrap();
+    recorder
+        .finish(Some(2000.0), Some(Verdict::Converged))
+        .unwrap();
+
+    let (stdout, stderr) = ok(&vernier(&["report", run.to_str().unwrap()]));
+    assert!(stdout.contains("slo rate: 2000 req/s"), "{stdout}");
+    assert!(stderr.contains("ccdf.svg skipped"), "{stderr}");
+    assert!(!run.join("report/ccdf.svg").exists());
+    let load = svg(&run.join("report/latency-vs-load.svg"));
+    assert!(load.contains("SLO rate 2000 req/s"));
+}
+
+#[test]
+fn a_point_na_before_measuring_is_not_in_the_ccdf() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("early");
+    let mut rng = SmallRng::seed_from_u64(3);
+    let mut recorder = Recorder::create(&run, new_record("early")).unwrap();
+    // Point 0 had warm-up samples only, then failed its inter-arrival check: round 0.
+    recorder.samples(0, 0, 0, 0, &samples(&mut rng, 3000, 500.0, 5000.0));
+    let mut na = result(5000.0, Verdict::NotAvailable, 0, Vec::new());
+    na.round = 0;
+    recorder.event(&verdict(0, na)).unwrap();
+    let measured = samples(&mut rng, 5000, 20.0, 10_000.0);
+    recorder.samples(1, 0, 0, 0, &samples(&mut rng, 500, 20.0, 10_000.0));
+    recorder.samples(1, 1, 0, 0, &measured);
+    let converged = result(10_000.0, Verdict::Converged, 5000, percentiles(&measured));
+    recorder.event(&verdict(1, converged)).unwrap();
+    recorder.finish(None, Some(Verdict::NotAvailable)).unwrap();
+
+    let (_, stderr) = ok(&vernier(&["report", run.to_str().unwrap()]));
+    assert!(
+        stderr.contains("point 0 (5000 req/s): ended before measuring; not in the CCDF"),
+        "{stderr}"
+    );
+    let ccdf = svg(&run.join("report/ccdf.svg"));
+    assert!(ccdf.contains("10000 req/s, converged, n = 5000"));
+    assert!(
+        !ccdf.contains("5000 req/s, n/a"),
+        "warm-up samples drawn as a result"
+    );
+}
+
+/// Exit code 2 (or 1 for `io`), one line on stderr naming `needle`, nothing on stdout.
+fn expect_error(out: &Output, code: i32, needles: &[&str]) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "stderr: {stderr}");
+    assert!(
+        out.stdout.is_empty(),
+        "stdout: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(
+        stderr.trim_end().lines().count(),
+        1,
+        "one line expected: {stderr}"
+    );
+    for needle in needles {
+        assert!(stderr.contains(needle), "{needle:?} missing from: {stderr}");
+    }
+}
+
+#[test]
+fn bad_input_is_one_line_naming_the_file() {
+    let tmp = tempfile::tempdir().unwrap();
+
+    let missing = tmp.path().join("no-such-run");
+    let out = vernier(&["report", missing.to_str().unwrap()]);
+    expect_error(&out, 1, &[missing.to_str().unwrap(), "No such file"]);
+
+    let not_json = tmp.path().join("not-json");
+    std::fs::create_dir(&not_json).unwrap();
+    std::fs::write(not_json.join("run.json"), "this is not JSON\n").unwrap();
+    let out = vernier(&["report", not_json.to_str().unwrap()]);
+    expect_error(
+        &out,
+        2,
+        &[
+            &not_json.join("run.json").display().to_string(),
+            "not a vernier run record",
+        ],
+    );
+
+    // A real record of another format.
+    let run = tmp.path().join("run");
+    sweep(&run);
+    let path = run.join("run.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replace(FORMAT, "vernier-run/99")).unwrap();
+    let out = vernier(&["report", run.to_str().unwrap()]);
+    expect_error(&out, 2, &[&path.display().to_string(), "vernier-run/99"]);
+    std::fs::write(&path, text).unwrap();
+
+    // A samples part that is not Parquet.
+    let part = run.join("samples.parquet/part-000001.parquet");
+    assert!(part.exists());
+    std::fs::write(&part, b"PAR1 but not really").unwrap();
+    let out = vernier(&["report", run.to_str().unwrap()]);
+    expect_error(
+        &out,
+        2,
+        &[&part.display().to_string(), "not a samples part"],
+    );
+}

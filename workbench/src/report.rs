@@ -1,0 +1,389 @@
+//! Reports on a recorded run: a table of the load points (each percentile with its CI,
+//! the verdict and the reasons for an N/A) and SVG plots of what the methodology saw: the
+//! latency CCDF, the tail percentile against the achieved load, each agent's
+//! inter-departure gaps against the target distribution, and each agent's correlogram.
+//!
+//! Everything here works from the record alone (`run.json` and `samples.parquet/`), so a
+//! report can be made long after the run, on another machine, or from a run that was
+//! killed half-way. The pieces that decide what is drawn are pure functions over the
+//! record's values ([`summarize`], [`ccdf_points`], [`gap_density`]...), tested without a
+//! file system; [`run`] only adds reading the record and writing the files.
+
+mod ccdf;
+mod correlogram;
+mod interarrival;
+mod load;
+mod plot;
+mod table;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::coordinator::{Check, CheckData, CheckKind, Event, EventKind, PointResult};
+use crate::error::Error;
+use crate::record::{self, RunRecord};
+
+pub use ccdf::{CcdfPoint, DEEPEST, ccdf_points};
+pub use interarrival::{GapDensity, gap_density};
+pub use load::{LoadPoint, load_points};
+pub use table::{PointRow, Summary, render_table, summarize};
+
+/// What `vernier report` made of a run directory.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    /// The table's content.
+    #[serde(flatten)]
+    pub summary: Summary,
+    /// The plots written, in the order written.
+    pub plots: Vec<PathBuf>,
+    /// What could not be drawn, and why (a run without samples has no CCDF...).
+    pub notes: Vec<String>,
+}
+
+/// One load point as the plots see it: its result and where its samples are.
+#[derive(Debug, Clone, Copy)]
+struct Measured<'a> {
+    /// The `point` column of the samples (the load point's number in the events).
+    point: usize,
+    result: &'a PointResult,
+}
+
+/// Reads `dir` (a run directory), writes the plots into `out` (default `dir/report/`) and
+/// returns the table and the list of files written.
+///
+/// Bad input (no such directory, a run.json that is not a vernier record, a samples part
+/// that is not Parquet) is an error naming the file; a run that ended early is not: its
+/// report says what is missing in [`Report::notes`].
+pub fn run(dir: &Path, out: Option<&Path>) -> Result<Report, Error> {
+    if !dir.is_dir() {
+        let source = match std::fs::metadata(dir) {
+            Ok(_) => std::io::Error::other("not a directory (expected a run directory)"),
+            Err(e) => e,
+        };
+        return Err(Error::Io {
+            path: dir.to_path_buf(),
+            source,
+        });
+    }
+    let record = record::read_record(dir)?;
+    let mut notes = Vec::new();
+    let samples = if dir.join("samples.parquet").is_dir() {
+        Some(record::read_samples(dir)?)
+    } else {
+        notes.push(format!(
+            "{}: not found; plots that need samples are skipped",
+            dir.join("samples.parquet").display()
+        ));
+        None
+    };
+    let summary = summarize(dir, &record);
+
+    let out = out.map_or_else(|| dir.join("report"), Path::to_path_buf);
+    std::fs::create_dir_all(&out).map_err(|source| Error::Io {
+        path: out.clone(),
+        source,
+    })?;
+    let mut plots = Vec::new();
+    let mut write = |name: &str, svg: Result<String, plot::DrawError>| -> Result<(), Error> {
+        let path = out.join(name);
+        let svg =
+            svg.map_err(|e| Error::Failed(format!("{}: cannot draw: {e}", path.display())))?;
+        std::fs::write(&path, svg).map_err(|source| Error::Io {
+            path: path.clone(),
+            source,
+        })?;
+        plots.push(path);
+        Ok(())
+    };
+
+    let measured = measured_points(&record);
+    if measured.is_empty() {
+        notes.push("no load point finished: no CCDF and no latency-vs-load plot".into());
+    } else {
+        let series = match &samples {
+            Some(samples) => ccdf_series(samples, &measured, &mut notes)?,
+            None => Vec::new(),
+        };
+        if series.is_empty() {
+            notes.push("no measured samples for any load point: ccdf.svg skipped".into());
+        } else {
+            write("ccdf.svg", ccdf::draw(&series))?;
+        }
+
+        let results: Vec<&PointResult> = measured.iter().map(|m| m.result).collect();
+        let (percentile, points) = load_points(&results);
+        let drawable = points.iter().filter(|p| p.value.is_some()).count();
+        if drawable >= 2 {
+            write(
+                "latency-vs-load.svg",
+                load::draw(percentile, &points, record.slo_rate),
+            )?;
+            let without_ci: Vec<String> = points
+                .iter()
+                .filter(|p| p.value.is_some() && p.ci.is_none())
+                .map(|p| plot::fmt_rate(p.target_rate))
+                .collect();
+            if !without_ci.is_empty() {
+                notes.push(format!(
+                    "latency-vs-load.svg: no CI at {} (drawn hollow)",
+                    without_ci.join(", ")
+                ));
+            }
+        } else {
+            notes.push(format!(
+                "latency-vs-load.svg skipped: {drawable} point(s) with a {} (2 needed)",
+                plot::fmt_percentile(percentile)
+            ));
+        }
+    }
+
+    for ((point, agent), (event, check)) in last_checks(&record.events, CheckKind::Interarrival) {
+        if let Some(CheckData::Histogram {
+            bin_ns,
+            counts,
+            target_mean_ns,
+            shape,
+        }) = &check.data
+        {
+            let density = gap_density(*bin_ns, counts);
+            let title = check_title("Inter-departure gaps", event, agent);
+            write(
+                &format!("interarrival-p{point}-a{}.svg", agent_name(agent)),
+                interarrival::draw(&title, &density, *target_mean_ns, shape, check),
+            )?;
+        }
+    }
+    for ((point, agent), (event, check)) in last_checks(&record.events, CheckKind::Independence) {
+        if let Some(CheckData::Correlogram { lags }) = &check.data {
+            if lags.is_empty() {
+                continue;
+            }
+            let title = check_title("Spearman correlogram", event, agent);
+            write(
+                &format!("correlogram-p{point}-a{}.svg", agent_name(agent)),
+                correlogram::draw(&title, lags, check),
+            )?;
+        }
+    }
+
+    Ok(Report {
+        summary,
+        plots,
+        notes,
+    })
+}
+
+/// One CCDF curve per point, from the samples of the round its result used. Points
+/// without such samples are left out with a note.
+fn ccdf_series(
+    samples: &polars::prelude::DataFrame,
+    measured: &[Measured<'_>],
+    notes: &mut Vec<String>,
+) -> Result<Vec<ccdf::Series>, Error> {
+    let mut series = Vec::new();
+    for m in measured {
+        let name = format!(
+            "point {} ({})",
+            m.point,
+            plot::fmt_rate(m.result.target_rate)
+        );
+        if m.result.round == 0 {
+            // Round 0 is warm-up: a point N/A before measuring has no measured round, and
+            // its warm-up samples are not the latency it was asked about.
+            notes.push(format!("{name}: ended before measuring; not in the CCDF"));
+            continue;
+        }
+        let latencies = record::point_latencies(samples, m.point, m.result.round)?;
+        if latencies.is_empty() {
+            notes.push(format!(
+                "{name}: no samples in its round {}; not in the CCDF",
+                m.result.round
+            ));
+            continue;
+        }
+        series.push(ccdf::Series {
+            label: format!(
+                "{}, {}, n = {}",
+                plot::fmt_rate(m.result.target_rate),
+                m.result.verdict.name(),
+                latencies.len()
+            ),
+            points: ccdf_points(&latencies),
+        });
+    }
+    Ok(series)
+}
+
+/// Each result's load point number (the samples' `point` column, the events' `point`).
+/// The i-th verdict event recorded the i-th result and says which point it was; a record
+/// without the events (written by hand) falls back to the position.
+fn point_numbers(record: &RunRecord) -> Vec<usize> {
+    let verdict_points: Vec<usize> = record
+        .events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::Verdict(_)))
+        .map(|e| e.point)
+        .collect();
+    (0..record.points.len())
+        .map(|i| verdict_points.get(i).copied().unwrap_or(i))
+        .collect()
+}
+
+fn measured_points(record: &RunRecord) -> Vec<Measured<'_>> {
+    point_numbers(record)
+        .into_iter()
+        .zip(&record.points)
+        .map(|(point, result)| Measured { point, result })
+        .collect()
+}
+
+/// The last check of `kind` carrying plot data for each (point, agent): a check is
+/// repeated on every retry or round, and the last is the one the point's result rests on.
+fn last_checks(
+    events: &[Event],
+    kind: CheckKind,
+) -> BTreeMap<(usize, Option<usize>), (&Event, &Check)> {
+    let mut last = BTreeMap::new();
+    for event in events {
+        if let EventKind::Check(check) = &event.kind
+            && check.check == kind
+            && check.data.is_some()
+        {
+            last.insert((event.point, check.agent), (event, check));
+        }
+    }
+    last
+}
+
+fn agent_name(agent: Option<usize>) -> String {
+    agent.map_or_else(|| "all".to_string(), |a| a.to_string())
+}
+
+fn check_title(what: &str, event: &Event, agent: Option<usize>) -> String {
+    let agent = agent.map_or_else(|| "all agents".to_string(), |a| format!("agent {a}"));
+    format!(
+        "{what}: point {} ({}), {agent}",
+        event.point,
+        plot::fmt_rate(event.rate)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::coordinator::{Phase, Verdict};
+    use crate::record::{FORMAT, Machine};
+
+    fn event(point: usize, kind: EventKind) -> Event {
+        Event {
+            at: 0.0,
+            point,
+            rate: 1000.0 * (point + 1) as f64,
+            kind,
+        }
+    }
+
+    fn check(kind: CheckKind, agent: usize, statistic: f64, data: bool) -> EventKind {
+        EventKind::Check(Check {
+            check: kind,
+            agent: Some(agent),
+            pass: true,
+            statistic: Some(statistic),
+            pvalue: None,
+            n: 10,
+            detail: String::new(),
+            decision: String::new(),
+            data: data.then(|| CheckData::Correlogram {
+                lags: vec![(1, 0.0, 1.0)],
+            }),
+        })
+    }
+
+    fn result(rate: f64) -> PointResult {
+        PointResult {
+            verdict: Verdict::Converged,
+            reasons: Vec::new(),
+            target_rate: rate,
+            achieved_rate: rate,
+            timestamps: String::new(),
+            samples: 0,
+            sampling_rate: 1.0,
+            duration_s: 0.0,
+            percentiles: Vec::new(),
+            target_percentile: 99.0,
+            ci_width_us: None,
+            tries: 1,
+            min_samples: 0,
+            round: 1,
+            agents: Vec::new(),
+            record: None,
+        }
+    }
+
+    fn record(events: Vec<Event>, points: Vec<PointResult>) -> RunRecord {
+        RunRecord {
+            format: FORMAT.into(),
+            name: "t".into(),
+            started: String::new(),
+            status: "finished".into(),
+            scenario_file: None,
+            scenario: String::new(),
+            machine: Machine {
+                hostname: String::new(),
+                kernel: String::new(),
+                cpus: 1,
+                vernier: String::new(),
+            },
+            timestamps: String::new(),
+            events,
+            points,
+            slo_rate: None,
+            verdict: None,
+        }
+    }
+
+    #[test]
+    fn results_take_their_point_number_from_their_verdict_event() {
+        // Point 1 was restarted as point 2 (the user changed the load): no verdict for 1.
+        let events = vec![
+            event(0, EventKind::Verdict(Box::new(result(1000.0)))),
+            event(
+                1,
+                EventKind::Phase {
+                    phase: Phase::Warmup,
+                    detail: String::new(),
+                },
+            ),
+            event(2, EventKind::Verdict(Box::new(result(3000.0)))),
+        ];
+        let rec = record(events, vec![result(1000.0), result(3000.0)]);
+        assert_eq!(point_numbers(&rec), vec![0, 2]);
+        // A record written by hand, without events, falls back to positions.
+        assert_eq!(
+            point_numbers(&record(Vec::new(), vec![result(1.0), result(2.0)])),
+            vec![0, 1]
+        );
+    }
+
+    #[test]
+    fn the_last_check_with_data_per_point_and_agent_is_plotted() {
+        let events = vec![
+            event(0, check(CheckKind::Independence, 0, 1.0, true)),
+            event(0, check(CheckKind::Independence, 0, 2.0, true)),
+            event(0, check(CheckKind::Independence, 0, 3.0, false)),
+            event(0, check(CheckKind::Independence, 1, 4.0, true)),
+            event(1, check(CheckKind::Interarrival, 0, 5.0, true)),
+        ];
+        let last = last_checks(&events, CheckKind::Independence);
+        let stats: Vec<_> = last
+            .iter()
+            .map(|(key, (_, c))| (*key, c.statistic))
+            .collect();
+        assert_eq!(
+            stats,
+            vec![((0, Some(0)), Some(2.0)), ((0, Some(1)), Some(4.0))]
+        );
+    }
+}

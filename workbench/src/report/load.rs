@@ -1,0 +1,253 @@
+//! The target percentile against the achieved load, each point with its CI: where the
+//! knee is, and how sure each point is.
+
+use plotters::prelude::*;
+use serde::Serialize;
+
+use super::plot::{
+    Area, CAPTION_SIZE, DrawError, color, fmt_num, fmt_percentile, fmt_rate, render,
+};
+use crate::coordinator::{PointResult, Verdict};
+
+/// One load point on the plot.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct LoadPoint {
+    /// req/s asked for.
+    pub target_rate: f64,
+    /// req/s answered: the x of the point, because a server that cannot keep up answers
+    /// fewer than asked and the knee is where that starts.
+    pub achieved_rate: f64,
+    /// The point's verdict.
+    pub verdict: Verdict,
+    /// The percentile's estimate, µs (`None`: the point did not report it).
+    pub value: Option<f64>,
+    /// Its CI, µs (`None`: too few samples for one).
+    pub ci: Option<(f64, f64)>,
+}
+
+/// The percentile plotted (the first point's target percentile, 99 if there is no point)
+/// and each point's estimate of it.
+pub fn load_points(results: &[&PointResult]) -> (f64, Vec<LoadPoint>) {
+    let percentile = results.first().map_or(99.0, |r| r.target_percentile);
+    let points = results
+        .iter()
+        .map(|r| {
+            let entry = r
+                .percentiles
+                .iter()
+                .find(|p| (p.p - percentile).abs() < 1e-9);
+            LoadPoint {
+                target_rate: r.target_rate,
+                achieved_rate: r.achieved_rate,
+                verdict: r.verdict,
+                value: entry.map(|p| p.value),
+                ci: entry.and_then(|p| p.ci_low.zip(p.ci_high)),
+            }
+        })
+        .collect();
+    (percentile, points)
+}
+
+/// The colour of a verdict's points.
+fn verdict_color(verdict: Verdict) -> RGBColor {
+    match verdict {
+        Verdict::Converged => color(0),
+        Verdict::NotAvailable => color(1),
+        Verdict::Accepted => color(4),
+    }
+}
+
+/// Draws the points, their CIs, a line through them in rate order, and the SLO rate.
+pub(super) fn draw(
+    percentile: f64,
+    points: &[LoadPoint],
+    slo_rate: Option<f64>,
+) -> Result<String, DrawError> {
+    let name = fmt_percentile(percentile);
+    let mut caption = vec![format!(
+        "Each marker: a load point's {name} estimate at the rate it achieved; bars: its \
+         confidence interval; colour: its verdict. Hollow markers have no CI (too few samples \
+         for one)."
+    )];
+    let missing: Vec<String> = points
+        .iter()
+        .filter(|p| p.value.is_none())
+        .map(|p| fmt_rate(p.target_rate))
+        .collect();
+    if !missing.is_empty() {
+        caption.push(format!(
+            "Not drawn (no {name} reported): {}.",
+            missing.join(", ")
+        ));
+    }
+    render(&caption, |area| draw_chart(area, &name, points, slo_rate))
+}
+
+/// A point that has a value to draw.
+#[derive(Debug, Clone, Copy)]
+struct Drawn {
+    x: f64,
+    y: f64,
+    ci: Option<(f64, f64)>,
+    verdict: Verdict,
+}
+
+fn draw_chart(
+    area: &Area<'_>,
+    name: &str,
+    points: &[LoadPoint],
+    slo_rate: Option<f64>,
+) -> Result<(), DrawError> {
+    let mut drawn: Vec<Drawn> = points
+        .iter()
+        .filter_map(|p| {
+            p.value.map(|y| Drawn {
+                x: p.achieved_rate,
+                y,
+                ci: p.ci,
+                verdict: p.verdict,
+            })
+        })
+        .collect();
+    drawn.sort_by(|a, b| a.x.total_cmp(&b.x));
+    let xmax = drawn
+        .iter()
+        .map(|d| d.x)
+        .chain(slo_rate)
+        .fold(0.0, f64::max);
+    let ymax = drawn
+        .iter()
+        .map(|d| d.ci.map_or(d.y, |ci| ci.1.max(d.y)))
+        .fold(0.0, f64::max);
+    let xmax = if xmax > 0.0 { xmax * 1.1 } else { 1.0 };
+    let ymax = if ymax > 0.0 { ymax * 1.15 } else { 1.0 };
+
+    let mut chart = ChartBuilder::on(area)
+        .caption(
+            format!("{name} latency vs achieved load"),
+            ("sans-serif", 22),
+        )
+        .margin(14)
+        .x_label_area_size(44)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0f64..xmax, 0f64..ymax)?;
+    chart
+        .configure_mesh()
+        .x_desc("achieved rate (req/s)")
+        .y_desc(format!("{name} (µs)"))
+        .x_label_formatter(&|x: &f64| fmt_num(*x))
+        .y_label_formatter(&|y: &f64| fmt_num(*y))
+        .axis_desc_style(("sans-serif", CAPTION_SIZE))
+        .draw()?;
+
+    chart.draw_series(LineSeries::new(
+        drawn.iter().map(|d| (d.x, d.y)),
+        RGBColor(150, 150, 150).stroke_width(1),
+    ))?;
+    for verdict in [Verdict::Converged, Verdict::Accepted, Verdict::NotAvailable] {
+        let group: Vec<_> = drawn.iter().filter(|d| d.verdict == verdict).collect();
+        if group.is_empty() {
+            continue;
+        }
+        let c = verdict_color(verdict);
+        chart.draw_series(group.iter().filter_map(|d| {
+            d.ci.map(|(low, high)| {
+                ErrorBar::new_vertical(d.x, low, d.y, high, c.stroke_width(2), 10)
+            })
+        }))?;
+        chart
+            .draw_series(group.iter().map(|d| {
+                let style = if d.ci.is_some() {
+                    c.filled()
+                } else {
+                    c.stroke_width(2)
+                };
+                Circle::new((d.x, d.y), 5, style)
+            }))?
+            .label(verdict.name())
+            .legend(move |(x, y)| Circle::new((x + 10, y), 5, c.filled()));
+    }
+    if drawn.iter().any(|d| d.ci.is_none()) {
+        // A legend entry for the hollow marker, drawn off the chart.
+        chart
+            .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())?
+            .label("no CI")
+            .legend(|(x, y)| Circle::new((x + 10, y), 5, BLACK.stroke_width(2)));
+    }
+    if let Some(rate) = slo_rate {
+        let c = color(2);
+        chart
+            .draw_series(DashedLineSeries::new(
+                [(rate, 0.0), (rate, ymax)],
+                8,
+                6,
+                c.stroke_width(2),
+            ))?
+            .label(format!("SLO rate {}", fmt_rate(rate)))
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::coordinator::PercentileResult;
+
+    fn result(rate: f64, verdict: Verdict, p99: Option<(f64, Option<(f64, f64)>)>) -> PointResult {
+        PointResult {
+            verdict,
+            reasons: Vec::new(),
+            target_rate: rate,
+            achieved_rate: rate - 1.0,
+            timestamps: "user".into(),
+            samples: 1000,
+            sampling_rate: 1.0,
+            duration_s: 1.0,
+            percentiles: p99
+                .map(|(value, ci)| PercentileResult {
+                    p: 99.0,
+                    value,
+                    ci_low: ci.map(|c| c.0),
+                    ci_high: ci.map(|c| c.1),
+                })
+                .into_iter()
+                .collect(),
+            target_percentile: 99.0,
+            ci_width_us: None,
+            tries: 1,
+            min_samples: 300,
+            round: 1,
+            agents: Vec::new(),
+            record: None,
+        }
+    }
+
+    #[test]
+    fn each_point_gives_its_target_percentile_and_ci() {
+        let a = result(1000.0, Verdict::Converged, Some((20.0, Some((19.0, 22.0)))));
+        let b = result(2000.0, Verdict::NotAvailable, Some((50.0, None)));
+        let c = result(3000.0, Verdict::NotAvailable, None);
+        let (p, points) = load_points(&[&a, &b, &c]);
+        assert_eq!(p, 99.0);
+        assert_eq!(points[0].achieved_rate, 999.0);
+        assert_eq!(
+            (points[0].value, points[0].ci),
+            (Some(20.0), Some((19.0, 22.0)))
+        );
+        assert_eq!((points[1].value, points[1].ci), (Some(50.0), None));
+        assert_eq!((points[2].value, points[2].ci), (None, None));
+
+        let svg = draw(p, &points, Some(1000.0)).unwrap();
+        assert!(svg.contains("p99 latency vs achieved load"), "{svg}");
+        assert!(svg.contains("converged") && svg.contains("n/a") && svg.contains("no CI"));
+        assert!(svg.contains("SLO rate 1000 req/s"));
+        assert!(svg.contains("Not drawn (no p99 reported): 3000 req/s."));
+    }
+}

@@ -1,0 +1,402 @@
+//! The report's table: one row per load point with each percentile and its CI, the
+//! reasons for an N/A under its row, and the run's verdict. [`summarize`] picks the
+//! figures (also printed as JSON); [`render_table`] lays them out as text.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::plot::{fmt_num, fmt_percentile, fmt_rate};
+use crate::coordinator::{PercentileResult, Reason, Verdict};
+use crate::record::RunRecord;
+
+/// The run and its load points, as the table shows them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Summary {
+    /// The scenario's name.
+    pub name: String,
+    /// The run directory.
+    pub dir: String,
+    /// When the run started.
+    pub started: String,
+    /// `finished`, or `running` for a run that was killed.
+    pub status: String,
+    /// The timestamp source.
+    pub timestamps: String,
+    /// The run's verdict (`None` if it did not finish).
+    pub verdict: Option<Verdict>,
+    /// For an SLO search, the highest rate found meeting the objective.
+    pub slo_rate: Option<f64>,
+    /// Each load point, in the order measured.
+    pub points: Vec<PointRow>,
+}
+
+/// One load point's row.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PointRow {
+    /// Its position in the run.
+    pub point: usize,
+    /// req/s asked for, all agents.
+    pub target_rate: f64,
+    /// req/s answered, all agents.
+    pub achieved_rate: f64,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Samples the percentiles came from.
+    pub samples: usize,
+    /// The percentile the CI target was set on.
+    pub target_percentile: f64,
+    /// Every reported percentile with its CI, µs.
+    pub percentiles: Vec<PercentileResult>,
+    /// Why N/A (or what was doubtful about an accepted result).
+    pub reasons: Vec<Reason>,
+}
+
+/// The table's figures from a record.
+pub fn summarize(dir: &Path, record: &RunRecord) -> Summary {
+    Summary {
+        name: record.name.clone(),
+        dir: dir.display().to_string(),
+        started: record.started.clone(),
+        status: record.status.clone(),
+        timestamps: record.timestamps.clone(),
+        verdict: record.verdict,
+        slo_rate: record.slo_rate,
+        points: super::point_numbers(record)
+            .into_iter()
+            .zip(&record.points)
+            .map(|(point, r)| PointRow {
+                point,
+                target_rate: r.target_rate,
+                achieved_rate: r.achieved_rate,
+                verdict: r.verdict,
+                samples: r.samples,
+                target_percentile: r.target_percentile,
+                percentiles: r.percentiles.clone(),
+                reasons: r.reasons.clone(),
+            })
+            .collect(),
+    }
+}
+
+/// A latency in µs: a tenth of a µs above 10 µs, a hundredth below, where microsecond
+/// services live.
+fn fmt_us(us: f64) -> String {
+    if us.abs() >= 10.0 {
+        format!("{us:.1}")
+    } else {
+        format!("{us:.2}")
+    }
+}
+
+/// `value [low, high]`, or `value (no CI)` when there were too few samples for one.
+fn fmt_cell(p: &PercentileResult) -> String {
+    match (p.ci_low, p.ci_high) {
+        (Some(low), Some(high)) => {
+            format!("{} [{}, {}]", fmt_us(p.value), fmt_us(low), fmt_us(high))
+        }
+        _ => format!("{} (no CI)", fmt_us(p.value)),
+    }
+}
+
+/// Whether two percentiles are the same one (they went through arithmetic and JSON).
+fn same_p(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-9
+}
+
+/// The table as text: a heading, a row per point with the reasons under it, the verdict.
+pub fn render_table(summary: &Summary) -> String {
+    let mut out = format!(
+        "run {} ({}), started {}, timestamps: {}\n{}\n\n",
+        summary.name,
+        if summary.status == "finished" {
+            "finished".to_string()
+        } else {
+            format!("status {:?}: the run did not finish", summary.status)
+        },
+        summary.started,
+        if summary.timestamps.is_empty() {
+            "unknown"
+        } else {
+            &summary.timestamps
+        },
+        summary.dir
+    );
+    if summary.points.is_empty() {
+        out.push_str("no load point finished\n");
+    } else {
+        out.push_str(&points_table(&summary.points));
+    }
+    out.push('\n');
+    out.push_str(&format!(
+        "verdict: {}\n",
+        summary
+            .verdict
+            .map_or("none (the run did not finish)", Verdict::name)
+    ));
+    if let Some(rate) = summary.slo_rate {
+        out.push_str(&format!(
+            "slo rate: {} (the highest load meeting the objective)\n",
+            fmt_rate(rate)
+        ));
+    }
+    out
+}
+
+/// The rows, their columns padded to line up, and the legend of the cells.
+fn points_table(points: &[PointRow]) -> String {
+    // Every percentile any point reported, ascending, so that columns line up across points.
+    let mut columns: Vec<f64> = Vec::new();
+    for p in points.iter().flat_map(|r| &r.percentiles) {
+        if !columns.iter().any(|&c| same_p(c, p.p)) {
+            columns.push(p.p);
+        }
+    }
+    columns.sort_by(f64::total_cmp);
+    let is_target = |c: f64| points.iter().any(|r| same_p(r.target_percentile, c));
+
+    let mut header = vec![
+        "point".to_string(),
+        "target/s".into(),
+        "achieved/s".into(),
+        "verdict".into(),
+        "samples".into(),
+    ];
+    header.extend(columns.iter().map(|&c| {
+        format!(
+            "{} µs{}",
+            fmt_percentile(c),
+            if is_target(c) { "*" } else { "" }
+        )
+    }));
+    let rows: Vec<Vec<String>> = points
+        .iter()
+        .map(|r| {
+            let mut row = vec![
+                r.point.to_string(),
+                fmt_num(r.target_rate),
+                format!("{:.1}", r.achieved_rate),
+                r.verdict.name().to_string(),
+                r.samples.to_string(),
+            ];
+            row.extend(columns.iter().map(|&c| {
+                r.percentiles
+                    .iter()
+                    .find(|p| same_p(p.p, c))
+                    .map_or_else(|| "-".to_string(), fmt_cell)
+            }));
+            row
+        })
+        .collect();
+    let widths: Vec<usize> = (0..header.len())
+        .map(|i| {
+            std::iter::once(&header)
+                .chain(&rows)
+                .map(|row| row[i].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    // Counts and rates are right-aligned; words and percentile cells left-aligned.
+    let right = |i: usize| matches!(i, 0 | 1 | 2 | 4);
+    let line = |row: &[String]| -> String {
+        let cells: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(i, cell)| {
+                let pad = " ".repeat(widths[i] - cell.chars().count());
+                if right(i) {
+                    format!("{pad}{cell}")
+                } else {
+                    format!("{cell}{pad}")
+                }
+            })
+            .collect();
+        format!("{}\n", cells.join("  ").trim_end())
+    };
+
+    let mut out = line(&header);
+    for (row, point) in rows.iter().zip(points) {
+        out.push_str(&line(row));
+        let label = match point.verdict {
+            Verdict::NotAvailable => "N/A",
+            _ => "doubtful",
+        };
+        for reason in &point.reasons {
+            out.push_str(&format!(
+                "        {label}: {}: {}\n",
+                reason.check, reason.detail
+            ));
+        }
+    }
+    if !columns.is_empty() {
+        out.push_str("\nlatencies in µs: estimate [CI low, CI high]");
+        if columns.iter().any(|&c| is_target(c)) {
+            out.push_str("; * the target percentile");
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::coordinator::PointResult;
+    use crate::record::{FORMAT, Machine};
+
+    fn pct(p: f64, value: f64, ci: Option<(f64, f64)>) -> PercentileResult {
+        PercentileResult {
+            p,
+            value,
+            ci_low: ci.map(|c| c.0),
+            ci_high: ci.map(|c| c.1),
+        }
+    }
+
+    fn point(rate: f64, verdict: Verdict, percentiles: Vec<PercentileResult>) -> PointResult {
+        PointResult {
+            verdict,
+            reasons: Vec::new(),
+            target_rate: rate,
+            achieved_rate: rate * 0.999,
+            timestamps: "user".into(),
+            samples: 20_000,
+            sampling_rate: 0.2,
+            duration_s: 10.0,
+            percentiles,
+            target_percentile: 99.0,
+            ci_width_us: Some(2.0),
+            tries: 1,
+            min_samples: 300,
+            round: 1,
+            agents: Vec::new(),
+            record: None,
+        }
+    }
+
+    fn record(points: Vec<PointResult>) -> RunRecord {
+        RunRecord {
+            format: FORMAT.into(),
+            name: "sweep".into(),
+            started: "2026-01-02T03:04:05Z".into(),
+            status: "finished".into(),
+            scenario_file: None,
+            scenario: String::new(),
+            machine: Machine {
+                hostname: "h".into(),
+                kernel: "k".into(),
+                cpus: 2,
+                vernier: "0".into(),
+            },
+            timestamps: "user".into(),
+            events: Vec::new(),
+            points,
+            slo_rate: None,
+            verdict: Some(Verdict::NotAvailable),
+        }
+    }
+
+    #[test]
+    fn rows_line_up_with_cis_and_reasons_under_them() {
+        let good = point(
+            10_000.0,
+            Verdict::Converged,
+            vec![
+                pct(50.0, 12.345, Some((12.1, 12.6))),
+                pct(99.0, 45.07, Some((44.0, 46.25))),
+                pct(99.9, 80.2, None),
+            ],
+        );
+        let mut bad = point(
+            20_000.0,
+            Verdict::NotAvailable,
+            vec![pct(50.0, 8.5, Some((8.25, 8.75)))],
+        );
+        bad.reasons.push(Reason {
+            check: "independence".into(),
+            detail: "still correlated at lag 1000".into(),
+            figures: BTreeMap::new(),
+        });
+        let text = render_table(&summarize(Path::new("/runs/x"), &record(vec![good, bad])));
+        let expected = "\
+run sweep (finished), started 2026-01-02T03:04:05Z, timestamps: user
+/runs/x
+
+point  target/s  achieved/s  verdict    samples  p50 µs             p99 µs*            p99.9 µs
+    0     10000      9990.0  converged    20000  12.3 [12.1, 12.6]  45.1 [44.0, 46.2]  80.2 (no CI)
+    1     20000     19980.0  n/a          20000  8.50 [8.25, 8.75]  -                  -
+        N/A: independence: still correlated at lag 1000
+
+latencies in µs: estimate [CI low, CI high]; * the target percentile
+
+verdict: n/a
+";
+        assert_eq!(text, expected, "\n{text}");
+    }
+
+    #[test]
+    fn points_na_before_measuring_have_rows_without_percentiles() {
+        let mut na = point(5000.0, Verdict::NotAvailable, Vec::new());
+        na.samples = 0;
+        na.reasons.push(Reason {
+            check: "interarrival".into(),
+            detail: "agent 0 cannot generate the exp inter-arrival process".into(),
+            figures: BTreeMap::new(),
+        });
+        let text = render_table(&summarize(Path::new("d"), &record(vec![na])));
+        assert!(
+            text.contains("point  target/s  achieved/s  verdict  samples\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("    0      5000      4995.0  n/a            0\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("        N/A: interarrival: agent 0 cannot generate"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("latencies in µs"),
+            "no percentile, no legend: {text}"
+        );
+    }
+
+    #[test]
+    fn a_run_killed_in_warm_up_still_has_a_table() {
+        let mut rec = record(Vec::new());
+        rec.status = "running".into();
+        rec.verdict = None;
+        let text = render_table(&summarize(Path::new("d"), &rec));
+        assert!(text.contains("no load point finished"), "{text}");
+        assert!(
+            text.contains("status \"running\": the run did not finish"),
+            "{text}"
+        );
+        assert!(
+            text.contains("verdict: none (the run did not finish)"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn an_slo_search_says_its_rate() {
+        let mut rec = record(vec![point(
+            5000.0,
+            Verdict::Converged,
+            vec![pct(99.0, 20.0, Some((19.0, 21.0)))],
+        )]);
+        rec.slo_rate = Some(5000.0);
+        rec.verdict = Some(Verdict::Converged);
+        let summary = summarize(Path::new("d"), &rec);
+        let text = render_table(&summary);
+        assert!(text.contains("slo rate: 5000 req/s"), "{text}");
+        let json = serde_json::to_value(&summary).unwrap();
+        assert_eq!(json["slo_rate"], 5000.0);
+        assert_eq!(json["points"][0]["verdict"], "converged");
+        assert_eq!(json["points"][0]["percentiles"][0]["ci_low"], 19.0);
+    }
+}
