@@ -3,7 +3,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-
 use serde_json::Value;
 use support::vernier;
 

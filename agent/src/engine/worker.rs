@@ -425,7 +425,9 @@ impl Worker {
     fn dispatch(&mut self) {
         let mut no_slot = false;
         for _ in 0..SENDS_PER_TURN {
-            let Some(&scheduled) = self.backlog.front() else { break };
+            let Some(&scheduled) = self.backlog.front() else {
+                break;
+            };
             let Some(slot) = self.free_slot() else {
                 no_slot = true;
                 break;
@@ -435,7 +437,11 @@ impl Worker {
         }
         // Only requests kept waiting by a lack of slots are the closed-loop backlog; those
         // left by the cap are late because the worker cannot keep up (their send lag says).
-        let waiting = if no_slot { self.backlog.len() as u64 } else { 0 };
+        let waiting = if no_slot {
+            self.backlog.len() as u64
+        } else {
+            0
+        };
         self.counters.backlog = waiting;
         self.counters.backlog_max = self.counters.backlog_max.max(waiting);
     }
