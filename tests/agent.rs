@@ -7,9 +7,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader};
+mod support;
+
+use support::AgentProcess;
+
 use std::net::SocketAddr;
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use vernier_agent::sys::{TimestampMode, Transport};
@@ -329,38 +331,6 @@ fn a_dead_target_is_reported_not_fatal() {
     // Nothing listens any more: starting an engine against it fails clearly.
     let err = Engine::start(spec(addr, Protocol::Synthetic, synthetic("fixed:10us"))).unwrap_err();
     assert!(err.to_string().contains(&addr.to_string()), "{err}");
-}
-
-/// `vernier agent` started as a process on a free port; killed by PID on drop.
-struct AgentProcess {
-    child: Child,
-    addr: String,
-}
-
-impl AgentProcess {
-    fn start(token: &str) -> AgentProcess {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_vernier"))
-            .args(["agent", "--listen", "127.0.0.1:0"])
-            .env("VERNIER_TOKEN", token)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let line = lines.next().unwrap().unwrap();
-        let addr = line.rsplit(' ').next().unwrap().to_string();
-        assert!(line.contains("listening on"), "{line}");
-        std::thread::spawn(move || lines.for_each(drop));
-        AgentProcess { child, addr }
-    }
-}
-
-impl Drop for AgentProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn configure_request(target: SocketAddr) -> vernier_agent::wire::pb::ConfigureRequest {

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::Value;
-use support::vernier;
+use support::{AgentProcess, vernier};
 use vernier_fixtures::{ModelConfig, simulate};
 
 static MACHINE: Mutex<()> = Mutex::new(());
@@ -539,5 +539,136 @@ fn the_demo_runs_its_sweep_with_nothing_installed() {
     let run: Value =
         serde_json::from_str(&std::fs::read_to_string(record.join("run.json")).unwrap()).unwrap();
     assert_eq!(run["points"].as_array().unwrap().len(), 3, "{table}");
+    assert_eq!(run["status"], "finished");
+}
+
+/// Runs `vernier run` with the token in its environment.
+fn run_with_token(path: &Path, record: &Path, token: &str) -> (Output, Value) {
+    let output = Command::new(env!("CARGO_BIN_EXE_vernier"))
+        .args([
+            "run",
+            path.to_str().unwrap(),
+            "--headless",
+            "--record",
+            record.to_str().unwrap(),
+        ])
+        .env("TEST_AGENT_TOKEN", token)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let value = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|e| panic!("{e}: {stdout}\n{}", stderr(&output)));
+    (output, value)
+}
+
+const REMOTE: &str = "
+name: remote
+target: TARGET
+protocol: synthetic
+service: fixed:100us
+agents:
+  - {address: AGENT0, token_env: TEST_AGENT_TOKEN}
+  - {address: AGENT1, token_env: TEST_AGENT_TOKEN}
+connections: 1
+depth: 1
+load: 16000
+ci: {percentile: 99, width: 10us}
+limits: {max_tries: 4, max_duration: 20s}
+";
+
+#[test]
+fn two_remote_agents_share_the_load_over_grpc() {
+    let _m = machine();
+    let served = Served::start();
+    let token = "remote-test-token";
+    let (a0, a1) = (AgentProcess::start(token), AgentProcess::start(token));
+    let dir = tempfile::tempdir().unwrap();
+    // Two agents with one connection each cannot carry 16,000 req/s of 100 µs requests:
+    // a verdict that needs both agents' counters, reached in seconds.
+    let yaml = REMOTE
+        .replace("AGENT0", &a0.addr)
+        .replace("AGENT1", &a1.addr);
+    let path = scenario(dir.path(), "remote", &yaml, served.addr);
+    let (output, result) = run_with_token(&path, &dir.path().join("record"), token);
+    assert_eq!(
+        output.status.code(),
+        Some(3),
+        "{result:#}\n{}",
+        stderr(&output)
+    );
+    assert_eq!(result["reasons"][0]["check"], "closed_loop", "{result:#}");
+    let agents = result["agents"].as_array().unwrap();
+    assert_eq!(agents.len(), 2);
+    for a in agents {
+        // Each agent carried about half of what was achieved.
+        let share = a["achieved_rate"].as_f64().unwrap();
+        assert!(share > 1000.0, "{result:#}");
+    }
+    assert_eq!(result["timestamps"], "kernel");
+    // A wrong token is an error (exit 1) naming the agent, not a verdict.
+    let (output, _) = {
+        let output = Command::new(env!("CARGO_BIN_EXE_vernier"))
+            .args([
+                "run",
+                path.to_str().unwrap(),
+                "--headless",
+                "--record",
+                dir.path().join("wrong").to_str().unwrap(),
+            ])
+            .env("TEST_AGENT_TOKEN", "not-the-token")
+            .output()
+            .unwrap();
+        (output, ())
+    };
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(stderr(&output).contains(&a0.addr), "{}", stderr(&output));
+}
+
+#[test]
+fn a_lost_agent_ends_the_point_na_and_keeps_what_was_collected() {
+    let _m = machine();
+    let served = Served::start();
+    let token = "lost-test-token";
+    let (a0, mut a1) = (AgentProcess::start(token), AgentProcess::start(token));
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = REMOTE
+        .replace("AGENT0", &a0.addr)
+        .replace("AGENT1", &a1.addr)
+        .replace("connections: 1", "connections: 16")
+        .replace("load: 16000", "load: 2000")
+        .replace("width: 10us", "width: 1us")
+        .replace("max_duration: 20s", "max_duration: 60s");
+    let path = scenario(dir.path(), "lost", &yaml, served.addr);
+    let record = dir.path().join("record");
+    let child = Command::new(env!("CARGO_BIN_EXE_vernier"))
+        .args([
+            "run",
+            path.to_str().unwrap(),
+            "--headless",
+            "--record",
+            record.to_str().unwrap(),
+        ])
+        .env("TEST_AGENT_TOKEN", token)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(4));
+    a1.child.kill().unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let result: Value = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|e| panic!("{e}: {stdout}\n{}", stderr(&output)));
+    assert_eq!(output.status.code(), Some(3), "{result:#}");
+    assert_eq!(result["reasons"][0]["check"], "agent_lost", "{result:#}");
+    assert!(
+        result["reasons"][0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("agent 1"),
+        "{result:#}"
+    );
+    let run: Value =
+        serde_json::from_str(&std::fs::read_to_string(record.join("run.json")).unwrap()).unwrap();
     assert_eq!(run["status"], "finished");
 }
