@@ -17,6 +17,7 @@ pub mod report;
 mod samples;
 pub mod scenario;
 pub mod session;
+pub mod tui;
 
 pub use cli::{Cli, Command};
 pub use commands::run;
