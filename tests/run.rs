@@ -96,14 +96,19 @@ fn run(path: &Path, record: &Path, extra: &[&str]) -> (Output, Value) {
     ];
     args.extend_from_slice(extra);
     let output = vernier(&args);
+    let value = result_of(&output);
+    (output, value)
+}
+
+/// The one JSON object `vernier run` printed.
+fn result_of(output: &Output) -> Value {
     let stdout = String::from_utf8_lossy(&output.stdout);
-    let value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| {
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| {
         panic!(
             "stdout is not one JSON object ({e}): {stdout}\nstderr:\n{}",
             String::from_utf8_lossy(&output.stderr)
         )
-    });
-    (output, value)
+    })
 }
 
 fn stderr(output: &Output) -> String {
@@ -555,9 +560,7 @@ fn run_with_token(path: &Path, record: &Path, token: &str) -> (Output, Value) {
         .env("TEST_AGENT_TOKEN", token)
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let value = serde_json::from_str(stdout.trim())
-        .unwrap_or_else(|e| panic!("{e}: {stdout}\n{}", stderr(&output)));
+    let value = result_of(&output);
     (output, value)
 }
 
@@ -656,9 +659,7 @@ fn a_lost_agent_ends_the_point_na_and_keeps_what_was_collected() {
     std::thread::sleep(Duration::from_secs(4));
     a1.child.kill().unwrap();
     let output = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let result: Value = serde_json::from_str(stdout.trim())
-        .unwrap_or_else(|e| panic!("{e}: {stdout}\n{}", stderr(&output)));
+    let result = result_of(&output);
     assert_eq!(output.status.code(), Some(3), "{result:#}");
     assert_eq!(result["reasons"][0]["check"], "agent_lost", "{result:#}");
     assert!(

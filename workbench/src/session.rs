@@ -14,6 +14,7 @@ use vernier_agent::client::AgentClient;
 use vernier_agent::sys::TimestampMode;
 use vernier_agent::wire::pb;
 use vernier_agent::{AgentKind, Batch, Engine, LoadSpec, Workload};
+use vernier_protocols::InterArrival;
 
 use crate::coordinator::{
     Action, Coordinator, Event, Input, PointConfig, PointResult, UserCommand, Verdict,
@@ -91,15 +92,12 @@ impl Link {
         &mut self,
         action: Action,
         share: f64,
-        interarrival: &str,
+        interarrival: &InterArrival,
     ) -> Result<(), String> {
         match self {
             Link::Local { engine, .. } => {
                 match action {
-                    Action::Load { rate } => engine.set_load(
-                        rate * share,
-                        &interarrival.parse().map_err(|e| format!("{e}"))?,
-                    ),
+                    Action::Load { rate } => engine.set_load(rate * share, interarrival),
                     Action::Sampling(r) => engine.set_sampling(r),
                     Action::Pause => engine.pause(),
                     Action::Finished => {}
@@ -108,7 +106,11 @@ impl Link {
             }
             Link::Remote { client, .. } => {
                 let result = match action {
-                    Action::Load { rate } => client.start_load(rate * share, interarrival).await,
+                    Action::Load { rate } => {
+                        client
+                            .start_load(rate * share, &interarrival.to_string())
+                            .await
+                    }
                     Action::Sampling(r) => client.start_measure(r).await,
                     Action::Pause => client.pause().await,
                     Action::Finished => Ok(()),
@@ -390,7 +392,7 @@ pub async fn run(
         record: dir.clone(),
         timestamps: timestamps.clone(),
     });
-    let interarrival = scenario.interarrival.to_string();
+    let interarrival = scenario.interarrival;
     let share = 1.0 / links.len() as f64;
     let mut coordinator = Coordinator::new(
         PointConfig::from_scenario(scenario, &timestamps),
@@ -432,10 +434,7 @@ pub async fn run(
                 message = rx.recv() => match message {
                     Some(Message::Batch(agent, batch)) => {
                         let (point, _) = coordinator.position();
-                        for s in &batch.samples {
-                            let round = coordinator.round_of(agent, s.departure_ns);
-                            recorder.samples(point, round, agent, batch.worker, std::slice::from_ref(s));
-                        }
+                        recorder.batch(point, agent, &batch, |departure| coordinator.round_of(agent, departure));
                         Input::Batch { agent, batch }
                     }
                     Some(Message::Lost(agent, detail)) => Input::AgentLost { agent, detail },

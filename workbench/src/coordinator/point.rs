@@ -59,7 +59,6 @@ struct AgentState {
     samples: Vec<Sample>,
     send_lag: Histogram<u64>,
     interarrival: Option<InterarrivalResult>,
-    interarrival_pvalue: Option<f64>,
     lag: Option<usize>,
     ci_width_us: Option<f64>,
     backlog_now: u64,
@@ -71,12 +70,12 @@ struct AgentState {
     recent_received: u64,
     recent_latency: Histogram<u64>,
     recent_send_lag: Histogram<u64>,
-    // The open warm-up window.
+    // The open warm-up window (the send lag: since warm-up began).
     win_sent: u64,
     win_received: u64,
     win_latency_ns: f64,
     win_replies: u64,
-    win_send_lag: Histogram<u64>,
+    warmup_send_lag: Histogram<u64>,
 }
 
 impl AgentState {
@@ -89,7 +88,6 @@ impl AgentState {
             samples: Vec::new(),
             send_lag: histogram(),
             interarrival: None,
-            interarrival_pvalue: None,
             lag: None,
             ci_width_us: None,
             backlog_now: 0,
@@ -104,7 +102,7 @@ impl AgentState {
             win_received: 0,
             win_latency_ns: 0.0,
             win_replies: 0,
-            win_send_lag: histogram(),
+            warmup_send_lag: histogram(),
         }
     }
 
@@ -145,8 +143,6 @@ pub(crate) struct Point {
     measure_started: Duration,
     measure_received: u64,
     ci_width_us: Option<f64>,
-    /// Widths seen at each check, with the sample count: the narrowing so far.
-    widths: Vec<(usize, f64)>,
     result: Option<PointResult>,
 }
 
@@ -179,7 +175,6 @@ impl Point {
             measure_started: at,
             measure_received: 0,
             ci_width_us: None,
-            widths: Vec::new(),
             result: None,
         };
         point.begin_warmup(at, "load applied", out);
@@ -256,7 +251,7 @@ impl Point {
             a.win_received = 0;
             a.win_latency_ns = 0.0;
             a.win_replies = 0;
-            a.win_send_lag.reset();
+            a.warmup_send_lag.reset();
         }
         self.windows.clear();
         self.window_started = at;
@@ -297,7 +292,6 @@ impl Point {
         if self.state == State::Done || agent >= self.agents.len() {
             return;
         }
-        let measuring = self.state == State::Measure;
         let a = &mut self.agents[agent];
         let before = a
             .workers
@@ -327,19 +321,20 @@ impl Point {
         a.win_received += received;
         a.win_latency_ns += batch.latency.mean() * batch.latency.len() as f64;
         a.win_replies += batch.latency.len();
-        let _ = a.win_send_lag.add(&batch.send_lag);
         match self.state {
+            // Each merge walks the whole histogram: only where its figure is used.
+            State::Warmup => {
+                let _ = a.warmup_send_lag.add(&batch.send_lag);
+            }
             State::Interarrival => a.gaps.extend_from_slice(&batch.interarrivals),
             State::Measure => {
                 let cutoff = a.cutoff_ns;
                 a.samples
                     .extend(batch.samples.iter().filter(|s| s.departure_ns >= cutoff));
                 let _ = a.send_lag.add(&batch.send_lag);
+                self.measure_received += received;
             }
-            _ => {}
-        }
-        if measuring {
-            self.measure_received += received;
+            State::Paused | State::Done => {}
         }
         self.tick(at, out);
     }
@@ -383,7 +378,7 @@ impl Point {
                     p99_us: us(&a.recent_latency, 0.99),
                     send_lag_p99_us: us(&a.recent_send_lag, 0.99),
                     backlog: a.backlog_now,
-                    interarrival_pvalue: a.interarrival_pvalue,
+                    interarrival_pvalue: a.interarrival.as_ref().and_then(|r| r.pvalue),
                     independence_lag: a.lag,
                     ci_width_us: a.ci_width_us,
                     samples: a.samples.len(),
@@ -450,7 +445,6 @@ impl Point {
                 self.config.alpha,
                 self.config.warmup.tolerance,
             );
-            self.agents[i].interarrival_pvalue = result.pvalue;
             if !check.pass {
                 failed.push((i, check.detail.clone(), result.statistic, result.pvalue));
             }
@@ -729,7 +723,6 @@ impl Point {
             return;
         };
         self.ci_width_us = Some(combined.width());
-        self.widths.push((n, combined.width()));
         // Agreement: every pair of agents' intervals must overlap.
         if self.agents.len() > 1 {
             let with_ci: Vec<(usize, Interval)> = intervals
@@ -819,34 +812,31 @@ impl Point {
         self.check(at, check, out);
         let heaviness = checks::tail_heaviness(&combined, p, n, conf);
         let total_needed = wanted * self.config.agents;
+        let mut figures = figures(&[
+            ("ci_width_us", combined.width()),
+            ("target_us", target_us),
+            ("samples", n as f64),
+            ("samples_needed", total_needed as f64),
+        ]);
+        let found = format!(
+            "the p{p} CI is still {:.1} µs wide after {n} samples (target {target_us:.1} µs)",
+            combined.width()
+        );
+        let beyond = format!("at 1/√n it needs about {total_needed} samples, beyond the limits");
         let reason = if heaviness > 2.0 {
+            figures.insert("heaviness".into(), heaviness);
             Reason {
                 check: "heavy_tail".into(),
                 detail: format!(
-                    "heavy tail: the p{p} CI is still {:.1} µs wide after {n} samples (target {target_us:.1} µs), {heaviness:.1}× wider than an exponential tail's; at 1/√n it needs about {total_needed} samples, beyond the limits",
-                    combined.width()
+                    "heavy tail: {found}, {heaviness:.1}× wider than an exponential tail's; {beyond}"
                 ),
-                figures: figures(&[
-                    ("ci_width_us", combined.width()),
-                    ("target_us", target_us),
-                    ("samples", n as f64),
-                    ("samples_needed", total_needed as f64),
-                    ("heaviness", heaviness),
-                ]),
+                figures,
             }
         } else {
             Reason {
                 check: "confidence".into(),
-                detail: format!(
-                    "the p{p} CI is {:.1} µs wide after {n} samples (target {target_us:.1} µs); it needs about {total_needed} samples, beyond the limits",
-                    combined.width()
-                ),
-                figures: figures(&[
-                    ("ci_width_us", combined.width()),
-                    ("target_us", target_us),
-                    ("samples", n as f64),
-                    ("samples_needed", total_needed as f64),
-                ]),
+                detail: format!("{found}; {beyond}"),
+                figures,
             }
         };
         self.extend(at, wanted, vec![reason], out);
@@ -923,12 +913,10 @@ impl Point {
         self.config.rate = rate;
         for a in &mut self.agents {
             a.interarrival = None;
-            a.interarrival_pvalue = None;
             a.lag = None;
             a.ci_width_us = None;
         }
         self.ci_width_us = None;
-        self.widths.clear();
         self.begin_warmup(at, "load changed by the user", out);
     }
 

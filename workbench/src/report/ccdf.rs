@@ -118,13 +118,7 @@ fn draw_chart(area: &Area<'_>, series: &[Series]) -> Result<(), DrawError> {
             .label(s.label.as_str())
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()?;
-    Ok(())
+    super::plot::legend(&mut chart, SeriesLabelPosition::UpperRight)
 }
 
 #[cfg(test)]

@@ -130,13 +130,7 @@ fn draw_chart(
             .label(format!("ρ, p ≥ {ALPHA}"))
             .legend(move |(x, y)| Circle::new((x + 10, y), 5, stems.stroke_width(2)));
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()?;
-    Ok(())
+    super::plot::legend(&mut chart, SeriesLabelPosition::UpperRight)
 }
 
 #[cfg(test)]

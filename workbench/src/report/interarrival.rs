@@ -183,13 +183,7 @@ fn draw_chart(
         }
         _ => {}
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()?;
-    Ok(())
+    super::plot::legend(&mut chart, SeriesLabelPosition::UpperRight)
 }
 
 #[cfg(test)]

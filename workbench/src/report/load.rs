@@ -186,13 +186,7 @@ fn draw_chart(
             .label(format!("SLO rate {}", fmt_rate(rate)))
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()?;
-    Ok(())
+    super::plot::legend(&mut chart, SeriesLabelPosition::UpperLeft)
 }
 
 #[cfg(test)]

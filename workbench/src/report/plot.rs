@@ -55,6 +55,20 @@ impl<E: std::error::Error + Send + Sync> From<DrawingAreaErrorKind<E>> for DrawE
 }
 
 /// The drawing area plots draw on.
+/// Draws a chart's legend the one way every plot draws it.
+pub(super) fn legend<'a, CT: plotters::coord::CoordTranslate>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, CT>,
+    position: SeriesLabelPosition,
+) -> Result<(), DrawError> {
+    chart
+        .configure_series_labels()
+        .position(position)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()?;
+    Ok(())
+}
+
 pub(super) type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 
 /// Draws a plot of [`SIZE`] on white with `caption` lines under it, and returns the SVG.

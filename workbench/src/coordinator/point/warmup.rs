@@ -165,7 +165,7 @@ impl Point {
         // waiting is in the backlog, not in the agent's CPU.
         let mut lag = histogram();
         for a in &self.agents {
-            let _ = lag.add(&a.win_send_lag);
+            let _ = lag.add(&a.warmup_send_lag);
         }
         if !lag.is_empty() && lag.value_at_quantile(0.5) > HOPELESS_SEND_LAG_NS {
             return Some(if backlog > 0 {
@@ -263,7 +263,7 @@ impl Point {
         let mut lag = histogram();
         for a in &self.agents {
             let _ = lag.add(&a.recent_send_lag);
-            let _ = lag.add(&a.win_send_lag);
+            let _ = lag.add(&a.warmup_send_lag);
         }
         let lag_p50_us = (!lag.is_empty()).then(|| lag.value_at_quantile(0.5) as f64 / 1e3);
         Reason {
