@@ -126,6 +126,9 @@ pub enum UserCommand {
     SetLoad(f64),
     /// End the current point with the result so far.
     Accept,
+    /// Give the current point another allowance of its limits (time and tries): a
+    /// measurement that needs longer than the scenario allows goes on.
+    Continue,
     /// End the run; what was collected is kept.
     Quit,
 }
@@ -137,6 +140,7 @@ impl std::fmt::Display for UserCommand {
             UserCommand::Resume => f.write_str("resume"),
             UserCommand::SetLoad(r) => write!(f, "set load {r:.0} req/s"),
             UserCommand::Accept => f.write_str("accept"),
+            UserCommand::Continue => f.write_str("continue past the limits"),
             UserCommand::Quit => f.write_str("quit"),
         }
     }
@@ -262,13 +266,22 @@ impl Coordinator {
             Input::Batch { agent, batch } => point.batch(at, agent, &batch, &mut out),
             Input::Tick => point.tick(at, &mut out),
             Input::Command(command) => {
+                let text = match command {
+                    UserCommand::Continue => {
+                        let limits = point.extend_limits();
+                        format!(
+                            "continue past the limits: this point may now run {} and {} tries",
+                            humantime::format_duration(limits.max_duration),
+                            limits.max_tries
+                        )
+                    }
+                    c => c.to_string(),
+                };
                 out.events.push(Event {
                     at: at.as_secs_f64(),
                     point: self.results.len(),
                     rate: point.rate(),
-                    kind: EventKind::Command {
-                        command: command.to_string(),
-                    },
+                    kind: EventKind::Command { command: text },
                 });
                 match command {
                     UserCommand::Pause => point.pause(at, &mut out),
@@ -278,6 +291,7 @@ impl Coordinator {
                     }
                     UserCommand::SetLoad(_) => {}
                     UserCommand::Accept => point.accept(at, &mut out),
+                    UserCommand::Continue => {}
                     UserCommand::Quit => {
                         point.abort(
                             at,

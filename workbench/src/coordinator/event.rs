@@ -169,6 +169,17 @@ pub struct Progress {
     pub tries: u32,
     /// Seconds until the current round has its samples, if measuring.
     pub eta_s: Option<f64>,
+    /// The point's time limit (pauses excluded), seconds: the scenario's, or more after
+    /// the user's "continue".
+    #[serde(default)]
+    pub max_duration_s: f64,
+    /// Seconds of the point so far (pauses excluded).
+    #[serde(default)]
+    pub elapsed_s: f64,
+    /// The latency CCDF of the current round's samples, all agents: (latency µs, share
+    /// of samples above it) at 50%, 20%, 10%, 5%... down to what the samples can show.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ccdf: Vec<(f64, f64)>,
 }
 
 /// One agent's live figures over the last half second.

@@ -11,6 +11,7 @@ use vernier_stats::min_samples_for_ci;
 use super::checks::{self, Interval};
 use super::event::*;
 use super::{Action, Decision, PointConfig};
+use crate::scenario::Limits;
 
 mod warmup;
 
@@ -120,6 +121,8 @@ impl AgentState {
 #[derive(Debug)]
 pub(crate) struct Point {
     config: PointConfig,
+    /// The scenario's limits: what the user's "continue" adds again.
+    base_limits: Limits,
     index: usize,
     state: State,
     started: Duration,
@@ -158,6 +161,7 @@ impl Point {
             agents: (0..config.agents).map(|_| AgentState::new()).collect(),
             sampling: config.sampling.rate,
             wanted: config.sampling.samples,
+            base_limits: config.limits,
             config,
             index,
             state: State::Warmup,
@@ -418,6 +422,13 @@ impl Point {
             ci_target_us: self.config.ci.width.as_secs_f64() * 1e6,
             tries: self.tries,
             eta_s,
+            max_duration_s: self.config.limits.max_duration.as_secs_f64(),
+            elapsed_s: self.active(at).as_secs_f64(),
+            ccdf: if self.state == State::Measure || self.state == State::Done {
+                ccdf(&self.merged_sorted())
+            } else {
+                Vec::new()
+            },
         };
         self.event(at, EventKind::Progress(progress), out);
     }
@@ -920,6 +931,14 @@ impl Point {
         self.begin_warmup(at, "load changed by the user", out);
     }
 
+    /// Adds the scenario's allowance to this point's limits once more; the new limits.
+    pub(crate) fn extend_limits(&mut self) -> Limits {
+        let limits = &mut self.config.limits;
+        limits.max_duration += self.base_limits.max_duration;
+        limits.max_tries += self.base_limits.max_tries;
+        *limits
+    }
+
     /// Ends the point with what was measured so far.
     pub(crate) fn accept(&mut self, at: Duration, out: &mut Decision) {
         if self.state == State::Done {
@@ -1034,6 +1053,25 @@ impl Point {
         self.event(at, EventKind::Verdict(Box::new(result.clone())), out);
         self.result = Some(result);
     }
+}
+
+/// The exceedance levels the live CCDF is drawn at: 1-2-5 steps down from 50%.
+const CCDF_LEVELS: [f64; 14] = [
+    0.5, 0.2, 0.1, 0.05, 0.02, 0.01, 5e-3, 2e-3, 1e-3, 5e-4, 2e-4, 1e-4, 5e-5, 2e-5,
+];
+
+/// (latency, share above it) at each of [`CCDF_LEVELS`] that at least ten samples lie
+/// beyond, from samples sorted ascending: the order statistic at ⌈n(1 − level)⌉.
+fn ccdf(sorted: &[f64]) -> Vec<(f64, f64)> {
+    let n = sorted.len();
+    CCDF_LEVELS
+        .iter()
+        .filter(|&&level| level * n as f64 >= 10.0)
+        .map(|&level| {
+            let i = ((n as f64 * (1.0 - level)).ceil() as usize).clamp(1, n) - 1;
+            (sorted[i], level)
+        })
+        .collect()
 }
 
 fn figures(pairs: &[(&str, f64)]) -> BTreeMap<String, f64> {

@@ -412,3 +412,70 @@ fn pause_resume_set_load_accept_and_quit() {
     assert_eq!(c.results().len(), 2);
     assert_eq!(c.results()[1].reasons[0].check, "quit");
 }
+
+#[test]
+fn continue_extends_the_limits_and_progress_carries_the_ccdf() {
+    let mut cfg = config();
+    // Too narrow to reach, and only 2 s allowed.
+    cfg.ci.width = Duration::from_micros(1);
+    cfg.limits.max_duration = Duration::from_secs(2);
+    cfg.limits.max_tries = 100;
+    let mut c = Coordinator::new(cfg, &LoadPlan::Fixed(20_000.0));
+    let mut agent = FakeAgent::new(11, exp_latency(50.0));
+    let mut at = Duration::ZERO;
+    for a in c.start(at).actions {
+        agent.apply(&a);
+    }
+    let mut events = Vec::new();
+    let mut continued = false;
+    while !c.is_done() && at < Duration::from_secs(10) {
+        at += BATCH;
+        let input = if !continued && at >= Duration::from_secs(1) {
+            continued = true;
+            Input::Command(UserCommand::Continue)
+        } else {
+            Input::Batch {
+                agent: 0,
+                batch: agent.batch(),
+            }
+        };
+        let d = c.step(at, input);
+        for a in &d.actions {
+            agent.apply(a);
+        }
+        events.extend(d.events);
+    }
+    let command = events
+        .iter()
+        .find_map(|e| match &e.kind {
+            EventKind::Command { command } => Some(command.clone()),
+            _ => None,
+        })
+        .expect("the continue is an event");
+    assert!(command.contains("4s and 200 tries"), "{command}");
+    // The point outlived its original 2 s, and ended only at the extended limit.
+    let result = &c.results()[0];
+    assert_eq!(result.verdict, Verdict::NotAvailable);
+    assert!(result.duration_s > 3.9, "{}", result.duration_s);
+    assert!(
+        result.reasons[0].detail.contains("4s"),
+        "{:?}",
+        result.reasons
+    );
+    let progress: Vec<&Progress> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Progress(p) => Some(p),
+            _ => None,
+        })
+        .collect();
+    assert!(progress.iter().any(|p| p.max_duration_s == 4.0));
+    let last = progress.last().unwrap();
+    assert!(last.ccdf.len() >= 6, "{:?}", last.ccdf);
+    for pair in last.ccdf.windows(2) {
+        assert!(pair[0].0 <= pair[1].0 && pair[0].1 > pair[1].1, "{pair:?}");
+    }
+    // An exponential tail with a 50 µs mean: p99 near 50·ln 100 ≈ 230 µs.
+    let p99 = last.ccdf.iter().find(|(_, l)| *l == 0.01).unwrap().0;
+    assert!((180.0..290.0).contains(&p99), "{p99}");
+}

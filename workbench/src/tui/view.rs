@@ -306,6 +306,9 @@ mod tests {
                     ci_target_us: 10.0,
                     tries: 1,
                     eta_s: Some(0.3),
+                    max_duration_s: 30.0,
+                    elapsed_s: 4.5,
+                    ccdf: vec![],
                 }),
             ),
         ];
