@@ -8,6 +8,7 @@ use crate::commands::bench_agent::BenchAgentArgs;
 use crate::commands::calibrate::CalibrateArgs;
 use crate::commands::demo::DemoArgs;
 use crate::commands::model::ModelArgs;
+use crate::commands::replay::ReplayArgs;
 use crate::commands::report::ReportArgs;
 use crate::commands::run::RunArgs;
 use crate::commands::serve::ServeArgs;
@@ -41,6 +42,8 @@ pub enum Command {
     Serve(ServeArgs),
     /// Simulate the ideal M/G/K queue and print its latency distribution as JSON.
     Model(ModelArgs),
+    /// Play a recorded run in the dashboard (space, ←/→, [/]), or print one frame of it.
+    Replay(ReplayArgs),
     /// Tabulate and plot a recorded run: percentiles with CIs, CCDF, latency vs load, checks.
     Report(ReportArgs),
 }

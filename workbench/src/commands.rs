@@ -6,6 +6,7 @@ pub(crate) mod bench_agent;
 pub(crate) mod calibrate;
 pub(crate) mod demo;
 pub(crate) mod model;
+pub(crate) mod replay;
 pub(crate) mod report;
 pub(crate) mod run;
 pub(crate) mod serve;
@@ -23,6 +24,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
     match cli.command {
         Command::Run(args) => run::run(args),
         Command::Demo(args) => demo::run(args),
+        Command::Replay(args) => replay::run(args),
         Command::Agent(args) => agent::run(args),
         Command::Analyze(args) => analyze::run(args),
         Command::BenchAgent(args) => bench_agent::run(args),

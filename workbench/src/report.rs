@@ -28,6 +28,7 @@ use crate::record::{self, RunRecord};
 pub use ccdf::{CcdfPoint, DEEPEST, ccdf_points};
 pub use interarrival::{GapDensity, gap_density};
 pub use load::{LoadPoint, load_points};
+pub(crate) use plot::fmt_percentile;
 pub use table::{PointRow, Summary, render_table, summarize};
 
 /// What `vernier report` made of a run directory.

@@ -351,7 +351,7 @@ fn forward_remote(
 }
 
 /// Runs `scenario` to its verdict. `commands` carries the user's commands (closing it is
-/// not a quit); Ctrl-C quits. Every update goes to `watch`.
+/// not a quit); Ctrl-C and SIGTERM quit. Every update goes to `watch`.
 pub async fn run(
     scenario: &Scenario,
     options: &SessionOptions,
@@ -404,7 +404,20 @@ pub async fn run(
     let mut commands_open = true;
     let mut failure = None;
     let mut record_error = None;
-    let ctrl_c = tokio::signal::ctrl_c();
+    // Ctrl-C, and a polite kill (SIGTERM), quit: the record is saved either way.
+    let ctrl_c = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    };
     tokio::pin!(ctrl_c);
     let mut ctrl_c_armed = true;
     let mut decision = coordinator.start(started.elapsed());

@@ -1,9 +1,18 @@
-//! The workbench's terminal UI, first part: the [`App`] state, fed the session's updates
-//! and the user's keys, and the dashboard rendered from `&App` alone (no terminal here:
-//! tests render into ratatui's `TestBackend`).
+//! The workbench's terminal UI: the coordinator's face. [`App`] holds what the dashboard
+//! shows and takes every session update and key through one `update`; [`render`] draws it
+//! from `&App` alone; the terminal layer runs live sessions and replays of records, and
+//! draws single frames without a terminal (`vernier replay --screen`).
 
 mod app;
+mod replay;
+mod terminal;
+mod theme;
 mod view;
 
-pub use app::{App, AppAction, Key};
-pub use view::render;
+pub use app::{
+    App, AppAction, AppEvent, Finished, Key, ReplayControl, ReplayStatus, ReportView, RunInfo, Step,
+};
+pub use replay::{Player, Until, run_info};
+pub use terminal::{ReplayOptions, available, replay_screen, run_live, run_replay, screen};
+pub use theme::Theme;
+pub use view::{MIN_SIZE, render};

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use clap::Args;
 use vernier_fixtures::{ServeConfig, ServeProtocol, Server};
 
-use super::run::{Output, exit_code, print_outcome, run_headless};
+use super::run::{Output, exit_code, print_outcome, run_session};
 use crate::error::Error;
 use crate::scenario::{Override, Scenario};
 use crate::session::SessionOptions;
@@ -26,6 +26,9 @@ pub struct DemoArgs {
     /// How the result is printed.
     #[arg(long, value_enum, default_value_t = Output::Table)]
     pub output: Output,
+    /// No terminal UI (also what happens without a terminal).
+    #[arg(long)]
+    pub headless: bool,
 }
 
 /// Runs the demo.
@@ -49,15 +52,18 @@ pub fn run(args: DemoArgs) -> Result<ExitCode, Error> {
         value: server.local_addr().to_string(),
     };
     let scenario = Scenario::from_yaml(DEMO, None, &[target])?;
-    eprintln!(
-        "vernier demo: a synthetic server (exp service, 50 µs mean) on {} and a local agent; the sweep: {:?}",
-        server.local_addr(),
-        scenario.load
-    );
+    let headless = args.headless || !crate::tui::available();
+    if headless {
+        eprintln!(
+            "vernier demo: a synthetic server (exp service, 50 µs mean) on {} and a local agent; the sweep: {:?}",
+            server.local_addr(),
+            scenario.load
+        );
+    }
     let options = SessionOptions {
         record: args.record.clone(),
     };
-    let outcome = run_headless(&scenario, &options, false);
+    let outcome = run_session(&scenario, &options, headless, false);
     let _ = server.stop();
     let outcome = outcome?;
     print_outcome(&scenario, &outcome, args.output, false)?;

@@ -11,10 +11,11 @@ use serde::Serialize;
 use tokio::sync::mpsc;
 
 use super::print_json;
-use crate::coordinator::{CheckKind, Event, EventKind, Phase, PointResult, Verdict};
+use crate::coordinator::{Event, EventKind, Phase, PointResult, Verdict};
 use crate::error::Error;
 use crate::scenario::{LoadPlan, Override, Scenario};
 use crate::session::{self, Outcome, SessionOptions, Update};
+use crate::tui;
 
 /// The exit code of an N/A verdict.
 pub const EXIT_NA: u8 = 3;
@@ -24,7 +25,8 @@ pub const EXIT_NA: u8 = 3;
 pub struct RunArgs {
     /// The scenario (YAML).
     pub scenario: PathBuf,
-    /// No terminal UI: progress on stderr, the result on stdout.
+    /// No terminal UI: progress on stderr, the result on stdout. Also what happens when
+    /// stdin or stdout is not a terminal.
     #[arg(long)]
     pub headless: bool,
     /// How the result is printed.
@@ -75,15 +77,32 @@ pub(crate) fn overrides(load: Option<&str>, set: &[String]) -> Result<Vec<Overri
 pub fn run(args: RunArgs) -> Result<ExitCode, Error> {
     let overrides = overrides(args.load.as_deref(), &args.set)?;
     let scenario = Scenario::load(&args.scenario, &overrides)?;
-    if !args.headless {
-        eprintln!("vernier: the terminal UI is not built yet; running headless");
-    }
     let options = SessionOptions {
         record: args.record.clone(),
     };
-    let outcome = run_headless(&scenario, &options, args.quiet)?;
+    let outcome = run_session(&scenario, &options, args.headless, args.quiet)?;
     print_outcome(&scenario, &outcome, args.output, args.pretty)?;
     exit_code(&outcome)
+}
+
+/// Runs a scenario in the dashboard, or headless when asked or when there is no terminal.
+/// The result is printed after either, so it stays in the terminal's scroll-back.
+pub(crate) fn run_session(
+    scenario: &Scenario,
+    options: &SessionOptions,
+    headless: bool,
+    quiet: bool,
+) -> Result<Outcome, Error> {
+    if headless {
+        return run_headless(scenario, options, quiet);
+    }
+    if !tui::available() {
+        if !quiet {
+            eprintln!("vernier: not a terminal: running headless (--headless says so)");
+        }
+        return run_headless(scenario, options, quiet);
+    }
+    tui::run_live(scenario, options)
 }
 
 /// Runs a scenario without a UI, progress lines on stderr unless `quiet`.
@@ -262,15 +281,7 @@ impl Progress {
             }
             EventKind::Check(c) => {
                 let who = c.agent.map_or(String::new(), |a| format!(" agent {a}"));
-                let name = match c.check {
-                    CheckKind::Rate => "rate",
-                    CheckKind::WarmupStationarity => "warm-up ADF",
-                    CheckKind::Interarrival => "inter-arrival",
-                    CheckKind::Independence => "independence",
-                    CheckKind::Stationarity => "stationarity",
-                    CheckKind::Agreement => "agreement",
-                    CheckKind::Confidence => "confidence",
-                };
+                let name = c.check.label();
                 Some(format!(
                     "{head}  {name}{who}: {} — {}; {}",
                     if c.pass { "pass" } else { "FAIL" },

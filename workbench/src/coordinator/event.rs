@@ -102,6 +102,21 @@ pub enum CheckKind {
     Confidence,
 }
 
+impl CheckKind {
+    /// A short name for displays.
+    pub fn label(self) -> &'static str {
+        match self {
+            CheckKind::Rate => "rate",
+            CheckKind::WarmupStationarity => "warm-up ADF",
+            CheckKind::Interarrival => "inter-arrival",
+            CheckKind::Independence => "independence",
+            CheckKind::Stationarity => "stationarity",
+            CheckKind::Agreement => "agreement",
+            CheckKind::Confidence => "confidence",
+        }
+    }
+}
+
 /// One test's outcome, with the figures behind it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Check {
@@ -191,6 +206,9 @@ pub struct AgentProgress {
     pub achieved_rate: f64,
     /// Median latency, µs.
     pub p50_us: Option<f64>,
+    /// Requests that failed in this point so far.
+    #[serde(default)]
+    pub errors: u64,
     /// 99th percentile latency, µs.
     pub p99_us: Option<f64>,
     /// 99th percentile of actual minus scheduled departure, µs.
@@ -242,6 +260,44 @@ pub struct Reason {
     pub detail: String,
     /// The figures.
     pub figures: BTreeMap<String, f64>,
+}
+
+impl Reason {
+    /// What a user can change so that the next run has an answer.
+    pub fn suggestion(&self) -> &'static str {
+        match self.check.as_str() {
+            "load_not_reached" => {
+                "the agents cannot send this rate: add workers or agents, or ask for less load"
+            }
+            "closed_loop" => {
+                "too few request slots for this load and latency: raise connections (or depth) to the figure above"
+            }
+            "interarrival" => {
+                "departures do not follow the arrival process: pin the workers (cpus), add workers, or lower the load"
+            }
+            "independence" => {
+                "latencies stay correlated: sample less (sampling.rate), allow more time (limits), or find the server's periodic stalls"
+            }
+            "stationarity" => {
+                "latency drifts while measuring: warm up longer (warmup.max) or look for a trend on the server (GC, compaction)"
+            }
+            "warmup_stationarity" => {
+                "latency never settled: warm up longer (warmup.max), or the server cannot sustain this rate"
+            }
+            "agents_disagree" => {
+                "agents see different latencies: compare their paths to the target (NUMA, NIC queues, routes)"
+            }
+            "too_few_samples" | "confidence" | "heavy_tail" => {
+                "ask for less (a wider ci.width or a lower percentile) or allow more (limits.max_duration, max_tries; c continues live)"
+            }
+            "quit" => "stopped by the user: run again for a verdict",
+            "agent_lost" => {
+                "an agent stopped answering: check its host and network, then run again"
+            }
+            "accepted_empty" => "accept once measurement has started",
+            _ => "see the detail above",
+        }
+    }
 }
 
 /// One percentile with its confidence interval, µs.

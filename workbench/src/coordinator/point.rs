@@ -382,6 +382,7 @@ impl Point {
                     p99_us: us(&a.recent_latency, 0.99),
                     send_lag_p99_us: us(&a.recent_send_lag, 0.99),
                     backlog: a.backlog_now,
+                    errors: a.errors,
                     interarrival_pvalue: a.interarrival.as_ref().and_then(|r| r.pvalue),
                     independence_lag: a.lag,
                     ci_width_us: a.ci_width_us,

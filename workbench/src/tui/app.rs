@@ -1,6 +1,7 @@
-//! What the dashboard shows, updated from the session's [`Update`]s, and what the user's
-//! keys ask for. `App::update` never touches a terminal or exits: keys become
-//! [`AppAction`]s that the caller carries out.
+//! What the dashboard shows, and what the user's keys ask for. [`App::update`] takes every
+//! [`AppEvent`] (a session update, a key, the end of the run, a report) and never touches a
+//! terminal or exits: keys become [`AppAction`]s that the caller carries out. Live runs and
+//! replays drive the same `update`.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -12,6 +13,10 @@ use crate::session::Update;
 
 /// Lines the event log keeps.
 const LOG_LINES: usize = 500;
+/// Throughput readings kept for the sparkline (two a second: two minutes).
+const RATE_HISTORY: usize = 240;
+/// Seconds `←`/`→` move a replay.
+pub const SEEK_STEP_S: f64 = 5.0;
 
 /// A key, as the app understands it (the terminal layer translates its own events).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,6 +29,73 @@ pub enum Key {
     Esc,
     /// Backspace.
     Backspace,
+    /// The left arrow.
+    Left,
+    /// The right arrow.
+    Right,
+    /// Ctrl-C: quit without asking (the record is still saved).
+    Interrupt,
+}
+
+/// What the app is fed.
+#[derive(Debug, Clone)]
+pub enum AppEvent {
+    /// The session (or the replayed record) said something.
+    Session(Update),
+    /// The user pressed a key.
+    Key(Key),
+    /// The session is over and its record saved.
+    Finished(Finished),
+    /// The report of the run was made (or could not be: why).
+    Report(Result<ReportView, String>),
+    /// Where a replay stands.
+    Replay(ReplayStatus),
+}
+
+/// The end of a run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Finished {
+    /// The run's verdict (`None`: it failed before one).
+    pub verdict: Option<Verdict>,
+    /// For an SLO search, the highest load that met it.
+    pub slo_rate: Option<f64>,
+    /// What went wrong, if the session failed or the record is incomplete.
+    pub problem: Option<String>,
+}
+
+/// A report as the UI shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportView {
+    /// The report's table, as `vernier report` prints it.
+    pub table: String,
+    /// The plots written.
+    pub plots: Vec<PathBuf>,
+    /// What could not be drawn.
+    pub notes: Vec<String>,
+}
+
+/// Where a replay stands.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ReplayStatus {
+    /// The record's time shown, seconds.
+    pub at: f64,
+    /// The record's last event, seconds.
+    pub end: f64,
+    /// Record seconds per wall second.
+    pub speed: f64,
+    /// Playing or paused.
+    pub playing: bool,
+}
+
+/// What replay's keys ask of the player.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ReplayControl {
+    /// Play or pause.
+    Toggle,
+    /// Move by this many seconds of the record.
+    Seek(f64),
+    /// Multiply the speed by this.
+    Speed(f64),
 }
 
 /// What a key asks the caller to do.
@@ -31,8 +103,73 @@ pub enum Key {
 pub enum AppAction {
     /// Send this command to the session.
     Command(UserCommand),
-    /// Leave the UI (after the session has saved the record).
+    /// Make the run's report and hand it back as [`AppEvent::Report`].
+    OpenReport,
+    /// Steer the replay.
+    Replay(ReplayControl),
+    /// Leave the UI (the session has saved the record).
     Exit,
+}
+
+/// The steps of the methodology, in the order the header shows them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// Reaching the agents.
+    Connect,
+    /// Applying the load.
+    Load,
+    /// Waiting for rate and latency to settle.
+    Warmup,
+    /// Testing the inter-departure gaps.
+    Interarrival,
+    /// Collecting samples.
+    Measure,
+    /// Spearman's test.
+    Independence,
+    /// ADF on the samples.
+    Stationarity,
+    /// Agreement and CI width.
+    Confidence,
+    /// The point's verdict.
+    Verdict,
+}
+
+impl Step {
+    /// Every step, in order.
+    pub const ALL: [Step; 9] = [
+        Step::Connect,
+        Step::Load,
+        Step::Warmup,
+        Step::Interarrival,
+        Step::Measure,
+        Step::Independence,
+        Step::Stationarity,
+        Step::Confidence,
+        Step::Verdict,
+    ];
+
+    /// The name shown, long or short.
+    pub fn name(self, short: bool) -> &'static str {
+        match (self, short) {
+            (Step::Connect, _) => "connect",
+            (Step::Load, _) => "load",
+            (Step::Warmup, _) => "warm-up",
+            (Step::Interarrival, false) => "inter-arrival",
+            (Step::Interarrival, true) => "arrivals",
+            (Step::Measure, _) => "measure",
+            (Step::Independence, false) => "independence",
+            (Step::Independence, true) => "indep",
+            (Step::Stationarity, false) => "stationarity",
+            (Step::Stationarity, true) => "station",
+            (Step::Confidence, false) => "confidence",
+            (Step::Confidence, true) => "conf",
+            (Step::Verdict, _) => "verdict",
+        }
+    }
+
+    fn index(self) -> usize {
+        Step::ALL.iter().position(|s| *s == self).unwrap_or(0)
+    }
 }
 
 /// One agent's row.
@@ -44,25 +181,46 @@ pub struct AgentRow {
     pub interarrival: Option<(Option<f64>, Option<f64>, bool)>,
 }
 
+/// What the run is: its scenario's description, for the header.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunInfo {
+    /// The scenario's name.
+    pub name: String,
+    /// The target(s).
+    pub target: String,
+    /// The load plan, in words (`sweep 2000, 3000, 4000 req/s`).
+    pub plan: String,
+    /// Points the plan has, if known in advance (not for an SLO search).
+    pub points: Option<usize>,
+}
+
 /// The dashboard's state.
 #[derive(Debug, Clone, Default)]
 pub struct App {
-    /// The scenario's name.
-    pub name: String,
+    /// The run.
+    pub info: RunInfo,
+    /// Draw with colour (off under `NO_COLOR`).
+    pub color: bool,
     /// The run directory, once known.
     pub record: Option<PathBuf>,
     /// The timestamp source.
     pub timestamps: String,
-    /// The current phase.
+    /// The coordinator's current phase.
     pub phase: Option<Phase>,
-    /// The current load point and its rate.
+    /// Where the methodology is.
+    pub step: Option<Step>,
+    /// Each step's outcome in the current point (passed, failed, not yet).
+    pub marks: [Option<bool>; 9],
+    /// The current load point.
     pub point: usize,
     /// The current target rate, req/s.
     pub rate: f64,
     /// Seconds since the session started, as of the latest event.
     pub now: f64,
-    /// When the current point started.
-    pub point_started: f64,
+    /// Seconds of the current point, pauses excluded, and its limit.
+    pub elapsed_s: f64,
+    /// The point's time limit, seconds.
+    pub max_duration_s: f64,
     /// Per agent.
     pub agents: Vec<AgentRow>,
     /// The latest combined figures.
@@ -75,33 +233,92 @@ pub struct App {
     pub ci_width_us: Option<f64>,
     /// The target width, µs.
     pub ci_target_us: f64,
+    /// The percentile the CI is on.
+    pub ci_percentile: f64,
     /// Seconds until the round has its samples.
     pub eta_s: Option<f64>,
+    /// The live latency CCDF of the current round: (µs, share above).
+    pub ccdf: Vec<(f64, f64)>,
+    /// Achieved req/s over all agents, two readings a second.
+    pub throughput: VecDeque<u64>,
     /// Finished points.
     pub results: Vec<PointResult>,
     /// The coordinator's decisions, newest last.
     pub log: VecDeque<String>,
     /// The load is paused.
     pub paused: bool,
-    /// Every point is done.
-    pub finished: bool,
+    /// The run is over.
+    pub finished: Option<Finished>,
+    /// The run's report, once made.
+    pub report: Option<Result<ReportView, String>>,
+    /// The report is shown over the dashboard.
+    pub show_report: bool,
     /// `q` was pressed once: the next `q` (or `y`) quits.
     pub confirm_quit: bool,
+    /// The user quit: leave as soon as the session has saved the record.
+    pub quitting: bool,
     /// The help overlay is open.
     pub help: bool,
     /// A load being typed after `l`.
     pub typing: Option<String>,
+    /// A one-line message for the footer (a bad key, a refused command).
+    pub notice: Option<String>,
     /// How much `+`/`-` change the load, as a share of it.
-    pub step: f64,
+    pub step_share: f64,
+    /// The chart shown in a narrow terminal: `false` the CCDF, `true` latency vs load.
+    pub load_chart: bool,
+    /// Set when replaying a record: steering is off, the player's keys are on.
+    pub replay: Option<ReplayStatus>,
 }
 
 impl App {
-    /// An app for the scenario `name`.
-    pub fn new(name: &str) -> App {
+    /// An app for a live run of `info`.
+    pub fn new(info: RunInfo, color: bool) -> App {
         App {
-            name: name.to_string(),
-            step: 0.1,
+            info,
+            color,
+            step_share: 0.1,
+            ci_percentile: 99.0,
             ..App::default()
+        }
+    }
+
+    /// An app replaying a record (no steering).
+    pub fn replaying(info: RunInfo, color: bool, record: PathBuf) -> App {
+        App {
+            record: Some(record),
+            replay: Some(ReplayStatus {
+                at: 0.0,
+                end: 0.0,
+                speed: 1.0,
+                playing: true,
+            }),
+            ..App::new(info, color)
+        }
+    }
+
+    /// Takes one event; what the caller must do, if anything.
+    pub fn update(&mut self, event: AppEvent) -> Option<AppAction> {
+        match event {
+            AppEvent::Session(update) => {
+                self.session(&update);
+                None
+            }
+            AppEvent::Key(key) => self.key(key),
+            AppEvent::Finished(finished) => {
+                self.finished = Some(finished);
+                self.phase = Some(Phase::Done);
+                self.eta_s = None;
+                self.quitting.then_some(AppAction::Exit)
+            }
+            AppEvent::Report(report) => {
+                self.report = Some(report);
+                None
+            }
+            AppEvent::Replay(status) => {
+                self.replay = Some(status);
+                None
+            }
         }
     }
 
@@ -112,24 +329,50 @@ impl App {
         self.log.push_back(format!("{at:7.2}s {line}"));
     }
 
-    /// Takes one update from the session.
-    pub fn session(&mut self, update: &Update) {
+    fn mark(&mut self, step: Step, pass: bool) {
+        self.marks[step.index()] = Some(pass);
+    }
+
+    fn enter(&mut self, step: Step) {
+        self.step = Some(step);
+    }
+
+    fn session(&mut self, update: &Update) {
         match update {
             Update::Started { record, timestamps } => {
                 self.record = Some(record.clone());
                 self.timestamps = timestamps.clone();
+                self.mark(Step::Connect, true);
+                self.enter(Step::Load);
             }
             Update::Event(e) => {
                 self.now = self.now.max(e.at);
-                if e.point != self.point || self.phase.is_none() {
-                    self.point = e.point;
-                    self.point_started = e.at;
+                if e.point != self.point {
+                    self.new_point(e.point);
                 }
                 self.rate = e.rate;
                 match &e.kind {
                     EventKind::Phase { phase, detail } => {
                         self.phase = Some(*phase);
                         self.paused = *phase == Phase::Paused;
+                        match phase {
+                            Phase::Warmup => {
+                                self.marks[Step::Warmup.index()..].fill(None);
+                                self.mark(Step::Connect, true);
+                                self.mark(Step::Load, true);
+                                self.ccdf.clear();
+                                self.enter(Step::Warmup);
+                            }
+                            Phase::Interarrival => {
+                                self.mark(Step::Warmup, true);
+                                self.enter(Step::Interarrival);
+                            }
+                            Phase::Measure => {
+                                self.mark(Step::Interarrival, true);
+                                self.enter(Step::Measure);
+                            }
+                            Phase::Paused | Phase::Done => {}
+                        }
                         self.log(e.at, format!("{}: {detail}", phase.name()));
                     }
                     EventKind::Check(c) => {
@@ -140,13 +383,25 @@ impl App {
                                     Some((c.statistic, c.pvalue, c.pass));
                             }
                         }
+                        let step = match c.check {
+                            CheckKind::Rate | CheckKind::WarmupStationarity => Step::Warmup,
+                            CheckKind::Interarrival => Step::Interarrival,
+                            CheckKind::Independence => Step::Independence,
+                            CheckKind::Stationarity => Step::Stationarity,
+                            CheckKind::Agreement | CheckKind::Confidence => Step::Confidence,
+                        };
+                        if step > Step::Measure {
+                            self.mark(Step::Measure, true);
+                        }
+                        self.mark(step, c.pass);
+                        self.enter(step);
                         let who = c.agent.map_or(String::new(), |a| format!(" agent {a}"));
                         self.log(
                             e.at,
                             format!(
-                                "{}{who} {:?}: {} — {}",
+                                "{} {}{who}: {} — {}",
                                 if c.pass { "✓" } else { "✗" },
-                                c.check,
+                                c.check.label(),
                                 c.detail,
                                 c.decision
                             ),
@@ -163,9 +418,24 @@ impl App {
                         self.ci_width_us = p.ci_width_us;
                         self.ci_target_us = p.ci_target_us;
                         self.eta_s = p.eta_s;
+                        self.elapsed_s = p.elapsed_s;
+                        self.max_duration_s = p.max_duration_s;
+                        if !p.ccdf.is_empty() {
+                            self.ccdf = p.ccdf.clone();
+                        }
+                        if self.throughput.len() == RATE_HISTORY {
+                            self.throughput.pop_front();
+                        }
+                        let total: f64 = p.agents.iter().map(|a| a.achieved_rate).sum();
+                        self.throughput.push_back(total.max(0.0).round() as u64);
                     }
-                    EventKind::Command { command } => self.log(e.at, format!("command: {command}")),
+                    EventKind::Command { command } => {
+                        self.log(e.at, format!("» {command}"));
+                    }
                     EventKind::Verdict(r) => {
+                        self.mark(Step::Verdict, r.verdict != Verdict::NotAvailable);
+                        self.enter(Step::Verdict);
+                        self.ci_percentile = r.target_percentile;
                         self.log(
                             e.at,
                             format!(
@@ -174,7 +444,7 @@ impl App {
                                 r.target_rate,
                                 r.reasons
                                     .first()
-                                    .map_or(String::new(), |x| format!(": {}", x.detail))
+                                    .map_or(String::new(), |x| format!(": {}", x.check))
                             ),
                         );
                         self.results.push((**r).clone());
@@ -185,19 +455,25 @@ impl App {
         }
     }
 
+    fn new_point(&mut self, point: usize) {
+        self.point = point;
+        self.marks = [None; 9];
+        self.ccdf.clear();
+        self.ci_width_us = None;
+        self.eta_s = None;
+        for a in &mut self.agents {
+            a.interarrival = None;
+        }
+    }
+
     fn ensure_agents(&mut self, n: usize) {
         if self.agents.len() < n {
             self.agents.resize(n, AgentRow::default());
         }
     }
 
-    /// The run is over.
-    pub fn finish(&mut self) {
-        self.finished = true;
-    }
-
-    /// Takes one key; the action for the caller, if any.
-    pub fn key(&mut self, key: Key) -> Option<AppAction> {
+    fn key(&mut self, key: Key) -> Option<AppAction> {
+        self.notice = None;
         if let Some(text) = self.typing.as_mut() {
             match key {
                 Key::Char(c) if c.is_ascii_digit() || c == '.' || c == 'k' => text.push(c),
@@ -205,21 +481,17 @@ impl App {
                     text.pop();
                 }
                 Key::Esc => self.typing = None,
+                Key::Interrupt => {
+                    self.typing = None;
+                    return self.quit();
+                }
                 Key::Enter => {
                     let text = self.typing.take().unwrap_or_default();
-                    let rate = match text.strip_suffix('k') {
-                        Some(k) => k.parse::<f64>().map(|r| r * 1000.0),
-                        None => text.parse::<f64>(),
-                    };
-                    return match rate {
-                        Ok(r) if r > 0.0 && r.is_finite() => {
-                            Some(AppAction::Command(UserCommand::SetLoad(r)))
-                        }
-                        _ => {
-                            self.log(
-                                self.now,
-                                format!("not a load: {text:?} (as in 20000 or 20k)"),
-                            );
+                    return match parse_load(&text) {
+                        Some(rate) => Some(AppAction::Command(UserCommand::SetLoad(rate))),
+                        None => {
+                            self.notice =
+                                Some(format!("not a load: {text:?} (write 20000 or 20k)"));
                             None
                         }
                     };
@@ -228,49 +500,108 @@ impl App {
             }
             return None;
         }
+        if key == Key::Interrupt {
+            return self.quit();
+        }
         if self.confirm_quit {
             self.confirm_quit = false;
-            return matches!(key, Key::Char('q' | 'y')).then(|| {
-                if self.finished {
-                    AppAction::Exit
-                } else {
-                    AppAction::Command(UserCommand::Quit)
-                }
-            });
+            return match key {
+                Key::Char('q' | 'y') => self.quit(),
+                _ => None,
+            };
+        }
+        if self.show_report {
+            if matches!(key, Key::Esc | Key::Char('r' | 'q')) {
+                self.show_report = false;
+            }
+            return None;
         }
         match key {
-            Key::Char('q') if self.finished => Some(AppAction::Exit),
+            Key::Char('?') => {
+                self.help = !self.help;
+                return None;
+            }
+            Key::Esc => {
+                self.help = false;
+                return None;
+            }
+            Key::Char('g') => {
+                self.load_chart = !self.load_chart;
+                return None;
+            }
+            Key::Char('r') => {
+                if self.finished.is_none() {
+                    self.notice = Some("the report is ready when the run has finished".into());
+                    return None;
+                }
+                self.show_report = true;
+                self.help = false;
+                return self.report.is_none().then_some(AppAction::OpenReport);
+            }
+            _ => {}
+        }
+        if self.replay.is_some() {
+            return self.replay_key(key);
+        }
+        match key {
+            Key::Char('q') if self.finished.is_some() => Some(AppAction::Exit),
             Key::Char('q') => {
                 self.confirm_quit = true;
                 None
             }
-            Key::Char('?') => {
-                self.help = !self.help;
+            _ if self.finished.is_some() => {
+                if matches!(key, Key::Char('p' | '+' | '-' | 'l' | 'a' | 'c')) {
+                    self.notice = Some("the run is over: r report, q quit".into());
+                }
                 None
             }
-            Key::Esc => {
-                self.help = false;
-                None
-            }
-            _ if self.finished => None,
             Key::Char('p') => Some(AppAction::Command(if self.paused {
                 UserCommand::Resume
             } else {
                 UserCommand::Pause
             })),
-            Key::Char('+') if self.rate > 0.0 => Some(AppAction::Command(UserCommand::SetLoad(
-                self.rate * (1.0 + self.step),
-            ))),
+            Key::Char('+' | '=') if self.rate > 0.0 => Some(AppAction::Command(
+                UserCommand::SetLoad(self.rate * (1.0 + self.step_share)),
+            )),
             Key::Char('-') if self.rate > 0.0 => Some(AppAction::Command(UserCommand::SetLoad(
-                self.rate * (1.0 - self.step),
+                self.rate * (1.0 - self.step_share),
             ))),
             Key::Char('l') => {
                 self.typing = Some(String::new());
                 None
             }
             Key::Char('a') => Some(AppAction::Command(UserCommand::Accept)),
+            Key::Char('c') => Some(AppAction::Command(UserCommand::Continue)),
             _ => None,
         }
+    }
+
+    fn replay_key(&mut self, key: Key) -> Option<AppAction> {
+        match key {
+            Key::Char('q') => Some(AppAction::Exit),
+            Key::Char(' ') => Some(AppAction::Replay(ReplayControl::Toggle)),
+            Key::Left => Some(AppAction::Replay(ReplayControl::Seek(-SEEK_STEP_S))),
+            Key::Right => Some(AppAction::Replay(ReplayControl::Seek(SEEK_STEP_S))),
+            Key::Char('[') => Some(AppAction::Replay(ReplayControl::Speed(0.5))),
+            Key::Char(']') => Some(AppAction::Replay(ReplayControl::Speed(2.0))),
+            Key::Char('p' | '+' | '-' | 'l' | 'a' | 'c') => {
+                self.notice = Some("a replay cannot be steered: space, ←/→, [/] move it".into());
+                None
+            }
+            _ => None,
+        }
+    }
+
+    /// Quits: at once if the run is over (or replayed), else after the session saves.
+    fn quit(&mut self) -> Option<AppAction> {
+        if self.finished.is_some() || self.replay.is_some() {
+            return Some(AppAction::Exit);
+        }
+        if self.quitting {
+            return None;
+        }
+        self.quitting = true;
+        Some(AppAction::Command(UserCommand::Quit))
     }
 
     /// The latest finished point's verdict.
@@ -279,64 +610,20 @@ impl App {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn keys_become_commands_and_quit_asks_first() {
-        let mut app = App::new("t");
-        app.rate = 20_000.0;
-        assert_eq!(
-            app.key(Key::Char('p')),
-            Some(AppAction::Command(UserCommand::Pause))
-        );
-        app.paused = true;
-        assert_eq!(
-            app.key(Key::Char('p')),
-            Some(AppAction::Command(UserCommand::Resume))
-        );
-        assert_eq!(
-            app.key(Key::Char('+')),
-            Some(AppAction::Command(UserCommand::SetLoad(22_000.0)))
-        );
-        assert_eq!(
-            app.key(Key::Char('-')),
-            Some(AppAction::Command(UserCommand::SetLoad(18_000.0)))
-        );
-        assert_eq!(
-            app.key(Key::Char('a')),
-            Some(AppAction::Command(UserCommand::Accept))
-        );
-        // `l` then a typed load.
-        assert_eq!(app.key(Key::Char('l')), None);
-        for c in "25k".chars() {
-            assert_eq!(app.key(Key::Char(c)), None);
-        }
-        assert_eq!(
-            app.key(Key::Enter),
-            Some(AppAction::Command(UserCommand::SetLoad(25_000.0)))
-        );
-        // A bad load is logged, not sent.
-        app.key(Key::Char('l'));
-        app.key(Key::Char('.'));
-        assert_eq!(app.key(Key::Enter), None);
-        assert!(app.log.back().unwrap().contains("not a load"));
-        // Quit asks; anything but q/y cancels.
-        assert_eq!(app.key(Key::Char('q')), None);
-        assert!(app.confirm_quit);
-        assert_eq!(app.key(Key::Char('n')), None);
-        assert!(!app.confirm_quit);
-        app.key(Key::Char('q'));
-        assert_eq!(
-            app.key(Key::Char('y')),
-            Some(AppAction::Command(UserCommand::Quit))
-        );
-        // Once finished, q leaves at once and steering keys do nothing.
-        app.finish();
-        assert_eq!(app.key(Key::Char('a')), None);
-        assert_eq!(app.key(Key::Char('q')), Some(AppAction::Exit));
-        assert_eq!(app.key(Key::Char('?')), None);
-        assert!(app.help);
+impl PartialOrd for Step {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        self.index().partial_cmp(&other.index())
     }
 }
+
+/// A load as typed: `20000`, `20k`, `2.5k`.
+fn parse_load(text: &str) -> Option<f64> {
+    let rate = match text.strip_suffix('k') {
+        Some(k) => k.parse::<f64>().ok()? * 1000.0,
+        None => text.parse::<f64>().ok()?,
+    };
+    (rate > 0.0 && rate.is_finite()).then_some(rate)
+}
+
+#[cfg(test)]
+mod tests;

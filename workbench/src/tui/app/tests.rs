@@ -1,0 +1,362 @@
+//! `App::update` for every key and every kind of event, without a terminal.
+
+use std::path::PathBuf;
+
+use super::*;
+use crate::coordinator::{Check, Event, Progress, Reason};
+
+fn event(at: f64, point: usize, kind: EventKind) -> AppEvent {
+    AppEvent::Session(Update::Event(Event {
+        at,
+        point,
+        rate: 20_000.0,
+        kind,
+    }))
+}
+
+fn check(check: CheckKind, agent: Option<usize>, pass: bool) -> EventKind {
+    EventKind::Check(Check {
+        check,
+        agent,
+        pass,
+        statistic: Some(0.5),
+        pvalue: Some(0.2),
+        n: 1000,
+        detail: "figures".into(),
+        decision: "next".into(),
+        data: None,
+    })
+}
+
+fn phase(phase: Phase) -> EventKind {
+    EventKind::Phase {
+        phase,
+        detail: "why".into(),
+    }
+}
+
+fn result(verdict: Verdict) -> PointResult {
+    PointResult {
+        verdict,
+        reasons: vec![Reason {
+            check: "heavy_tail".into(),
+            detail: "wide".into(),
+            figures: Default::default(),
+        }],
+        target_rate: 20_000.0,
+        achieved_rate: 19_990.0,
+        timestamps: "kernel".into(),
+        samples: 10_000,
+        sampling_rate: 0.2,
+        duration_s: 6.0,
+        percentiles: vec![],
+        target_percentile: 99.9,
+        ci_width_us: None,
+        tries: 1,
+        min_samples: 0,
+        round: 1,
+        agents: vec![],
+        record: None,
+    }
+}
+
+fn running() -> App {
+    let mut app = App::new(RunInfo::default(), false);
+    app.update(AppEvent::Session(Update::Started {
+        record: PathBuf::from("runs/x"),
+        timestamps: "kernel".into(),
+    }));
+    app.update(event(0.0, 0, phase(Phase::Warmup)));
+    app
+}
+
+#[test]
+fn events_move_the_steps_and_fill_the_rows() {
+    let mut app = App::new(RunInfo::default(), false);
+    assert_eq!(app.step, None);
+    app.update(AppEvent::Session(Update::Started {
+        record: PathBuf::from("runs/x"),
+        timestamps: "kernel".into(),
+    }));
+    assert_eq!(app.step, Some(Step::Load));
+    assert_eq!(app.record, Some(PathBuf::from("runs/x")));
+    app.update(event(0.0, 0, phase(Phase::Warmup)));
+    assert_eq!(app.step, Some(Step::Warmup));
+    app.update(event(1.0, 0, check(CheckKind::Rate, None, true)));
+    app.update(event(1.0, 0, phase(Phase::Interarrival)));
+    assert_eq!(app.step, Some(Step::Interarrival));
+    app.update(event(
+        1.5,
+        0,
+        check(CheckKind::Interarrival, Some(1), false),
+    ));
+    assert_eq!(app.agents.len(), 2);
+    assert_eq!(
+        app.agents[1].interarrival,
+        Some((Some(0.5), Some(0.2), false))
+    );
+    assert_eq!(app.marks[Step::Interarrival as usize], Some(false));
+    app.update(event(2.0, 0, phase(Phase::Measure)));
+    assert_eq!(app.step, Some(Step::Measure));
+    assert_eq!(app.marks[Step::Interarrival as usize], Some(true));
+    app.update(event(
+        2.5,
+        0,
+        EventKind::Progress(Progress {
+            phase: Phase::Measure,
+            agents: vec![
+                AgentProgress {
+                    sent_rate: 10_000.0,
+                    achieved_rate: 9_000.0,
+                    p50_us: Some(40.0),
+                    p99_us: Some(200.0),
+                    send_lag_p99_us: Some(3.0),
+                    backlog: 2,
+                    errors: 1,
+                    interarrival_pvalue: Some(0.2),
+                    independence_lag: Some(2),
+                    ci_width_us: Some(30.0),
+                    samples: 400,
+                };
+                2
+            ],
+            samples: 800,
+            samples_wanted: 10_000,
+            sampling_rate: 0.1,
+            ci_width_us: Some(30.0),
+            ci_target_us: 10.0,
+            tries: 1,
+            eta_s: Some(9.0),
+            max_duration_s: 30.0,
+            elapsed_s: 2.5,
+            ccdf: vec![(40.0, 0.5), (200.0, 0.01)],
+        }),
+    ));
+    assert_eq!(app.samples, 800);
+    assert_eq!(app.ccdf.len(), 2);
+    assert_eq!(app.throughput.back(), Some(&18_000));
+    assert_eq!(app.agents[0].progress.as_ref().unwrap().errors, 1);
+    assert_eq!((app.elapsed_s, app.max_duration_s), (2.5, 30.0));
+    app.update(event(3.0, 0, check(CheckKind::Independence, Some(0), true)));
+    assert_eq!(app.step, Some(Step::Independence));
+    assert_eq!(app.marks[Step::Measure as usize], Some(true));
+    app.update(event(3.0, 0, check(CheckKind::Stationarity, Some(0), true)));
+    app.update(event(3.0, 0, check(CheckKind::Confidence, None, false)));
+    assert_eq!(app.step, Some(Step::Confidence));
+    assert_eq!(app.marks[Step::Confidence as usize], Some(false));
+    app.update(event(3.0, 0, phase(Phase::Paused)));
+    assert!(app.paused);
+    app.update(event(
+        3.1,
+        0,
+        EventKind::Command {
+            command: "pause".into(),
+        },
+    ));
+    assert!(app.log.back().unwrap().ends_with("» pause"));
+    app.update(event(
+        4.0,
+        0,
+        EventKind::Verdict(Box::new(result(Verdict::NotAvailable))),
+    ));
+    assert_eq!(app.step, Some(Step::Verdict));
+    assert_eq!(app.marks[Step::Verdict as usize], Some(false));
+    assert_eq!(app.ci_percentile, 99.9);
+    assert_eq!(app.last_verdict(), Some(Verdict::NotAvailable));
+    assert!(
+        app.log
+            .back()
+            .unwrap()
+            .contains("verdict n/a at 20000 req/s: heavy_tail")
+    );
+    // A new point clears the per-point state but keeps the results.
+    app.update(event(4.0, 1, phase(Phase::Warmup)));
+    assert_eq!(app.point, 1);
+    assert!(app.ccdf.is_empty());
+    assert_eq!(app.agents[1].interarrival, None);
+    assert_eq!(app.marks[Step::Verdict as usize], None);
+    assert_eq!(app.results.len(), 1);
+    // Windows change nothing shown.
+    let before = app.log.len();
+    app.update(event(
+        4.1,
+        1,
+        EventKind::Window {
+            sent_rate: 1.0,
+            achieved_rate: 1.0,
+            latency_mean_us: None,
+        },
+    ));
+    assert_eq!(app.log.len(), before);
+    // The end; a report arrives.
+    assert_eq!(app.update(AppEvent::Finished(Finished::default())), None);
+    assert!(app.finished.is_some());
+    app.update(AppEvent::Report(Err("no samples".into())));
+    assert_eq!(app.report, Some(Err("no samples".into())));
+}
+
+#[test]
+fn steering_keys_become_commands() {
+    let mut app = running();
+    let command = |app: &mut App, key| app.update(AppEvent::Key(key));
+    assert_eq!(
+        command(&mut app, Key::Char('p')),
+        Some(AppAction::Command(UserCommand::Pause))
+    );
+    app.paused = true;
+    assert_eq!(
+        command(&mut app, Key::Char('p')),
+        Some(AppAction::Command(UserCommand::Resume))
+    );
+    assert_eq!(
+        command(&mut app, Key::Char('+')),
+        Some(AppAction::Command(UserCommand::SetLoad(22_000.0)))
+    );
+    assert_eq!(
+        command(&mut app, Key::Char('-')),
+        Some(AppAction::Command(UserCommand::SetLoad(18_000.0)))
+    );
+    assert_eq!(
+        command(&mut app, Key::Char('a')),
+        Some(AppAction::Command(UserCommand::Accept))
+    );
+    assert_eq!(
+        command(&mut app, Key::Char('c')),
+        Some(AppAction::Command(UserCommand::Continue))
+    );
+    // `l`, a typed load with a correction, Enter.
+    assert_eq!(command(&mut app, Key::Char('l')), None);
+    for key in [
+        Key::Char('2'),
+        Key::Char('9'),
+        Key::Backspace,
+        Key::Char('5'),
+        Key::Char('k'),
+    ] {
+        assert_eq!(command(&mut app, key), None);
+    }
+    assert_eq!(app.typing.as_deref(), Some("25k"));
+    assert_eq!(
+        command(&mut app, Key::Enter),
+        Some(AppAction::Command(UserCommand::SetLoad(25_000.0)))
+    );
+    // A bad load is a notice, not a command; Esc cancels typing.
+    command(&mut app, Key::Char('l'));
+    command(&mut app, Key::Char('.'));
+    assert_eq!(command(&mut app, Key::Enter), None);
+    assert!(app.notice.as_deref().unwrap().contains("not a load"));
+    command(&mut app, Key::Char('l'));
+    command(&mut app, Key::Esc);
+    assert_eq!(app.typing, None);
+    // Unknown keys do nothing; `g` and `?` change the view only.
+    assert_eq!(command(&mut app, Key::Char('z')), None);
+    assert_eq!(command(&mut app, Key::Char('g')), None);
+    assert!(app.load_chart);
+    assert_eq!(command(&mut app, Key::Char('?')), None);
+    assert!(app.help);
+    assert_eq!(command(&mut app, Key::Esc), None);
+    assert!(!app.help);
+    // The report waits for the end.
+    assert_eq!(command(&mut app, Key::Char('r')), None);
+    assert!(
+        app.notice
+            .as_deref()
+            .unwrap()
+            .contains("when the run has finished")
+    );
+}
+
+#[test]
+fn quit_asks_then_waits_for_the_record() {
+    let mut app = running();
+    assert_eq!(app.update(AppEvent::Key(Key::Char('q'))), None);
+    assert!(app.confirm_quit);
+    assert_eq!(app.update(AppEvent::Key(Key::Char('n'))), None);
+    assert!(!app.confirm_quit && !app.quitting);
+    app.update(AppEvent::Key(Key::Char('q')));
+    assert_eq!(
+        app.update(AppEvent::Key(Key::Char('y'))),
+        Some(AppAction::Command(UserCommand::Quit))
+    );
+    assert!(app.quitting);
+    // Asking twice sends one quit.
+    assert_eq!(app.update(AppEvent::Key(Key::Interrupt)), None);
+    // The session saved the record: now the UI leaves.
+    assert_eq!(
+        app.update(AppEvent::Finished(Finished::default())),
+        Some(AppAction::Exit)
+    );
+    // Ctrl-C quits without asking.
+    let mut app = running();
+    assert_eq!(
+        app.update(AppEvent::Key(Key::Interrupt)),
+        Some(AppAction::Command(UserCommand::Quit))
+    );
+}
+
+#[test]
+fn a_finished_run_has_the_report_and_q_leaves() {
+    let mut app = running();
+    app.update(AppEvent::Finished(Finished::default()));
+    assert_eq!(app.update(AppEvent::Key(Key::Char('a'))), None);
+    assert!(app.notice.as_deref().unwrap().contains("the run is over"));
+    assert_eq!(
+        app.update(AppEvent::Key(Key::Char('r'))),
+        Some(AppAction::OpenReport)
+    );
+    assert!(app.show_report);
+    // While the report is open, q closes it rather than quitting.
+    assert_eq!(app.update(AppEvent::Key(Key::Char('q'))), None);
+    assert!(!app.show_report);
+    app.update(AppEvent::Report(Ok(ReportView {
+        table: "t".into(),
+        plots: vec![],
+        notes: vec![],
+    })));
+    // A report already made is shown, not made again.
+    assert_eq!(app.update(AppEvent::Key(Key::Char('r'))), None);
+    assert!(app.show_report);
+    app.update(AppEvent::Key(Key::Esc));
+    assert_eq!(
+        app.update(AppEvent::Key(Key::Char('q'))),
+        Some(AppAction::Exit)
+    );
+}
+
+#[test]
+fn a_replay_has_the_player_keys_and_no_steering() {
+    let mut app = App::replaying(RunInfo::default(), false, PathBuf::from("runs/x"));
+    let key = |app: &mut App, k| app.update(AppEvent::Key(k));
+    assert_eq!(
+        key(&mut app, Key::Char(' ')),
+        Some(AppAction::Replay(ReplayControl::Toggle))
+    );
+    assert_eq!(
+        key(&mut app, Key::Left),
+        Some(AppAction::Replay(ReplayControl::Seek(-SEEK_STEP_S)))
+    );
+    assert_eq!(
+        key(&mut app, Key::Right),
+        Some(AppAction::Replay(ReplayControl::Seek(SEEK_STEP_S)))
+    );
+    assert_eq!(
+        key(&mut app, Key::Char('[')),
+        Some(AppAction::Replay(ReplayControl::Speed(0.5)))
+    );
+    assert_eq!(
+        key(&mut app, Key::Char(']')),
+        Some(AppAction::Replay(ReplayControl::Speed(2.0)))
+    );
+    assert_eq!(key(&mut app, Key::Char('+')), None);
+    assert!(app.notice.as_deref().unwrap().contains("cannot be steered"));
+    let status = ReplayStatus {
+        at: 3.0,
+        end: 9.0,
+        speed: 2.0,
+        playing: false,
+    };
+    app.update(AppEvent::Replay(status));
+    assert_eq!(app.replay, Some(status));
+    assert_eq!(key(&mut app, Key::Char('q')), Some(AppAction::Exit));
+    assert_eq!(key(&mut app, Key::Interrupt), Some(AppAction::Exit));
+}

@@ -1,0 +1,81 @@
+//! The dashboard's styles, with colour or without (`NO_COLOR`): without it, failures are
+//! bold and the current step reversed, and every failure carries a ✗ in the text anyway.
+
+use ratatui::style::{Color, Modifier, Style};
+
+/// Styles for one drawing.
+#[derive(Debug, Clone, Copy)]
+pub struct Theme {
+    color: bool,
+}
+
+impl Theme {
+    /// Colour on or off.
+    pub fn new(color: bool) -> Theme {
+        Theme { color }
+    }
+
+    /// Whether colour is on (`NO_COLOR` unset).
+    pub fn color_from_env() -> bool {
+        std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+    }
+
+    /// A figure that passed.
+    pub fn good(self) -> Style {
+        if self.color {
+            Style::default().fg(Color::Green)
+        } else {
+            Style::default()
+        }
+    }
+
+    /// A figure that failed.
+    pub fn bad(self) -> Style {
+        let s = Style::default().add_modifier(Modifier::BOLD);
+        if self.color { s.fg(Color::Red) } else { s }
+    }
+
+    /// The step the methodology is in.
+    pub fn current(self) -> Style {
+        let s = Style::default().add_modifier(Modifier::BOLD);
+        if self.color {
+            s.fg(Color::Black).bg(Color::Cyan)
+        } else {
+            s.add_modifier(Modifier::REVERSED)
+        }
+    }
+
+    /// What matters less: future steps, guides in charts.
+    pub fn dim(self) -> Style {
+        if self.color {
+            Style::default().fg(Color::DarkGray)
+        } else {
+            Style::default()
+        }
+    }
+
+    /// Titles and table heads.
+    pub fn title(self) -> Style {
+        Style::default().add_modifier(Modifier::BOLD)
+    }
+
+    /// The main data series.
+    pub fn series(self) -> Style {
+        if self.color {
+            Style::default().fg(Color::Cyan)
+        } else {
+            Style::default()
+        }
+    }
+
+    /// What is highlighted: the current load in a chart, prompts.
+    pub fn accent(self) -> Style {
+        let s = Style::default().add_modifier(Modifier::BOLD);
+        if self.color { s.fg(Color::Yellow) } else { s }
+    }
+
+    /// `good` or `bad`.
+    pub fn pass(self, pass: bool) -> Style {
+        if pass { self.good() } else { self.bad() }
+    }
+}

@@ -1,0 +1,125 @@
+//! One row per agent: target against achieved rate, the inter-arrival test, the
+//! decorrelation lag and the sampling rate, samples, the CI width of the target percentile
+//! against the target, send lag p99, errors and backlog.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Cell, Row, Table};
+
+use super::super::app::App;
+use super::super::theme::Theme;
+use super::{opt, rate};
+
+/// The achieved rate below this share of the target is marked failing.
+const RATE_TOLERANCE: f64 = 0.95;
+
+pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
+    let want = app.rate / app.agents.len().max(1) as f64;
+    let rows: Vec<Row> = app
+        .agents
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let p = a.progress.as_ref();
+            let got = p.map_or(0.0, |p| p.achieved_rate);
+            let rate_ok = got >= RATE_TOLERANCE * want || app.paused;
+            let rate_cell = Cell::from(Span::styled(
+                format!(
+                    "{}/{}{}",
+                    rate(got),
+                    rate(want),
+                    if rate_ok { "" } else { " ✗" }
+                ),
+                if rate_ok { theme.good() } else { theme.bad() },
+            ));
+            let ad = match a.interarrival {
+                Some((stat, pv, pass)) => Cell::from(Span::styled(
+                    format!(
+                        "{} A²{} p{}",
+                        if pass { "✓" } else { "✗" },
+                        opt(stat, 2),
+                        opt(pv, 3)
+                    ),
+                    theme.pass(pass),
+                )),
+                None => Cell::from("-"),
+            };
+            let lag = format!(
+                "{}·{:.1}%",
+                p.and_then(|p| p.independence_lag)
+                    .map_or("-".into(), |l| l.to_string()),
+                app.sampling_rate * 100.0
+            );
+            let ci = match p.and_then(|p| p.ci_width_us) {
+                Some(w) => {
+                    let pass = w <= app.ci_target_us;
+                    Cell::from(Span::styled(
+                        format!("{w:.1}{}", if pass { "✓" } else { "✗" }),
+                        theme.pass(pass),
+                    ))
+                }
+                None => Cell::from("-"),
+            };
+            let errors = p.map_or(0, |p| p.errors);
+            let backlog = p.map_or(0, |p| p.backlog);
+            Row::new(vec![
+                Cell::from(format!("{i}")),
+                rate_cell,
+                ad,
+                Cell::from(lag),
+                Cell::from(p.map_or("-".into(), |p| p.samples.to_string())),
+                ci,
+                Cell::from(opt(p.and_then(|p| p.send_lag_p99_us), 0)),
+                flagged(errors, theme),
+                flagged(backlog, theme),
+            ])
+        })
+        .collect();
+    let widths = [
+        Constraint::Length(2),
+        Constraint::Length(13),
+        Constraint::Length(16),
+        Constraint::Length(7),
+        Constraint::Length(7),
+        Constraint::Length(7),
+        Constraint::Length(6),
+        Constraint::Length(5),
+        Constraint::Length(7),
+    ];
+    let head = Row::new([
+        "#",
+        "rate got/want",
+        "inter-arrival",
+        "lag·smp",
+        "samples",
+        "CI µs",
+        "lag99",
+        "err",
+        "backlog",
+    ])
+    .style(theme.title());
+    let title = Line::from(format!(
+        " agents ({} req/s in all) ",
+        rate(
+            app.agents
+                .iter()
+                .filter_map(|a| a.progress.as_ref())
+                .map(|p| p.achieved_rate)
+                .sum()
+        )
+    ));
+    let table = Table::new(rows, widths)
+        .header(head)
+        .block(Block::default().borders(Borders::TOP).title(title));
+    frame.render_widget(table, area);
+}
+
+/// A count that should be zero: marked when it is not.
+fn flagged(n: u64, theme: Theme) -> Cell<'static> {
+    if n == 0 {
+        Cell::from("0")
+    } else {
+        Cell::from(Span::styled(format!("{n} ✗"), theme.bad()))
+    }
+}

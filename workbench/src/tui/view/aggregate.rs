@@ -1,0 +1,306 @@
+//! The aggregate: each point's percentiles with their CIs (and the current point's live
+//! estimate), the throughput sparkline, the latency CCDF of the current round on a log
+//! scale, and for sweeps the target percentile against the achieved load with the current
+//! load marked. A narrow terminal shows one chart at a time (`g` switches).
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::symbols::Marker;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{
+    Axis, Block, Borders, Cell, Chart, Dataset, GraphType, Paragraph, Row, Sparkline, Table,
+};
+
+use super::super::app::App;
+use super::super::theme::Theme;
+use super::{pname, rate};
+use crate::coordinator::{PercentileResult, Verdict};
+
+/// Wide enough for the table and both charts side by side.
+const WIDE: u16 = 120;
+
+pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
+    if area.width >= WIDE {
+        let [t, c, l] = Layout::horizontal([
+            Constraint::Percentage(40),
+            Constraint::Percentage(30),
+            Constraint::Percentage(30),
+        ])
+        .areas(area);
+        points(frame, app, theme, t);
+        ccdf_chart(frame, app, theme, c);
+        load_chart(frame, app, theme, l);
+    } else {
+        let [t, c] = Layout::horizontal([Constraint::Percentage(48), Constraint::Percentage(52)])
+            .areas(area);
+        points(frame, app, theme, t);
+        if app.load_chart {
+            load_chart(frame, app, theme, c);
+        } else {
+            ccdf_chart(frame, app, theme, c);
+        }
+    }
+}
+
+/// `value [low, high]`, or the value alone when there is no CI.
+pub(super) fn with_ci(p: &PercentileResult) -> String {
+    match (p.ci_low, p.ci_high) {
+        (Some(lo), Some(hi)) => format!("{:.1} [{lo:.1}, {hi:.1}]", p.value),
+        _ => format!("{:.1} [no CI]", p.value),
+    }
+}
+
+/// The verdict as a mark and a word.
+pub(super) fn verdict_mark(v: Verdict) -> &'static str {
+    match v {
+        Verdict::NotAvailable => "✗ n/a",
+        Verdict::Converged => "✓ conv",
+        Verdict::Accepted => "~ accept",
+    }
+}
+
+fn points(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
+    let wide = area.width >= 60;
+    let target = pname(app.ci_percentile);
+    let mut rows: Vec<Row> = app
+        .results
+        .iter()
+        .map(|r| {
+            let pct = |p: f64| {
+                r.percentiles
+                    .iter()
+                    .find(|q| (q.p - p).abs() < 1e-9)
+                    .map_or("-".to_string(), with_ci)
+            };
+            let mut cells = vec![
+                Cell::from(rate(r.target_rate)),
+                Cell::from(Span::styled(
+                    verdict_mark(r.verdict),
+                    theme.pass(r.verdict != Verdict::NotAvailable),
+                )),
+            ];
+            if wide {
+                cells.push(Cell::from(pct(50.0)));
+            }
+            cells.push(Cell::from(pct(r.target_percentile)));
+            Row::new(cells)
+        })
+        .collect();
+    if app.finished.is_none() {
+        let live = app
+            .ccdf
+            .iter()
+            .find(|(_, share)| (share - (1.0 - app.ci_percentile / 100.0)).abs() < 1e-12)
+            .map_or("-".to_string(), |(us, _)| format!("≈{us:.1} (live)"));
+        let median = app
+            .ccdf
+            .iter()
+            .find(|(_, share)| (share - 0.5).abs() < 1e-12)
+            .map_or("-".to_string(), |(us, _)| format!("≈{us:.1}"));
+        let mut cells = vec![
+            Cell::from(rate(app.rate)),
+            Cell::from(Span::styled("… now", theme.accent())),
+        ];
+        if wide {
+            cells.push(Cell::from(median));
+        }
+        cells.push(Cell::from(live));
+        rows.push(Row::new(cells));
+    }
+    let shown = area.height.saturating_sub(2) as usize;
+    let skip = rows.len().saturating_sub(shown);
+    let rows: Vec<Row> = rows.into_iter().skip(skip).collect();
+    let table_height = (rows.len() as u16 + 2).min(area.height);
+    let mut widths = vec![Constraint::Length(6), Constraint::Length(8)];
+    let mut head = vec!["load/s".to_string(), "verdict".to_string()];
+    if wide {
+        widths.push(Constraint::Length(22));
+        head.push("p50 µs [CI]".into());
+    }
+    widths.push(Constraint::Min(20));
+    head.push(format!("{target} µs [CI]"));
+    let [t, s] =
+        Layout::vertical([Constraint::Length(table_height), Constraint::Min(0)]).areas(area);
+    let table = Table::new(rows, widths)
+        .header(Row::new(head).style(theme.title()))
+        .block(
+            Block::default()
+                .borders(Borders::TOP)
+                .title(format!(" points: {target} with its CI ")),
+        );
+    frame.render_widget(table, t);
+    let s = Rect {
+        height: s.height.min(4),
+        ..s
+    };
+    if s.height >= 3 && !app.throughput.is_empty() {
+        let data: Vec<u64> = app.throughput.iter().copied().collect();
+        let last = data.last().copied().unwrap_or(0);
+        let spark = Sparkline::default()
+            .data(&data)
+            .style(theme.series())
+            .block(
+                Block::default()
+                    .borders(Borders::TOP)
+                    .title(format!(" throughput {} req/s ", rate(last as f64))),
+            );
+        frame.render_widget(spark, s);
+    }
+}
+
+/// Labels for a log10 share axis: 50%, 10%, 1%...
+fn share_label(log10: f64) -> String {
+    let share = 10f64.powf(log10) * 100.0;
+    if share >= 1.0 {
+        format!("{share:.0}%")
+    } else {
+        format!(
+            "{}%",
+            crate::report::fmt_percentile(share).trim_start_matches('p')
+        )
+    }
+}
+
+/// The latency CCDF of the current round (or the last point's), log scale.
+pub(super) fn ccdf_chart(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
+    let last = app.results.iter().rev().find(|r| r.percentiles.len() >= 2);
+    let title = match last {
+        Some(r) if app.ccdf.is_empty() => {
+            format!(" latency CCDF at {} req/s (done) ", rate(r.target_rate))
+        }
+        _ => " latency CCDF now (share above, log) ".to_string(),
+    };
+    let block = Block::default()
+        .borders(Borders::TOP | Borders::LEFT)
+        .title(title);
+    let ccdf: Vec<(f64, f64)> = if app.ccdf.is_empty() {
+        // Between points: the last point's final distribution, from its percentiles.
+        last.map(|r| {
+            r.percentiles
+                .iter()
+                .filter(|p| p.p < 100.0)
+                .map(|p| (p.value, 1.0 - p.p / 100.0))
+                .collect()
+        })
+        .unwrap_or_default()
+    } else {
+        app.ccdf.clone()
+    };
+    if ccdf.len() < 2 {
+        frame.render_widget(
+            Paragraph::new("no samples yet in this point").block(block),
+            area,
+        );
+        return;
+    }
+    let data: Vec<(f64, f64)> = ccdf.iter().map(|(us, s)| (*us, s.log10())).collect();
+    let x_max = data.iter().map(|d| d.0).fold(0.0, f64::max) * 1.05;
+    let y_min = data.iter().map(|d| d.1).fold(0.0, f64::min).floor();
+    let target_y = (1.0 - app.ci_percentile / 100.0).log10();
+    let target_line = [(0.0, target_y), (x_max, target_y)];
+    let mut datasets = vec![
+        Dataset::default()
+            .name(pname(app.ci_percentile))
+            .marker(Marker::Braille)
+            .graph_type(GraphType::Line)
+            .style(theme.dim())
+            .data(&target_line),
+        Dataset::default()
+            .marker(Marker::Braille)
+            .graph_type(GraphType::Line)
+            .style(theme.series())
+            .data(&data),
+    ];
+    if area.height < 6 {
+        datasets.remove(0);
+    }
+    let y_labels: Vec<Span> = (y_min as i32..=0)
+        .step_by(((-y_min as usize) / 3).max(1))
+        .map(|l| Span::raw(share_label(f64::from(l))))
+        .collect();
+    let chart = Chart::new(datasets)
+        .block(block)
+        .x_axis(
+            Axis::default()
+                .bounds([0.0, x_max])
+                .labels(vec![Span::raw("0"), Span::raw(format!("{x_max:.0} µs"))]),
+        )
+        .y_axis(Axis::default().bounds([y_min, 0.0]).labels(y_labels));
+    frame.render_widget(chart, area);
+}
+
+/// The target percentile against the achieved load, CIs as bars, the current load marked.
+pub(super) fn load_chart(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
+    let target = pname(app.ci_percentile);
+    let block = Block::default()
+        .borders(Borders::TOP | Borders::LEFT)
+        .title(format!(" {target} vs load "));
+    let measured: Vec<(f64, &PercentileResult)> = app
+        .results
+        .iter()
+        .filter_map(|r| r.target().map(|t| (r.achieved_rate, t)))
+        .collect();
+    if measured.is_empty() {
+        frame.render_widget(
+            Paragraph::new(vec![
+                Line::raw("no point finished yet"),
+                Line::raw(format!("now: {:.0} req/s", app.rate)),
+            ])
+            .block(block),
+            area,
+        );
+        return;
+    }
+    let points: Vec<(f64, f64)> = measured.iter().map(|(r, t)| (*r, t.value)).collect();
+    let bars: Vec<[(f64, f64); 2]> = measured
+        .iter()
+        .filter_map(|(r, t)| Some([(*r, t.ci_low?), (*r, t.ci_high?)]))
+        .collect();
+    let y_max = measured
+        .iter()
+        .map(|(_, t)| t.ci_high.unwrap_or(t.value).max(t.value))
+        .fold(0.0, f64::max)
+        * 1.1;
+    let x_max = points.iter().map(|p| p.0).fold(app.rate, f64::max).max(1.0) * 1.1;
+    let now = [(app.rate, 0.0), (app.rate, y_max)];
+    let mut datasets: Vec<Dataset> = bars
+        .iter()
+        .map(|b| {
+            Dataset::default()
+                .marker(Marker::Braille)
+                .graph_type(GraphType::Line)
+                .style(theme.dim())
+                .data(b)
+        })
+        .collect();
+    datasets.push(
+        Dataset::default()
+            .name(format!("{target} µs"))
+            .marker(Marker::Dot)
+            .graph_type(GraphType::Scatter)
+            .style(theme.series())
+            .data(&points),
+    );
+    if app.finished.is_none() {
+        datasets.push(
+            Dataset::default()
+                .name("now")
+                .marker(Marker::Braille)
+                .graph_type(GraphType::Line)
+                .style(theme.accent())
+                .data(&now),
+        );
+    }
+    let chart = Chart::new(datasets)
+        .block(block)
+        .x_axis(Axis::default().bounds([0.0, x_max]).labels(vec![
+            Span::raw("0"),
+            Span::raw(format!("{} req/s", rate(x_max))),
+        ]))
+        .y_axis(
+            Axis::default()
+                .bounds([0.0, y_max])
+                .labels(vec![Span::raw("0"), Span::raw(format!("{y_max:.0} µs"))]),
+        );
+    frame.render_widget(chart, area);
+}

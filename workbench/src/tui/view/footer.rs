@@ -1,0 +1,58 @@
+//! The footer: the keys that work now, or the prompt of the moment (a load being typed,
+//! quit asking), or a notice about the last key.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::super::app::App;
+use super::super::theme::Theme;
+
+pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
+    frame.render_widget(Paragraph::new(line(app, theme)), area);
+}
+
+fn line(app: &App, theme: Theme) -> Line<'static> {
+    if let Some(text) = &app.typing {
+        return Line::styled(
+            format!("new load (req/s, or 20k): {text}_   Enter applies, Esc cancels"),
+            theme.accent(),
+        );
+    }
+    if app.confirm_quit {
+        return Line::styled(
+            "quit? the record is saved either way: q/y quits, any other key stays",
+            theme.accent(),
+        );
+    }
+    if app.quitting {
+        return Line::styled("quitting: saving the record...", theme.accent());
+    }
+    if let Some(notice) = &app.notice {
+        return Line::styled(notice.clone(), theme.accent());
+    }
+    if let Some(r) = app.replay {
+        return Line::from(vec![
+            Span::styled(
+                format!(
+                    "{} {:.1}s/{:.1}s ×{} ",
+                    if r.playing { "▶" } else { "⏸" },
+                    r.at,
+                    r.end,
+                    r.speed
+                ),
+                theme.accent(),
+            ),
+            Span::raw("space play/pause · ←/→ 5s · [/] speed · r report · ? help · q quit"),
+        ]);
+    }
+    if app.finished.is_some() {
+        return Line::raw("r report · g chart · ? help · q quit");
+    }
+    Line::raw(format!(
+        "p {} · +/- {:.0}% · l load · a accept · c continue · g chart · ? · q quit",
+        if app.paused { "resume" } else { "pause" },
+        app.step_share * 100.0
+    ))
+}

@@ -1,0 +1,116 @@
+//! The header: the run and where it stands, the methodology's steps (the current one
+//! highlighted, each passed ✓ or failed ✗ in this point), and the measurement's figures.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::super::app::{App, Step};
+use super::super::theme::Theme;
+use super::{opt, pname};
+use crate::coordinator::Phase;
+
+pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
+    let lines = vec![
+        title(app, theme),
+        steps(app, theme, area.width),
+        figures(app, theme),
+    ];
+    frame.render_widget(Paragraph::new(lines), area);
+}
+
+fn title(app: &App, theme: Theme) -> Line<'static> {
+    let info = &app.info;
+    let point = match info.points {
+        Some(n) => format!("point {}/{n}", (app.point + 1).min(n)),
+        None => format!("point {}", app.point + 1),
+    };
+    let mut spans = vec![Span::styled(
+        format!("vernier {}", info.name),
+        theme.title(),
+    )];
+    if !info.target.is_empty() {
+        spans.push(Span::raw(format!(" → {}", info.target)));
+    }
+    spans.push(Span::raw(format!(" · {point}: {:.0} req/s", app.rate)));
+    if app.max_duration_s > 0.0 && app.finished.is_none() {
+        spans.push(Span::raw(format!(
+            " · {:.1}/{:.0}s",
+            app.elapsed_s, app.max_duration_s
+        )));
+    }
+    if let Some(eta) = app.eta_s {
+        spans.push(Span::raw(format!(" · ETA {:.0}s", eta.max(0.0))));
+    }
+    if app.paused {
+        spans.push(Span::styled(" · PAUSED", theme.accent()));
+    }
+    if app.finished.is_some() {
+        spans.push(Span::styled(" · finished", theme.accent()));
+    }
+    Line::from(spans)
+}
+
+fn steps(app: &App, theme: Theme, width: u16) -> Line<'static> {
+    let long: usize = Step::ALL.iter().map(|s| s.name(false).len() + 3).sum();
+    let short = long > width as usize;
+    let mut spans = Vec::new();
+    for (i, step) in Step::ALL.iter().enumerate() {
+        let mark = match app.marks[i] {
+            Some(true) => "✓",
+            Some(false) => "✗",
+            None => "",
+        };
+        let current = app.step == Some(*step) && app.phase != Some(Phase::Done);
+        // The current step is marked in the text too, for terminals without colour.
+        let text = format!(
+            "{}{}{mark}",
+            if current { "▸" } else { "" },
+            step.name(short)
+        );
+        let style = if current {
+            theme.current()
+        } else {
+            match app.marks[i] {
+                Some(pass) => theme.pass(pass),
+                None => theme.dim(),
+            }
+        };
+        if i > 0 {
+            spans.push(Span::styled(if short { " " } else { " › " }, theme.dim()));
+        }
+        spans.push(Span::styled(text, style));
+    }
+    Line::from(spans)
+}
+
+fn figures(app: &App, theme: Theme) -> Line<'static> {
+    let mut spans = vec![Span::raw(format!(
+        "samples {} of {}/agent at {:.1}% · {} CI ",
+        app.samples,
+        app.samples_wanted,
+        app.sampling_rate * 100.0,
+        pname(app.ci_percentile),
+    ))];
+    match app.ci_width_us {
+        Some(w) => {
+            let pass = w <= app.ci_target_us;
+            spans.push(Span::styled(
+                format!("{w:.1} µs {}", if pass { "✓" } else { "✗" }),
+                theme.pass(pass),
+            ));
+        }
+        None => spans.push(Span::raw("-")),
+    }
+    spans.push(Span::raw(format!(
+        " of {} µs · {} timestamps",
+        opt(Some(app.ci_target_us), 1),
+        if app.timestamps.is_empty() {
+            "?"
+        } else {
+            &app.timestamps
+        }
+    )));
+    Line::from(spans)
+}

@@ -1,0 +1,153 @@
+//! The panels drawn from a recorded run (fixtures/runs/demo-sweep: a real `vernier demo`
+//! sweep on this project's 2-core VM, three points that ended N/A) at 80x24 and 160x48.
+
+use std::path::{Path, PathBuf};
+
+use ratatui::style::Color;
+
+use super::super::app::{App, AppEvent, Finished, Key, ReportView};
+use super::super::replay::run_info;
+use super::super::terminal::screen;
+use crate::record::{RunRecord, read_record};
+use crate::scenario::Scenario;
+use crate::session::Update;
+
+fn fixture_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/runs/demo-sweep")
+}
+
+fn fixture() -> RunRecord {
+    read_record(&fixture_dir()).expect("the fixture record")
+}
+
+/// A live app fed the record's events up to `until` seconds.
+fn live_at(until: f64, color: bool) -> App {
+    let record = fixture();
+    let scenario = Scenario::from_yaml(&record.scenario, None, &[]).unwrap();
+    let mut app = App::new(run_info(&scenario), color);
+    app.update(AppEvent::Session(Update::Started {
+        record: PathBuf::from("runs/2026-11-22T01-04-41-demo"),
+        timestamps: record.timestamps.clone(),
+    }));
+    for e in record.events.iter().filter(|e| e.at <= until) {
+        app.update(AppEvent::Session(Update::Event(e.clone())));
+    }
+    app
+}
+
+/// The app at the end of the record, finished, its report written.
+fn finished(color: bool) -> App {
+    let record = fixture();
+    let mut app = live_at(f64::INFINITY, color);
+    app.update(AppEvent::Finished(Finished {
+        verdict: record.verdict,
+        slo_rate: None,
+        problem: None,
+    }));
+    let dir = "runs/2026-11-22T01-04-41-demo/report";
+    app.update(AppEvent::Report(Ok(ReportView {
+        table: "(the report's table)".into(),
+        plots: ["ccdf.svg", "load.svg", "interarrival-agent0.svg"]
+            .iter()
+            .map(|f| PathBuf::from(dir).join(f))
+            .collect(),
+        notes: vec![],
+    })));
+    app
+}
+
+#[test]
+fn mid_run_at_80x24_shows_steps_agents_points_ccdf_and_decisions() {
+    // 12 s in: point 1 is measuring its first round.
+    let text = screen(&live_at(12.0, false), 80, 24);
+    assert!(text.contains("point 1/3: 2000 req/s"), "{text}");
+    assert!(text.contains("measure"), "{text}");
+    assert!(text.contains("✓ A²"), "{text}");
+    assert!(text.contains("latency CCDF"), "{text}");
+    assert!(text.contains("(live)"), "{text}");
+    assert!(text.contains("✗ inter-arrival agent 0"), "{text}");
+    assert!(text.contains("a accept"), "{text}");
+    insta::assert_snapshot!("mid_run_80x24", text);
+}
+
+#[test]
+fn a_sweep_at_160x48_has_the_load_chart_with_the_current_load() {
+    // Point 2 warming up, point 1 finished N/A.
+    let text = screen(&live_at(22.0, false), 160, 48);
+    assert!(text.contains("point 2/3: 3000 req/s"), "{text}");
+    assert!(text.contains("p99 vs load"), "{text}");
+    assert!(text.contains("now"), "{text}");
+    assert!(text.contains("✗ n/a"), "{text}");
+    assert!(text.contains("inter-arrival › measure"), "{text}");
+    insta::assert_snapshot!("sweep_160x48", text);
+}
+
+#[test]
+fn the_verdict_screen_names_every_failed_check_its_suggestion_and_the_files() {
+    let app = finished(false);
+    let text = screen(&app, 80, 24);
+    assert!(text.contains("verdict: N/A ✗"), "{text}");
+    assert!(text.contains("heavy_tail"), "{text}");
+    assert!(text.contains("→ ask for less"), "{text}");
+    assert!(
+        text.contains("record: runs/2026-11-22T01-04-41-demo"),
+        "{text}"
+    );
+    assert!(
+        text.contains("plots: runs/2026-11-22T01-04-41-demo/report/"),
+        "{text}"
+    );
+    assert!(text.contains("r report"), "{text}");
+    insta::assert_snapshot!("verdict_80x24", text);
+    let text = screen(&app, 160, 48);
+    assert!(text.contains("→ departures do not follow"), "{text}");
+    insta::assert_snapshot!("verdict_160x48", text);
+}
+
+#[test]
+fn overlays_prompts_and_a_small_terminal() {
+    let mut app = live_at(12.0, false);
+    app.update(AppEvent::Key(Key::Char('?')));
+    let text = screen(&app, 80, 24);
+    assert!(text.contains("continue past the limits"), "{text}");
+    app.update(AppEvent::Key(Key::Esc));
+    app.update(AppEvent::Key(Key::Char('l')));
+    app.update(AppEvent::Key(Key::Char('2')));
+    app.update(AppEvent::Key(Key::Char('k')));
+    let text = screen(&app, 80, 24);
+    assert!(text.contains("new load (req/s, or 20k): 2k_"), "{text}");
+    app.update(AppEvent::Key(Key::Esc));
+    app.update(AppEvent::Key(Key::Char('q')));
+    assert!(screen(&app, 80, 24).contains("quit? the record is saved either way"));
+    app.update(AppEvent::Key(Key::Char('n')));
+    // `g` switches the narrow chart to latency vs load.
+    app.update(AppEvent::Key(Key::Char('g')));
+    assert!(screen(&app, 80, 24).contains("no point finished yet"));
+    let text = screen(&app, 40, 10);
+    assert!(text.contains("vernier needs at least 60x16"), "{text}");
+}
+
+#[test]
+fn without_colour_nothing_is_coloured_and_failures_still_read() {
+    let draw = |color: bool| {
+        let app = finished(color);
+        let backend = ratatui::backend::TestBackend::new(80, 24);
+        let mut terminal = ratatui::Terminal::new(backend).unwrap();
+        terminal.draw(|f| super::render(f, &app)).unwrap();
+        terminal.backend().buffer().clone()
+    };
+    let plain = draw(false);
+    assert!(
+        plain
+            .content()
+            .iter()
+            .all(|c| c.fg == Color::Reset && c.bg == Color::Reset),
+        "NO_COLOR drew a colour"
+    );
+    let coloured = draw(true);
+    assert!(coloured.content().iter().any(|c| c.fg == Color::Red));
+    // The same text either way: failures carry ✗ without colour.
+    let text =
+        |b: &ratatui::buffer::Buffer| b.content().iter().map(|c| c.symbol()).collect::<String>();
+    assert_eq!(text(&plain), text(&coloured));
+}

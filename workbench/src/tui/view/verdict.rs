@@ -1,0 +1,255 @@
+//! The verdict screen: the run's verdict, each point with its percentiles and CIs, every
+//! failed check with the suggestion it implies, and where the record and the plots are.
+//! A wide terminal keeps the charts beside it.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
+
+use super::super::app::App;
+use super::super::theme::Theme;
+use super::aggregate::{ccdf_chart, load_chart, verdict_mark, with_ci};
+use super::{pname, rate};
+use crate::coordinator::Verdict;
+
+pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
+    let area = if area.width >= 120 {
+        let [text, charts] =
+            Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)])
+                .areas(area);
+        let [c, l] = Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)])
+            .areas(charts);
+        ccdf_chart(frame, app, theme, c);
+        load_chart(frame, app, theme, l);
+        text
+    } else {
+        area
+    };
+    let finished = app.finished.clone().unwrap_or_default();
+    let files = files(app);
+    let rows = (app.results.len() as u16).min(8) + 1;
+    let [head, table, why, where_] = Layout::vertical([
+        Constraint::Length(2),
+        Constraint::Length(rows),
+        Constraint::Min(2),
+        Constraint::Length(files.len() as u16),
+    ])
+    .areas(area);
+
+    let verdict = finished.verdict;
+    let (word, style) = match verdict {
+        Some(Verdict::Converged) => ("CONVERGED", theme.good()),
+        Some(Verdict::Accepted) => ("ACCEPTED", theme.good()),
+        Some(Verdict::NotAvailable) => ("N/A ✗", theme.bad()),
+        None => ("NO VERDICT ✗", theme.bad()),
+    };
+    let converged = app
+        .results
+        .iter()
+        .filter(|r| r.verdict == Verdict::Converged)
+        .count();
+    let mut summary = vec![
+        Span::styled(format!("verdict: {word}"), style),
+        Span::raw(format!(
+            " · {} point(s), {converged} converged",
+            app.results.len()
+        )),
+    ];
+    if let Some(slo) = finished.slo_rate {
+        summary.push(Span::styled(
+            format!(" · highest load meeting the SLO: {slo:.0} req/s"),
+            theme.accent(),
+        ));
+    }
+    frame.render_widget(
+        Paragraph::new(Line::from(summary)).block(Block::default().borders(Borders::TOP)),
+        head,
+    );
+
+    let target = app
+        .results
+        .last()
+        .map_or(app.ci_percentile, |r| r.target_percentile);
+    let wide = table.width >= 76;
+    let body: Vec<Row> = app
+        .results
+        .iter()
+        .rev()
+        .take(8)
+        .rev()
+        .map(|r| {
+            let pct = |p: f64| {
+                r.percentiles
+                    .iter()
+                    .find(|q| (q.p - p).abs() < 1e-9)
+                    .map_or("-".to_string(), with_ci)
+            };
+            let mut cells = vec![
+                Cell::from(rate(r.target_rate)),
+                Cell::from(rate(r.achieved_rate)),
+                Cell::from(Span::styled(
+                    verdict_mark(r.verdict),
+                    theme.pass(r.verdict != Verdict::NotAvailable),
+                )),
+                Cell::from(r.samples.to_string()),
+            ];
+            if wide {
+                cells.push(Cell::from(pct(50.0)));
+            }
+            cells.push(Cell::from(pct(target)));
+            Row::new(cells)
+        })
+        .collect();
+    let mut widths = vec![
+        Constraint::Length(6),
+        Constraint::Length(6),
+        Constraint::Length(8),
+        Constraint::Length(7),
+    ];
+    let mut names = vec![
+        "load/s".to_string(),
+        "got/s".into(),
+        "verdict".into(),
+        "samples".into(),
+    ];
+    if wide {
+        widths.push(Constraint::Length(22));
+        names.push("p50 µs [CI]".into());
+    }
+    widths.push(Constraint::Min(20));
+    names.push(format!("{} µs [CI]", pname(target)));
+    frame.render_widget(
+        Table::new(body, widths).header(Row::new(names).style(theme.title())),
+        table,
+    );
+
+    // Each failed check and its suggestion, wrapped to as many lines each as fit, so
+    // that every one shows (the log and the report have the details whole).
+    let mut items: Vec<(String, ratatui::style::Style)> = Vec::new();
+    if let Some(problem) = &finished.problem {
+        items.push((format!("✗ {problem}"), theme.bad()));
+    }
+    for r in &app.results {
+        for reason in &r.reasons {
+            items.push((
+                format!(
+                    "✗ {} req/s {}: {}",
+                    rate(r.target_rate),
+                    reason.check,
+                    reason.detail
+                ),
+                theme.bad(),
+            ));
+            items.push((format!("  → {}", reason.suggestion()), theme.accent()));
+        }
+    }
+    if items.is_empty() {
+        items.push(("every check passed at every point".into(), theme.good()));
+    }
+    let width = why.width.max(1) as usize;
+    let rows = why.height.saturating_sub(1) as usize;
+    let wrapped: Vec<Vec<String>> = items.iter().map(|(t, _)| wrap(t, width)).collect();
+    // A line each first, then the rows left to the first items that need more.
+    let mut budget = rows.saturating_sub(wrapped.len());
+    let shown: Vec<usize> = wrapped
+        .iter()
+        .map(|w| {
+            let extra = (w.len() - 1).min(budget);
+            budget -= extra;
+            1 + extra
+        })
+        .collect();
+    let lines: Vec<Line> = wrapped
+        .iter()
+        .zip(&items)
+        .zip(shown)
+        .flat_map(|((w, (_, style)), most)| {
+            let cut = w.len() > most;
+            w.iter().take(most).enumerate().map(move |(i, l)| {
+                let text = if cut && i + 1 == most {
+                    format!("{}…", l.trim_end())
+                } else {
+                    l.clone()
+                };
+                Line::styled(text, *style)
+            })
+        })
+        .collect();
+    let paragraph =
+        Paragraph::new(lines).block(Block::default().borders(Borders::TOP).title(" why "));
+    frame.render_widget(paragraph, why);
+    frame.render_widget(Paragraph::new(files), where_);
+}
+
+/// Where the record and the plots are.
+fn files(app: &App) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    if let Some(dir) = &app.record {
+        lines.push(Line::raw(format!(
+            "record: {} (run.json, samples.parquet/)",
+            dir.display()
+        )));
+    }
+    match &app.report {
+        Some(Ok(report)) => {
+            let dir = report
+                .plots
+                .first()
+                .and_then(|p| p.parent())
+                .map_or(String::new(), |d| d.display().to_string());
+            lines.push(Line::raw(format!(
+                "plots: {dir}/ ({} SVG files; r lists them)",
+                report.plots.len()
+            )));
+        }
+        Some(Err(e)) => lines.push(Line::raw(format!("plots: not written: {e}"))),
+        None if app.replay.is_some() => lines.push(Line::raw("plots: press r to make the report")),
+        None => lines.push(Line::raw("plots: being written...")),
+    }
+    lines
+}
+
+/// `text` broken at spaces into lines of at most `width` characters (a longer word is cut),
+/// continuation lines indented by two.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(8);
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        let len = line.chars().count();
+        let add = word.chars().count() + usize::from(len > 0);
+        if len > 0 && len + add > width {
+            lines.push(std::mem::take(&mut line));
+            line.push_str("  ");
+        } else if len > 0 {
+            line.push(' ');
+        }
+        line.push_str(word);
+        while line.chars().count() > width {
+            let head: String = line.chars().take(width).collect();
+            let rest: String = line.chars().skip(width).collect();
+            lines.push(head);
+            line = format!("  {rest}");
+        }
+    }
+    if !line.trim().is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap;
+
+    #[test]
+    fn wrap_breaks_at_spaces_and_cuts_long_words() {
+        assert_eq!(wrap("aaa bbb ccc", 8), ["aaa bbb", "  ccc"]);
+        assert_eq!(wrap("abcdefghijkl", 8), ["abcdefgh", "  ijkl"]);
+        assert_eq!(wrap("", 8), [""]);
+        for line in wrap(&"word ".repeat(50), 20) {
+            assert!(line.chars().count() <= 20, "{line:?}");
+        }
+    }
+}
