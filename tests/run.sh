@@ -12,6 +12,7 @@ declare -A needs=(
   [nginx]=nginx
   [nc]=netcat-openbsd
   [memcaslap]=libmemcached-tools
+  [tmux]=tmux
 )
 missing=()
 for cmd in "${!needs[@]}"; do
