@@ -2,6 +2,9 @@
 //! own socket, ended when the test ends): `vernier demo` steered with keys, quitting a run
 //! that asks first, the terminal restored after an error, and a replay of a record.
 
+// Test helpers: a failure is the test's failure, with its message.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
