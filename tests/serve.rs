@@ -336,15 +336,11 @@ fn accuracy_run(service: &str, mean_us: f64, sd_us: f64) -> Result<(), String> {
     // The draws are seeded: they do not depend on the host.
     let se = sd_us / f64::from(REQUESTS).sqrt();
     assert!((drawn - mean_us).abs() <= 4.0 * se.max(1e-9), "{report}");
-    // For a fixed service every spin should take the same time, so the median says how
-    // long a spin takes whatever a few preemptions add to the mean (one 1 ms stall among
-    // 3,000 50 µs spins moves the mean by 0.7%).
-    let spun = if sd_us == 0.0 {
-        report["percentiles"][0]["value"].as_f64().unwrap()
-    } else {
-        spun
-    };
-    if (spun / drawn - 1.0).abs() < 0.02 {
+    // The spins last what was drawn: judged by the median overshoot, which the few spins
+    // a preemption lengthens cannot move (one 4 ms stall among 3,000 50 µs spins moves the
+    // mean by 2.7%, as seen on this project's VM).
+    let overshoot = number(&report, "overshoot_p50");
+    if overshoot >= 0.0 && overshoot < 0.02 * drawn {
         Ok(())
     } else {
         Err(report.to_string())
