@@ -413,3 +413,100 @@ fn the_agent_process_behind_its_control_plane() {
         assert!(status.message().contains("exp:10"), "{status:?}");
     });
 }
+
+#[test]
+fn the_control_plane_survives_abuse_and_keeps_to_its_allowed_targets() {
+    use std::io::{Read, Write};
+    use vernier_agent::client::AgentClient;
+
+    let server = synthetic_server(vernier_fixtures::Transport::Tcp);
+    let mut agent = AgentProcess::start_with("tok", &["--allow-targets", "10.0.0.0/8,192.0.2.7"]);
+    let _one = exclusive();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    // A call the agent must answer (a refusal is an answer): it is alive and serving.
+    let answers = |rt: &tokio::runtime::Runtime| {
+        rt.block_on(async {
+            let mut client = AgentClient::connect(&agent.addr, "tok").await.unwrap();
+            client
+                .configure(configure_request(server.local_addr()))
+                .await
+                .unwrap_err()
+        })
+    };
+    // A target outside the allowed networks is refused, naming them.
+    let status = answers(&rt);
+    assert_eq!(status.code(), tonic::Code::PermissionDenied, "{status:?}");
+    assert!(
+        status
+            .message()
+            .contains("outside this agent's --allow-targets (10.0.0.0/8, 192.0.2.7/32)"),
+        "{status:?}"
+    );
+
+    // Garbage bytes, and HTTP/1.1 where HTTP/2 is expected: the connection is dropped.
+    for junk in [
+        (0..4096u32)
+            .map(|i| (i * 2_654_435_761 >> 13) as u8)
+            .collect::<Vec<u8>>(),
+        b"GET / HTTP/1.1\r\nHost: x\r\n\r\n".to_vec(),
+    ] {
+        let mut s = std::net::TcpStream::connect(&agent.addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let _ = s.write_all(&junk);
+        let mut sink = Vec::new();
+        let _ = s.read_to_end(&mut sink);
+    }
+    assert_eq!(answers(&rt).code(), tonic::Code::PermissionDenied);
+
+    // A message over the size limit is refused before it is decoded.
+    let status = rt.block_on(async {
+        let mut client = AgentClient::connect(&agent.addr, "tok").await.unwrap();
+        let mut huge = configure_request(server.local_addr());
+        huge.kv_workload_json = "x".repeat(2 * vernier_agent::control::MAX_MESSAGE_BYTES);
+        client.configure(huge).await.unwrap_err()
+    });
+    assert_eq!(status.code(), tonic::Code::OutOfRange, "{status:?}");
+    assert_eq!(answers(&rt).code(), tonic::Code::PermissionDenied);
+
+    // 1,000 idle connections: the agent still answers a coordinator.
+    let (soft, hard) =
+        nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE).unwrap();
+    if soft < 1_200 {
+        nix::sys::resource::setrlimit(
+            nix::sys::resource::Resource::RLIMIT_NOFILE,
+            hard.min(4096),
+            hard,
+        )
+        .unwrap();
+    }
+    let idle: Vec<std::net::TcpStream> = (0..1_000)
+        .map(|_| std::net::TcpStream::connect(&agent.addr).unwrap())
+        .collect();
+    let started = std::time::Instant::now();
+    assert_eq!(answers(&rt).code(), tonic::Code::PermissionDenied);
+    assert!(started.elapsed() < Duration::from_secs(5));
+    drop(idle);
+    assert!(
+        agent.child.try_wait().unwrap().is_none(),
+        "the agent is alive"
+    );
+
+    // An allowed network: the same target configures.
+    let agent = AgentProcess::start_with("tok", &["--allow-targets", "127.0.0.0/8"]);
+    rt.block_on(async {
+        let mut client = AgentClient::connect(&agent.addr, "tok").await.unwrap();
+        client
+            .configure(configure_request(server.local_addr()))
+            .await
+            .unwrap();
+        client.stop().await.unwrap();
+    });
+    // A bad network is a usage error naming it.
+    let out = support::vernier(&["agent", "--token", "t", "--allow-targets", "10.0.0/8"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("\"10.0.0/8\": expected a network"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -24,8 +24,14 @@ pub struct AgentProcess {
 impl AgentProcess {
     /// Starts an agent holding `token` and waits for its `listening on` line.
     pub fn start(token: &str) -> AgentProcess {
+        AgentProcess::start_with(token, &[])
+    }
+
+    /// Starts an agent holding `token`, with more `vernier agent` options.
+    pub fn start_with(token: &str, options: &[&str]) -> AgentProcess {
         let mut child = Command::new(env!("CARGO_BIN_EXE_vernier"))
             .args(["agent", "--listen", "127.0.0.1:0"])
+            .args(options)
             .env("VERNIER_TOKEN", token)
             .stdin(Stdio::null())
             .stdout(Stdio::null())

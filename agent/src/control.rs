@@ -44,6 +44,8 @@ struct Session {
 pub struct AgentService {
     session: Arc<Mutex<Option<Session>>>,
     shutdown: Arc<Notify>,
+    /// The networks targets must lie in (empty: any).
+    allowed: Arc<[ipnet::IpNet]>,
 }
 
 impl std::fmt::Debug for AgentService {
@@ -105,7 +107,29 @@ impl AgentService {
         AgentService {
             session: Arc::new(Mutex::new(None)),
             shutdown: Arc::new(Notify::new()),
+            allowed: Arc::new([]),
         }
+    }
+
+    /// A service that loads only targets in `networks` (none: any target), so that whoever
+    /// holds the token cannot point the agent's load anywhere else.
+    pub fn allowing(networks: Vec<ipnet::IpNet>) -> Self {
+        AgentService {
+            allowed: networks.into(),
+            ..Self::new()
+        }
+    }
+
+    /// Refuses a target outside the allowed networks.
+    fn check_target(&self, target: std::net::SocketAddr) -> Result<(), Status> {
+        if self.allowed.is_empty() || self.allowed.iter().any(|n| n.contains(&target.ip())) {
+            return Ok(());
+        }
+        let list: Vec<String> = self.allowed.iter().map(|n| n.to_string()).collect();
+        Err(Status::permission_denied(format!(
+            "target {target} is outside this agent's --allow-targets ({})",
+            list.join(", ")
+        )))
     }
 
     /// Resolves when a coordinator has called Shutdown.
@@ -296,6 +320,7 @@ impl agent_server::Agent for AgentService {
             }
         }
         let (spec, lease) = load_spec(request.get_ref())?;
+        self.check_target(spec.target)?;
         let timestamps = spec.timestamps.to_string();
         let connections = spec.connections as u32;
         let engine = tokio::task::spawn_blocking(move || Engine::start(spec))

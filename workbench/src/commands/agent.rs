@@ -18,6 +18,17 @@ pub struct AgentArgs {
     /// The bearer token every call must carry.
     #[arg(long, env = "VERNIER_TOKEN", hide_env_values = true)]
     pub token: String,
+    /// Load only targets in these networks (comma-separated, `10.0.0.0/8` or one address);
+    /// a coordinator asking for another target is refused. Default: any target.
+    #[arg(long, value_delimiter = ',', value_name = "CIDR", value_parser = network)]
+    pub allow_targets: Vec<ipnet::IpNet>,
+}
+
+/// A network, or one address as the network of just it.
+fn network(text: &str) -> Result<ipnet::IpNet, String> {
+    text.parse::<ipnet::IpNet>()
+        .or_else(|_| text.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+        .map_err(|_| format!("{text:?}: expected a network (10.0.0.0/8) or an address (10.0.0.7)"))
 }
 
 /// Serves the control plane until Ctrl-C, SIGTERM or a coordinator's Shutdown.
@@ -46,7 +57,7 @@ pub fn run(args: AgentArgs) -> Result<ExitCode, Error> {
         })?;
         let local = listener.local_addr().map_err(io("listener address"))?;
         eprintln!("vernier agent: listening on {local}");
-        let service = AgentService::new();
+        let service = AgentService::allowing(args.allow_targets.clone());
         let shutdown = service.shutdown_requested();
         let server = service.into_server(&args.token);
         let stop = async move {
