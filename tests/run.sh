@@ -13,6 +13,7 @@ declare -A needs=(
   [nc]=netcat-openbsd
   [memcaslap]=libmemcached-tools
   [tmux]=tmux
+  [ip]=iproute2
 )
 missing=()
 for cmd in "${!needs[@]}"; do

@@ -10,6 +10,9 @@ use tonic::{Request, Status, Streaming};
 use crate::control::SESSION_HEADER;
 use crate::wire::pb::{self, agent_client};
 
+/// How long a heartbeat may take before its agent counts as unreachable.
+pub const HEARTBEAT_TIMEOUT: Duration = Duration::from_millis(1500);
+
 /// Why a client could not reach an agent.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
@@ -149,12 +152,18 @@ impl AgentClient {
             .into_inner())
     }
 
-    /// Renews the lease.
+    /// Renews the lease. An agent that does not answer within [`HEARTBEAT_TIMEOUT`] is
+    /// reported: a partitioned agent never resets the connection, so without a deadline
+    /// the call would wait forever.
     pub async fn heartbeat(&mut self) -> Result<(), Status> {
-        self.inner
-            .heartbeat(self.request(pb::Empty {}))
-            .await
-            .map(|_| ())
+        let mut request = self.request(pb::Empty {});
+        request.set_timeout(HEARTBEAT_TIMEOUT);
+        match tokio::time::timeout(HEARTBEAT_TIMEOUT, self.inner.heartbeat(request)).await {
+            Ok(reply) => reply.map(|_| ()),
+            Err(_) => Err(Status::deadline_exceeded(format!(
+                "no answer within {HEARTBEAT_TIMEOUT:?}"
+            ))),
+        }
     }
 
     /// Ends the session; the final counters.

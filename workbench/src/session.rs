@@ -29,6 +29,9 @@ const TICK: Duration = Duration::from_millis(25);
 const HEARTBEAT: Duration = Duration::from_secs(1);
 /// The lease asked of remote agents: a coordinator that vanishes stops their load soon.
 const LEASE: Duration = Duration::from_secs(3);
+/// How long a control call to a remote agent may take: a partitioned agent never answers,
+/// and the session must neither hang on it nor on stopping it.
+const CALL_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// How a session is run.
 #[derive(Debug, Clone, Default)]
@@ -105,17 +108,23 @@ impl Link {
                 Ok(())
             }
             Link::Remote { client, .. } => {
-                let result = match action {
-                    Action::Load { rate } => {
-                        client
-                            .start_load(rate * share, &interarrival.to_string())
-                            .await
+                let address = client.address().to_string();
+                let call = async {
+                    match action {
+                        Action::Load { rate } => {
+                            client
+                                .start_load(rate * share, &interarrival.to_string())
+                                .await
+                        }
+                        Action::Sampling(r) => client.start_measure(r).await,
+                        Action::Pause => client.pause().await,
+                        Action::Finished => Ok(()),
                     }
-                    Action::Sampling(r) => client.start_measure(r).await,
-                    Action::Pause => client.pause().await,
-                    Action::Finished => Ok(()),
                 };
-                result.map_err(|s| format!("{}: {}", client.address(), s.message()))
+                match tokio::time::timeout(CALL_TIMEOUT, call).await {
+                    Ok(result) => result.map_err(|s| format!("{address}: {}", s.message())),
+                    Err(_) => Err(format!("{address}: no answer within {CALL_TIMEOUT:?}")),
+                }
             }
         }
     }
@@ -128,7 +137,8 @@ impl Link {
             }
             Link::Remote { mut client, closed } => {
                 closed.store(true, Ordering::Relaxed);
-                let _ = client.stop().await;
+                // An agent that does not answer stops by itself when its lease lapses.
+                let _ = tokio::time::timeout(CALL_TIMEOUT, client.stop()).await;
             }
         }
     }

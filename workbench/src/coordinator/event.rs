@@ -254,7 +254,7 @@ impl Verdict {
 pub struct Reason {
     /// A stable name: `load_not_reached`, `closed_loop`, `interarrival`, `independence`,
     /// `stationarity`, `warmup_stationarity`, `agents_disagree`, `too_few_samples`,
-    /// `heavy_tail`, `confidence`, `quit`, `agent_lost`, `errors`.
+    /// `heavy_tail`, `confidence`, `quit`, `agent_lost`, `target_failed`, `accepted_empty`.
     pub check: String,
     /// What was found, with its figures, in words.
     pub detail: String,

@@ -73,6 +73,8 @@ struct AgentState {
     recent_send_lag: Histogram<u64>,
     // The open warm-up window (the send lag: since warm-up began).
     win_sent: u64,
+    /// Since when requests only fail (no reply at all), and how many failed since.
+    failing_since: Option<(Duration, u64, u64)>,
     win_received: u64,
     win_latency_ns: f64,
     win_replies: u64,
@@ -99,6 +101,7 @@ impl AgentState {
             recent_received: 0,
             recent_latency: histogram(),
             recent_send_lag: histogram(),
+            failing_since: None,
             win_sent: 0,
             win_received: 0,
             win_latency_ns: 0.0,
@@ -314,6 +317,19 @@ impl Point {
         };
         a.errors += errors;
         a.received_in_point += received;
+        // A target that stopped answering: failures and no reply at all.
+        let connect_failures = batch
+            .counters
+            .connect_failures
+            .saturating_sub(before.connect_failures);
+        if before != Counters::default() {
+            if received > 0 {
+                a.failing_since = None;
+            } else if errors + connect_failures > 0 {
+                let (since, e, c) = a.failing_since.unwrap_or((at, 0, 0));
+                a.failing_since = Some((since, e + errors, c + connect_failures));
+            }
+        }
         a.recent_sent += sent;
         a.recent_received += received;
         let _ = a.recent_latency.add(&batch.latency);
@@ -348,6 +364,9 @@ impl Point {
         if matches!(self.state, State::Done | State::Paused) {
             return;
         }
+        if self.target_failed(at, out) {
+            return;
+        }
         if at.saturating_sub(self.last_progress) >= PROGRESS_EVERY {
             self.progress(at, out);
         }
@@ -360,6 +379,35 @@ impl Point {
         if self.state != State::Done && self.active(at) > self.config.limits.max_duration {
             self.out_of_time(at, out);
         }
+    }
+
+    /// Ends the point N/A when an agent has seen only failures, no reply, for
+    /// [`TARGET_FAILED_AFTER`]: the target died or restarted; what was measured before is
+    /// kept in the record, and the reason says when.
+    fn target_failed(&mut self, at: Duration, out: &mut Decision) -> bool {
+        let Some((agent, since, errors, connects)) =
+            self.agents.iter().enumerate().find_map(|(i, a)| {
+                let (since, e, c) = a.failing_since?;
+                (at.saturating_sub(since) >= TARGET_FAILED_AFTER).then_some((i, since, e, c))
+            })
+        else {
+            return false;
+        };
+        let reason = Reason {
+            check: "target_failed".into(),
+            detail: format!(
+                "the target stopped answering agent {agent} at {:.2}s: {errors} failed requests and {connects} failed connects since, and no reply for {:.1}s",
+                since.as_secs_f64(),
+                at.saturating_sub(since).as_secs_f64()
+            ),
+            figures: figures(&[
+                ("at_s", since.as_secs_f64()),
+                ("failed", errors as f64),
+                ("connect_failures", connects as f64),
+            ]),
+        };
+        self.finish_na(at, vec![reason], out);
+        true
     }
 
     fn progress(&mut self, at: Duration, out: &mut Decision) {
@@ -1055,6 +1103,9 @@ impl Point {
         self.result = Some(result);
     }
 }
+
+/// How long an agent may see only failures before the target is declared failed.
+const TARGET_FAILED_AFTER: Duration = Duration::from_secs(1);
 
 /// The exceedance levels the live CCDF is drawn at: 1-2-5 steps down from 50%.
 const CCDF_LEVELS: [f64; 14] = [

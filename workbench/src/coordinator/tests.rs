@@ -64,6 +64,8 @@ struct FakeAgent {
     /// Requests due but not sent (a closed loop when `slots_bound`).
     backlog: f64,
     slots_bound: bool,
+    /// The target is gone: every request fails, none is answered.
+    dead: bool,
     latency: LatencyFn,
 }
 
@@ -79,6 +81,7 @@ impl FakeAgent {
             previous: 0.0,
             backlog: 0.0,
             slots_bound: false,
+            dead: false,
             latency: Box::new(latency),
         }
     }
@@ -99,6 +102,22 @@ impl FakeAgent {
         let sent = due.min(self.capacity * dt);
         self.backlog = if self.slots_bound { due - sent } else { 0.0 };
         let n = sent.round() as u64;
+        if self.dead {
+            self.clock_ns += BATCH.as_nanos() as u64;
+            self.counters.sent += n;
+            self.counters.failed += n;
+            self.counters.connect_failures += 2;
+            return Batch {
+                worker: 0,
+                elapsed: Duration::from_nanos(self.clock_ns),
+                samples: Vec::new(),
+                interarrivals: Vec::new(),
+                latency: histogram(),
+                intended: histogram(),
+                send_lag: histogram(),
+                counters: self.counters,
+            };
+        }
         let mut latency = histogram();
         let mut send_lag = histogram();
         let mut samples = Vec::new();
@@ -478,4 +497,40 @@ fn continue_extends_the_limits_and_progress_carries_the_ccdf() {
     // An exponential tail with a 50 µs mean: p99 near 50·ln 100 ≈ 230 µs.
     let p99 = last.ccdf.iter().find(|(_, l)| *l == 0.01).unwrap().0;
     assert!((180.0..290.0).contains(&p99), "{p99}");
+}
+
+#[test]
+fn a_target_that_stops_answering_is_na_target_failed_with_the_time() {
+    let mut c = Coordinator::new(config(), &LoadPlan::Fixed(20_000.0));
+    let mut agent = FakeAgent::new(12, exp_latency(50.0));
+    let mut at = Duration::ZERO;
+    for a in c.start(at).actions {
+        agent.apply(&a);
+    }
+    let mut events = Vec::new();
+    while !c.is_done() && at < Duration::from_secs(20) {
+        at += BATCH;
+        // The target dies 3 s in.
+        agent.dead = at >= Duration::from_secs(3);
+        let d = c.step(
+            at,
+            Input::Batch {
+                agent: 0,
+                batch: agent.batch(),
+            },
+        );
+        for a in &d.actions {
+            agent.apply(a);
+        }
+        events.extend(d.events);
+    }
+    let result = &c.results()[0];
+    assert_eq!(result.verdict, Verdict::NotAvailable);
+    let reason = &result.reasons[0];
+    assert_eq!(reason.check, "target_failed", "{reason:?}");
+    assert!(reason.detail.contains("at 3.00s"), "{reason:?}");
+    assert_eq!(reason.figures["at_s"], 3.0);
+    assert!(reason.figures["failed"] > 10_000.0, "{reason:?}");
+    // Noticed after a second of failures, not at the time limit.
+    assert!(result.duration_s < 4.2, "{}", result.duration_s);
 }

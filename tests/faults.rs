@@ -1,0 +1,475 @@
+//! Many client machines, as network namespaces on one host: the target in one, three
+//! agents in three others (each behind a veth pair on a bridge), the coordinator in the
+//! root namespace. Then the faults, each injected by killing a process by PID or bringing
+//! a veth down: an agent killed, the target killed, a partition, the coordinator killed.
+//! The test creates its namespaces, bridge and links and always removes them; it needs
+//! root (`ip netns`), and says so and returns when it is not.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use serde_json::Value;
+
+const TOKEN: &str = "netns-test-token";
+
+/// One test at a time: they share the machine's two cores and the address plan.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn ip(args: &[&str]) {
+    let out = Command::new("ip")
+        .args(args)
+        .output()
+        .expect("ip (iproute2) is needed: tests/run.sh installs it");
+    assert!(
+        out.status.success(),
+        "ip {}: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn is_root() -> bool {
+    nix::unistd::geteuid().is_root()
+}
+
+/// Networks made so far by this process: each gets its own names and subnet, since the
+/// kernel tears a deleted namespace's links down in the background.
+static NETS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// The network: a bridge in the root namespace (10.X.Y.1) and namespaces on it, each with
+/// one veth (`eth0` inside, 10.X.Y.(10 + i)). Removed on drop, with what runs there.
+struct Net {
+    tag: String,
+    /// The middle octets of the subnet.
+    subnet: String,
+    names: Vec<String>,
+    children: Vec<Child>,
+}
+
+impl Net {
+    fn new(hosts: usize) -> Net {
+        let n = NETS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let pid = std::process::id();
+        let subnet = format!("{}.{}", 77 + n, pid % 250);
+        let tag = format!("vt{}n{n}", pid % 10_000);
+        let mut net = Net {
+            tag,
+            subnet,
+            names: Vec::new(),
+            children: Vec::new(),
+        };
+        let bridge = net.bridge();
+        ip(&["link", "add", &bridge, "type", "bridge"]);
+        ip(&[
+            "addr",
+            "add",
+            &format!("10.{}.1/24", net.subnet),
+            "dev",
+            &bridge,
+        ]);
+        ip(&["link", "set", &bridge, "up"]);
+        for i in 0..hosts {
+            let ns = format!("{}-{i}", net.tag);
+            net.names.push(ns.clone());
+            ip(&["netns", "add", &ns]);
+            let host_side = net.veth(i);
+            ip(&[
+                "link", "add", &host_side, "type", "veth", "peer", "name", "eth0", "netns", &ns,
+            ]);
+            ip(&["link", "set", &host_side, "master", &bridge]);
+            ip(&["link", "set", &host_side, "up"]);
+            ip(&[
+                "-n",
+                &ns,
+                "addr",
+                "add",
+                &format!("{}/24", net.addr(i)),
+                "dev",
+                "eth0",
+            ]);
+            ip(&["-n", &ns, "link", "set", "eth0", "up"]);
+            ip(&["-n", &ns, "link", "set", "lo", "up"]);
+        }
+        net
+    }
+
+    fn bridge(&self) -> String {
+        format!("{}br", self.tag)
+    }
+
+    /// The root side of host `i`'s veth.
+    fn veth(&self, i: usize) -> String {
+        format!("{}v{i}", self.tag)
+    }
+
+    fn addr(&self, i: usize) -> String {
+        format!("10.{}.{}", self.subnet, 10 + i)
+    }
+
+    /// Starts `vernier ARGS` in host `i`'s namespace; returns its index among the children.
+    fn spawn(&mut self, i: usize, args: &[&str]) -> usize {
+        let child = Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                &self.names[i],
+                env!("CARGO_BIN_EXE_vernier"),
+            ])
+            .args(args)
+            .env("VERNIER_TOKEN", TOKEN)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("ip netns exec");
+        self.children.push(child);
+        self.children.len() - 1
+    }
+
+    /// Waits for a started process's first stderr line (`listening on ...`).
+    fn wait_listening(&mut self, child: usize) {
+        let stderr = self.children[child].stderr.take().unwrap();
+        let mut lines = BufReader::new(stderr).lines();
+        let line = lines.next().expect("a first line").expect("utf-8");
+        assert!(line.contains("listening on"), "{line}");
+        std::thread::spawn(move || lines.for_each(drop));
+    }
+
+    /// SIGKILL to a started process, by PID (`ip netns exec` execs the command).
+    fn kill(&mut self, child: usize) {
+        let pid = Pid::from_raw(self.children[child].id() as i32);
+        kill(pid, Signal::SIGKILL).unwrap();
+        let _ = self.children[child].wait();
+    }
+}
+
+impl Drop for Net {
+    fn drop(&mut self) {
+        for c in &mut self.children {
+            let _ = kill(Pid::from_raw(c.id() as i32), Signal::SIGKILL);
+            let _ = c.wait();
+        }
+        for (i, ns) in self.names.iter().enumerate() {
+            let _ = Command::new("ip")
+                .args(["link", "del", &self.veth(i)])
+                .output();
+            let _ = Command::new("ip").args(["netns", "del", ns]).output();
+        }
+        let _ = Command::new("ip")
+            .args(["link", "del", &self.bridge()])
+            .output();
+    }
+}
+
+/// The target in host 0 and `agents` agents in hosts 1..: addresses of the target and the
+/// agents.
+fn testbed(agents: usize) -> (Net, usize, Vec<usize>) {
+    let mut net = Net::new(agents + 1);
+    let target = format!("{}:7000", net.addr(0));
+    let server = net.spawn(
+        0,
+        &["serve", "--listen", &target, "--protocol", "synthetic"],
+    );
+    net.wait_listening(server);
+    let allowed = format!("10.{}.0/24", net.subnet);
+    let mut started = Vec::new();
+    for i in 1..=agents {
+        let listen = format!("{}:5001", net.addr(i));
+        let a = net.spawn(
+            i,
+            &["agent", "--listen", &listen, "--allow-targets", &allowed],
+        );
+        net.wait_listening(a);
+        started.push(a);
+    }
+    (net, server, started)
+}
+
+fn scenario(dir: &Path, net: &Net, agents: usize, extra: &str) -> PathBuf {
+    let mut yaml = format!(
+        "name: netns\ntarget: {}:7000\nprotocol: synthetic\nservice: exp:20us\nconnections: 8\nagents:\n",
+        net.addr(0)
+    );
+    for i in 1..=agents {
+        yaml.push_str(&format!(
+            "  - {{address: '{}:5001', token_env: NETNS_TOKEN}}\n",
+            net.addr(i)
+        ));
+    }
+    yaml.push_str(extra);
+    let path = dir.join("netns.yaml");
+    std::fs::write(&path, yaml).unwrap();
+    path
+}
+
+/// `vernier run` in the root namespace, headless, JSON out.
+fn coordinator(path: &Path, record: &Path) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_vernier"))
+        .args([
+            "run",
+            path.to_str().unwrap(),
+            "--headless",
+            "--record",
+            record.to_str().unwrap(),
+        ])
+        .env("NETNS_TOKEN", TOKEN)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn record(dir: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap()
+}
+
+/// Samples per agent in the record.
+fn samples_per_agent(dir: &Path) -> Vec<(u32, usize)> {
+    let df = vernier_workbench::record::read_samples(dir).unwrap();
+    let agents = df.column("agent").unwrap().u32().unwrap().clone();
+    let mut counts = std::collections::BTreeMap::new();
+    for a in agents.iter().flatten() {
+        *counts.entry(a).or_insert(0usize) += 1;
+    }
+    counts.into_iter().collect()
+}
+
+/// Whether an agent can be configured by a new coordinator (it is free), with the reason
+/// when not.
+fn agent_free(addr: &str) -> Result<(), String> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut client = vernier_agent::client::AgentClient::connect(addr, TOKEN)
+            .await
+            .map_err(|e| e.to_string())?;
+        let request = vernier_agent::wire::pb::ConfigureRequest {
+            // Nothing listens there: the engine fails to connect, but only once the
+            // agent has taken the request, which a held agent refuses first.
+            target: "127.0.0.1:9".into(),
+            protocol: "echo".into(),
+            workers: 1,
+            connections: 1,
+            depth: 1,
+            timestamps: "user".into(),
+            ..Default::default()
+        };
+        match client.configure(request).await {
+            Err(s) if s.code() == tonic::Code::FailedPrecondition => Err(s.message().to_string()),
+            _ => Ok(()),
+        }
+    })
+}
+
+fn skip_unless_root(test: &str) -> bool {
+    if !is_root() {
+        eprintln!("{test}: SKIPPED: network namespaces need root (CI runs as root)");
+        return true;
+    }
+    false
+}
+
+#[test]
+fn three_agents_in_namespaces_share_the_load_and_each_fault_is_named() {
+    if skip_unless_root("faults") {
+        return;
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+
+    // 1. Three agents, one target, across namespaces: the load is split three ways and
+    //    every agent's samples reach the record.
+    {
+        let (net, _server, _agents) = testbed(3);
+        let path = scenario(
+            tmp.path(),
+            &net,
+            3,
+            "load: 3000\nci: {percentile: 99, width: 200us}\nsampling: {samples: 2000}\nlimits: {max_tries: 3, max_duration: 15s}\n",
+        );
+        let dir = tmp.path().join("three");
+        let out = coordinator(&path, &dir).wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            matches!(out.status.code(), Some(0 | 3)),
+            "a verdict either way:\n{stderr}"
+        );
+        let run = record(&dir);
+        assert_eq!(run["status"], "finished");
+        let point = &run["points"][0];
+        let agents = point["agents"].as_array().unwrap();
+        assert_eq!(agents.len(), 3, "{point:#}");
+        for a in agents {
+            let rate = a["achieved_rate"].as_f64().unwrap();
+            assert!(
+                (600.0..1400.0).contains(&rate),
+                "a third of 3000 each: {point:#}"
+            );
+        }
+        let per_agent = samples_per_agent(&dir);
+        assert_eq!(per_agent.len(), 3, "{per_agent:?}");
+        eprintln!(
+            "three agents: verdict {}, samples per agent {per_agent:?}",
+            point["verdict"]
+        );
+    }
+
+    // 2. An agent killed mid-run (SIGKILL): noticed by heartbeat; N/A agent_lost; its
+    //    samples up to then are in the record.
+    {
+        let (mut net, _server, agents) = testbed(3);
+        let path = scenario(
+            tmp.path(),
+            &net,
+            3,
+            "load: 3000\nci: {percentile: 99.9, width: 1us}\nlimits: {max_tries: 50, max_duration: 60s}\n",
+        );
+        let dir = tmp.path().join("agent-killed");
+        let run = coordinator(&path, &dir);
+        std::thread::sleep(Duration::from_secs(5));
+        let killed = Instant::now();
+        net.kill(agents[2]);
+        let out = run.wait_with_output().unwrap();
+        let noticed = killed.elapsed();
+        assert_eq!(out.status.code(), Some(3));
+        let run = record(&dir);
+        let reason = &run["points"][0]["reasons"][0];
+        assert_eq!(reason["check"], "agent_lost", "{reason:#}");
+        assert!(
+            reason["detail"].as_str().unwrap().contains("agent 2"),
+            "{reason:#}"
+        );
+        assert!(noticed < Duration::from_secs(3), "noticed in {noticed:?}");
+        let per_agent = samples_per_agent(&dir);
+        assert!(
+            per_agent.iter().any(|(a, n)| *a == 2 && *n > 0),
+            "the lost agent's samples are kept: {per_agent:?}"
+        );
+        eprintln!(
+            "agent killed: the run ended {noticed:?} later, N/A agent_lost; samples per agent {per_agent:?}"
+        );
+    }
+
+    // 3. The target killed mid-run: N/A target_failed, with the time it happened.
+    {
+        let (mut net, server, _agents) = testbed(2);
+        let path = scenario(
+            tmp.path(),
+            &net,
+            2,
+            "load: 3000\nci: {percentile: 99.9, width: 1us}\nlimits: {max_tries: 50, max_duration: 60s}\n",
+        );
+        let dir = tmp.path().join("target-killed");
+        let run = coordinator(&path, &dir);
+        std::thread::sleep(Duration::from_secs(5));
+        let killed = Instant::now();
+        net.kill(server);
+        let out = run.wait_with_output().unwrap();
+        let noticed = killed.elapsed();
+        assert_eq!(out.status.code(), Some(3));
+        let run = record(&dir);
+        let reason = &run["points"][0]["reasons"][0];
+        assert_eq!(reason["check"], "target_failed", "{reason:#}");
+        let at = reason["figures"]["at_s"].as_f64().unwrap();
+        assert!((4.0..8.0).contains(&at), "failed at {at} s: {reason:#}");
+        assert!(noticed < Duration::from_secs(4), "noticed in {noticed:?}");
+        assert!(!samples_per_agent(&dir).is_empty());
+        eprintln!(
+            "target killed: the run ended {noticed:?} later, N/A target_failed at {at:.2} s: {}",
+            reason["detail"]
+        );
+    }
+
+    // 4. A partition between the coordinator and an agent (its veth down): the coordinator
+    //    ends the point N/A agent_lost; the agent, cut off, stops loading when its lease
+    //    lapses and is free for a new coordinator once reachable.
+    {
+        let (net, _server, _agents) = testbed(2);
+        let path = scenario(
+            tmp.path(),
+            &net,
+            2,
+            "load: 2000\nci: {percentile: 99.9, width: 1us}\nlimits: {max_tries: 50, max_duration: 60s}\n",
+        );
+        let dir = tmp.path().join("partition");
+        let run = coordinator(&path, &dir);
+        std::thread::sleep(Duration::from_secs(5));
+        let agent = format!("{}:5001", net.addr(2));
+        assert!(agent_free(&agent).is_err(), "held by the coordinator");
+        let cut = Instant::now();
+        ip(&["link", "set", &net.veth(2), "down"]);
+        let out = run.wait_with_output().unwrap();
+        let noticed = cut.elapsed();
+        assert_eq!(out.status.code(), Some(3));
+        let reason = &record(&dir)["points"][0]["reasons"][0];
+        assert_eq!(reason["check"], "agent_lost", "{reason:#}");
+        // Heal after the lease (3 s) has lapsed: the agent has let go.
+        std::thread::sleep(Duration::from_secs(4).saturating_sub(cut.elapsed()));
+        ip(&["link", "set", &net.veth(2), "up"]);
+        let freed = Instant::now();
+        let mut last = Ok(());
+        while freed.elapsed() < Duration::from_secs(5) {
+            last = agent_free(&agent);
+            if last.is_ok() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        assert!(
+            last.is_ok(),
+            "the partitioned agent is still held: {last:?}"
+        );
+        eprintln!(
+            "partition: the coordinator ended the run {noticed:?} after the cut, N/A agent_lost; the agent was free {:?} after the cut",
+            cut.elapsed()
+        );
+    }
+
+    // 5. The coordinator killed (SIGKILL): each agent stops loading within its lease.
+    {
+        let (net, _server, _agents) = testbed(2);
+        let path = scenario(
+            tmp.path(),
+            &net,
+            2,
+            "load: 2000\nci: {percentile: 99.9, width: 1us}\nlimits: {max_tries: 50, max_duration: 60s}\n",
+        );
+        let dir = tmp.path().join("coordinator-killed");
+        let mut run = coordinator(&path, &dir);
+        std::thread::sleep(Duration::from_secs(5));
+        let agents: Vec<String> = (1..=2).map(|i| format!("{}:5001", net.addr(i))).collect();
+        assert!(agent_free(&agents[0]).is_err(), "held by the coordinator");
+        let killed = Instant::now();
+        kill(Pid::from_raw(run.id() as i32), Signal::SIGKILL).unwrap();
+        let _ = run.wait();
+        for agent in &agents {
+            while agent_free(agent).is_err() {
+                assert!(
+                    killed.elapsed() < Duration::from_secs(5),
+                    "{agent} still held 5 s after its coordinator died"
+                );
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+        let released = killed.elapsed();
+        assert!(
+            released >= Duration::from_secs(2),
+            "released by the lease, not at once: {released:?}"
+        );
+        let run = record(&dir);
+        assert_eq!(
+            run["status"], "running",
+            "a killed coordinator leaves its record as it was"
+        );
+        eprintln!("coordinator killed: both agents free (load stopped) {released:?} later");
+    }
+}
