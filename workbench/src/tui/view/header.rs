@@ -26,10 +26,7 @@ fn title(app: &App, theme: Theme) -> Line<'static> {
         Some(n) => format!("point {}/{n}", (app.point + 1).min(n)),
         None => format!("point {}", app.point + 1),
     };
-    let mut spans = vec![Span::styled(
-        format!("vernier {}", info.name),
-        theme.title(),
-    )];
+    let mut spans = vec![Span::styled(info.name.clone(), theme.title())];
     if !info.target.is_empty() {
         spans.push(Span::raw(format!(" → {}", info.target)));
     }

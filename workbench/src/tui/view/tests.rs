@@ -151,3 +151,16 @@ fn without_colour_nothing_is_coloured_and_failures_still_read() {
         |b: &ratatui::buffer::Buffer| b.content().iter().map(|c| c.symbol()).collect::<String>();
     assert_eq!(text(&plain), text(&coloured));
 }
+
+#[test]
+fn an_accepted_point_is_not_called_certified() {
+    let mut app = finished(false);
+    app.results.truncate(1);
+    app.results[0].verdict = crate::coordinator::Verdict::Accepted;
+    app.results[0].reasons.clear();
+    app.finished.as_mut().unwrap().verdict = Some(crate::coordinator::Verdict::Accepted);
+    let text = screen(&app, 80, 24);
+    assert!(text.contains("verdict: ACCEPTED"), "{text}");
+    assert!(text.contains("~ 2000 req/s accepted by the user"), "{text}");
+    assert!(!text.contains("every check passed"), "{text}");
+}

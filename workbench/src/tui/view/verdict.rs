@@ -131,6 +131,18 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
         items.push((format!("✗ {problem}"), theme.bad()));
     }
     for r in &app.results {
+        if r.verdict == Verdict::Accepted {
+            items.push((
+                format!(
+                    "~ {} req/s accepted by the user: what was measured, not certified by the checks ({} CI {} µs wide, {} µs asked)",
+                    rate(r.target_rate),
+                    pname(r.target_percentile),
+                    r.ci_width_us.map_or("-".into(), |w| format!("{w:.1}")),
+                    app.ci_target_us
+                ),
+                theme.accent(),
+            ));
+        }
         for reason in &r.reasons {
             items.push((
                 format!(
@@ -144,7 +156,7 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
             items.push((format!("  → {}", reason.suggestion()), theme.accent()));
         }
     }
-    if items.is_empty() {
+    if items.is_empty() && app.results.iter().all(|r| r.verdict == Verdict::Converged) {
         items.push(("every check passed at every point".into(), theme.good()));
     }
     let width = why.width.max(1) as usize;
