@@ -446,7 +446,7 @@ fn the_control_plane_survives_abuse_and_keeps_to_its_allowed_targets() {
     // Garbage bytes, and HTTP/1.1 where HTTP/2 is expected: the connection is dropped.
     for junk in [
         (0..4096u32)
-            .map(|i| (i * 2_654_435_761 >> 13) as u8)
+            .map(|i: u32| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
             .collect::<Vec<u8>>(),
         b"GET / HTTP/1.1\r\nHost: x\r\n\r\n".to_vec(),
     ] {

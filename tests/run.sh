@@ -14,6 +14,7 @@ declare -A needs=(
   [memcaslap]=libmemcached-tools
   [tmux]=tmux
   [ip]=iproute2
+  [sshd]=openssh-server
 )
 missing=()
 for cmd in "${!needs[@]}"; do

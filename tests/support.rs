@@ -53,3 +53,45 @@ impl Drop for AgentProcess {
         let _ = self.child.wait();
     }
 }
+
+/// `vernier serve --protocol synthetic` as a process on a free loopback port (sleeping in
+/// epoll between requests); killed by PID on drop.
+#[allow(dead_code)] // Not every test binary starts a server this way.
+pub struct ServeProcess {
+    pub child: Child,
+    pub addr: std::net::SocketAddr,
+}
+
+/// Starts a [`ServeProcess`] and waits for its `listening on` line.
+#[allow(dead_code)]
+pub fn vernier_serve() -> ServeProcess {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_vernier"))
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--protocol",
+            "synthetic",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start vernier serve");
+    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let line = lines.next().expect("a first line").expect("utf-8");
+    let addr = line
+        .trim()
+        .strip_prefix("listening on ")
+        .and_then(|a| a.parse().ok())
+        .unwrap_or_else(|| panic!("unexpected first line: {line}"));
+    std::thread::spawn(move || lines.for_each(drop));
+    ServeProcess { child, addr }
+}
+
+impl Drop for ServeProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

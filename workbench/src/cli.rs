@@ -7,6 +7,7 @@ use crate::commands::analyze::AnalyzeArgs;
 use crate::commands::bench_agent::BenchAgentArgs;
 use crate::commands::calibrate::CalibrateArgs;
 use crate::commands::demo::DemoArgs;
+use crate::commands::deploy::DeployArgs;
 use crate::commands::model::ModelArgs;
 use crate::commands::replay::ReplayArgs;
 use crate::commands::report::ReportArgs;
@@ -30,6 +31,9 @@ pub enum Command {
     Run(RunArgs),
     /// The embedded demo: a synthetic server and a local agent in this process, a sweep.
     Demo(DemoArgs),
+    /// Check that agents can be deployed over SSH: copy vernier, start an agent, reach it
+    /// through a port forward, stop it (scenarios deploy with `agents: [{ssh: HOST}]`).
+    Deploy(DeployArgs),
     /// Run a load-generating, latency-measuring agent, controlled over gRPC.
     Agent(AgentArgs),
     /// Measure one agent worker's capacity and precision against the synthetic server.

@@ -5,6 +5,7 @@ pub(crate) mod analyze;
 pub(crate) mod bench_agent;
 pub(crate) mod calibrate;
 pub(crate) mod demo;
+pub(crate) mod deploy;
 pub(crate) mod model;
 pub(crate) mod replay;
 pub(crate) mod report;
@@ -24,6 +25,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
     match cli.command {
         Command::Run(args) => run::run(args),
         Command::Demo(args) => demo::run(args),
+        Command::Deploy(args) => deploy::run(args),
         Command::Replay(args) => replay::run(args),
         Command::Agent(args) => agent::run(args),
         Command::Analyze(args) => analyze::run(args),

@@ -11,6 +11,7 @@
 mod cli;
 mod commands;
 pub mod coordinator;
+pub mod deploy;
 mod error;
 pub mod record;
 pub mod report;

@@ -87,6 +87,8 @@ enum Link {
     Remote {
         client: AgentClient,
         closed: Arc<AtomicBool>,
+        /// The agent this session started over SSH, shut down at the end.
+        deployed: Option<crate::deploy::Deployed>,
     },
 }
 
@@ -135,10 +137,17 @@ impl Link {
                 closed.store(true, Ordering::Relaxed);
                 let _ = tokio::task::spawn_blocking(move || engine.stop()).await;
             }
-            Link::Remote { mut client, closed } => {
+            Link::Remote {
+                mut client,
+                closed,
+                deployed,
+            } => {
                 closed.store(true, Ordering::Relaxed);
                 // An agent that does not answer stops by itself when its lease lapses.
                 let _ = tokio::time::timeout(CALL_TIMEOUT, client.stop()).await;
+                if let Some(d) = deployed {
+                    d.stop().await;
+                }
             }
         }
     }
@@ -236,14 +245,31 @@ async fn connect(
                 forward_local(i, Arc::clone(&engine), Arc::clone(&closed), tx.clone());
                 links.push(Link::Local { engine, closed });
             }
-            AgentSpec::Remote {
-                address, token_env, ..
-            } => {
-                let token = std::env::var(token_env).map_err(|_| {
-                    Error::Usage(format!(
-                        "agent {i} ({address}): the environment variable {token_env} holding its token is not set"
-                    ))
-                })?;
+            AgentSpec::Remote { .. } | AgentSpec::Ssh { .. } => {
+                let (address, token, deployed) = match agent {
+                    AgentSpec::Remote {
+                        address, token_env, ..
+                    } => {
+                        let token = std::env::var(token_env).map_err(|_| {
+                            Error::Usage(format!(
+                                "agent {i} ({address}): the environment variable {token_env} holding its token is not set"
+                            ))
+                        })?;
+                        (address.clone(), token, None)
+                    }
+                    AgentSpec::Ssh { host, .. } => {
+                        let d = match crate::deploy::deploy(host).await {
+                            Ok(d) => d,
+                            Err(e) => {
+                                stop_all(links).await;
+                                return Err(e);
+                            }
+                        };
+                        (d.address.clone(), d.token.clone(), Some(d))
+                    }
+                    AgentSpec::Local { .. } => continue,
+                };
+                let address = &address;
                 let mut client = AgentClient::connect(address, &token)
                     .await
                     .map_err(|e| Error::Failed(format!("agent {i}: {e}")))?;
@@ -264,16 +290,22 @@ async fn connect(
                 })?;
                 let closed = Arc::new(AtomicBool::new(false));
                 forward_remote(i, stream, client.clone(), Arc::clone(&closed), tx.clone());
-                links.push(Link::Remote { client, closed });
-            }
-            AgentSpec::Ssh { host, .. } => {
-                return Err(Error::Usage(format!(
-                    "agent {i} ({{ssh: {host}}}): start it with `vernier deploy {host}` and name its address instead; ssh agents are not started by `vernier run` yet"
-                )));
+                links.push(Link::Remote {
+                    client,
+                    closed,
+                    deployed,
+                });
             }
         }
     }
     Ok((links, timestamps))
+}
+
+/// Stops the agents started so far (a later one failed to start).
+async fn stop_all(links: Vec<Link>) {
+    for link in links {
+        link.stop().await;
+    }
 }
 
 /// Moves a local engine's batches to the session from a thread (the engine's channel
