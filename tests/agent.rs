@@ -79,19 +79,9 @@ impl Run {
     }
 }
 
-/// One load at a time: each test's agent worker busy-polls a core, and on a 2-core host
-/// two at once would measure each other.
-static ONE_LOAD_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn exclusive() -> std::sync::MutexGuard<'static, ()> {
-    ONE_LOAD_AT_A_TIME
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
 /// Loads at `rate` for `duration`, lets in-flight requests finish, stops.
 fn run(spec: LoadSpec, rate: f64, duration: Duration) -> Run {
-    let _one = exclusive();
+    let _one = support::machine();
     let workers = spec.workers;
     let engine = Engine::start(spec).unwrap();
     engine.set_sampling(1.0);
@@ -318,7 +308,7 @@ fn one_connection_at_depth_one_turns_closed_loop() {
 fn a_dead_target_is_reported_not_fatal() {
     let server = synthetic_server(vernier_fixtures::Transport::Tcp);
     let addr = server.local_addr();
-    let _one = exclusive();
+    let _one = support::machine();
     let engine = Engine::start(spec(addr, Protocol::Synthetic, synthetic("fixed:10us"))).unwrap();
     engine.set_load(2_000.0, &InterArrival::Exp);
     std::thread::sleep(Duration::from_millis(200));
@@ -351,7 +341,7 @@ fn configure_request(target: SocketAddr) -> vernier_agent::wire::pb::ConfigureRe
 fn the_agent_process_behind_its_control_plane() {
     let server = synthetic_server(vernier_fixtures::Transport::Tcp);
     let agent = AgentProcess::start("s3cret-token");
-    let _one = exclusive();
+    let _one = support::machine();
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         use tokio_stream::StreamExt;
@@ -421,7 +411,7 @@ fn the_control_plane_survives_abuse_and_keeps_to_its_allowed_targets() {
 
     let server = synthetic_server(vernier_fixtures::Transport::Tcp);
     let mut agent = AgentProcess::start_with("tok", &["--allow-targets", "10.0.0.0/8,192.0.2.7"]);
-    let _one = exclusive();
+    let _one = support::machine();
     let rt = tokio::runtime::Runtime::new().unwrap();
     // A call the agent must answer (a refusal is an answer): it is alive and serving.
     let answers = |rt: &tokio::runtime::Runtime| {

@@ -14,7 +14,6 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
-use serde_json::Value;
 
 /// An sshd on 127.0.0.1 for this test, and the ssh config that reaches it as `vtest`.
 struct Sshd {
@@ -140,7 +139,7 @@ fn agents_are_deployed_over_ssh_run_and_stopped() {
     );
 
     // A run with two agents over SSH against a local target.
-    let server = support::vernier_serve();
+    let server = support::ServeProcess::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     let scenario = dir.path().join("ssh.yaml");
     std::fs::write(
@@ -162,8 +161,7 @@ fn agents_are_deployed_over_ssh_run_and_stopped() {
     ]);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(matches!(out.status.code(), Some(0 | 3)), "{stderr}");
-    let run: Value =
-        serde_json::from_str(&std::fs::read_to_string(record.join("run.json")).unwrap()).unwrap();
+    let run = support::read_run(&record);
     assert_eq!(run["status"], "finished");
     let agents = run["points"][0]["agents"].as_array().unwrap();
     assert_eq!(agents.len(), 2);

@@ -7,20 +7,21 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
-use serde_json::Value;
 
 const TOKEN: &str = "netns-test-token";
 
-/// One test at a time: they share the machine's two cores and the address plan.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+/// A CI no run reaches within a minute: the run goes on until the fault ends it.
+const UNREACHABLE_CI: &str =
+    "ci: {percentile: 99.9, width: 1us}\nlimits: {max_tries: 50, max_duration: 60s}\n";
 
 fn ip(args: &[&str]) {
     let out = Command::new("ip")
@@ -209,25 +210,9 @@ fn scenario(dir: &Path, net: &Net, agents: usize, extra: &str) -> PathBuf {
     path
 }
 
-/// `vernier run` in the root namespace, headless, JSON out.
+/// `vernier run` in the root namespace, headless.
 fn coordinator(path: &Path, record: &Path) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_vernier"))
-        .args([
-            "run",
-            path.to_str().unwrap(),
-            "--headless",
-            "--record",
-            record.to_str().unwrap(),
-        ])
-        .env("NETNS_TOKEN", TOKEN)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
-}
-
-fn record(dir: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap()
+    support::spawn_run(path, record, &[("NETNS_TOKEN", TOKEN)])
 }
 
 /// Samples per agent in the record.
@@ -283,7 +268,7 @@ fn three_agents_in_namespaces_share_the_load_and_each_fault_is_named() {
     if skip_unless_root("faults") {
         return;
     }
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = support::machine();
     let tmp = tempfile::tempdir().unwrap();
 
     // 1. Three agents, one target, across namespaces: the load is split three ways and
@@ -303,7 +288,7 @@ fn three_agents_in_namespaces_share_the_load_and_each_fault_is_named() {
             matches!(out.status.code(), Some(0 | 3)),
             "a verdict either way:\n{stderr}"
         );
-        let run = record(&dir);
+        let run = support::read_run(&dir);
         assert_eq!(run["status"], "finished");
         let point = &run["points"][0];
         let agents = point["agents"].as_array().unwrap();
@@ -331,7 +316,7 @@ fn three_agents_in_namespaces_share_the_load_and_each_fault_is_named() {
             tmp.path(),
             &net,
             3,
-            "load: 3000\nci: {percentile: 99.9, width: 1us}\nlimits: {max_tries: 50, max_duration: 60s}\n",
+            &format!("load: 3000\n{UNREACHABLE_CI}"),
         );
         let dir = tmp.path().join("agent-killed");
         let run = coordinator(&path, &dir);
@@ -341,7 +326,7 @@ fn three_agents_in_namespaces_share_the_load_and_each_fault_is_named() {
         let out = run.wait_with_output().unwrap();
         let noticed = killed.elapsed();
         assert_eq!(out.status.code(), Some(3));
-        let run = record(&dir);
+        let run = support::read_run(&dir);
         let reason = &run["points"][0]["reasons"][0];
         assert_eq!(reason["check"], "agent_lost", "{reason:#}");
         assert!(
@@ -366,7 +351,7 @@ fn three_agents_in_namespaces_share_the_load_and_each_fault_is_named() {
             tmp.path(),
             &net,
             2,
-            "load: 3000\nci: {percentile: 99.9, width: 1us}\nlimits: {max_tries: 50, max_duration: 60s}\n",
+            &format!("load: 3000\n{UNREACHABLE_CI}"),
         );
         let dir = tmp.path().join("target-killed");
         let run = coordinator(&path, &dir);
@@ -376,7 +361,7 @@ fn three_agents_in_namespaces_share_the_load_and_each_fault_is_named() {
         let out = run.wait_with_output().unwrap();
         let noticed = killed.elapsed();
         assert_eq!(out.status.code(), Some(3));
-        let run = record(&dir);
+        let run = support::read_run(&dir);
         let reason = &run["points"][0]["reasons"][0];
         assert_eq!(reason["check"], "target_failed", "{reason:#}");
         let at = reason["figures"]["at_s"].as_f64().unwrap();
@@ -398,7 +383,7 @@ fn three_agents_in_namespaces_share_the_load_and_each_fault_is_named() {
             tmp.path(),
             &net,
             2,
-            "load: 2000\nci: {percentile: 99.9, width: 1us}\nlimits: {max_tries: 50, max_duration: 60s}\n",
+            &format!("load: 2000\n{UNREACHABLE_CI}"),
         );
         let dir = tmp.path().join("partition");
         let run = coordinator(&path, &dir);
@@ -410,7 +395,7 @@ fn three_agents_in_namespaces_share_the_load_and_each_fault_is_named() {
         let out = run.wait_with_output().unwrap();
         let noticed = cut.elapsed();
         assert_eq!(out.status.code(), Some(3));
-        let reason = &record(&dir)["points"][0]["reasons"][0];
+        let reason = &support::read_run(&dir)["points"][0]["reasons"][0];
         assert_eq!(reason["check"], "agent_lost", "{reason:#}");
         // Heal after the lease (3 s) has lapsed: the agent has let go.
         std::thread::sleep(Duration::from_secs(4).saturating_sub(cut.elapsed()));
@@ -441,7 +426,7 @@ fn three_agents_in_namespaces_share_the_load_and_each_fault_is_named() {
             tmp.path(),
             &net,
             2,
-            "load: 2000\nci: {percentile: 99.9, width: 1us}\nlimits: {max_tries: 50, max_duration: 60s}\n",
+            &format!("load: 2000\n{UNREACHABLE_CI}"),
         );
         let dir = tmp.path().join("coordinator-killed");
         let mut run = coordinator(&path, &dir);
@@ -465,7 +450,7 @@ fn three_agents_in_namespaces_share_the_load_and_each_fault_is_named() {
             released >= Duration::from_secs(2),
             "released by the lease, not at once: {released:?}"
         );
-        let run = record(&dir);
+        let run = support::read_run(&dir);
         assert_eq!(
             run["status"], "running",
             "a killed coordinator leaves its record as it was"

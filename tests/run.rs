@@ -12,68 +12,21 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::Value;
-use support::{AgentProcess, vernier};
+use support::{AgentProcess, ServeProcess, machine, read_run, spawn_run, vernier};
 use vernier_fixtures::{ModelConfig, simulate};
 
-static MACHINE: Mutex<()> = Mutex::new(());
-
-fn machine() -> MutexGuard<'static, ()> {
-    MACHINE.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// A `vernier serve --protocol synthetic` process on a loopback port, killed when dropped.
-struct Served {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl Served {
-    fn start() -> Served {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_vernier"))
-            // Spinning, so that its wake-ups are not part of what is measured; the agent
-            // sleeps between departures, so the two share two cores well.
-            .args([
-                "serve",
-                "--listen",
-                "127.0.0.1:0",
-                "--protocol",
-                "synthetic",
-                "--busy-poll",
-            ])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start vernier serve");
-        let mut line = String::new();
-        BufReader::new(child.stderr.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let addr = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line: {line}"))
-            .parse()
-            .unwrap();
-        Served { child, addr }
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = kill(Pid::from_raw(self.child.id() as i32), Signal::SIGKILL);
-        let _ = self.child.wait();
-    }
+/// The synthetic server, spinning so that its wake-ups are not part of what is measured
+/// (the agent sleeps between departures, so the two share two cores well).
+fn served() -> ServeProcess {
+    ServeProcess::start(&["--busy-poll"])
 }
 
 /// Writes `yaml` (with `TARGET` replaced) to a scenario file in `dir`.
@@ -162,7 +115,7 @@ limits: {max_tries: 12, max_duration: 60s}
 
 fn converges(service: &str, rate: f64, width: &str) {
     let _m = machine();
-    let served = Served::start();
+    let served = served();
     let dir = tempfile::tempdir().unwrap();
     let yaml = CONVERGING
         .replace("SERVICE", service)
@@ -200,9 +153,7 @@ fn converges(service: &str, rate: f64, width: &str) {
                 * 1e6
     );
     // The record: run.json with the verdict and every event, the samples as Parquet.
-    let record: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("record/run.json")).unwrap())
-            .unwrap();
+    let record: Value = read_run(&dir.path().join("record"));
     assert_eq!(record["status"], "finished");
     assert_eq!(record["points"][0]["verdict"], "converged");
     let checks: Vec<&str> = record["events"]
@@ -246,7 +197,7 @@ fn fixed_service_converges_between_the_model_and_its_bound() {
 #[ignore = "needs a quiet host: on a 2-vCPU VM, host stalls correlate latencies for tens of ms to seconds and the independence check (rightly) ends these runs N/A; run with --ignored"]
 fn lognormal_service_is_na_for_its_heavy_tail() {
     let _m = machine();
-    let served = Served::start();
+    let served = served();
     let dir = tempfile::tempdir().unwrap();
     let yaml = "
 name: heavy
@@ -284,7 +235,7 @@ limits: {max_tries: 6, max_duration: 30s}
 #[test]
 fn one_connection_at_eighty_percent_is_na_closed_loop() {
     let _m = machine();
-    let served = Served::start();
+    let served = served();
     let dir = tempfile::tempdir().unwrap();
     // 80% of one server worker's capacity for 100 µs requests: 8,000 req/s.
     let yaml = "
@@ -326,7 +277,7 @@ limits: {max_tries: 4, max_duration: 20s}
 #[test]
 fn a_load_beyond_the_agent_is_na_load_not_reached() {
     let _m = machine();
-    let served = Served::start();
+    let served = served();
     let dir = tempfile::tempdir().unwrap();
     let yaml = "
 name: unreachable
@@ -363,7 +314,7 @@ limits: {max_tries: 4, max_duration: 20s}
 #[ignore = "needs a quiet host: on a 2-vCPU VM, host stalls correlate latencies for tens of ms to seconds and the independence check (rightly) ends these runs N/A; run with --ignored"]
 fn an_slo_search_finds_a_rate_below_the_model_and_near_it() {
     let _m = machine();
-    let served = Served::start();
+    let served = served();
     let dir = tempfile::tempdir().unwrap();
     let yaml = "
 name: slo
@@ -472,7 +423,7 @@ fn exit_codes_and_bad_scenarios() {
 #[test]
 fn a_killed_run_leaves_a_readable_record() {
     let _m = machine();
-    let served = Served::start();
+    let served = served();
     let dir = tempfile::tempdir().unwrap();
     let yaml = "
 name: killed
@@ -502,8 +453,7 @@ limits: {max_tries: 50, max_duration: 60s}
     std::thread::sleep(Duration::from_secs(6));
     kill(Pid::from_raw(child.id() as i32), Signal::SIGKILL).unwrap();
     child.wait().unwrap();
-    let run: Value =
-        serde_json::from_str(&std::fs::read_to_string(record.join("run.json")).unwrap()).unwrap();
+    let run: Value = read_run(&record);
     assert_eq!(run["status"], "running");
     assert!(!run["events"].as_array().unwrap().is_empty());
     // Every part written is complete: the report reads them all.
@@ -541,8 +491,7 @@ fn the_demo_runs_its_sweep_with_nothing_installed() {
         stderr(&output)
     );
     assert!(table.contains("verdict:"), "{table}");
-    let run: Value =
-        serde_json::from_str(&std::fs::read_to_string(record.join("run.json")).unwrap()).unwrap();
+    let run: Value = read_run(&record);
     assert_eq!(run["points"].as_array().unwrap().len(), 3, "{table}");
     assert_eq!(run["status"], "finished");
 }
@@ -582,7 +531,7 @@ limits: {max_tries: 4, max_duration: 20s}
 #[test]
 fn two_remote_agents_share_the_load_over_grpc() {
     let _m = machine();
-    let served = Served::start();
+    let served = served();
     let token = "remote-test-token";
     let (a0, a1) = (AgentProcess::start(token), AgentProcess::start(token));
     let dir = tempfile::tempdir().unwrap();
@@ -630,7 +579,7 @@ fn two_remote_agents_share_the_load_over_grpc() {
 #[test]
 fn a_lost_agent_ends_the_point_na_and_keeps_what_was_collected() {
     let _m = machine();
-    let served = Served::start();
+    let served = served();
     let token = "lost-test-token";
     let (a0, mut a1) = (AgentProcess::start(token), AgentProcess::start(token));
     let dir = tempfile::tempdir().unwrap();
@@ -643,19 +592,7 @@ fn a_lost_agent_ends_the_point_na_and_keeps_what_was_collected() {
         .replace("max_duration: 20s", "max_duration: 60s");
     let path = scenario(dir.path(), "lost", &yaml, served.addr);
     let record = dir.path().join("record");
-    let child = Command::new(env!("CARGO_BIN_EXE_vernier"))
-        .args([
-            "run",
-            path.to_str().unwrap(),
-            "--headless",
-            "--record",
-            record.to_str().unwrap(),
-        ])
-        .env("TEST_AGENT_TOKEN", token)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_run(&path, &record, &[("TEST_AGENT_TOKEN", token)]);
     std::thread::sleep(Duration::from_secs(4));
     a1.child.kill().unwrap();
     let output = child.wait_with_output().unwrap();
@@ -669,7 +606,6 @@ fn a_lost_agent_ends_the_point_na_and_keeps_what_was_collected() {
             .contains("agent 1"),
         "{result:#}"
     );
-    let run: Value =
-        serde_json::from_str(&std::fs::read_to_string(record.join("run.json")).unwrap()).unwrap();
+    let run: Value = read_run(&record);
     assert_eq!(run["status"], "finished");
 }

@@ -1,7 +1,42 @@
-//! What the end-to-end tests share: running the `vernier` binary built with them.
+//! What the end-to-end tests share: running the `vernier` binary built with them, the
+//! processes they start (each killed by PID when dropped), the machine they take turns on.
 
 use std::io::{BufRead, BufReader};
+use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+static MACHINE: Mutex<()> = Mutex::new(());
+
+/// The machine for one test at a time: two loads on two cores would measure each other.
+#[allow(dead_code)] // Not every test binary runs loads.
+pub fn machine() -> MutexGuard<'static, ()> {
+    MACHINE.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A run directory's run.json.
+#[allow(dead_code)]
+pub fn read_run(dir: &Path) -> serde_json::Value {
+    let path = dir.join("run.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// `vernier run SCENARIO --headless --record RECORD` started with `env`, its output piped.
+#[allow(dead_code)]
+pub fn spawn_run(scenario: &Path, record: &Path, env: &[(&str, &str)]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_vernier"))
+        .arg("run")
+        .arg(scenario)
+        .arg("--headless")
+        .arg("--record")
+        .arg(record)
+        .envs(env.iter().copied())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start vernier run")
+}
 
 /// Runs `vernier ARGS` to completion and returns what it printed and its exit status.
 #[allow(dead_code)] // Not every test binary runs the command this way.
@@ -54,39 +89,42 @@ impl Drop for AgentProcess {
     }
 }
 
-/// `vernier serve --protocol synthetic` as a process on a free loopback port (sleeping in
-/// epoll between requests); killed by PID on drop.
+/// `vernier serve --protocol synthetic OPTIONS` as a process on a free loopback port;
+/// killed by PID on drop.
 #[allow(dead_code)] // Not every test binary starts a server this way.
 pub struct ServeProcess {
     pub child: Child,
     pub addr: std::net::SocketAddr,
 }
 
-/// Starts a [`ServeProcess`] and waits for its `listening on` line.
 #[allow(dead_code)]
-pub fn vernier_serve() -> ServeProcess {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_vernier"))
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--protocol",
-            "synthetic",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start vernier serve");
-    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
-    let line = lines.next().expect("a first line").expect("utf-8");
-    let addr = line
-        .trim()
-        .strip_prefix("listening on ")
-        .and_then(|a| a.parse().ok())
-        .unwrap_or_else(|| panic!("unexpected first line: {line}"));
-    std::thread::spawn(move || lines.for_each(drop));
-    ServeProcess { child, addr }
+impl ServeProcess {
+    /// Starts the server and waits for its `listening on` line.
+    pub fn start(options: &[&str]) -> ServeProcess {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_vernier"))
+            .args([
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--protocol",
+                "synthetic",
+            ])
+            .args(options)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start vernier serve");
+        let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+        let line = lines.next().expect("a first line").expect("utf-8");
+        let addr = line
+            .trim()
+            .strip_prefix("listening on ")
+            .and_then(|a| a.parse().ok())
+            .unwrap_or_else(|| panic!("unexpected first line: {line}"));
+        std::thread::spawn(move || lines.for_each(drop));
+        ServeProcess { child, addr }
+    }
 }
 
 impl Drop for ServeProcess {

@@ -5,12 +5,11 @@
 // Test helpers: a failure is the test's failure, with its message.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
-
-/// One test at a time: two runs sharing two cores would measure each other.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// A tmux server of this test's own with one 80x24 session running `command`.
 struct Tmux {
@@ -20,7 +19,7 @@ struct Tmux {
 
 impl Tmux {
     fn start(name: &str, command: &str) -> Tmux {
-        let turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        let turn = support::machine();
         let socket = format!("vernier-test-{}-{name}", std::process::id());
         let tmux = Tmux {
             socket,
@@ -123,11 +122,6 @@ fn exit_code(screen: &str) -> Option<i32> {
         .lines()
         .find_map(|l| l.strip_prefix("VERNIER-EXIT="))
         .and_then(|c| c.trim().parse().ok())
-}
-
-fn record(dir: &Path) -> serde_json::Value {
-    let text = std::fs::read_to_string(dir.join("run.json")).expect("run.json");
-    serde_json::from_str(&text).expect("run.json parses")
 }
 
 fn commands(record: &serde_json::Value) -> Vec<String> {
@@ -250,7 +244,7 @@ fn the_demo_is_steered_with_keys_to_its_verdict_and_leaves_its_record() {
     assert!(!tmux.alternate());
 
     // The record: finished, the keys' commands in it, an accepted point, the plots.
-    let run = record(&dir);
+    let run = support::read_run(&dir);
     assert_eq!(run["status"], "finished");
     let commands = commands(&run);
     assert!(
@@ -310,7 +304,7 @@ fn q_asks_first_then_the_run_ends_with_its_record_saved() {
     });
     assert_eq!(exit_code(&after), Some(3), "a quit run is N/A:\n{after}");
     assert!(after.contains("quit: the user quit"), "{after}");
-    let run = record(&dir);
+    let run = support::read_run(&dir);
     assert_eq!(run["status"], "finished");
     assert!(commands(&run).iter().any(|c| c == "quit"));
 }

@@ -195,6 +195,20 @@ fn resolve(target: &str) -> Result<SocketAddr, Error> {
         .ok_or_else(|| Error::Failed(format!("target {target} resolves to no address")))
 }
 
+/// The runtime every command's async part runs on: two worker threads named `name`
+/// (the sessions, the agent's control plane, deploys).
+pub fn runtime(name: &str) -> Result<tokio::runtime::Runtime, Error> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name(name)
+        .enable_all()
+        .build()
+        .map_err(|source| Error::Io {
+            path: "tokio runtime".into(),
+            source,
+        })
+}
+
 /// The default run directory: runs/DATE-NAME (with a counter if taken).
 pub fn default_record_dir(name: &str) -> PathBuf {
     let stamp = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
@@ -223,82 +237,112 @@ pub fn default_record_dir(name: &str) -> PathBuf {
     dir
 }
 
-/// Starts every agent; returns the links and the timestamp source they report.
+/// Starts every agent; returns the links and the timestamp source they report. If one
+/// cannot be started, those already started are stopped.
 async fn connect(
     scenario: &Scenario,
     tx: &mpsc::UnboundedSender<Message>,
 ) -> Result<(Vec<Link>, String), Error> {
     let mut links = Vec::new();
     let mut timestamps = scenario.timestamps.to_string();
-    for (i, agent) in scenario.agents.iter().enumerate() {
-        let target_text = &scenario.targets[i % scenario.targets.len()];
-        match agent {
-            AgentSpec::Local { .. } => {
-                let target = resolve(target_text)?;
-                let spec = scenario.load_spec(i, target);
-                let engine = tokio::task::spawn_blocking(move || Engine::start(spec))
-                    .await
-                    .map_err(|e| Error::Failed(format!("agent {i} (local): {e}")))?
-                    .map_err(|e| Error::Failed(format!("agent {i} (local): {e}")))?;
-                let engine = Arc::new(engine);
-                let closed = Arc::new(AtomicBool::new(false));
-                forward_local(i, Arc::clone(&engine), Arc::clone(&closed), tx.clone());
-                links.push(Link::Local { engine, closed });
+    for i in 0..scenario.agents.len() {
+        match connect_one(scenario, i, tx).await {
+            Ok((link, reported)) => {
+                links.push(link);
+                if let Some(t) = reported {
+                    timestamps = t;
+                }
             }
-            AgentSpec::Remote { .. } | AgentSpec::Ssh { .. } => {
-                let (address, token, deployed) = match agent {
-                    AgentSpec::Remote {
-                        address, token_env, ..
-                    } => {
-                        let token = std::env::var(token_env).map_err(|_| {
-                            Error::Usage(format!(
-                                "agent {i} ({address}): the environment variable {token_env} holding its token is not set"
-                            ))
-                        })?;
-                        (address.clone(), token, None)
-                    }
-                    AgentSpec::Ssh { host, .. } => {
-                        let d = match crate::deploy::deploy(host).await {
-                            Ok(d) => d,
-                            Err(e) => {
-                                stop_all(links).await;
-                                return Err(e);
-                            }
-                        };
-                        (d.address.clone(), d.token.clone(), Some(d))
-                    }
-                    AgentSpec::Local { .. } => continue,
-                };
-                let address = &address;
-                let mut client = AgentClient::connect(address, &token)
-                    .await
-                    .map_err(|e| Error::Failed(format!("agent {i}: {e}")))?;
-                // The agent resolves the target itself: it may see a different network.
-                let spec = scenario.load_spec(
-                    i,
-                    resolve(target_text).unwrap_or(SocketAddr::from(([127, 0, 0, 1], 0))),
-                );
-                let reply = client
-                    .configure(configure_request(&spec, target_text))
-                    .await
-                    .map_err(|s| {
-                        Error::Failed(format!("agent {i} ({address}): {}", s.message()))
-                    })?;
-                timestamps = reply.timestamps.clone();
-                let stream = client.stream().await.map_err(|s| {
-                    Error::Failed(format!("agent {i} ({address}): {}", s.message()))
-                })?;
-                let closed = Arc::new(AtomicBool::new(false));
-                forward_remote(i, stream, client.clone(), Arc::clone(&closed), tx.clone());
-                links.push(Link::Remote {
-                    client,
-                    closed,
-                    deployed,
-                });
+            Err(e) => {
+                stop_all(links).await;
+                return Err(e);
             }
         }
     }
     Ok((links, timestamps))
+}
+
+/// Starts agent `i`: a local engine, a remote agent, or one deployed over SSH first. For
+/// the remote ones, also the timestamp source the agent reports.
+async fn connect_one(
+    scenario: &Scenario,
+    i: usize,
+    tx: &mpsc::UnboundedSender<Message>,
+) -> Result<(Link, Option<String>), Error> {
+    let target_text = &scenario.targets[i % scenario.targets.len()];
+    let (address, token, deployed) = match &scenario.agents[i] {
+        AgentSpec::Local { .. } => {
+            let target = resolve(target_text)?;
+            let spec = scenario.load_spec(i, target);
+            let engine = tokio::task::spawn_blocking(move || Engine::start(spec))
+                .await
+                .map_err(|e| Error::Failed(format!("agent {i} (local): {e}")))?
+                .map_err(|e| Error::Failed(format!("agent {i} (local): {e}")))?;
+            let engine = Arc::new(engine);
+            let closed = Arc::new(AtomicBool::new(false));
+            forward_local(i, Arc::clone(&engine), Arc::clone(&closed), tx.clone());
+            return Ok((Link::Local { engine, closed }, None));
+        }
+        AgentSpec::Remote {
+            address, token_env, ..
+        } => {
+            let token = std::env::var(token_env).map_err(|_| {
+                Error::Usage(format!(
+                    "agent {i} ({address}): the environment variable {token_env} holding its token is not set"
+                ))
+            })?;
+            (address.clone(), token, None)
+        }
+        AgentSpec::Ssh { host, .. } => {
+            let d = crate::deploy::deploy(host).await?;
+            (d.address.clone(), d.token.clone(), Some(d))
+        }
+    };
+    let closed = Arc::new(AtomicBool::new(false));
+    match start_remote(scenario, i, &address, &token, tx, &closed).await {
+        Ok((client, timestamps)) => Ok((
+            Link::Remote {
+                client,
+                closed,
+                deployed,
+            },
+            Some(timestamps),
+        )),
+        Err(e) => {
+            if let Some(d) = deployed {
+                d.stop().await;
+            }
+            Err(e)
+        }
+    }
+}
+
+/// Configures a remote agent and forwards its batches; its client and timestamp source.
+async fn start_remote(
+    scenario: &Scenario,
+    i: usize,
+    address: &str,
+    token: &str,
+    tx: &mpsc::UnboundedSender<Message>,
+    closed: &Arc<AtomicBool>,
+) -> Result<(AgentClient, String), Error> {
+    let target_text = &scenario.targets[i % scenario.targets.len()];
+    let failed = |message: &str| Error::Failed(format!("agent {i} ({address}): {message}"));
+    let mut client = AgentClient::connect(address, token)
+        .await
+        .map_err(|e| Error::Failed(format!("agent {i}: {e}")))?;
+    // The agent resolves the target itself: it may see a different network.
+    let spec = scenario.load_spec(
+        i,
+        resolve(target_text).unwrap_or(SocketAddr::from(([127, 0, 0, 1], 0))),
+    );
+    let reply = client
+        .configure(configure_request(&spec, target_text))
+        .await
+        .map_err(|s| failed(s.message()))?;
+    let stream = client.stream().await.map_err(|s| failed(s.message()))?;
+    forward_remote(i, stream, client.clone(), Arc::clone(closed), tx.clone());
+    Ok((client, reply.timestamps))
 }
 
 /// Stops the agents started so far (a later one failed to start).

@@ -12,7 +12,7 @@ mod view;
 pub use app::{
     App, AppAction, AppEvent, Finished, Key, ReplayControl, ReplayStatus, ReportView, RunInfo, Step,
 };
-pub use replay::{Player, Until, run_info};
+pub use replay::{Player, Until};
 pub use terminal::{ReplayOptions, available, replay_screen, run_live, run_replay, screen};
 pub use theme::Theme;
 pub use view::{MIN_SIZE, render};

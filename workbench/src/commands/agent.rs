@@ -44,12 +44,7 @@ pub fn run(args: AgentArgs) -> Result<ExitCode, Error> {
             source,
         }
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .thread_name("vernier-control")
-        .enable_all()
-        .build()
-        .map_err(io("tokio runtime"))?;
+    let runtime = crate::session::runtime("vernier-control")?;
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(args.listen).await.map_err(|source| Error::Io {
             path: format!("listen on {}", args.listen).into(),

@@ -20,13 +20,7 @@ pub struct DeployArgs {
 
 /// Runs `vernier deploy`.
 pub fn run(args: DeployArgs) -> Result<ExitCode, Error> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|source| Error::Io {
-            path: "tokio runtime".into(),
-            source,
-        })?;
+    let runtime = crate::session::runtime("vernier-deploy")?;
     let mut failures = 0;
     runtime.block_on(async {
         for host in &args.hosts {

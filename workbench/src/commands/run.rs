@@ -111,15 +111,7 @@ pub(crate) fn run_headless(
     options: &SessionOptions,
     quiet: bool,
 ) -> Result<Outcome, Error> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .thread_name("vernier-session")
-        .enable_all()
-        .build()
-        .map_err(|source| Error::Io {
-            path: "tokio runtime".into(),
-            source,
-        })?;
+    let runtime = session::runtime("vernier-session")?;
     // Headless runs take no commands but Ctrl-C; the sender lives as long as the run.
     let (_commands, rx) = mpsc::unbounded_channel();
     let mut printer = Progress::new(quiet, matches!(scenario.load, LoadPlan::Fixed(_)));
@@ -210,15 +202,7 @@ pub(crate) fn table(outcome: &Outcome) -> String {
             point.samples
         ));
         for p in &ps {
-            let cell = point
-                .percentiles
-                .iter()
-                .find(|q| (q.p - p).abs() < 1e-9)
-                .map_or("-".to_string(), |q| match (q.ci_low, q.ci_high) {
-                    (Some(lo), Some(hi)) => format!("{:.1} [{:.1}, {:.1}]", q.value, lo, hi),
-                    _ => format!("{:.1} [no CI]", q.value),
-                });
-            s.push_str(&format!(" {cell:>26}"));
+            s.push_str(&format!(" {:>26}", point.percentile_text(*p)));
         }
         s.push('\n');
         for r in &point.reasons {

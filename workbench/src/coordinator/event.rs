@@ -381,10 +381,29 @@ pub struct PointResult {
 }
 
 impl PointResult {
+    /// The entry of percentile `p`, if it was reported.
+    pub fn percentile(&self, p: f64) -> Option<&PercentileResult> {
+        self.percentiles.iter().find(|q| (q.p - p).abs() < 1e-9)
+    }
+
     /// The target percentile's entry.
     pub fn target(&self) -> Option<&PercentileResult> {
-        self.percentiles
-            .iter()
-            .find(|p| (p.p - self.target_percentile).abs() < 1e-9)
+        self.percentile(self.target_percentile)
+    }
+
+    /// Percentile `p` as tables show it (`231.5 [224.0, 238.1]`), or `-`.
+    pub fn percentile_text(&self, p: f64) -> String {
+        self.percentile(p)
+            .map_or("-".to_string(), |q| q.to_string())
+    }
+}
+
+/// `231.5 [224.0, 238.1]`, or `231.5 [no CI]` when there is none.
+impl std::fmt::Display for PercentileResult {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.ci_low, self.ci_high) {
+            (Some(lo), Some(hi)) => write!(f, "{:.1} [{lo:.1}, {hi:.1}]", self.value),
+            _ => write!(f, "{:.1} [no CI]", self.value),
+        }
     }
 }

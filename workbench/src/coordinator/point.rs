@@ -29,15 +29,6 @@ const HOPELESS_BACKLOG_S: f64 = 0.5;
 /// Requests sent this late (median) mean the agent cannot generate the load.
 const HOPELESS_SEND_LAG_NS: u64 = 200_000_000;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
-    Warmup,
-    Interarrival,
-    Measure,
-    Paused,
-    Done,
-}
-
 /// One closed warm-up window, all agents.
 #[derive(Debug, Clone, Copy)]
 struct Window {
@@ -58,6 +49,9 @@ struct AgentState {
     cutoff_ns: u64,
     gaps: Vec<u64>,
     samples: Vec<Sample>,
+    /// The latencies of `samples`, for the live CCDF without sorting them at every
+    /// progress event.
+    round_latency: Histogram<u64>,
     send_lag: Histogram<u64>,
     interarrival: Option<InterarrivalResult>,
     lag: Option<usize>,
@@ -100,6 +94,7 @@ impl AgentState {
             recent_sent: 0,
             recent_received: 0,
             recent_latency: histogram(),
+            round_latency: histogram(),
             recent_send_lag: histogram(),
             failing_since: None,
             win_sent: 0,
@@ -127,7 +122,8 @@ pub(crate) struct Point {
     /// The scenario's limits: what the user's "continue" adds again.
     base_limits: Limits,
     index: usize,
-    state: State,
+    /// Where the methodology is (the phase the events name).
+    state: Phase,
     started: Duration,
     /// Paused time, which does not count against the limits.
     paused_for: Duration,
@@ -167,7 +163,7 @@ impl Point {
             base_limits: config.limits,
             config,
             index,
-            state: State::Warmup,
+            state: Phase::Warmup,
             started: at,
             paused_for: Duration::ZERO,
             paused_at: None,
@@ -195,7 +191,7 @@ impl Point {
 
     /// The round whose samples are being collected (0: none are).
     pub(crate) fn round(&self) -> u32 {
-        if self.state == State::Measure {
+        if self.state == Phase::Measure {
             self.round
         } else {
             0
@@ -205,7 +201,7 @@ impl Point {
     /// The round a sample belongs to (0: none).
     pub(crate) fn round_of(&self, agent: usize, departure_ns: u64) -> u32 {
         match self.agents.get(agent) {
-            Some(a) if self.state == State::Measure && departure_ns >= a.cutoff_ns => self.round,
+            Some(a) if self.state == Phase::Measure && departure_ns >= a.cutoff_ns => self.round,
             _ => 0,
         }
     }
@@ -224,17 +220,17 @@ impl Point {
         });
     }
 
-    fn phase(&mut self, at: Duration, state: State, detail: String, out: &mut Decision) {
+    fn phase(&mut self, at: Duration, state: Phase, detail: String, out: &mut Decision) {
         self.state = state;
         self.phase_started = at;
-        let phase = match state {
-            State::Warmup => Phase::Warmup,
-            State::Interarrival => Phase::Interarrival,
-            State::Measure => Phase::Measure,
-            State::Paused => Phase::Paused,
-            State::Done => Phase::Done,
-        };
-        self.event(at, EventKind::Phase { phase, detail }, out);
+        self.event(
+            at,
+            EventKind::Phase {
+                phase: state,
+                detail,
+            },
+            out,
+        );
     }
 
     fn check(&self, at: Duration, check: Check, out: &mut Decision) {
@@ -253,6 +249,7 @@ impl Point {
         for a in &mut self.agents {
             a.gaps.clear();
             a.samples.clear();
+            a.round_latency.reset();
             a.cutoff_ns = u64::MAX;
             a.win_sent = 0;
             a.win_received = 0;
@@ -272,7 +269,7 @@ impl Point {
         });
         self.phase(
             at,
-            State::Warmup,
+            Phase::Warmup,
             format!(
                 "{why}: {:.0} req/s over {} agent(s); warm-up ends when the rate is within {:.0}% and {} windows of {:?} are stationary",
                 self.config.rate,
@@ -296,7 +293,7 @@ impl Point {
 
     /// Feeds one batch of agent `agent`.
     pub(crate) fn batch(&mut self, at: Duration, agent: usize, batch: &Batch, out: &mut Decision) {
-        if self.state == State::Done || agent >= self.agents.len() {
+        if self.state == Phase::Done || agent >= self.agents.len() {
             return;
         }
         let a = &mut self.agents[agent];
@@ -343,25 +340,27 @@ impl Point {
         a.win_replies += batch.latency.len();
         match self.state {
             // Each merge walks the whole histogram: only where its figure is used.
-            State::Warmup => {
+            Phase::Warmup => {
                 let _ = a.warmup_send_lag.add(&batch.send_lag);
             }
-            State::Interarrival => a.gaps.extend_from_slice(&batch.interarrivals),
-            State::Measure => {
+            Phase::Interarrival => a.gaps.extend_from_slice(&batch.interarrivals),
+            Phase::Measure => {
                 let cutoff = a.cutoff_ns;
-                a.samples
-                    .extend(batch.samples.iter().filter(|s| s.departure_ns >= cutoff));
+                for s in batch.samples.iter().filter(|s| s.departure_ns >= cutoff) {
+                    a.samples.push(*s);
+                    a.round_latency.saturating_record(s.latency_ns.max(1));
+                }
                 let _ = a.send_lag.add(&batch.send_lag);
                 self.measure_received += received;
             }
-            State::Paused | State::Done => {}
+            Phase::Paused | Phase::Done => {}
         }
         self.tick(at, out);
     }
 
     /// Advances time: closes windows, runs the checks that are due, enforces the limits.
     pub(crate) fn tick(&mut self, at: Duration, out: &mut Decision) {
-        if matches!(self.state, State::Done | State::Paused) {
+        if matches!(self.state, Phase::Done | Phase::Paused) {
             return;
         }
         if self.target_failed(at, out) {
@@ -371,12 +370,12 @@ impl Point {
             self.progress(at, out);
         }
         match self.state {
-            State::Warmup => self.warmup_tick(at, out),
-            State::Interarrival => self.interarrival_tick(at, out),
-            State::Measure => self.measure_tick(at, out),
-            State::Paused | State::Done => {}
+            Phase::Warmup => self.warmup_tick(at, out),
+            Phase::Interarrival => self.interarrival_tick(at, out),
+            Phase::Measure => self.measure_tick(at, out),
+            Phase::Paused | Phase::Done => {}
         }
-        if self.state != State::Done && self.active(at) > self.config.limits.max_duration {
+        if self.state != Phase::Done && self.active(at) > self.config.limits.max_duration {
             self.out_of_time(at, out);
         }
     }
@@ -444,23 +443,8 @@ impl Point {
             })
             .collect();
         let samples: usize = self.agents.iter().map(|a| a.samples.len()).sum();
-        let eta_s = (self.state == State::Measure).then(|| {
-            let fewest = self
-                .agents
-                .iter()
-                .map(|a| a.samples.len())
-                .min()
-                .unwrap_or(0);
-            let per_agent_rate = self.config.rate / self.config.agents as f64 * self.sampling;
-            self.wanted.saturating_sub(fewest) as f64 / per_agent_rate.max(1e-9)
-        });
-        let phase = match self.state {
-            State::Warmup => Phase::Warmup,
-            State::Interarrival => Phase::Interarrival,
-            State::Measure => Phase::Measure,
-            State::Paused => Phase::Paused,
-            State::Done => Phase::Done,
-        };
+        let eta_s = (self.state == Phase::Measure).then(|| self.seconds_to_collect(self.wanted));
+        let phase = self.state;
         let progress = Progress {
             phase,
             agents,
@@ -473,8 +457,12 @@ impl Point {
             eta_s,
             max_duration_s: self.config.limits.max_duration.as_secs_f64(),
             elapsed_s: self.active(at).as_secs_f64(),
-            ccdf: if self.state == State::Measure || self.state == State::Done {
-                ccdf(&self.merged_sorted())
+            ccdf: if self.state == Phase::Measure || self.state == Phase::Done {
+                let mut all = histogram();
+                for a in &self.agents {
+                    let _ = all.add(&a.round_latency);
+                }
+                ccdf(&all)
             } else {
                 Vec::new()
             },
@@ -554,6 +542,7 @@ impl Point {
         self.independent = false;
         for a in &mut self.agents {
             a.samples.clear();
+            a.round_latency.reset();
             a.send_lag.reset();
             a.cutoff_ns = a.last_elapsed_ns + SAMPLING_SETTLE_NS;
         }
@@ -562,7 +551,7 @@ impl Point {
         out.actions.push(Action::Sampling(self.sampling));
         self.phase(
             at,
-            State::Measure,
+            Phase::Measure,
             format!(
                 "{why}: round {}, {} samples per agent at {:.3}% sampling",
                 self.round,
@@ -701,17 +690,22 @@ impl Point {
         false
     }
 
-    /// Asks for `wanted` samples per agent in the same round, or ends the point N/A with
-    /// `reasons` when the tries or the time are used up.
-    fn extend(&mut self, at: Duration, wanted: usize, reasons: Vec<Reason>, out: &mut Decision) {
-        let per_agent = self.config.rate / self.config.agents as f64 * self.sampling;
-        let have = self
+    /// Seconds until every agent has `wanted` samples at the current rate and sampling.
+    fn seconds_to_collect(&self, wanted: usize) -> f64 {
+        let fewest = self
             .agents
             .iter()
             .map(|a| a.samples.len())
             .min()
             .unwrap_or(0);
-        let seconds = wanted.saturating_sub(have) as f64 / per_agent.max(1e-9);
+        let per_agent = self.config.rate / self.config.agents as f64 * self.sampling;
+        wanted.saturating_sub(fewest) as f64 / per_agent.max(1e-9)
+    }
+
+    /// Asks for `wanted` samples per agent in the same round, or ends the point N/A with
+    /// `reasons` when the tries or the time are used up.
+    fn extend(&mut self, at: Duration, wanted: usize, reasons: Vec<Reason>, out: &mut Decision) {
+        let seconds = self.seconds_to_collect(wanted);
         let left = self
             .config
             .limits
@@ -914,11 +908,11 @@ impl Point {
 
     fn out_of_time(&mut self, at: Duration, out: &mut Decision) {
         match self.state {
-            State::Warmup => self.warmup_failed(at, out),
+            Phase::Warmup => self.warmup_failed(at, out),
             _ => {
                 let reason = Reason {
                     check: match self.state {
-                        State::Interarrival => "interarrival",
+                        Phase::Interarrival => "interarrival",
                         _ => "confidence",
                     }
                     .into(),
@@ -926,7 +920,7 @@ impl Point {
                         "out of time: max_duration {:?} reached in the {} phase{}",
                         self.config.limits.max_duration,
                         match self.state {
-                            State::Interarrival => "inter-arrival",
+                            Phase::Interarrival => "inter-arrival",
                             _ => "measurement",
                         },
                         self.ci_width_us
@@ -943,17 +937,17 @@ impl Point {
 
     /// Stops the load, keeping what was collected.
     pub(crate) fn pause(&mut self, at: Duration, out: &mut Decision) {
-        if matches!(self.state, State::Done | State::Paused) {
+        if matches!(self.state, Phase::Done | Phase::Paused) {
             return;
         }
         self.paused_at = Some(at);
         out.actions.push(Action::Pause);
-        self.phase(at, State::Paused, "paused by the user".into(), out);
+        self.phase(at, Phase::Paused, "paused by the user".into(), out);
     }
 
     /// Resumes after a pause: the methodology restarts at warm-up.
     pub(crate) fn resume(&mut self, at: Duration, out: &mut Decision) {
-        if self.state != State::Paused {
+        if self.state != Phase::Paused {
             return;
         }
         if let Some(p) = self.paused_at.take() {
@@ -964,7 +958,7 @@ impl Point {
 
     /// Changes the load: the methodology restarts at warm-up.
     pub(crate) fn set_load(&mut self, at: Duration, rate: f64, out: &mut Decision) {
-        if self.state == State::Done {
+        if self.state == Phase::Done {
             return;
         }
         if let Some(p) = self.paused_at.take() {
@@ -990,7 +984,7 @@ impl Point {
 
     /// Ends the point with what was measured so far.
     pub(crate) fn accept(&mut self, at: Duration, out: &mut Decision) {
-        if self.state == State::Done {
+        if self.state == Phase::Done {
             return;
         }
         if self.agents.iter().all(|a| a.samples.is_empty()) {
@@ -1007,7 +1001,7 @@ impl Point {
 
     /// Ends the point N/A with `reasons` (the user quit, an agent was lost...).
     pub(crate) fn abort(&mut self, at: Duration, reason: Reason, out: &mut Decision) {
-        if self.state != State::Done {
+        if self.state != Phase::Done {
             self.finish_na(at, vec![reason], out);
         }
     }
@@ -1084,7 +1078,7 @@ impl Point {
         self.progress(at, out);
         self.phase(
             at,
-            State::Done,
+            Phase::Done,
             match verdict {
                 Verdict::NotAvailable => format!(
                     "N/A: {}",
@@ -1112,16 +1106,18 @@ const CCDF_LEVELS: [f64; 14] = [
     0.5, 0.2, 0.1, 0.05, 0.02, 0.01, 5e-3, 2e-3, 1e-3, 5e-4, 2e-4, 1e-4, 5e-5, 2e-5,
 ];
 
-/// (latency, share above it) at each of [`CCDF_LEVELS`] that at least ten samples lie
-/// beyond, from samples sorted ascending: the order statistic at ⌈n(1 − level)⌉.
-fn ccdf(sorted: &[f64]) -> Vec<(f64, f64)> {
-    let n = sorted.len();
+/// (latency µs, share above it) at each of [`CCDF_LEVELS`] that at least ten samples lie
+/// beyond: the histogram's quantile at 1 − level (to its 3 significant digits).
+fn ccdf(latency_ns: &Histogram<u64>) -> Vec<(f64, f64)> {
+    let n = latency_ns.len() as f64;
     CCDF_LEVELS
         .iter()
-        .filter(|&&level| level * n as f64 >= 10.0)
+        .filter(|&&level| level * n >= 10.0)
         .map(|&level| {
-            let i = ((n as f64 * (1.0 - level)).ceil() as usize).clamp(1, n) - 1;
-            (sorted[i], level)
+            (
+                latency_ns.value_at_quantile(1.0 - level) as f64 / 1e3,
+                level,
+            )
         })
         .collect()
 }

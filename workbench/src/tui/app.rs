@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use crate::coordinator::{
     AgentProgress, CheckKind, EventKind, Phase, PointResult, UserCommand, Verdict,
 };
+use crate::scenario::{LoadPlan, Scenario};
 use crate::session::Update;
 
 /// Lines the event log keeps.
@@ -188,10 +189,24 @@ pub struct RunInfo {
     pub name: String,
     /// The target(s).
     pub target: String,
-    /// The load plan, in words (`sweep 2000, 3000, 4000 req/s`).
-    pub plan: String,
     /// Points the plan has, if known in advance (not for an SLO search).
     pub points: Option<usize>,
+}
+
+impl RunInfo {
+    /// What the header says about `scenario`.
+    pub fn of(scenario: &Scenario) -> RunInfo {
+        RunInfo {
+            name: scenario.name.clone(),
+            target: scenario.targets.join(", "),
+            // An SLO search decides its points as it goes.
+            points: match &scenario.load {
+                LoadPlan::Fixed(_) => Some(1),
+                LoadPlan::Sweep(r) => Some(r.len()),
+                LoadPlan::Slo(_) => None,
+            },
+        }
+    }
 }
 
 /// The dashboard's state.
@@ -215,8 +230,6 @@ pub struct App {
     pub point: usize,
     /// The current target rate, req/s.
     pub rate: f64,
-    /// Seconds since the session started, as of the latest event.
-    pub now: f64,
     /// Seconds of the current point, pauses excluded, and its limit.
     pub elapsed_s: f64,
     /// The point's time limit, seconds.
@@ -346,7 +359,6 @@ impl App {
                 self.enter(Step::Load);
             }
             Update::Event(e) => {
-                self.now = self.now.max(e.at);
                 if e.point != self.point {
                     self.new_point(e.point);
                 }
@@ -602,11 +614,6 @@ impl App {
         }
         self.quitting = true;
         Some(AppAction::Command(UserCommand::Quit))
-    }
-
-    /// The latest finished point's verdict.
-    pub fn last_verdict(&self) -> Option<Verdict> {
-        self.results.last().map(|r| r.verdict)
     }
 }
 

@@ -8,7 +8,7 @@ use super::app::{App, AppEvent, Finished, ReplayStatus, RunInfo};
 use crate::coordinator::{CheckKind, EventKind};
 use crate::error::Error;
 use crate::record::{self, RunRecord};
-use crate::scenario::{LoadPlan, Scenario};
+use crate::scenario::Scenario;
 use crate::session::Update;
 
 /// Where `--until` jumps to.
@@ -27,7 +27,25 @@ pub enum Until {
     End,
 }
 
-/// The event names `--until` knows.
+/// The names [`event_name`] gives, which `--until` accepts.
+const EVENT_NAMES: [&str; 14] = [
+    "verdict",
+    "command",
+    "warm-up",
+    "inter-arrival",
+    "measure",
+    "paused",
+    "done",
+    "rate",
+    "warmup-adf",
+    "interarrival",
+    "independence",
+    "stationarity",
+    "agreement",
+    "confidence",
+];
+
+/// The event names `--until` knows, for its error message.
 const NAMES: &str = "verdict, command, end, a phase (warm-up, inter-arrival, measure, paused, done) or a check (rate, warmup-adf, interarrival, independence, stationarity, agreement, confidence), optionally :N for the N-th; or a time such as 12.5s";
 
 impl std::str::FromStr for Until {
@@ -52,23 +70,7 @@ impl std::str::FromStr for Until {
             ),
             None => (text, 1),
         };
-        let known = matches!(
-            what,
-            "verdict"
-                | "command"
-                | "warm-up"
-                | "inter-arrival"
-                | "measure"
-                | "paused"
-                | "done"
-                | "rate"
-                | "warmup-adf"
-                | "interarrival"
-                | "independence"
-                | "stationarity"
-                | "agreement"
-                | "confidence"
-        );
+        let known = EVENT_NAMES.contains(&what);
         if !known {
             return Err(format!("{text:?}: expected {NAMES}"));
         }
@@ -95,30 +97,6 @@ fn event_name(kind: &EventKind) -> Option<&'static str> {
         },
         EventKind::Progress(_) | EventKind::Window { .. } => return None,
     })
-}
-
-/// What the header says about a scenario.
-pub fn run_info(scenario: &Scenario) -> RunInfo {
-    let rates = |r: &[f64]| {
-        r.iter()
-            .map(|x| format!("{x:.0}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let (plan, points) = match &scenario.load {
-        LoadPlan::Fixed(r) => (format!("{r:.0} req/s"), Some(1)),
-        LoadPlan::Sweep(r) => (format!("sweep {} req/s", rates(r)), Some(r.len())),
-        LoadPlan::Slo(s) => (
-            format!("highest load with p{} below {:?}", s.percentile, s.below),
-            None,
-        ),
-    };
-    RunInfo {
-        name: scenario.name.clone(),
-        target: scenario.targets.join(", "),
-        plan,
-        points,
-    }
 }
 
 /// A record being played.
@@ -148,7 +126,7 @@ impl Player {
     /// A player for `record`, found in `dir`.
     pub fn new(record: RunRecord, dir: PathBuf, color: bool) -> Player {
         let info = Scenario::from_yaml(&record.scenario, None, &[])
-            .map(|s| run_info(&s))
+            .map(|s| RunInfo::of(&s))
             .unwrap_or_else(|_| RunInfo {
                 name: record.name.clone(),
                 ..RunInfo::default()

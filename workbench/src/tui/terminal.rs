@@ -13,8 +13,8 @@ use ratatui::DefaultTerminal;
 use ratatui::crossterm::event::{self, Event as TermEvent, KeyCode, KeyEventKind, KeyModifiers};
 use tokio::sync::mpsc;
 
-use super::app::{App, AppAction, AppEvent, Finished, Key, ReplayControl, ReportView};
-use super::replay::{Player, Until, run_info};
+use super::app::{App, AppAction, AppEvent, Finished, Key, ReplayControl, ReportView, RunInfo};
+use super::replay::{Player, Until};
 use super::theme::Theme;
 use super::view;
 use crate::error::Error;
@@ -121,20 +121,12 @@ pub fn run_live(scenario: &Scenario, options: &SessionOptions) -> Result<Outcome
         std::thread::Builder::new()
             .name("vernier-session".into())
             .spawn(move || {
-                let result = tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(2)
-                    .enable_all()
-                    .build()
-                    .map_err(|source| Error::Io {
-                        path: "tokio runtime".into(),
-                        source,
-                    })
-                    .and_then(|rt| {
-                        let watch_tx = tx.clone();
-                        rt.block_on(session::run(&scenario, &options, commands_rx, |u| {
-                            let _ = watch_tx.send(Message::Update(u));
-                        }))
-                    });
+                let result = session::runtime("vernier-session").and_then(|rt| {
+                    let watch_tx = tx.clone();
+                    rt.block_on(session::run(&scenario, &options, commands_rx, |u| {
+                        let _ = watch_tx.send(Message::Update(u));
+                    }))
+                });
                 let dir = result.as_ref().ok().map(|o| o.record.clone());
                 let _ = tx.send(Message::Done(result));
                 if let Some(dir) = dir {
@@ -146,7 +138,7 @@ pub fn run_live(scenario: &Scenario, options: &SessionOptions) -> Result<Outcome
                 source,
             })?
     };
-    let mut app = App::new(run_info(scenario), Theme::color_from_env());
+    let mut app = App::new(RunInfo::of(scenario), Theme::color_from_env());
     let mut outcome = None;
     let result = (|| -> Result<(), Error> {
         let mut guard = Guard::enter()?;
@@ -194,24 +186,20 @@ pub fn run_live(scenario: &Scenario, options: &SessionOptions) -> Result<Outcome
             }
         }
     })();
-    if outcome.is_none() && result.is_ok() {
-        // Left before the end (it cannot happen through the keys): stop and wait.
+    if outcome.is_none() {
+        // The UI failed mid-run (the terminal went away): the session quits and saves.
         let _ = commands.send(crate::coordinator::UserCommand::Quit);
     }
     drop(commands);
-    // The session has finished (or failed) unless the UI failed: wait for it either way.
-    let rest: Vec<Message> = if result.is_err() && outcome.is_none() {
-        Vec::new()
-    } else {
-        rx.iter().collect()
-    };
-    let _ = session.join();
-    result?;
-    for m in rest {
-        if let Message::Done(Ok(o)) = m {
-            outcome = Some(o);
+    // Until the session thread ends (it holds the only senders), so that the record is
+    // saved before this returns.
+    for message in rx.iter() {
+        if let Message::Done(Ok(o)) = message {
+            outcome.get_or_insert(o);
         }
     }
+    let _ = session.join();
+    result?;
     outcome.ok_or_else(|| Error::Failed("the session ended without an outcome".into()))
 }
 

@@ -8,7 +8,7 @@ use vernier_agent::histogram;
 use super::super::Decision;
 use super::super::checks;
 use super::super::event::*;
-use super::{HOPELESS_BACKLOG_S, HOPELESS_SEND_LAG_NS, Point, State, Window, figures};
+use super::{HOPELESS_BACKLOG_S, HOPELESS_SEND_LAG_NS, Point, Window, figures};
 
 impl Point {
     pub(super) fn warmup_tick(&mut self, at: Duration, out: &mut Decision) {
@@ -131,7 +131,7 @@ impl Point {
         }
         self.phase(
             at,
-            State::Interarrival,
+            Phase::Interarrival,
             format!(
                 "warm-up took {:.1}s; collecting {} inter-departure gaps per agent",
                 at.saturating_sub(self.phase_started).as_secs_f64(),

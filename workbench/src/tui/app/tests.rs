@@ -162,7 +162,10 @@ fn events_move_the_steps_and_fill_the_rows() {
     assert_eq!(app.step, Some(Step::Verdict));
     assert_eq!(app.marks[Step::Verdict as usize], Some(false));
     assert_eq!(app.ci_percentile, 99.9);
-    assert_eq!(app.last_verdict(), Some(Verdict::NotAvailable));
+    assert_eq!(
+        app.results.last().map(|r| r.verdict),
+        Some(Verdict::NotAvailable)
+    );
     assert!(
         app.log
             .back()

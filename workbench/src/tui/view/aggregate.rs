@@ -42,14 +42,6 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
     }
 }
 
-/// `value [low, high]`, or the value alone when there is no CI.
-pub(super) fn with_ci(p: &PercentileResult) -> String {
-    match (p.ci_low, p.ci_high) {
-        (Some(lo), Some(hi)) => format!("{:.1} [{lo:.1}, {hi:.1}]", p.value),
-        _ => format!("{:.1} [no CI]", p.value),
-    }
-}
-
 /// The verdict as a mark and a word.
 pub(super) fn verdict_mark(v: Verdict) -> &'static str {
     match v {
@@ -66,12 +58,7 @@ fn points(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
         .results
         .iter()
         .map(|r| {
-            let pct = |p: f64| {
-                r.percentiles
-                    .iter()
-                    .find(|q| (q.p - p).abs() < 1e-9)
-                    .map_or("-".to_string(), with_ci)
-            };
+            let pct = |p: f64| r.percentile_text(p);
             let mut cells = vec![
                 Cell::from(rate(r.target_rate)),
                 Cell::from(Span::styled(

@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use ratatui::style::Color;
 
 use super::super::app::{App, AppEvent, Finished, Key, ReportView};
-use super::super::replay::run_info;
 use super::super::terminal::screen;
 use crate::record::{RunRecord, read_record};
 use crate::scenario::Scenario;
@@ -24,7 +23,7 @@ fn fixture() -> RunRecord {
 fn live_at(until: f64, color: bool) -> App {
     let record = fixture();
     let scenario = Scenario::from_yaml(&record.scenario, None, &[]).unwrap();
-    let mut app = App::new(run_info(&scenario), color);
+    let mut app = App::new(super::super::app::RunInfo::of(&scenario), color);
     app.update(AppEvent::Session(Update::Started {
         record: PathBuf::from("runs/2026-11-22T01-04-41-demo"),
         timestamps: record.timestamps.clone(),

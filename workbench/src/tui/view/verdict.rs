@@ -9,7 +9,7 @@ use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
 
 use super::super::app::App;
 use super::super::theme::Theme;
-use super::aggregate::{ccdf_chart, load_chart, verdict_mark, with_ci};
+use super::aggregate::{ccdf_chart, load_chart, verdict_mark};
 use super::{pname, rate};
 use crate::coordinator::Verdict;
 
@@ -79,12 +79,7 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
         .take(8)
         .rev()
         .map(|r| {
-            let pct = |p: f64| {
-                r.percentiles
-                    .iter()
-                    .find(|q| (q.p - p).abs() < 1e-9)
-                    .map_or("-".to_string(), with_ci)
-            };
+            let pct = |p: f64| r.percentile_text(p);
             let mut cells = vec![
                 Cell::from(rate(r.target_rate)),
                 Cell::from(rate(r.achieved_rate)),
