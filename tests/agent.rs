@@ -404,6 +404,18 @@ fn the_agent_process_behind_its_control_plane() {
     });
 }
 
+/// `n` connections to `addr` that send nothing (the open-file limit raised for them).
+fn idle_connections(addr: &str, n: usize) -> Vec<std::net::TcpStream> {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).unwrap();
+    if soft < n as u64 + 200 {
+        setrlimit(Resource::RLIMIT_NOFILE, hard.min(4096), hard).unwrap();
+    }
+    (0..n)
+        .map(|_| std::net::TcpStream::connect(addr).unwrap())
+        .collect()
+}
+
 #[test]
 fn the_control_plane_survives_abuse_and_keeps_to_its_allowed_targets() {
     use std::io::{Read, Write};
@@ -459,19 +471,7 @@ fn the_control_plane_survives_abuse_and_keeps_to_its_allowed_targets() {
     assert_eq!(answers(&rt).code(), tonic::Code::PermissionDenied);
 
     // 1,000 idle connections: the agent still answers a coordinator.
-    let (soft, hard) =
-        nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE).unwrap();
-    if soft < 1_200 {
-        nix::sys::resource::setrlimit(
-            nix::sys::resource::Resource::RLIMIT_NOFILE,
-            hard.min(4096),
-            hard,
-        )
-        .unwrap();
-    }
-    let idle: Vec<std::net::TcpStream> = (0..1_000)
-        .map(|_| std::net::TcpStream::connect(&agent.addr).unwrap())
-        .collect();
+    let idle = idle_connections(&agent.addr, 1_000);
     let started = std::time::Instant::now();
     assert_eq!(answers(&rt).code(), tonic::Code::PermissionDenied);
     assert!(started.elapsed() < Duration::from_secs(5));
@@ -499,4 +499,150 @@ fn the_control_plane_survives_abuse_and_keeps_to_its_allowed_targets() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+#[test]
+fn the_control_channel_over_tls() {
+    use vernier_agent::client::{AgentClient, ClientTls};
+
+    let server = synthetic_server(vernier_fixtures::Transport::Tcp);
+    let tmp = tempfile::tempdir().unwrap();
+    let (ca, cert, key) = support::tls_files(tmp.path());
+    let agent = AgentProcess::start_with(
+        "tls-token",
+        &[
+            "--tls-cert",
+            cert.to_str().unwrap(),
+            "--tls-key",
+            key.to_str().unwrap(),
+        ],
+    );
+    let _one = support::machine();
+    let trusted = ClientTls {
+        ca_pem: std::fs::read(&ca).unwrap(),
+        domain: None,
+    };
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    // The right CA and token: a session.
+    let session = || async {
+        let mut client = AgentClient::connect_with(&agent.addr, "tls-token", Some(&trusted))
+            .await
+            .unwrap();
+        client
+            .configure(configure_request(server.local_addr()))
+            .await
+            .unwrap();
+        client.stop().await.unwrap();
+    };
+    rt.block_on(session());
+    rt.block_on(async {
+        // The certificate also names agent.test, and a name it lacks is refused.
+        let named = ClientTls {
+            domain: Some("agent.test".into()),
+            ..trusted.clone()
+        };
+        let mut client = AgentClient::connect_with(&agent.addr, "tls-token", Some(&named))
+            .await
+            .unwrap();
+        client.counters().await.unwrap_err(); // No session: but the call got through.
+        let wrong_name = ClientTls {
+            domain: Some("other.test".into()),
+            ..trusted.clone()
+        };
+        let e = AgentClient::connect_with(&agent.addr, "tls-token", Some(&wrong_name))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not valid for name \"other.test\""), "{e}");
+
+        // A CA that did not sign it: refused, saying why.
+        let untrusted = ClientTls {
+            ca_pem: std::fs::read(&cert).unwrap(),
+            domain: None,
+        };
+        let e = AgentClient::connect_with(&agent.addr, "tls-token", Some(&untrusted))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("UnknownIssuer"), "{e}");
+
+        // TLS does not replace the token.
+        let mut intruder = AgentClient::connect_with(&agent.addr, "wrong", Some(&trusted))
+            .await
+            .unwrap();
+        let status = intruder
+            .configure(configure_request(server.local_addr()))
+            .await
+            .unwrap_err();
+        assert_eq!(status.code(), tonic::Code::Unauthenticated, "{status:?}");
+
+        // Plain text to a TLS agent gets nowhere.
+        if let Ok(mut plain) = AgentClient::connect(&agent.addr, "tls-token").await {
+            plain
+                .configure(configure_request(server.local_addr()))
+                .await
+                .unwrap_err();
+        }
+    });
+
+    // 1,000 connections that never start their handshake do not keep a coordinator out.
+    let idle = idle_connections(&agent.addr, 1_000);
+    let started = std::time::Instant::now();
+    rt.block_on(session());
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "answered after {:?}",
+        started.elapsed()
+    );
+    drop(idle);
+
+    // `vernier run --tls-ca` through the agent: a run, and the token nowhere in its output.
+    let scenario = tmp.path().join("tls.yaml");
+    std::fs::write(
+        &scenario,
+        format!(
+            "name: tls\ntarget: {}\nprotocol: synthetic\nservice: fixed:10us\nconnections: 4\nload: 2000\n\
+             ci: {{percentile: 50, width: 200us}}\nlimits: {{max_duration: 6s}}\n\
+             agents: [{{address: '{}', token_env: TLS_AGENT_TOKEN}}]\n",
+            server.local_addr(),
+            agent.addr
+        ),
+    )
+    .unwrap();
+    let record = tmp.path().join("run");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_vernier"))
+        .arg("run")
+        .arg(&scenario)
+        .args(["--headless", "--tls-ca"])
+        .arg(&ca)
+        .arg("--record")
+        .arg(&record)
+        .env("TLS_AGENT_TOKEN", "tls-token")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(matches!(out.status.code(), Some(0 | 3)), "{stderr}");
+    let run = std::fs::read_to_string(record.join("run.json")).unwrap();
+    assert!(run.contains("\"status\": \"finished\""), "{run}");
+    assert!(run.contains("\"samples\""));
+    for text in [
+        &run,
+        &stderr.to_string(),
+        &String::from_utf8_lossy(&out.stdout).to_string(),
+    ] {
+        assert!(!text.contains("tls-token"), "the token leaked");
+    }
+    // Without --tls-ca, the run stops at once and says what to give.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_vernier"))
+        .arg("run")
+        .arg(&scenario)
+        .arg("--headless")
+        .arg("--record")
+        .arg(tmp.path().join("plain"))
+        .env("TLS_AGENT_TOKEN", "tls-token")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("--tls-ca"), "{stderr}");
 }

@@ -271,8 +271,12 @@ fn three_agents_in_namespaces_share_the_load_and_each_fault_is_named() {
     let _one = support::machine();
     let tmp = tempfile::tempdir().unwrap();
 
-    // 1. Three agents, one target, across namespaces: the load is split three ways and
-    //    every agent's samples reach the record.
+    // 1. Three agents, one target, across namespaces: the load is split three ways, every
+    //    agent's samples reach the record with its own p99 and CI, and a converged run
+    //    has those intervals overlapping. On a 2-core host shared by three agents, the
+    //    server and the coordinator, departures bunch when a woken worker waits for a
+    //    core, and the inter-arrival test then rightly fails: up to two runs are made, and
+    //    the verdict of each is printed, N/A included.
     {
         let (net, _server, _agents) = testbed(3);
         let path = scenario(
@@ -281,29 +285,156 @@ fn three_agents_in_namespaces_share_the_load_and_each_fault_is_named() {
             3,
             "load: 3000\nci: {percentile: 99, width: 200us}\nsampling: {samples: 2000}\nlimits: {max_tries: 3, max_duration: 15s}\n",
         );
-        let dir = tmp.path().join("three");
-        let out = coordinator(&path, &dir).wait_with_output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            matches!(out.status.code(), Some(0 | 3)),
-            "a verdict either way:\n{stderr}"
+        let mut verdicts = Vec::new();
+        for attempt in 1..=2 {
+            let dir = tmp.path().join(format!("three-{attempt}"));
+            let out = coordinator(&path, &dir).wait_with_output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                matches!(out.status.code(), Some(0 | 3)),
+                "a verdict either way:\n{stderr}"
+            );
+            let run = support::read_run(&dir);
+            assert_eq!(run["status"], "finished");
+            let point = &run["points"][0];
+            let agents = point["agents"].as_array().unwrap();
+            assert_eq!(agents.len(), 3, "{point:#}");
+            for a in agents {
+                let rate = a["achieved_rate"].as_f64().unwrap();
+                assert!(
+                    (600.0..1400.0).contains(&rate),
+                    "a third of 3000 each: {point:#}"
+                );
+            }
+            let per_agent = samples_per_agent(&dir);
+            assert_eq!(per_agent.len(), 3, "{per_agent:?}");
+            if point["samples"].as_u64().unwrap() > 0 {
+                for a in agents {
+                    assert!(a["percentile"]["value"].as_f64().is_some(), "{a:#}");
+                }
+            }
+            verdicts.push(point["verdict"].clone());
+            if point["verdict"] != "converged" {
+                eprintln!(
+                    "three agents, run {attempt}: {} {}",
+                    point["verdict"], point["reasons"]
+                );
+                continue;
+            }
+            // The agreement check passed, and each agent's own p99 interval overlaps the
+            // others'.
+            let agreement = run["events"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .rfind(|e| e["kind"] == "check" && e["check"] == "agreement")
+                .expect("an agreement check");
+            assert_eq!(agreement["pass"], true, "{agreement:#}");
+            let intervals: Vec<(f64, f64, f64)> = agents
+                .iter()
+                .map(|a| {
+                    let p = &a["percentile"];
+                    (
+                        p["value"].as_f64().unwrap(),
+                        p["ci_low"].as_f64().unwrap(),
+                        p["ci_high"].as_f64().unwrap(),
+                    )
+                })
+                .collect();
+            let max_low = intervals.iter().map(|i| i.1).fold(f64::MIN, f64::max);
+            let min_high = intervals.iter().map(|i| i.2).fold(f64::MAX, f64::min);
+            assert!(max_low <= min_high, "overlapping: {intervals:?}");
+            let combined = point["percentiles"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|p| p["p"] == 99.0)
+                .unwrap();
+            eprintln!(
+                "three agents, run {attempt}: converged, p99 {:.1} µs [{:.1}, {:.1}]; per agent (p99 [CI] µs) {intervals:.1?}; samples per agent {per_agent:?}",
+                combined["value"].as_f64().unwrap(),
+                combined["ci_low"].as_f64().unwrap(),
+                combined["ci_high"].as_f64().unwrap(),
+            );
+            break;
+        }
+        eprintln!("three agents: verdicts {verdicts:?}");
+    }
+
+    // 1b. on_agent_loss: continue. An agent killed mid-run: the two others take over its
+    //     load, the point restarts at warm-up and ends without an agent_lost reason; the
+    //     lost agent's samples up to then are in the record.
+    {
+        let (mut net, _server, agents) = testbed(3);
+        let path = scenario(
+            tmp.path(),
+            &net,
+            3,
+            "load: 3000\non_agent_loss: continue\nci: {percentile: 99, width: 200us}\nsampling: {samples: 2000}\nlimits: {max_tries: 3, max_duration: 30s}\n",
         );
+        let dir = tmp.path().join("agent-lost-continue");
+        let mut run = coordinator(&path, &dir);
+        // Its progress lines, stamped as they come: when the loss was noticed.
+        let stderr = run.stderr.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let reader = std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                let _ = tx.send((Instant::now(), line));
+            }
+        });
+        std::thread::sleep(Duration::from_secs(5));
+        let killed = Instant::now();
+        net.kill(agents[2]);
+        let status = run.wait().unwrap();
+        reader.join().unwrap();
+        let lines: Vec<(Instant, String)> = rx.try_iter().collect();
+        assert!(
+            matches!(status.code(), Some(0 | 3)),
+            "{}",
+            lines
+                .iter()
+                .map(|l| l.1.as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+        let (noticed_at, line) = lines
+            .iter()
+            .find(|(_, l)| l.contains("agent 2 was lost"))
+            .expect("the loss is reported");
+        let noticed = noticed_at.duration_since(killed);
+        assert!(line.contains("2 agent(s) take over its load"), "{line}");
+        assert!(noticed < Duration::from_secs(2), "noticed in {noticed:?}");
         let run = support::read_run(&dir);
         assert_eq!(run["status"], "finished");
         let point = &run["points"][0];
-        let agents = point["agents"].as_array().unwrap();
-        assert_eq!(agents.len(), 3, "{point:#}");
-        for a in agents {
-            let rate = a["achieved_rate"].as_f64().unwrap();
-            assert!(
-                (600.0..1400.0).contains(&rate),
-                "a third of 3000 each: {point:#}"
-            );
+        let reasons: Vec<&str> = point["reasons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["check"].as_str().unwrap())
+            .collect();
+        assert!(!reasons.contains(&"agent_lost"), "{point:#}");
+        let lost = point["agents"][2]["lost"].as_str().unwrap();
+        assert!(lost.contains(&net.addr(3)), "{lost}");
+        // After the loss, the two left carry 1500 req/s each.
+        let last = run["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .rfind(|e| e["kind"] == "progress")
+            .unwrap();
+        for a in 0..2 {
+            let rate = last["agents"][a]["sent_rate"].as_f64().unwrap();
+            assert!((1100.0..1900.0).contains(&rate), "agent {a}: {last:#}");
         }
+        assert_eq!(last["agents"][2]["lost"], true, "{last:#}");
         let per_agent = samples_per_agent(&dir);
-        assert_eq!(per_agent.len(), 3, "{per_agent:?}");
+        assert!(
+            per_agent.iter().any(|(a, n)| *a == 2 && *n > 0),
+            "the lost agent's samples are kept: {per_agent:?}"
+        );
         eprintln!(
-            "three agents: verdict {}, samples per agent {per_agent:?}",
+            "agent killed, on_agent_loss: continue: noticed {noticed:?} later; the point went on with 2 agents and ended {} {reasons:?}; samples per agent {per_agent:?}",
             point["verdict"]
         );
     }

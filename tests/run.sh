@@ -15,6 +15,7 @@ declare -A needs=(
   [tmux]=tmux
   [ip]=iproute2
   [sshd]=openssh-server
+  [openssl]=openssl
 )
 missing=()
 for cmd in "${!needs[@]}"; do

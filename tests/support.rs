@@ -75,8 +75,12 @@ impl AgentProcess {
             .expect("start vernier agent");
         let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
         let line = lines.next().expect("a first line").expect("utf-8");
-        let addr = line.rsplit(' ').next().unwrap_or_default().to_string();
-        assert!(line.contains("listening on"), "{line}");
+        // "vernier agent: listening on ADDR", with " (TLS)" after it when it serves TLS.
+        let addr = line
+            .split_once("listening on ")
+            .and_then(|(_, rest)| rest.split(' ').next())
+            .unwrap_or_else(|| panic!("unexpected first line: {line}"))
+            .to_string();
         std::thread::spawn(move || lines.for_each(drop));
         AgentProcess { child, addr }
     }
@@ -132,4 +136,89 @@ impl Drop for ServeProcess {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// A throwaway CA and an agent certificate it signed, for 127.0.0.1 and `agent.test`,
+/// made with the openssl command in `dir`: (ca.pem, agent.pem, agent.key).
+#[allow(dead_code)]
+pub fn tls_files(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf, std::path::PathBuf) {
+    let openssl = |args: &[&str]| {
+        let out = Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .expect("openssl is needed: tests/run.sh installs it");
+        assert!(
+            out.status.success(),
+            "openssl {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+    ];
+    openssl(
+        &[
+            &["req", "-x509"],
+            &ec[..],
+            &[
+                "-keyout",
+                "ca.key",
+                "-out",
+                "ca.pem",
+                "-days",
+                "2",
+                "-subj",
+                "/CN=vernier test CA",
+            ],
+        ]
+        .concat(),
+    );
+    openssl(
+        &[
+            &["req"],
+            &ec[..],
+            &[
+                "-keyout",
+                "agent.key",
+                "-out",
+                "agent.csr",
+                "-subj",
+                "/CN=agent",
+            ],
+        ]
+        .concat(),
+    );
+    std::fs::write(
+        dir.join("san.ext"),
+        "subjectAltName=IP:127.0.0.1,DNS:agent.test\n",
+    )
+    .expect("san.ext");
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "agent.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "agent.pem",
+        "-days",
+        "2",
+        "-extfile",
+        "san.ext",
+    ]);
+    (
+        dir.join("ca.pem"),
+        dir.join("agent.pem"),
+        dir.join("agent.key"),
+    )
 }

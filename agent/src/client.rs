@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use tonic::metadata::MetadataValue;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
 use tonic::{Request, Status, Streaming};
 
 use crate::control::SESSION_HEADER;
@@ -24,14 +24,57 @@ pub enum ClientError {
         /// Why it is invalid.
         message: String,
     },
+    /// The TLS settings cannot be used (the CA certificate is not PEM, ...).
+    #[error("TLS to the agent at {address}: {source}")]
+    Tls {
+        /// The address.
+        address: String,
+        /// Why.
+        source: tonic::transport::Error,
+    },
     /// The connection failed.
-    #[error("cannot reach the agent at {address}: {source}")]
+    #[error("cannot reach the agent at {address}: {}{}", chain(.source), tls_hint(.source))]
     Connect {
         /// The address.
         address: String,
         /// Why.
         source: tonic::transport::Error,
     },
+}
+
+/// The error and its causes, as one line: a TLS failure names the certificate problem only
+/// in its source.
+pub fn chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+/// What a TLS client's failure against a plain-text agent means.
+fn tls_hint(error: &tonic::transport::Error) -> &'static str {
+    if chain(error).contains("InvalidContentType") {
+        " (the agent does not answer in TLS: was it started with --tls-cert?)"
+    } else {
+        ""
+    }
+}
+
+/// TLS for the control channel: the agent's certificate must chain to `ca_pem` and name
+/// `domain` (by default, the host of the agent's address: an IP address or a DNS name).
+#[derive(Debug, Clone)]
+pub struct ClientTls {
+    /// The CA certificate(s), PEM.
+    pub ca_pem: Vec<u8>,
+    /// The name the agent's certificate must carry, if not the address's host.
+    pub domain: Option<String>,
 }
 
 /// A connection to one agent.
@@ -44,16 +87,40 @@ pub struct AgentClient {
 }
 
 impl AgentClient {
-    /// Connects to `address` (`host:port`) with the agent's `token`.
+    /// Connects to `address` (`host:port`) with the agent's `token`, in plain text.
     pub async fn connect(address: &str, token: &str) -> Result<AgentClient, ClientError> {
+        AgentClient::connect_with(address, token, None).await
+    }
+
+    /// Connects to `address` (`host:port`) with the agent's `token`, over TLS when `tls`
+    /// is given.
+    pub async fn connect_with(
+        address: &str,
+        token: &str,
+        tls: Option<&ClientTls>,
+    ) -> Result<AgentClient, ClientError> {
         let bad = |message: String| ClientError::Address {
             address: address.to_string(),
             message,
         };
-        let endpoint = Endpoint::from_shared(format!("http://{address}"))
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        let mut endpoint = Endpoint::from_shared(format!("{scheme}://{address}"))
             .map_err(|e| bad(e.to_string()))?
             .connect_timeout(Duration::from_secs(3))
             .tcp_nodelay(true);
+        if let Some(tls) = tls {
+            let mut config =
+                ClientTlsConfig::new().ca_certificate(Certificate::from_pem(&tls.ca_pem));
+            if let Some(domain) = &tls.domain {
+                config = config.domain_name(domain.clone());
+            }
+            endpoint = endpoint
+                .tls_config(config)
+                .map_err(|source| ClientError::Tls {
+                    address: address.to_string(),
+                    source,
+                })?;
+        }
         let channel = endpoint
             .connect()
             .await

@@ -22,7 +22,9 @@ use vernier_protocols::InterArrival;
 
 pub use event::*;
 
-use crate::scenario::{CiTarget, Limits, LoadPlan, Sampling, Scenario, SloSearch, Warmup};
+use crate::scenario::{
+    CiTarget, Limits, LoadPlan, OnAgentLoss, Sampling, Scenario, SloSearch, Warmup,
+};
 use point::Point;
 
 /// What one load point is run with (the scenario's values, and the rate).
@@ -30,8 +32,14 @@ use point::Point;
 pub struct PointConfig {
     /// req/s over all agents.
     pub rate: f64,
-    /// Agents sharing the load equally.
+    /// Agents sharing the load equally (the lost ones excepted).
     pub agents: usize,
+    /// Per agent: whether it measures (symmetric and latency agents) or only loads.
+    pub measures: Vec<bool>,
+    /// Per agent: why it was lost, if it was (with `on_agent_loss: continue`).
+    pub lost: Vec<Option<String>>,
+    /// What losing an agent does.
+    pub on_agent_loss: OnAgentLoss,
     /// Worker threads per agent (each generates its share of the agent's rate).
     pub workers: usize,
     /// Connections per agent.
@@ -73,6 +81,13 @@ impl PointConfig {
         PointConfig {
             rate: 0.0,
             agents: scenario.agents.len(),
+            measures: scenario
+                .agents
+                .iter()
+                .map(|a| a.kind() != vernier_agent::AgentKind::Throughput)
+                .collect(),
+            lost: vec![None; scenario.agents.len()],
+            on_agent_loss: scenario.on_agent_loss,
             workers: scenario.workers,
             connections: scenario.connections,
             depth: scenario.depth,
@@ -306,6 +321,18 @@ impl Coordinator {
                         self.stopped = true;
                     }
                 }
+            }
+            Input::AgentLost { agent, detail } if point.is_lost(agent) => {
+                // Its heartbeat and its stream each report it: once is enough.
+                let _ = detail;
+            }
+            Input::AgentLost { agent, detail }
+                if self.base.on_agent_loss == OnAgentLoss::Continue && point.can_lose(agent) =>
+            {
+                if let Some(slot) = self.base.lost.get_mut(agent) {
+                    *slot = Some(detail.clone());
+                }
+                point.lose_agent(at, agent, &detail, &mut out);
             }
             Input::AgentLost { agent, detail } => {
                 point.abort(

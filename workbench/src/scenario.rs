@@ -79,6 +79,19 @@ pub struct Scenario {
     pub timeout: Duration,
     /// The one seed; each agent and worker derives its own.
     pub seed: u64,
+    /// What a lost agent does to the run.
+    pub on_agent_loss: OnAgentLoss,
+}
+
+/// What a lost agent (killed, partitioned) does to the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnAgentLoss {
+    /// The point ends N/A "agent lost", and the run with it.
+    #[default]
+    Stop,
+    /// The other agents take over its share of the load; the point restarts at warm-up
+    /// without it. With no agent left, the point ends N/A.
+    Continue,
 }
 
 impl Scenario {
@@ -170,6 +183,11 @@ pub enum AgentSpec {
         address: String,
         /// The environment variable holding its token (`VERNIER_TOKEN` if not given).
         token_env: String,
+        /// The CA certificate (PEM) its TLS certificate must chain to; `None`: plain text
+        /// unless `vernier run --tls-ca` is given.
+        tls_ca: Option<PathBuf>,
+        /// The name its certificate must carry, if not the address's host.
+        tls_name: Option<String>,
         /// Its kind.
         #[serde(skip)]
         kind: AgentKind,

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
-use vernier_agent::client::AgentClient;
+use vernier_agent::client::{AgentClient, ClientTls};
 use vernier_agent::sys::TimestampMode;
 use vernier_agent::wire::pb;
 use vernier_agent::{AgentKind, Batch, Engine, LoadSpec, Workload};
@@ -38,6 +38,9 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(3);
 pub struct SessionOptions {
     /// The run directory (`None`: runs/DATE-NAME under the current directory).
     pub record: Option<PathBuf>,
+    /// The CA (PEM) for remote agents' TLS certificates, for agents whose scenario entry
+    /// names none (`None`: those are reached in plain text).
+    pub tls_ca: Option<PathBuf>,
 }
 
 /// What a finished session measured.
@@ -127,6 +130,15 @@ impl Link {
                     Ok(result) => result.map_err(|s| format!("{address}: {}", s.message())),
                     Err(_) => Err(format!("{address}: no answer within {CALL_TIMEOUT:?}")),
                 }
+            }
+        }
+    }
+
+    /// Stops forwarding the agent's batches and heartbeats (it was lost).
+    fn close(&self) {
+        match self {
+            Link::Local { closed, .. } | Link::Remote { closed, .. } => {
+                closed.store(true, Ordering::Relaxed)
             }
         }
     }
@@ -241,12 +253,13 @@ pub fn default_record_dir(name: &str) -> PathBuf {
 /// cannot be started, those already started are stopped.
 async fn connect(
     scenario: &Scenario,
+    options: &SessionOptions,
     tx: &mpsc::UnboundedSender<Message>,
 ) -> Result<(Vec<Link>, String), Error> {
     let mut links = Vec::new();
     let mut timestamps = scenario.timestamps.to_string();
     for i in 0..scenario.agents.len() {
-        match connect_one(scenario, i, tx).await {
+        match connect_one(scenario, options, i, tx).await {
             Ok((link, reported)) => {
                 links.push(link);
                 if let Some(t) = reported {
@@ -266,11 +279,12 @@ async fn connect(
 /// the remote ones, also the timestamp source the agent reports.
 async fn connect_one(
     scenario: &Scenario,
+    options: &SessionOptions,
     i: usize,
     tx: &mpsc::UnboundedSender<Message>,
 ) -> Result<(Link, Option<String>), Error> {
     let target_text = &scenario.targets[i % scenario.targets.len()];
-    let (address, token, deployed) = match &scenario.agents[i] {
+    let (address, token, tls, deployed) = match &scenario.agents[i] {
         AgentSpec::Local { .. } => {
             let target = resolve(target_text)?;
             let spec = scenario.load_spec(i, target);
@@ -284,22 +298,34 @@ async fn connect_one(
             return Ok((Link::Local { engine, closed }, None));
         }
         AgentSpec::Remote {
-            address, token_env, ..
+            address,
+            token_env,
+            tls_ca,
+            tls_name,
+            ..
         } => {
             let token = std::env::var(token_env).map_err(|_| {
                 Error::Usage(format!(
                     "agent {i} ({address}): the environment variable {token_env} holding its token is not set"
                 ))
             })?;
-            (address.clone(), token, None)
+            let tls = match tls_ca.as_ref().or(options.tls_ca.as_ref()) {
+                Some(ca) => Some(ClientTls {
+                    ca_pem: read_pem(ca, "CA certificate", "CERTIFICATE-----")?,
+                    domain: tls_name.clone(),
+                }),
+                None => None,
+            };
+            (address.clone(), token, tls, None)
         }
+        // The SSH port forward already encrypts and authenticates the channel.
         AgentSpec::Ssh { host, .. } => {
             let d = crate::deploy::deploy(host).await?;
-            (d.address.clone(), d.token.clone(), Some(d))
+            (d.address.clone(), d.token.clone(), None, Some(d))
         }
     };
     let closed = Arc::new(AtomicBool::new(false));
-    match start_remote(scenario, i, &address, &token, tx, &closed).await {
+    match start_remote(scenario, i, &address, &token, tls.as_ref(), tx, &closed).await {
         Ok((client, timestamps)) => Ok((
             Link::Remote {
                 client,
@@ -323,12 +349,13 @@ async fn start_remote(
     i: usize,
     address: &str,
     token: &str,
+    tls: Option<&ClientTls>,
     tx: &mpsc::UnboundedSender<Message>,
     closed: &Arc<AtomicBool>,
 ) -> Result<(AgentClient, String), Error> {
     let target_text = &scenario.targets[i % scenario.targets.len()];
     let failed = |message: &str| Error::Failed(format!("agent {i} ({address}): {message}"));
-    let mut client = AgentClient::connect(address, token)
+    let mut client = AgentClient::connect_with(address, token, tls)
         .await
         .map_err(|e| Error::Failed(format!("agent {i}: {e}")))?;
     // The agent resolves the target itself: it may see a different network.
@@ -339,10 +366,45 @@ async fn start_remote(
     let reply = client
         .configure(configure_request(&spec, target_text))
         .await
-        .map_err(|s| failed(s.message()))?;
+        .map_err(|s| {
+            // A TLS agent answers plain HTTP/2 with a TLS alert, which surfaces as a
+            // protocol error, a transport error or a cancelled call: never as an agent's
+            // own refusal (unauthenticated, held, invalid argument...).
+            let transport = matches!(
+                s.code(),
+                tonic::Code::Unknown
+                    | tonic::Code::Unavailable
+                    | tonic::Code::Cancelled
+                    | tonic::Code::Internal
+            );
+            if tls.is_none() && transport {
+                failed(&format!(
+                    "{}: does the agent serve TLS (--tls-cert)? Then give vernier run --tls-ca, or tls_ca: in the agent's entry",
+                    s.message()
+                ))
+            } else {
+                failed(s.message())
+            }
+        })?;
     let stream = client.stream().await.map_err(|s| failed(s.message()))?;
     forward_remote(i, stream, client.clone(), Arc::clone(closed), tx.clone());
     Ok((client, reply.timestamps))
+}
+
+/// A PEM file (`what`, as in "CA certificate"), named when it cannot be read or holds no
+/// `-----BEGIN {label}` line.
+pub(crate) fn read_pem(path: &Path, what: &str, label: &str) -> Result<Vec<u8>, Error> {
+    let pem = std::fs::read(path).map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    if !String::from_utf8_lossy(&pem).contains(&format!("-----BEGIN {label}")) {
+        return Err(Error::Usage(format!(
+            "{}: not a PEM {what} (no -----BEGIN {label} line)",
+            path.display()
+        )));
+    }
+    Ok(pem)
 }
 
 /// Stops the agents started so far (a later one failed to start).
@@ -385,6 +447,7 @@ fn forward_remote(
     let beat_closed = Arc::clone(&closed);
     let beat_tx = tx.clone();
     let address = client.address().to_string();
+    let stream_address = address.clone();
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(HEARTBEAT);
         while !beat_closed.load(Ordering::Relaxed) {
@@ -411,14 +474,19 @@ fn forward_remote(
                         }
                     }
                     Err(e) => {
-                        let _ =
-                            tx.send(Message::Lost(agent, format!("sent a malformed batch: {e}")));
+                        let _ = tx.send(Message::Lost(
+                            agent,
+                            format!("{stream_address}: sent a malformed batch: {e}"),
+                        ));
                         break;
                     }
                 },
                 Ok(None) => {
                     if !closed.load(Ordering::Relaxed) {
-                        let _ = tx.send(Message::Lost(agent, "its stream ended".into()));
+                        let _ = tx.send(Message::Lost(
+                            agent,
+                            format!("{stream_address}: its stream ended"),
+                        ));
                     }
                     break;
                 }
@@ -426,7 +494,7 @@ fn forward_remote(
                     if !closed.load(Ordering::Relaxed) {
                         let _ = tx.send(Message::Lost(
                             agent,
-                            format!("stream failed: {}", s.message()),
+                            format!("{stream_address}: stream failed: {}", s.message()),
                         ));
                     }
                     break;
@@ -445,7 +513,7 @@ pub async fn run(
     mut watch: impl FnMut(Update),
 ) -> Result<Outcome, Error> {
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let (mut links, timestamps) = connect(scenario, &tx).await?;
+    let (mut links, timestamps) = connect(scenario, options, &tx).await?;
     drop(tx);
     let dir = options
         .record
@@ -479,7 +547,8 @@ pub async fn run(
         timestamps: timestamps.clone(),
     });
     let interarrival = scenario.interarrival;
-    let share = 1.0 / links.len() as f64;
+    // Agents reported lost: no more calls to them, and the others share the load.
+    let mut lost = vec![false; links.len()];
     let mut coordinator = Coordinator::new(
         PointConfig::from_scenario(scenario, &timestamps),
         &scenario.load,
@@ -509,10 +578,14 @@ pub async fn run(
     let mut decision = coordinator.start(started.elapsed());
     loop {
         // Carry out the decision: actions first (the agents wait for nobody), then events.
+        let share = 1.0 / lost.iter().filter(|l| !**l).count().max(1) as f64;
         for action in &decision.actions {
             for (i, link) in links.iter_mut().enumerate() {
+                if lost[i] {
+                    continue;
+                }
                 if let Err(e) = link.apply(*action, share, &interarrival).await {
-                    failure.get_or_insert(format!("agent {i}: {e}"));
+                    failure.get_or_insert((i, e));
                 }
             }
         }
@@ -526,8 +599,8 @@ pub async fn run(
             break;
         }
         let at = || started.elapsed();
-        let input = if let Some(detail) = failure.take() {
-            Input::AgentLost { agent: 0, detail }
+        let input = if let Some((agent, detail)) = failure.take() {
+            Input::AgentLost { agent, detail }
         } else {
             tokio::select! {
                 message = rx.recv() => match message {
@@ -550,6 +623,12 @@ pub async fn run(
                 _ = tick.tick() => Input::Tick,
             }
         };
+        if let Input::AgentLost { agent, .. } = &input
+            && let Some(link) = links.get(*agent)
+        {
+            lost[*agent] = true;
+            link.close();
+        }
         decision = coordinator.step(at(), input);
         if let Err(e) = recorder.tick() {
             // The measurement goes on; the record's trouble is reported at the end.

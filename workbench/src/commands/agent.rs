@@ -1,13 +1,16 @@
 //! `vernier agent`: a load-generating, latency-measuring agent controlled over gRPC.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
 use tokio_stream::wrappers::TcpListenerStream;
+use tonic::transport::{Identity, ServerTlsConfig};
 use vernier_agent::control::AgentService;
 
 use crate::error::Error;
+use crate::session::read_pem;
 
 /// Options of `vernier agent`.
 #[derive(Debug, Args)]
@@ -22,6 +25,27 @@ pub struct AgentArgs {
     /// a coordinator asking for another target is refused. Default: any target.
     #[arg(long, value_delimiter = ',', value_name = "CIDR", value_parser = network)]
     pub allow_targets: Vec<ipnet::IpNet>,
+    /// Serve the control channel over TLS with this certificate (PEM; the chain, leaf
+    /// first). Coordinators then need `--tls-ca` (or `tls_ca:` in the scenario).
+    #[arg(long, value_name = "PEM", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The certificate's private key (PEM).
+    #[arg(long, value_name = "PEM", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+}
+
+/// The server's TLS settings from `--tls-cert` and `--tls-key`, each file named when it
+/// cannot be read.
+fn server_tls(args: &AgentArgs) -> Result<Option<ServerTlsConfig>, Error> {
+    let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) else {
+        return Ok(None);
+    };
+    let identity = Identity::from_pem(
+        read_pem(cert, "certificate", "CERTIFICATE-----")?,
+        // PKCS#8, SEC1 (EC) or PKCS#1 (RSA): "PRIVATE KEY-----" ends each.
+        read_pem(key, "private key", "")?,
+    );
+    Ok(Some(ServerTlsConfig::new().identity(identity)))
 }
 
 /// A network, or one address as the network of just it.
@@ -44,6 +68,7 @@ pub fn run(args: AgentArgs) -> Result<ExitCode, Error> {
             source,
         }
     };
+    let tls = server_tls(&args)?;
     let runtime = crate::session::runtime("vernier-control")?;
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(args.listen).await.map_err(|source| Error::Io {
@@ -51,7 +76,22 @@ pub fn run(args: AgentArgs) -> Result<ExitCode, Error> {
             source,
         })?;
         let local = listener.local_addr().map_err(io("listener address"))?;
-        eprintln!("vernier agent: listening on {local}");
+        let mut builder = tonic::transport::Server::builder();
+        let serves_tls = tls.is_some();
+        if let Some(tls) = tls {
+            builder = builder.tls_config(tls).map_err(|e| {
+                Error::Usage(format!(
+                    "--tls-cert {} with --tls-key {}: {}",
+                    args.tls_cert.as_deref().unwrap_or(std::path::Path::new("")).display(),
+                    args.tls_key.as_deref().unwrap_or(std::path::Path::new("")).display(),
+                    vernier_agent::client::chain(&e)
+                ))
+            })?;
+        }
+        eprintln!(
+            "vernier agent: listening on {local}{}",
+            if serves_tls { " (TLS)" } else { "" }
+        );
         let service = AgentService::allowing(args.allow_targets.clone());
         let shutdown = service.shutdown_requested();
         let server = service.into_server(&args.token);
@@ -64,7 +104,7 @@ pub fn run(args: AgentArgs) -> Result<ExitCode, Error> {
             }
             eprintln!("vernier agent: shutting down");
         };
-        tonic::transport::Server::builder()
+        builder
             .add_service(server)
             .serve_with_incoming_shutdown(TcpListenerStream::new(listener), stop)
             .await

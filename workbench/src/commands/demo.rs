@@ -62,6 +62,7 @@ pub fn run(args: DemoArgs) -> Result<ExitCode, Error> {
     }
     let options = SessionOptions {
         record: args.record.clone(),
+        ..SessionOptions::default()
     };
     let outcome = run_session(&scenario, &options, headless, false);
     let _ = server.stop();

@@ -47,6 +47,10 @@ pub struct RunArgs {
     /// No progress lines on stderr.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Reach remote agents over TLS, trusting certificates signed by this CA (PEM), unless
+    /// the scenario gives an agent its own `tls_ca`.
+    #[arg(long, value_name = "PEM")]
+    pub tls_ca: Option<PathBuf>,
 }
 
 /// How the result is printed.
@@ -79,6 +83,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Error> {
     let scenario = Scenario::load(&args.scenario, &overrides)?;
     let options = SessionOptions {
         record: args.record.clone(),
+        tls_ca: args.tls_ca.clone(),
     };
     let outcome = run_session(&scenario, &options, args.headless, args.quiet)?;
     print_outcome(&scenario, &outcome, args.output, args.pretty)?;

@@ -223,6 +223,9 @@ pub struct AgentProgress {
     pub ci_width_us: Option<f64>,
     /// Samples kept in the current measurement.
     pub samples: usize,
+    /// The agent was lost and the run goes on without it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub lost: bool,
 }
 
 /// A load point's verdict.
@@ -339,6 +342,13 @@ pub struct AgentResult {
     pub errors: u64,
     /// Samples kept.
     pub samples: usize,
+    /// The target percentile from this agent's samples alone, with its CI: agents that
+    /// agree have overlapping intervals.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub percentile: Option<PercentileResult>,
+    /// Why the agent was lost, if it was and the run went on without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost: Option<String>,
 }
 
 /// A load point's result: the JSON object `vernier run --headless` prints.

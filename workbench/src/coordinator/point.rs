@@ -211,6 +211,64 @@ impl Point {
         self.config.rate
     }
 
+    /// The agents still with us (not lost), which share the load.
+    fn live(&self) -> Vec<usize> {
+        (0..self.agents.len())
+            .filter(|&i| self.config.lost.get(i).is_none_or(Option::is_none))
+            .collect()
+    }
+
+    /// The live agents that measure (not throughput-only): the samples' checks are theirs.
+    fn measuring(&self) -> Vec<usize> {
+        self.live()
+            .into_iter()
+            .filter(|&i| self.config.measures.get(i).copied().unwrap_or(true))
+            .collect()
+    }
+
+    /// How many agents share the load.
+    fn live_count(&self) -> usize {
+        self.live().len().max(1)
+    }
+
+    /// Whether agent `agent` was lost earlier.
+    pub(crate) fn is_lost(&self, agent: usize) -> bool {
+        self.config.lost.get(agent).is_some_and(Option::is_some)
+    }
+
+    /// Whether the point can go on without agent `agent`: another live agent measures.
+    pub(crate) fn can_lose(&self, agent: usize) -> bool {
+        self.state != Phase::Done && self.measuring().iter().any(|&i| i != agent)
+    }
+
+    /// Goes on without agent `agent` (`on_agent_loss: continue`): the others take over its
+    /// share, and the methodology restarts at warm-up, since each agent's rate changed.
+    pub(crate) fn lose_agent(
+        &mut self,
+        at: Duration,
+        agent: usize,
+        detail: &str,
+        out: &mut Decision,
+    ) {
+        if let Some(slot) = self.config.lost.get_mut(agent) {
+            *slot = Some(detail.to_string());
+        }
+        for a in &mut self.agents {
+            a.interarrival = None;
+            a.lag = None;
+            a.ci_width_us = None;
+        }
+        self.ci_width_us = None;
+        if let Some(p) = self.paused_at.take() {
+            self.paused_for += at.saturating_sub(p);
+        }
+        let why = format!(
+            "agent {agent} was lost ({detail}); on_agent_loss: continue, so {} agent(s) take over its load",
+            self.live_count()
+        );
+        self.begin_warmup(at, &why, out);
+    }
+
     fn event(&self, at: Duration, kind: EventKind, out: &mut Decision) {
         out.events.push(Event {
             at: at.as_secs_f64(),
@@ -240,7 +298,7 @@ impl Point {
     /// The sampling rate during warm-up: enough kept gaps for the inter-arrival test soon,
     /// never less than the measurement's rate.
     fn warmup_sampling(&self) -> f64 {
-        let per_agent = self.config.rate / self.config.agents as f64;
+        let per_agent = self.config.rate / self.live_count() as f64;
         (4.0 * self.config.sampling.interarrival_samples as f64 / per_agent.max(1.0))
             .clamp(self.config.sampling.rate, 1.0)
     }
@@ -273,7 +331,7 @@ impl Point {
             format!(
                 "{why}: {:.0} req/s over {} agent(s); warm-up ends when the rate is within {:.0}% and {} windows of {:?} are stationary",
                 self.config.rate,
-                self.config.agents,
+                self.live_count(),
                 self.config.warmup.tolerance * 100.0,
                 self.config.warmup.windows,
                 self.config.warmup.window
@@ -293,7 +351,7 @@ impl Point {
 
     /// Feeds one batch of agent `agent`.
     pub(crate) fn batch(&mut self, at: Duration, agent: usize, batch: &Batch, out: &mut Decision) {
-        if self.state == Phase::Done || agent >= self.agents.len() {
+        if self.state == Phase::Done || agent >= self.agents.len() || self.is_lost(agent) {
             return;
         }
         let a = &mut self.agents[agent];
@@ -384,12 +442,10 @@ impl Point {
     /// [`TARGET_FAILED_AFTER`]: the target died or restarted; what was measured before is
     /// kept in the record, and the reason says when.
     fn target_failed(&mut self, at: Duration, out: &mut Decision) -> bool {
-        let Some((agent, since, errors, connects)) =
-            self.agents.iter().enumerate().find_map(|(i, a)| {
-                let (since, e, c) = a.failing_since?;
-                (at.saturating_sub(since) >= TARGET_FAILED_AFTER).then_some((i, since, e, c))
-            })
-        else {
+        let Some((agent, since, errors, connects)) = self.live().into_iter().find_map(|i| {
+            let (since, e, c) = self.agents[i].failing_since?;
+            (at.saturating_sub(since) >= TARGET_FAILED_AFTER).then_some((i, since, e, c))
+        }) else {
             return false;
         };
         let reason = Reason {
@@ -418,11 +474,14 @@ impl Point {
         let us = |h: &Histogram<u64>, q: f64| {
             (!h.is_empty()).then(|| h.value_at_quantile(q) as f64 / 1e3)
         };
+        let lost: Vec<bool> = (0..self.agents.len()).map(|i| self.is_lost(i)).collect();
         let agents: Vec<AgentProgress> = self
             .agents
             .iter_mut()
-            .map(|a| {
+            .zip(lost)
+            .map(|(a, lost)| {
                 let p = AgentProgress {
+                    lost,
                     sent_rate: a.recent_sent as f64 / dt,
                     achieved_rate: a.recent_received as f64 / dt,
                     p50_us: us(&a.recent_latency, 0.5),
@@ -474,13 +533,19 @@ impl Point {
 
     fn interarrival_tick(&mut self, at: Duration, out: &mut Decision) {
         let wanted = self.config.sampling.interarrival_samples;
-        if self.agents.iter().any(|a| a.gaps.len() < wanted) {
+        // Throughput agents keep no samples, so no gaps either: the measuring agents' gaps
+        // are tested.
+        let measuring = self.measuring();
+        if measuring
+            .iter()
+            .any(|&i| self.agents[i].gaps.len() < wanted)
+        {
             return;
         }
-        let per_worker = self.config.rate / (self.config.agents * self.config.workers) as f64;
+        let per_worker = self.config.rate / (self.live_count() * self.config.workers) as f64;
         let target_mean_ns = 1e9 / per_worker;
         let mut failed = Vec::new();
-        for i in 0..self.agents.len() {
+        for i in measuring {
             let gaps: Vec<u64> = {
                 let g = &self.agents[i].gaps;
                 g[g.len() - wanted..].to_vec()
@@ -563,7 +628,11 @@ impl Point {
     }
 
     fn measure_tick(&mut self, at: Duration, out: &mut Decision) {
-        if self.agents.iter().any(|a| a.samples.len() < self.wanted) {
+        if self
+            .measuring()
+            .iter()
+            .any(|&i| self.agents[i].samples.len() < self.wanted)
+        {
             return;
         }
         if !self.independent && !self.check_independence(at, out) {
@@ -580,7 +649,7 @@ impl Point {
     fn check_independence(&mut self, at: Duration, out: &mut Decision) -> bool {
         let mut worst = 1usize;
         let mut stuck = None;
-        for i in 0..self.agents.len() {
+        for i in self.measuring() {
             let x = self.agents[i].latencies_in_send_order();
             let (mut check, lag) = checks::independence(i, &x, self.config.alpha);
             self.agents[i].lag = lag;
@@ -609,7 +678,7 @@ impl Point {
             return true;
         }
         let thinned = self.sampling / worst as f64;
-        let per_agent = self.config.rate / self.config.agents as f64;
+        let per_agent = self.config.rate / self.live_count() as f64;
         let seconds = self.wanted as f64 / (per_agent * thinned);
         let left = self
             .config
@@ -652,7 +721,7 @@ impl Point {
     fn check_stationarity(&mut self, at: Duration, out: &mut Decision) -> bool {
         let mut failed = Vec::new();
         let mut all = Vec::new();
-        for i in 0..self.agents.len() {
+        for i in self.measuring() {
             let x = self.agents[i].latencies_in_send_order();
             let check = checks::stationarity(
                 CheckKind::Stationarity,
@@ -693,12 +762,12 @@ impl Point {
     /// Seconds until every agent has `wanted` samples at the current rate and sampling.
     fn seconds_to_collect(&self, wanted: usize) -> f64 {
         let fewest = self
-            .agents
+            .measuring()
             .iter()
-            .map(|a| a.samples.len())
+            .map(|&i| self.agents[i].samples.len())
             .min()
             .unwrap_or(0);
-        let per_agent = self.config.rate / self.config.agents as f64 * self.sampling;
+        let per_agent = self.config.rate / self.live_count() as f64 * self.sampling;
         wanted.saturating_sub(fewest) as f64 / per_agent.max(1e-9)
     }
 
@@ -727,7 +796,9 @@ impl Point {
         let min_n = min_samples_for_ci(p / 100.0, conf).unwrap_or(usize::MAX);
         // Each agent's interval.
         let mut intervals = Vec::new();
-        for i in 0..self.agents.len() {
+        let measuring = self.measuring();
+        let measuring_count = measuring.len().max(1);
+        for i in measuring {
             let mut x = self.agents[i].latencies_in_send_order();
             x.sort_by(f64::total_cmp);
             let iv = checks::interval(&x, p, conf);
@@ -752,7 +823,7 @@ impl Point {
         });
         let Some(combined) = combined else {
             // Too few samples for any CI of this percentile.
-            let wanted = (min_n as f64 * 1.1).ceil() as usize / self.config.agents + 1;
+            let wanted = (min_n as f64 * 1.1).ceil() as usize / measuring_count + 1;
             let reason = Reason {
                 check: "too_few_samples".into(),
                 detail: format!(
@@ -778,14 +849,14 @@ impl Point {
         };
         self.ci_width_us = Some(combined.width());
         // Agreement: every pair of agents' intervals must overlap.
-        if self.agents.len() > 1 {
+        if measuring_count > 1 {
             let with_ci: Vec<(usize, Interval)> = intervals
                 .iter()
                 .filter_map(|(i, _, c)| c.map(|c| (*i, c)))
                 .collect();
             let max_low = with_ci.iter().map(|(_, c)| c.low).fold(f64::MIN, f64::max);
             let min_high = with_ci.iter().map(|(_, c)| c.high).fold(f64::MAX, f64::min);
-            let agree = with_ci.len() == self.agents.len() && max_low <= min_high;
+            let agree = with_ci.len() == measuring_count && max_low <= min_high;
             let listing: Vec<String> = with_ci
                 .iter()
                 .map(|(i, c)| format!("agent {i}: {:.1} [{:.1}, {:.1}]", c.value, c.low, c.high))
@@ -858,14 +929,14 @@ impl Point {
             return;
         }
         // The width shrinks as 1/√n: predict the samples needed rather than step blindly.
-        let per_agent_n = n / self.config.agents;
+        let per_agent_n = n / measuring_count;
         let predicted =
             (per_agent_n as f64 * (combined.width() / target_us).powi(2) * 1.1).ceil() as usize;
         let wanted = predicted.max(self.wanted + self.wanted / 4);
         check.decision = format!("collect {wanted} per agent (the width narrows as 1/√n)");
         self.check(at, check, out);
         let heaviness = checks::tail_heaviness(&combined, p, n, conf);
-        let total_needed = wanted * self.config.agents;
+        let total_needed = wanted * measuring_count;
         let mut figures = figures(&[
             ("ci_width_us", combined.width()),
             ("target_us", target_us),
@@ -1036,10 +1107,23 @@ impl Point {
             .collect();
         let measured_s = at.saturating_sub(self.measure_started).as_secs_f64();
         let point_s = self.active(at).as_secs_f64().max(1e-9);
+        let p = self.config.ci.percentile;
         let agents: Vec<AgentResult> = self
             .agents
-            .iter()
-            .map(|a| AgentResult {
+            .iter_mut()
+            .enumerate()
+            .map(|(i, a)| AgentResult {
+                percentile: {
+                    let mut x = a.latencies_in_send_order();
+                    x.sort_by(f64::total_cmp);
+                    checks::interval(&x, p, conf).map(|(value, ci)| PercentileResult {
+                        p,
+                        value,
+                        ci_low: ci.map(|c| c.0),
+                        ci_high: ci.map(|c| c.1),
+                    })
+                },
+                lost: self.config.lost.get(i).cloned().flatten(),
                 achieved_rate: a.received_in_point as f64 / point_s,
                 interarrival: a.interarrival.clone(),
                 send_lag_p99_us: (!a.send_lag.is_empty())

@@ -9,7 +9,7 @@ use rand::{RngExt, SeedableRng};
 use vernier_agent::{Batch, Counters, Sample, histogram};
 
 use super::*;
-use crate::scenario::{CiTarget, Limits, LoadPlan, Sampling, SloSearch, Warmup};
+use crate::scenario::{CiTarget, Limits, LoadPlan, OnAgentLoss, Sampling, SloSearch, Warmup};
 
 /// Draws a latency (µs) from the rate, the RNG and the previous latency.
 type LatencyFn = Box<dyn FnMut(f64, &mut SmallRng, f64) -> f64>;
@@ -20,6 +20,9 @@ fn config() -> PointConfig {
     PointConfig {
         rate: 0.0,
         agents: 1,
+        measures: vec![true],
+        lost: vec![None],
+        on_agent_loss: OnAgentLoss::Stop,
         workers: 1,
         connections: 16,
         depth: 1,
@@ -66,6 +69,8 @@ struct FakeAgent {
     slots_bound: bool,
     /// The target is gone: every request fails, none is answered.
     dead: bool,
+    /// A throughput agent: it loads, and keeps no samples and no gaps.
+    loads_only: bool,
     latency: LatencyFn,
 }
 
@@ -82,6 +87,7 @@ impl FakeAgent {
             backlog: 0.0,
             slots_bound: false,
             dead: false,
+            loads_only: false,
             latency: Box::new(latency),
         }
     }
@@ -133,7 +139,7 @@ impl FakeAgent {
                 500
             };
             let _ = send_lag.record(lag);
-            if self.rng.random::<f64>() < self.sampling {
+            if !self.loads_only && self.rng.random::<f64>() < self.sampling {
                 samples.push(Sample {
                     departure_ns: self.clock_ns + i * (BATCH.as_nanos() as u64) / n.max(1),
                     latency_ns: (l * 1e3) as u64,
@@ -533,4 +539,191 @@ fn a_target_that_stops_answering_is_na_target_failed_with_the_time() {
     assert!(reason.figures["failed"] > 10_000.0, "{reason:?}");
     // Noticed after a second of failures, not at the time limit.
     assert!(result.duration_s < 4.2, "{}", result.duration_s);
+}
+
+/// `config()` for `measures.len()` agents, each measuring or not.
+fn config_for(measures: &[bool], on_agent_loss: OnAgentLoss) -> PointConfig {
+    PointConfig {
+        agents: measures.len(),
+        measures: measures.to_vec(),
+        lost: vec![None; measures.len()],
+        on_agent_loss,
+        ..config()
+    }
+}
+
+/// Runs the coordinator against several agents, each told its share of the load by the
+/// live count, as the session does; agent `lose.0` stops answering at `lose.1`.
+fn drive_many(
+    coordinator: &mut Coordinator,
+    agents: &mut [FakeAgent],
+    lose: Option<(usize, Duration)>,
+    limit: Duration,
+) -> Vec<Event> {
+    let mut events = Vec::new();
+    let mut at = Duration::ZERO;
+    let mut lost = vec![false; agents.len()];
+    let mut decision = coordinator.start(at);
+    while !coordinator.is_done() && at < limit {
+        let live = lost.iter().filter(|l| !**l).count().max(1) as f64;
+        for a in &decision.actions {
+            for (i, agent) in agents.iter_mut().enumerate() {
+                let a = match a {
+                    Action::Load { rate } => Action::Load { rate: rate / live },
+                    other => *other,
+                };
+                if !lost[i] {
+                    agent.apply(&a);
+                }
+            }
+        }
+        events.append(&mut decision.events);
+        at += BATCH;
+        if let Some((agent, when)) = lose
+            && at >= when
+            && !lost[agent]
+        {
+            lost[agent] = true;
+            // Its heartbeat and its stream both report it.
+            for _ in 0..2 {
+                let mut d = coordinator.step(
+                    at,
+                    Input::AgentLost {
+                        agent,
+                        detail: "heartbeat failed".into(),
+                    },
+                );
+                events.append(&mut d.events);
+                decision.actions.append(&mut d.actions);
+            }
+            continue;
+        }
+        for (i, agent) in agents.iter_mut().enumerate() {
+            if lost[i] {
+                continue;
+            }
+            let mut d = coordinator.step(
+                at,
+                Input::Batch {
+                    agent: i,
+                    batch: agent.batch(),
+                },
+            );
+            events.append(&mut d.events);
+            decision.actions.append(&mut d.actions);
+        }
+    }
+    events.append(&mut decision.events);
+    events
+}
+
+/// A coordinator for `plan` run against fake agents (measuring or not, with exponential
+/// latencies of mean 50 µs), agent `lose.0` lost at `lose.1`; the coordinator and its
+/// events.
+fn run_agents(
+    measures: &[bool],
+    on_agent_loss: OnAgentLoss,
+    plan: LoadPlan,
+    lose: Option<(usize, u64)>,
+) -> (Coordinator, Vec<Event>) {
+    let mut c = Coordinator::new(config_for(measures, on_agent_loss), &plan);
+    let mut agents: Vec<FakeAgent> = (0..measures.len() as u64)
+        .map(|i| FakeAgent::new(i, exp_latency(50.0)))
+        .collect();
+    for (agent, measures) in agents.iter_mut().zip(measures) {
+        agent.loads_only = !measures;
+    }
+    let lose = lose.map(|(agent, s)| (agent, Duration::from_secs(s)));
+    let events = drive_many(&mut c, &mut agents, lose, Duration::from_secs(240));
+    (c, events)
+}
+
+#[test]
+fn a_lost_agent_ends_the_point_unless_the_scenario_says_continue() {
+    // stop (the default): N/A agent_lost, naming it.
+    let three = [true, true, true];
+    let (c, _) = run_agents(
+        &three,
+        OnAgentLoss::Stop,
+        LoadPlan::Fixed(20_000.0),
+        Some((2, 3)),
+    );
+    let result = &c.results()[0];
+    assert_eq!(result.verdict, Verdict::NotAvailable);
+    assert_eq!(result.reasons[0].check, "agent_lost");
+    assert!(
+        result.reasons[0].detail.contains("agent 2"),
+        "{:?}",
+        result.reasons
+    );
+
+    // continue: the two others take over its load, warm-up starts again, and the point
+    // converges without it; the result says which agent was lost and why.
+    let sweep = LoadPlan::Sweep(vec![20_000.0, 30_000.0]);
+    let (c, events) = run_agents(&three, OnAgentLoss::Continue, sweep, Some((2, 3)));
+    assert_eq!(c.results().len(), 2, "both points ran");
+    for result in c.results() {
+        assert_eq!(result.verdict, Verdict::Converged, "{:#?}", result.reasons);
+        assert_eq!(result.agents[2].lost.as_deref(), Some("heartbeat failed"));
+        assert!(result.agents[..2].iter().all(|a| a.lost.is_none()));
+        // The two left each carried half the load.
+        for a in &result.agents[..2] {
+            let half = result.target_rate / 2.0;
+            assert!(
+                (a.achieved_rate - half).abs() < 0.2 * half,
+                "{a:?} of {half}"
+            );
+        }
+        // Their own intervals overlap (the agreement check passed).
+        let (a, b) = (
+            result.agents[0].percentile.as_ref().unwrap(),
+            result.agents[1].percentile.as_ref().unwrap(),
+        );
+        assert!(a.ci_low.unwrap() <= b.ci_high.unwrap() && b.ci_low.unwrap() <= a.ci_high.unwrap());
+    }
+    let restarts: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Phase {
+                phase: Phase::Warmup,
+                detail,
+            } if detail.contains("was lost") => Some(detail.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        restarts.len(),
+        1,
+        "one restart, not one per report: {restarts:?}"
+    );
+    assert!(
+        restarts[0].contains("2 agent(s) take over its load"),
+        "{restarts:?}"
+    );
+    assert!(!checks(&events, CheckKind::Agreement).is_empty());
+}
+
+#[test]
+fn a_throughput_agent_loads_but_is_not_waited_for_and_cannot_be_the_last() {
+    // Lancet's asymmetric set-up: agent 0 loads only, agent 1 measures.
+    let asymmetric = [false, true];
+    let (c, _) = run_agents(
+        &asymmetric,
+        OnAgentLoss::Continue,
+        LoadPlan::Fixed(20_000.0),
+        None,
+    );
+    let result = &c.results()[0];
+    assert_eq!(result.verdict, Verdict::Converged, "{:#?}", result.reasons);
+
+    // With continue, losing the only measuring agent still ends the point.
+    let (c, _) = run_agents(
+        &asymmetric,
+        OnAgentLoss::Continue,
+        LoadPlan::Fixed(20_000.0),
+        Some((1, 3)),
+    );
+    let result = &c.results()[0];
+    assert_eq!(result.verdict, Verdict::NotAvailable);
+    assert_eq!(result.reasons[0].check, "agent_lost");
 }

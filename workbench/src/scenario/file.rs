@@ -40,6 +40,7 @@ pub(crate) struct File {
     pub alpha: Option<f64>,
     pub timeout: Option<String>,
     pub seed: Option<u64>,
+    pub on_agent_loss: Option<String>,
 }
 
 /// `ci:`, the answer wanted.

@@ -17,7 +17,8 @@ const DEFAULT_TOKEN_ENV: &str = "VERNIER_TOKEN";
 
 /// What an agent entry may be.
 const AGENT_FORMS: &str = "expected local, {local: {kind: KIND}}, \
-    {address: HOST:PORT, token_env: VAR, kind: KIND} or {ssh: HOST, kind: KIND}";
+    {address: HOST:PORT, token_env: VAR, tls_ca: PEM, tls_name: NAME, kind: KIND} or \
+    {ssh: HOST, kind: KIND}";
 
 /// What `load` may be.
 const LOAD_FORMS: &str = "expected a rate in requests per second (20000), a list of rates \
@@ -108,7 +109,10 @@ fn agent(context: &Context<'_>, field: &str, item: &Value) -> Result<AgentSpec, 
         other => return Err(context.bad(field, show(other), AGENT_FORMS)),
     };
     let (form, allowed): (&str, &[&str]) = if map.contains_key("address") {
-        ("address", &["address", "token_env", "kind"])
+        (
+            "address",
+            &["address", "token_env", "tls_ca", "tls_name", "kind"],
+        )
     } else if map.contains_key("ssh") {
         ("ssh", &["ssh", "kind"])
     } else if map.contains_key("local") {
@@ -141,6 +145,35 @@ fn agent(context: &Context<'_>, field: &str, item: &Value) -> Result<AgentSpec, 
                          token, as in VERNIER_TOKEN",
                         )
                     })?,
+            },
+            tls_ca: match map.get("tls_ca") {
+                None | Some(Value::Null) => None,
+                Some(_) => {
+                    let path = text("tls_ca").ok_or_else(|| {
+                        context.bad(
+                            &format!("{field}.tls_ca"),
+                            show(at("tls_ca")),
+                            "expected the path of the CA certificate (PEM) that signed the \
+                             agent's --tls-cert, as in certs/ca.pem",
+                        )
+                    })?;
+                    // Relative to the scenario file, like any path in it.
+                    let path = std::path::PathBuf::from(path);
+                    Some(match context.source.and_then(|s| s.parent()) {
+                        Some(dir) if path.is_relative() => dir.join(path),
+                        _ => path,
+                    })
+                }
+            },
+            tls_name: match map.get("tls_name") {
+                None | Some(Value::Null) => None,
+                Some(_) => Some(text("tls_name").ok_or_else(|| {
+                    context.bad(
+                        &format!("{field}.tls_name"),
+                        show(at("tls_name")),
+                        "expected the name in the agent's certificate, as in agent1.lab",
+                    )
+                })?),
             },
             kind: kind(context, field, map)?,
         }),

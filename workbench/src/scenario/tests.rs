@@ -84,15 +84,20 @@ fn examples_mean_what_their_comments_say() {
             AgentSpec::Remote {
                 address: "10.0.0.21:5001".into(),
                 token_env: "VERNIER_TOKEN_A".into(),
+                tls_ca: Some(scenarios_dir().join("certs/lab-ca.pem")),
+                tls_name: None,
                 kind: AgentKind::Throughput
             },
             AgentSpec::Remote {
                 address: "10.0.0.22:5001".into(),
                 token_env: "VERNIER_TOKEN_B".into(),
+                tls_ca: None,
+                tls_name: None,
                 kind: AgentKind::Latency
             }
         ]
     );
+    assert_eq!(remote.on_agent_loss, crate::scenario::OnAgentLoss::Continue);
     assert_eq!(load("http.yaml").protocol, Protocol::Http);
     let LoadPlan::Slo(slo) = load("synthetic-slo.yaml").load else {
         panic!("an SLO search");
@@ -224,6 +229,8 @@ seed: 42
             AgentSpec::Remote {
                 address: "host3:5001".into(),
                 token_env: "VERNIER_TOKEN".into(),
+                tls_ca: None,
+                tls_name: None,
                 kind: AgentKind::Symmetric
             },
         ]
@@ -392,7 +399,7 @@ fn invalid_scenarios_say_where_and_what() {
             "bad.yaml:7: targets: unknown field; expected one of name, target, protocol, \
              service, workload, transport, agents, workers, cpus, connections, depth, \
              interarrival, load, ci, percentiles, timestamps, interface, limits, sampling, \
-             warmup, alpha, timeout, seed",
+             warmup, alpha, timeout, seed, on_agent_loss",
         ),
         (
             "missing required field",
@@ -498,16 +505,23 @@ fn invalid_scenarios_say_where_and_what() {
             "bad.yaml:8: invalid YAML: duplicate entry with key \"seed\"",
         ),
         (
+            "bad on_agent_loss",
+            "on_agent_loss: retry\n",
+            "bad.yaml:7: on_agent_loss: \"retry\": expected stop (the point ends N/A agent_lost) \
+             or continue (the other agents take over its load)",
+        ),
+        (
             "bad agent entry",
             "agents:\n  - local\n  - remote\n",
             "bad.yaml:9: agents[1]: \"remote\": expected local, {local: {kind: KIND}}, \
-             {address: HOST:PORT, token_env: VAR, kind: KIND} or {ssh: HOST, kind: KIND}",
+             {address: HOST:PORT, token_env: VAR, tls_ca: PEM, tls_name: NAME, kind: KIND} or \
+             {ssh: HOST, kind: KIND}",
         ),
         (
             "misspelt agent field",
             "agents:\n  - address: 10.0.0.1:5001\n    token: SECRET\n",
             "bad.yaml:9: agents[0].token: unknown field; expected one of address, token_env, \
-             kind",
+             tls_ca, tls_name, kind",
         ),
         (
             "bad agent kind",

@@ -15,7 +15,7 @@ use vernier_protocols::{
 use super::error::Context;
 use super::file::{CiFile, File};
 use super::plan;
-use super::{CiTarget, Limits, LoadPlan, Sampling, Scenario, ScenarioError, Warmup};
+use super::{CiTarget, Limits, LoadPlan, OnAgentLoss, Sampling, Scenario, ScenarioError, Warmup};
 
 /// Reported besides the target percentile when the scenario does not say.
 const DEFAULT_PERCENTILES: [f64; 4] = [50.0, 90.0, 99.0, 99.9];
@@ -74,6 +74,18 @@ pub(crate) fn scenario(
         ));
     }
     let timeout = duration_or(context, "timeout", file.timeout, "1s")?;
+    let on_agent_loss = match file.on_agent_loss.as_deref().unwrap_or("stop") {
+        "stop" => OnAgentLoss::Stop,
+        "continue" => OnAgentLoss::Continue,
+        other => {
+            return Err(context.bad(
+                "on_agent_loss",
+                other,
+                "expected stop (the point ends N/A agent_lost) or continue (the other agents \
+                 take over its load)",
+            ));
+        }
+    };
 
     let scenario = Scenario {
         name,
@@ -99,6 +111,7 @@ pub(crate) fn scenario(
         alpha,
         timeout,
         seed: file.seed.unwrap_or(1),
+        on_agent_loss,
     };
     agents_can_run(context, &scenario)?;
     Ok(scenario)

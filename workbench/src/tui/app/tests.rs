@@ -117,6 +117,7 @@ fn events_move_the_steps_and_fill_the_rows() {
                     independence_lag: Some(2),
                     ci_width_us: Some(30.0),
                     samples: 400,
+                    lost: false,
                 };
                 2
             ],

@@ -15,13 +15,22 @@ use super::{opt, rate};
 const RATE_TOLERANCE: f64 = 0.95;
 
 pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
-    let want = app.rate / app.agents.len().max(1) as f64;
+    let is_lost = |a: &super::super::app::AgentRow| a.progress.as_ref().is_some_and(|p| p.lost);
+    let live = app.agents.iter().filter(|a| !is_lost(a)).count();
+    let want = app.rate / live.max(1) as f64;
     let rows: Vec<Row> = app
         .agents
         .iter()
         .enumerate()
         .map(|(i, a)| {
             let p = a.progress.as_ref();
+            if is_lost(a) {
+                return Row::new(vec![
+                    Cell::from(format!("{i}")),
+                    Cell::from(Span::styled("lost ✗", theme.bad())),
+                    Cell::from("its load moved"),
+                ]);
+            }
             let got = p.map_or(0.0, |p| p.achieved_rate);
             let rate_ok = got >= RATE_TOLERANCE * want || app.paused;
             let rate_cell = Cell::from(Span::styled(
@@ -105,6 +114,7 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
             app.agents
                 .iter()
                 .filter_map(|a| a.progress.as_ref())
+                .filter(|p| !p.lost)
                 .map(|p| p.achieved_rate)
                 .sum()
         )

@@ -163,3 +163,19 @@ fn an_accepted_point_is_not_called_certified() {
     assert!(text.contains("~ 2000 req/s accepted by the user"), "{text}");
     assert!(!text.contains("every check passed"), "{text}");
 }
+
+#[test]
+fn a_lost_agent_is_marked_and_the_others_want_its_share() {
+    let mut app = live_at(12.0, false);
+    let mut lost = app.agents[0].clone();
+    if let Some(p) = lost.progress.as_mut() {
+        p.lost = true;
+    }
+    let alive = app.agents[0].clone();
+    app.agents = vec![alive.clone(), alive, lost];
+    let text = screen(&app, 80, 24);
+    assert!(text.contains("2  lost ✗"), "{text}");
+    // Two live agents share 2000 req/s: each wants 1000, and only theirs is counted.
+    assert!(text.contains("1958/1000"), "{text}");
+    assert!(text.contains("(3916 req/s in all)"), "{text}");
+}
