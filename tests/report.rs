@@ -84,6 +84,7 @@ fn result(
     PointResult {
         verdict,
         reasons: Vec::new(),
+        waived: Vec::new(),
         target_rate: rate,
         achieved_rate: rate * 0.998,
         timestamps: "user".into(),

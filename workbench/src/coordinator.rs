@@ -40,6 +40,8 @@ pub struct PointConfig {
     pub lost: Vec<Option<String>>,
     /// What losing an agent does.
     pub on_agent_loss: OnAgentLoss,
+    /// Whether a failed inter-arrival test ends the point, or is only reported.
+    pub interarrival_enforced: bool,
     /// Worker threads per agent (each generates its share of the agent's rate).
     pub workers: usize,
     /// Connections per agent.
@@ -88,6 +90,7 @@ impl PointConfig {
                 .collect(),
             lost: vec![None; scenario.agents.len()],
             on_agent_loss: scenario.on_agent_loss,
+            interarrival_enforced: scenario.interarrival_enforced,
             workers: scenario.workers,
             connections: scenario.connections,
             depth: scenario.depth,

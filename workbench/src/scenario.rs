@@ -81,6 +81,9 @@ pub struct Scenario {
     pub seed: u64,
     /// What a lost agent does to the run.
     pub on_agent_loss: OnAgentLoss,
+    /// Whether a failed inter-arrival test ends the point (`enforce`, the default) or is
+    /// only reported on the result (`report`).
+    pub interarrival_enforced: bool,
 }
 
 /// What a lost agent (killed, partitioned) does to the run.

@@ -213,6 +213,9 @@ pub(crate) fn table(outcome: &Outcome) -> String {
         for r in &point.reasons {
             s.push_str(&format!("    {}: {}\n", r.check, r.detail));
         }
+        for r in &point.waived {
+            s.push_str(&format!("    not enforced, {}: {}\n", r.check, r.detail));
+        }
     }
     if let Some(rate) = outcome.slo_rate {
         s.push_str(&format!("highest load meeting the SLO: {rate:.0} req/s\n"));

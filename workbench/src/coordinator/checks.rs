@@ -82,6 +82,43 @@ pub(crate) fn stationarity(
 /// per worker is `target_mean_ns`: Anderson-Darling with estimated scale for exponential
 /// gaps (SciPy's `anderson(dist="expon")`), the coefficient of variation for fixed gaps,
 /// and the mean alone for other shapes (there is no tabulated AD test for them).
+/// Why gaps of mean `mean` (ns) are not exponential, when the shape says: a floor under
+/// them (the agent cannot send faster than its per-request cost), or too many short ones
+/// (departures in bursts). `None` when neither stands out.
+pub(crate) fn exponential_misfit(gaps_ns: &[f64], mean: f64) -> Option<String> {
+    if gaps_ns.len() < 200 || mean <= 0.0 {
+        return None;
+    }
+    let mut sorted = gaps_ns.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    // The 0.5th percentile: an exponential's is 0.005·mean.
+    let floor = sorted[sorted.len() / 200];
+    let below_floor = 1.0 - (-floor / mean).exp();
+    if floor > 4.0 * 0.005 * mean && below_floor > 0.02 {
+        return Some(format!(
+            "hardly any gap is shorter than {:.1} µs, where an exponential has {:.0}% of its gaps: \
+             each request costs the agent about that much to send, so at this rate per worker \
+             it cannot draw the short gaps (fewer requests per worker, on more cores, would)",
+            floor / 1e3,
+            below_floor * 100.0
+        ));
+    }
+    let short = 0.1 * mean;
+    let expected = 1.0 - (-0.1f64).exp();
+    let seen = sorted.partition_point(|&g| g < short) as f64 / sorted.len() as f64;
+    if seen > 1.5 * expected {
+        return Some(format!(
+            "{:.0}% of the gaps are under {:.1} µs where an exponential has {:.0}%: departures \
+             come in bursts (a worker that waits for a core sends late, then all at once: is \
+             the client shared with the target or other busy threads?)",
+            seen * 100.0,
+            short / 1e3,
+            expected * 100.0
+        ));
+    }
+    None
+}
+
 pub(crate) fn interarrival(
     agent: usize,
     gaps_ns: &[u64],
@@ -160,6 +197,13 @@ pub(crate) fn interarrival(
         detail
     } else {
         format!("{detail}; the mean is {:.0}% off", mean_off * 100.0)
+    };
+    let detail = match (shape, pass) {
+        (InterArrival::Exp, false) => match exponential_misfit(&x, mean) {
+            Some(why) => format!("{detail}; {why}"),
+            None => detail,
+        },
+        _ => detail,
     };
     let check = Check {
         check: CheckKind::Interarrival,
@@ -324,6 +368,60 @@ mod tests {
         (0..n)
             .map(|_| (-mean * (1.0 - rng.random::<f64>()).ln()) as u64)
             .collect()
+    }
+
+    #[test]
+    fn a_send_floor_and_bursts_are_named_when_the_exponential_test_fails() {
+        // An agent that needs 6 µs per request: scheduled exponential gaps of mean 50 µs,
+        // each departure no sooner than 6 µs after the last.
+        let scheduled = exp_gaps(2000, 50_000.0, 3);
+        let (mut due, mut sent, mut last) = (0u64, Vec::new(), 0u64);
+        for g in &scheduled {
+            due += g;
+            let at = due.max(last + 6_000);
+            sent.push(at - last);
+            last = at;
+        }
+        let (check, _) = interarrival(0, &sent[1..], &InterArrival::Exp, 50_000.0, 0.05, 0.05);
+        assert!(!check.pass);
+        assert!(
+            check
+                .detail
+                .contains("hardly any gap is shorter than 6.0 µs"),
+            "{}",
+            check.detail
+        );
+        assert!(
+            check.detail.contains("an exponential has 11%"),
+            "{}",
+            check.detail
+        );
+
+        // Bursts: a fifth of the departures held back and sent right after the next.
+        let mut bursty = exp_gaps(2000, 50_000.0, 4);
+        for pair in bursty.chunks_mut(5) {
+            pair[0] += pair[1].saturating_sub(500);
+            pair[1] = 500;
+        }
+        let (check, _) = interarrival(0, &bursty, &InterArrival::Exp, 50_000.0, 0.05, 0.05);
+        assert!(!check.pass);
+        assert!(
+            check.detail.contains("departures come in bursts"),
+            "{}",
+            check.detail
+        );
+
+        // Exponential gaps get no diagnosis.
+        assert_eq!(
+            exponential_misfit(
+                &exp_gaps(2000, 50_000.0, 5)
+                    .iter()
+                    .map(|&g| g as f64)
+                    .collect::<Vec<_>>(),
+                50_000.0
+            ),
+            None
+        );
     }
 
     #[test]

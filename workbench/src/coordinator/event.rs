@@ -358,6 +358,10 @@ pub struct PointResult {
     pub verdict: Verdict,
     /// Why N/A (empty when converged).
     pub reasons: Vec<Reason>,
+    /// Checks that failed but that the scenario asked only to report
+    /// (`interarrival_check: report`): the result stands with them, not certified by them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub waived: Vec<Reason>,
     /// req/s over all agents.
     pub target_rate: f64,
     /// Replies per second over all agents during the point.

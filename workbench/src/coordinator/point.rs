@@ -145,6 +145,8 @@ pub(crate) struct Point {
     measure_started: Duration,
     measure_received: u64,
     ci_width_us: Option<f64>,
+    /// Failed checks the scenario asked only to report (`interarrival_check: report`).
+    waived: Vec<Reason>,
     result: Option<PointResult>,
 }
 
@@ -178,6 +180,7 @@ impl Point {
             measure_started: at,
             measure_received: 0,
             ci_width_us: None,
+            waived: Vec::new(),
             result: None,
         };
         point.begin_warmup(at, "load applied", out);
@@ -318,6 +321,7 @@ impl Point {
         self.windows.clear();
         self.window_started = at;
         self.interarrival_tries = 0;
+        self.waived.clear();
         self.independent = false;
         self.sampling = self.config.sampling.rate;
         self.wanted = self.config.sampling.samples;
@@ -563,6 +567,8 @@ impl Point {
             }
             check.decision = if check.pass {
                 "fits".into()
+            } else if !self.config.interarrival_enforced {
+                "not enforced (interarrival_check: report): measure anyway, and say so".into()
             } else if self.interarrival_tries + 1 < INTERARRIVAL_TRIES {
                 "test fresh gaps".into()
             } else {
@@ -574,6 +580,27 @@ impl Point {
         self.interarrival_tries += 1;
         if failed.is_empty() {
             self.begin_round(at, "the inter-arrival times fit", out);
+        } else if !self.config.interarrival_enforced {
+            self.waived = failed
+                .iter()
+                .map(|(agent, detail, statistic, pvalue)| Reason {
+                    check: "interarrival".into(),
+                    detail: format!(
+                        "agent {agent}'s departures are not {} (not enforced: interarrival_check: report): {detail}",
+                        self.config.interarrival
+                    ),
+                    figures: figures(&[
+                        ("agent", *agent as f64),
+                        ("statistic", *statistic),
+                        ("pvalue", pvalue.unwrap_or(f64::NAN)),
+                    ]),
+                })
+                .collect();
+            self.begin_round(
+                at,
+                "the inter-arrival test failed and is only reported (interarrival_check: report)",
+                out,
+            );
         } else if self.interarrival_tries < INTERARRIVAL_TRIES {
             for a in &mut self.agents {
                 a.gaps.clear();
@@ -1141,6 +1168,7 @@ impl Point {
         let result = PointResult {
             verdict,
             reasons,
+            waived: self.waived.clone(),
             target_rate: self.config.rate,
             achieved_rate,
             timestamps: self.config.timestamps.clone(),

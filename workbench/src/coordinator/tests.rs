@@ -23,6 +23,7 @@ fn config() -> PointConfig {
         measures: vec![true],
         lost: vec![None],
         on_agent_loss: OnAgentLoss::Stop,
+        interarrival_enforced: true,
         workers: 1,
         connections: 16,
         depth: 1,
@@ -71,6 +72,8 @@ struct FakeAgent {
     dead: bool,
     /// A throughput agent: it loads, and keeps no samples and no gaps.
     loads_only: bool,
+    /// Departures evenly spaced (an agent that cannot draw exponential gaps).
+    regular: bool,
     latency: LatencyFn,
 }
 
@@ -88,6 +91,7 @@ impl FakeAgent {
             slots_bound: false,
             dead: false,
             loads_only: false,
+            regular: false,
             latency: Box::new(latency),
         }
     }
@@ -145,7 +149,11 @@ impl FakeAgent {
                     latency_ns: (l * 1e3) as u64,
                     ..Sample::default()
                 });
-                interarrivals.push((-gap_mean * (1.0 - self.rng.random::<f64>()).ln()) as u64);
+                interarrivals.push(if self.regular {
+                    gap_mean as u64
+                } else {
+                    (-gap_mean * (1.0 - self.rng.random::<f64>()).ln()) as u64
+                });
             }
         }
         self.clock_ns += BATCH.as_nanos() as u64;
@@ -726,4 +734,46 @@ fn a_throughput_agent_loads_but_is_not_waited_for_and_cannot_be_the_last() {
     let result = &c.results()[0];
     assert_eq!(result.verdict, Verdict::NotAvailable);
     assert_eq!(result.reasons[0].check, "agent_lost");
+}
+
+#[test]
+fn interarrival_check_report_measures_anyway_and_the_result_says_so() {
+    for enforced in [true, false] {
+        let mut c = Coordinator::new(
+            PointConfig {
+                interarrival_enforced: enforced,
+                ..config()
+            },
+            &LoadPlan::Fixed(20_000.0),
+        );
+        let mut agent = FakeAgent::new(1, exp_latency(50.0));
+        agent.regular = true;
+        let events = drive(&mut c, &mut agent, Duration::from_secs(60));
+        let result = &c.results()[0];
+        let failed = checks(&events, CheckKind::Interarrival);
+        assert!(
+            failed.iter().all(|c| !c.pass),
+            "regular gaps are not exponential"
+        );
+        if enforced {
+            assert_eq!(result.verdict, Verdict::NotAvailable);
+            assert_eq!(result.reasons[0].check, "interarrival");
+            assert!(result.waived.is_empty());
+        } else {
+            // One test, reported; the measurement goes on to a verdict of its own.
+            assert_eq!(failed.len(), 1);
+            assert!(
+                failed[0].decision.contains("not enforced"),
+                "{}",
+                failed[0].decision
+            );
+            assert_eq!(result.verdict, Verdict::Converged, "{:#?}", result.reasons);
+            assert_eq!(result.waived.len(), 1);
+            assert!(
+                result.waived[0].detail.contains("not enforced"),
+                "{:?}",
+                result.waived
+            );
+        }
+    }
 }

@@ -198,6 +198,7 @@ mod tests {
         PointResult {
             verdict,
             reasons: Vec::new(),
+            waived: Vec::new(),
             target_rate: rate,
             achieved_rate: rate - 1.0,
             timestamps: "user".into(),

@@ -260,6 +260,7 @@ mod tests {
         PointResult {
             verdict,
             reasons: Vec::new(),
+            waived: Vec::new(),
             target_rate: rate,
             achieved_rate: rate * 0.999,
             timestamps: "user".into(),

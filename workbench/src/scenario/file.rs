@@ -41,6 +41,7 @@ pub(crate) struct File {
     pub timeout: Option<String>,
     pub seed: Option<u64>,
     pub on_agent_loss: Option<String>,
+    pub interarrival_check: Option<String>,
 }
 
 /// `ci:`, the answer wanted.

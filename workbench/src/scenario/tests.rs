@@ -399,7 +399,7 @@ fn invalid_scenarios_say_where_and_what() {
             "bad.yaml:7: targets: unknown field; expected one of name, target, protocol, \
              service, workload, transport, agents, workers, cpus, connections, depth, \
              interarrival, load, ci, percentiles, timestamps, interface, limits, sampling, \
-             warmup, alpha, timeout, seed, on_agent_loss",
+             warmup, alpha, timeout, seed, on_agent_loss, interarrival_check",
         ),
         (
             "missing required field",
@@ -503,6 +503,12 @@ fn invalid_scenarios_say_where_and_what() {
             "a field given twice",
             "seed: 1\nseed: 2\n",
             "bad.yaml:8: invalid YAML: duplicate entry with key \"seed\"",
+        ),
+        (
+            "bad interarrival_check",
+            "interarrival_check: warn\n",
+            "bad.yaml:7: interarrival_check: \"warn\": expected enforce (a load the agent cannot \
+             generate is N/A) or report (measure anyway; the result carries the failed test)",
         ),
         (
             "bad on_agent_loss",

@@ -112,6 +112,18 @@ pub(crate) fn scenario(
         timeout,
         seed: file.seed.unwrap_or(1),
         on_agent_loss,
+        interarrival_enforced: match file.interarrival_check.as_deref().unwrap_or("enforce") {
+            "enforce" => true,
+            "report" => false,
+            other => {
+                return Err(context.bad(
+                    "interarrival_check",
+                    other,
+                    "expected enforce (a load the agent cannot generate is N/A) or report \
+                     (measure anyway; the result carries the failed test)",
+                ));
+            }
+        },
     };
     agents_can_run(context, &scenario)?;
     Ok(scenario)

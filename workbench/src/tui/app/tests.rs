@@ -43,6 +43,7 @@ fn result(verdict: Verdict) -> PointResult {
             detail: "wide".into(),
             figures: Default::default(),
         }],
+        waived: Vec::new(),
         target_rate: 20_000.0,
         achieved_rate: 19_990.0,
         timestamps: "kernel".into(),

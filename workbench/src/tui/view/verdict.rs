@@ -138,6 +138,17 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
                 theme.accent(),
             ));
         }
+        for reason in &r.waived {
+            items.push((
+                format!(
+                    "! {} req/s {} not enforced by the scenario: {}",
+                    rate(r.target_rate),
+                    reason.check,
+                    reason.detail
+                ),
+                theme.accent(),
+            ));
+        }
         for reason in &r.reasons {
             items.push((
                 format!(
@@ -151,7 +162,12 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
             items.push((format!("  → {}", reason.suggestion()), theme.accent()));
         }
     }
-    if items.is_empty() && app.results.iter().all(|r| r.verdict == Verdict::Converged) {
+    if items.is_empty()
+        && app
+            .results
+            .iter()
+            .all(|r| r.verdict == Verdict::Converged && r.waived.is_empty())
+    {
         items.push(("every check passed at every point".into(), theme.good()));
     }
     let width = why.width.max(1) as usize;
