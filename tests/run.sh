@@ -16,6 +16,7 @@ declare -A needs=(
   [ip]=iproute2
   [sshd]=openssh-server
   [openssl]=openssl
+  [wrk]=wrk
 )
 missing=()
 for cmd in "${!needs[@]}"; do

@@ -13,6 +13,7 @@ use crate::commands::replay::ReplayArgs;
 use crate::commands::report::ReportArgs;
 use crate::commands::run::RunArgs;
 use crate::commands::serve::ServeArgs;
+use crate::commands::validate::ValidateArgs;
 
 /// vernier: tail latency you can trust, or "N/A" and the reason why.
 #[derive(Debug, Parser)]
@@ -50,6 +51,9 @@ pub enum Command {
     Replay(ReplayArgs),
     /// Tabulate and plot a recorded run: percentiles with CIs, CCDF, latency vs load, checks.
     Report(ReportArgs),
+    /// Measure how close vernier comes to the truth here (the ideal model, the loopback
+    /// floor, other tools) and write docs/RESULTS.md with its plots.
+    Validate(ValidateArgs),
 }
 
 /// A positive duration as scenario files write it (`30s`, `500ms`, `1.5s`), for clap.

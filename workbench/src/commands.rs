@@ -11,6 +11,7 @@ pub(crate) mod replay;
 pub(crate) mod report;
 pub(crate) mod run;
 pub(crate) mod serve;
+pub(crate) mod validate;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -34,6 +35,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
         Command::Serve(args) => serve::run(args),
         Command::Model(args) => model::run(args),
         Command::Report(args) => report::run(args),
+        Command::Validate(args) => validate::run(args),
     }
 }
 

@@ -9,6 +9,7 @@
 //! record's values ([`summarize`], [`ccdf_points`], [`gap_density`]...), tested without a
 //! file system; [`run`] only adds reading the record and writing the files.
 
+mod accuracy;
 mod ccdf;
 mod correlogram;
 mod interarrival;
@@ -25,6 +26,8 @@ use crate::coordinator::{Check, CheckData, CheckKind, Event, EventKind, PointRes
 use crate::error::Error;
 use crate::record::{self, RunRecord};
 
+pub(crate) use accuracy::accuracy_svg;
+pub use accuracy::{AccuracyPoint, AccuracySeries};
 pub use ccdf::{CcdfPoint, DEEPEST, ccdf_points};
 pub use interarrival::{GapDensity, gap_density};
 pub use load::{LoadPoint, load_points};
@@ -306,6 +309,7 @@ mod tests {
         PointResult {
             verdict: Verdict::Converged,
             reasons: Vec::new(),
+            waived: Vec::new(),
             target_rate: rate,
             achieved_rate: rate,
             timestamps: String::new(),
