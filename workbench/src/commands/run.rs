@@ -251,7 +251,8 @@ impl Progress {
             Update::Started { record, timestamps } => Some(format!(
                 "agents ready ({timestamps} timestamps); recording to {}",
                 record.display()
-            )),
+            ))
+            .filter(|_| !self.quiet),
             Update::Event(e) => self.line(e),
         };
         if let Some(line) = line {
