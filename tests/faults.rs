@@ -24,16 +24,7 @@ const UNREACHABLE_CI: &str =
     "ci: {percentile: 99.9, width: 1us}\nlimits: {max_tries: 50, max_duration: 60s}\n";
 
 fn ip(args: &[&str]) {
-    let out = Command::new("ip")
-        .args(args)
-        .output()
-        .expect("ip (iproute2) is needed: tests/run.sh installs it");
-    assert!(
-        out.status.success(),
-        "ip {}: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    support::run_ok("ip", args, None);
 }
 
 fn is_root() -> bool {
@@ -136,11 +127,7 @@ impl Net {
 
     /// Waits for a started process's first stderr line (`listening on ...`).
     fn wait_listening(&mut self, child: usize) {
-        let stderr = self.children[child].stderr.take().unwrap();
-        let mut lines = BufReader::new(stderr).lines();
-        let line = lines.next().expect("a first line").expect("utf-8");
-        assert!(line.contains("listening on"), "{line}");
-        std::thread::spawn(move || lines.for_each(drop));
+        support::listening_addr(&mut self.children[child]);
     }
 
     /// SIGKILL to a started process, by PID (`ip netns exec` execs the command).

@@ -73,15 +73,7 @@ impl AgentProcess {
             .stderr(Stdio::piped())
             .spawn()
             .expect("start vernier agent");
-        let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
-        let line = lines.next().expect("a first line").expect("utf-8");
-        // "vernier agent: listening on ADDR", with " (TLS)" after it when it serves TLS.
-        let addr = line
-            .split_once("listening on ")
-            .and_then(|(_, rest)| rest.split(' ').next())
-            .unwrap_or_else(|| panic!("unexpected first line: {line}"))
-            .to_string();
-        std::thread::spawn(move || lines.for_each(drop));
+        let addr = listening_addr(&mut child);
         AgentProcess { child, addr }
     }
 }
@@ -119,14 +111,9 @@ impl ServeProcess {
             .stderr(Stdio::piped())
             .spawn()
             .expect("start vernier serve");
-        let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
-        let line = lines.next().expect("a first line").expect("utf-8");
-        let addr = line
-            .trim()
-            .strip_prefix("listening on ")
-            .and_then(|a| a.parse().ok())
-            .unwrap_or_else(|| panic!("unexpected first line: {line}"));
-        std::thread::spawn(move || lines.for_each(drop));
+        let addr = listening_addr(&mut child)
+            .parse()
+            .expect("a socket address");
         ServeProcess { child, addr }
     }
 }
@@ -138,23 +125,46 @@ impl Drop for ServeProcess {
     }
 }
 
+/// The address in a started `vernier agent` or `vernier serve`'s first stderr line
+/// ("[vernier agent: ]listening on ADDR[ (TLS)]"); the rest of its stderr is drained.
+#[allow(dead_code)]
+pub fn listening_addr(child: &mut Child) -> String {
+    let mut lines = BufReader::new(child.stderr.take().expect("stderr piped")).lines();
+    let line = lines.next().expect("a first line").expect("utf-8");
+    let addr = line
+        .split_once("listening on ")
+        .and_then(|(_, rest)| rest.split(' ').next())
+        .unwrap_or_else(|| panic!("unexpected first line: {line}"))
+        .to_string();
+    std::thread::spawn(move || lines.for_each(drop));
+    addr
+}
+
+/// Runs `program ARGS` (in `dir`, if given) and asserts it succeeded, showing its stderr
+/// when not.
+#[allow(dead_code)]
+pub fn run_ok(program: &str, args: &[&str], dir: Option<&Path>) {
+    let mut command = Command::new(program);
+    command.args(args);
+    if let Some(dir) = dir {
+        command.current_dir(dir);
+    }
+    let out = command
+        .output()
+        .unwrap_or_else(|e| panic!("{program} is needed (tests/run.sh installs it): {e}"));
+    assert!(
+        out.status.success(),
+        "{program} {}: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// A throwaway CA and an agent certificate it signed, for 127.0.0.1 and `agent.test`,
 /// made with the openssl command in `dir`: (ca.pem, agent.pem, agent.key).
 #[allow(dead_code)]
 pub fn tls_files(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf, std::path::PathBuf) {
-    let openssl = |args: &[&str]| {
-        let out = Command::new("openssl")
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .expect("openssl is needed: tests/run.sh installs it");
-        assert!(
-            out.status.success(),
-            "openssl {}: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
+    let openssl = |args: &[&str]| run_ok("openssl", args, Some(dir));
     let ec = [
         "-newkey",
         "ec",

@@ -43,15 +43,17 @@ pub enum ClientError {
 }
 
 /// The error and its causes, as one line: a TLS failure names the certificate problem only
-/// in its source.
+/// in its source, an SSH failure what ssh said.
 pub fn chain(error: &(dyn std::error::Error + 'static)) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {
+        // Trimmed: ssh's own messages, for one, end with a newline.
         let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
+        let cause_text = cause_text.trim();
+        if !text.contains(cause_text) {
             text.push_str(": ");
-            text.push_str(&cause_text);
+            text.push_str(cause_text);
         }
         source = cause.source();
     }
@@ -84,6 +86,8 @@ pub struct AgentClient {
     authorization: MetadataValue<tonic::metadata::Ascii>,
     session: Option<MetadataValue<tonic::metadata::Ascii>>,
     address: String,
+    /// Whether the channel is TLS (the hint for a mismatch depends on it).
+    tls: bool,
 }
 
 impl AgentClient {
@@ -136,6 +140,7 @@ impl AgentClient {
             authorization,
             session: None,
             address: address.to_string(),
+            tls: tls.is_some(),
         })
     }
 
@@ -165,7 +170,8 @@ impl AgentClient {
         let reply = self
             .inner
             .configure(self.request(config))
-            .await?
+            .await
+            .map_err(|s| self.plain_to_tls_hint(s))?
             .into_inner();
         self.session = Some(
             reply
@@ -174,6 +180,30 @@ impl AgentClient {
                 .map_err(|_| Status::internal("the agent sent an unusable session id"))?,
         );
         Ok(reply)
+    }
+
+    /// A TLS agent answers plain HTTP/2 with a TLS alert, which surfaces as a protocol
+    /// error, a transport error or a cancelled call, never as the agent's own refusal
+    /// (unauthenticated, held, invalid argument...): the first call says what to give.
+    /// The other mismatch, TLS to a plain agent, fails at connect ([`ClientError::Connect`]).
+    fn plain_to_tls_hint(&self, status: Status) -> Status {
+        let transport = matches!(
+            status.code(),
+            tonic::Code::Unknown
+                | tonic::Code::Unavailable
+                | tonic::Code::Cancelled
+                | tonic::Code::Internal
+        );
+        if self.tls || !transport {
+            return status;
+        }
+        Status::new(
+            status.code(),
+            format!(
+                "{}: does the agent serve TLS (--tls-cert)? Then give vernier run --tls-ca, or tls_ca: in the agent's entry",
+                status.message()
+            ),
+        )
     }
 
     /// Starts (or changes) the load.

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use openssh::{ForwardType, KnownHosts, Session, SessionBuilder, Socket, Stdio};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use vernier_agent::client::AgentClient;
+use vernier_agent::client::{AgentClient, chain};
 
 use crate::error::Error;
 
@@ -60,17 +60,7 @@ fn failed(host: &str, what: &str, e: impl std::fmt::Display) -> Error {
 
 /// An SSH error with its causes (what ssh itself said is in the last one).
 fn ssh_failed(host: &str, what: &str, e: &openssh::Error) -> Error {
-    let mut text = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        let line = s.to_string();
-        if !text.contains(line.trim()) {
-            text.push_str(": ");
-            text.push_str(line.trim());
-        }
-        source = s.source();
-    }
-    failed(host, what, text)
+    failed(host, what, chain(e))
 }
 
 /// FNV-1a over the binary: tells builds apart (not a security measure: the copy goes over
@@ -209,9 +199,11 @@ pub async fn deploy(host: &str) -> Result<Deployed, Error> {
                 .map_err(|e| failed(host, "starting the agent", e))?
                 .ok_or_else(|| failed(host, "starting the agent", "it exited before listening"))?;
             if let Some(addr) = line.strip_prefix("vernier agent: listening on ") {
+                // "ADDR", or "ADDR (TLS)".
                 let port = addr
-                    .rsplit(':')
+                    .split(' ')
                     .next()
+                    .and_then(|a| a.rsplit(':').next())
                     .and_then(|p| p.trim().parse::<u16>().ok())
                     .ok_or_else(|| failed(host, "starting the agent", &line))?;
                 return Ok(port);

@@ -134,13 +134,20 @@ impl Link {
         }
     }
 
+    fn closed(&self) -> &AtomicBool {
+        match self {
+            Link::Local { closed, .. } | Link::Remote { closed, .. } => closed,
+        }
+    }
+
     /// Stops forwarding the agent's batches and heartbeats (it was lost).
     fn close(&self) {
-        match self {
-            Link::Local { closed, .. } | Link::Remote { closed, .. } => {
-                closed.store(true, Ordering::Relaxed)
-            }
-        }
+        self.closed().store(true, Ordering::Relaxed);
+    }
+
+    /// Whether the agent was lost (or the link stopped).
+    fn is_closed(&self) -> bool {
+        self.closed().load(Ordering::Relaxed)
     }
 
     async fn stop(self) {
@@ -366,26 +373,7 @@ async fn start_remote(
     let reply = client
         .configure(configure_request(&spec, target_text))
         .await
-        .map_err(|s| {
-            // A TLS agent answers plain HTTP/2 with a TLS alert, which surfaces as a
-            // protocol error, a transport error or a cancelled call: never as an agent's
-            // own refusal (unauthenticated, held, invalid argument...).
-            let transport = matches!(
-                s.code(),
-                tonic::Code::Unknown
-                    | tonic::Code::Unavailable
-                    | tonic::Code::Cancelled
-                    | tonic::Code::Internal
-            );
-            if tls.is_none() && transport {
-                failed(&format!(
-                    "{}: does the agent serve TLS (--tls-cert)? Then give vernier run --tls-ca, or tls_ca: in the agent's entry",
-                    s.message()
-                ))
-            } else {
-                failed(s.message())
-            }
-        })?;
+        .map_err(|s| failed(s.message()))?;
     let stream = client.stream().await.map_err(|s| failed(s.message()))?;
     forward_remote(i, stream, client.clone(), Arc::clone(closed), tx.clone());
     Ok((client, reply.timestamps))
@@ -547,8 +535,6 @@ pub async fn run(
         timestamps: timestamps.clone(),
     });
     let interarrival = scenario.interarrival;
-    // Agents reported lost: no more calls to them, and the others share the load.
-    let mut lost = vec![false; links.len()];
     let mut coordinator = Coordinator::new(
         PointConfig::from_scenario(scenario, &timestamps),
         &scenario.load,
@@ -578,10 +564,11 @@ pub async fn run(
     let mut decision = coordinator.start(started.elapsed());
     loop {
         // Carry out the decision: actions first (the agents wait for nobody), then events.
-        let share = 1.0 / lost.iter().filter(|l| !**l).count().max(1) as f64;
+        // A lost agent's link is closed: no more calls to it, and the others share the load.
+        let share = 1.0 / links.iter().filter(|l| !l.is_closed()).count().max(1) as f64;
         for action in &decision.actions {
             for (i, link) in links.iter_mut().enumerate() {
-                if lost[i] {
+                if link.is_closed() {
                     continue;
                 }
                 if let Err(e) = link.apply(*action, share, &interarrival).await {
@@ -626,7 +613,6 @@ pub async fn run(
         if let Input::AgentLost { agent, .. } = &input
             && let Some(link) = links.get(*agent)
         {
-            lost[*agent] = true;
             link.close();
         }
         decision = coordinator.step(at(), input);

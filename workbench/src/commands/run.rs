@@ -325,5 +325,11 @@ fn verdict_line(r: &PointResult) -> String {
             reason.check, reason.detail
         ));
     }
+    for reason in &r.waived {
+        line.push_str(&format!(
+            "\n             not enforced, {}: {}",
+            reason.check, reason.detail
+        ));
+    }
     line
 }

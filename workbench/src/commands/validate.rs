@@ -23,7 +23,9 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use vernier_agent::calibrate::{CalibrateOptions, Calibration};
-use vernier_fixtures::{ExternalServer, ModelConfig, ServeConfig, ServeProtocol, Server, simulate};
+use vernier_fixtures::{
+    ExternalServer, ModelConfig, ServeConfig, ServeProtocol, Server, find_binary, simulate,
+};
 use vernier_protocols::Dist;
 
 use super::run::run_headless;
@@ -462,14 +464,8 @@ fn other_tools(
                 say(&format!("{target}: not measured: {e}"));
                 rows.push(ToolRow {
                     target,
-                    tool: "-".into(),
                     asked: "-".into(),
-                    achieved: None,
-                    p99_us: None,
-                    p50: "-".into(),
-                    p99: "-".into(),
-                    p999: format!("not measured: {e}"),
-                    open_loop: "-".into(),
+                    ..ToolRow::failed("-", format!("not measured: {e}"))
                 });
                 continue;
             }
@@ -565,18 +561,12 @@ fn tool_output(
     cpu: usize,
     args: &[String],
 ) -> Result<String, String> {
-    let found = std::env::var_os("PATH")
-        .map(|paths| std::env::split_paths(&paths).any(|d| d.join(program).is_file()))
-        .unwrap_or(false);
-    if !found {
-        return Err(format!(
-            "{program} is not installed (apt-get install {package})"
-        ));
-    }
+    let path = find_binary(program)
+        .ok_or_else(|| format!("{program} is not installed (apt-get install {package})"))?;
     let out = Command::new("taskset")
         .arg("-c")
         .arg(cpu.to_string())
-        .arg(program)
+        .arg(path)
         .args(args)
         .output()
         .map_err(|e| format!("{program}: {e}"))?;
@@ -590,17 +580,32 @@ fn tool_output(
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-fn failed_row(tool: &str, asked: &str, why: String) -> ToolRow {
-    ToolRow {
-        target: "",
-        tool: tool.into(),
-        asked: asked.into(),
-        achieved: None,
-        p99_us: None,
-        p50: "-".into(),
-        p99: "-".into(),
-        p999: why,
-        open_loop: "-".into(),
+/// What memaslap, redis-benchmark and wrk are asked for: none of them takes a rate.
+const AS_FAST_AS_IT_GOES: &str = "as fast as it goes (16 conns)";
+
+impl ToolRow {
+    /// A closed-loop tool's row: its rate and the p50, p99 and p99.9 it reports (the
+    /// target is filled in by the caller).
+    fn closed_loop(tool: &str, achieved: Option<f64>, [p50, p99, p999]: [String; 3]) -> ToolRow {
+        ToolRow {
+            target: "",
+            tool: tool.into(),
+            asked: AS_FAST_AS_IT_GOES.into(),
+            achieved,
+            p99_us: None,
+            p50,
+            p99,
+            p999,
+            open_loop: "no: each connection waits for its reply (closed loop)".into(),
+        }
+    }
+
+    /// A tool that could not run, and why.
+    fn failed(tool: &str, why: String) -> ToolRow {
+        ToolRow {
+            open_loop: "-".into(),
+            ..ToolRow::closed_loop(tool, None, ["-".into(), "-".into(), why])
+        }
     }
 }
 
@@ -608,7 +613,6 @@ fn failed_row(tool: &str, asked: &str, why: String) -> ToolRow {
 /// effect in Debian's build, so it cannot be asked for 10k or 50k. Its latency figures are
 /// a log2 histogram, so percentiles are the power-of-two bucket they fall in.
 fn memaslap(addr: SocketAddr, cpu: usize, seconds: u64) -> ToolRow {
-    let asked = "as fast as it goes (16 conns)";
     let args: Vec<String> = [
         "-s".into(),
         addr.to_string(),
@@ -624,7 +628,7 @@ fn memaslap(addr: SocketAddr, cpu: usize, seconds: u64) -> ToolRow {
     .to_vec();
     let text = match tool_output("memcaslap", "libmemcached-tools", cpu, &args) {
         Ok(t) => t,
-        Err(e) => return failed_row("memaslap", asked, e),
+        Err(e) => return ToolRow::failed("memaslap", e),
     };
     let tps = text
         .lines()
@@ -636,17 +640,7 @@ fn memaslap(addr: SocketAddr, cpu: usize, seconds: u64) -> ToolRow {
     let bucket = |p: f64| {
         bucket_of(&buckets, p).map_or("-".into(), |(lo, hi)| format!("[{lo}, {hi}) (log2 bucket)"))
     };
-    ToolRow {
-        target: "",
-        tool: "memaslap".into(),
-        asked: asked.into(),
-        achieved: tps,
-        p99_us: None,
-        p50: bucket(0.5),
-        p99: bucket(0.99),
-        p999: bucket(0.999),
-        open_loop: "no: each connection waits for its reply (closed loop)".into(),
-    }
+    ToolRow::closed_loop("memaslap", tps, [bucket(0.5), bucket(0.99), bucket(0.999)])
 }
 
 /// The `Log2 Dist` histogram after the line starting `section`: (bucket floor µs, count).
@@ -700,7 +694,6 @@ fn bucket_of(buckets: &[(u64, u64)], p: f64) -> Option<(u64, u64)> {
 /// redis-benchmark (GET, 16 connections): no way to ask for a rate; it reports p50 and
 /// p99 (no p99.9) in its CSV.
 fn redis_benchmark(addr: SocketAddr, cpu: usize, requests: u64) -> ToolRow {
-    let asked = "as fast as it goes (16 conns)";
     let args: Vec<String> = [
         "-h".into(),
         addr.ip().to_string(),
@@ -717,7 +710,7 @@ fn redis_benchmark(addr: SocketAddr, cpu: usize, requests: u64) -> ToolRow {
     .to_vec();
     let text = match tool_output("redis-benchmark", "redis-tools", cpu, &args) {
         Ok(t) => t,
-        Err(e) => return failed_row("redis-benchmark", asked, e),
+        Err(e) => return ToolRow::failed("redis-benchmark", e),
     };
     // "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"
     let fields: Vec<f64> = text
@@ -735,23 +728,16 @@ fn redis_benchmark(addr: SocketAddr, cpu: usize, requests: u64) -> ToolRow {
             .get(i)
             .map_or("-".into(), |v| format!("{:.0}", v * 1000.0))
     };
-    ToolRow {
-        target: "",
-        tool: "redis-benchmark".into(),
-        asked: asked.into(),
-        achieved: fields.first().copied(),
-        p99_us: None,
-        p50: ms(3),
-        p99: ms(5),
-        p999: "not reported".into(),
-        open_loop: "no: each connection waits for its reply (closed loop)".into(),
-    }
+    ToolRow::closed_loop(
+        "redis-benchmark",
+        fields.first().copied(),
+        [ms(3), ms(5), "not reported".into()],
+    )
 }
 
 /// wrk (1 thread, 16 connections, `--latency`): no way to ask for a rate (that is wrk2,
 /// not in Debian); it reports p50, p75, p90 and p99.
 fn wrk(addr: SocketAddr, cpu: usize, seconds: u64) -> ToolRow {
-    let asked = "as fast as it goes (16 conns)";
     let args: Vec<String> = [
         "-t1".into(),
         "-c16".into(),
@@ -762,7 +748,7 @@ fn wrk(addr: SocketAddr, cpu: usize, seconds: u64) -> ToolRow {
     .to_vec();
     let text = match tool_output("wrk", "wrk", cpu, &args) {
         Ok(t) => t,
-        Err(e) => return failed_row("wrk", asked, e),
+        Err(e) => return ToolRow::failed("wrk", e),
     };
     let rate = text
         .lines()
@@ -770,26 +756,15 @@ fn wrk(addr: SocketAddr, cpu: usize, seconds: u64) -> ToolRow {
         .and_then(|t| t.trim().parse::<f64>().ok());
     let percentile = |name: &str| {
         text.lines()
-            .find_map(|l| {
-                let t = l.trim();
-                t.strip_prefix(name)
-                    .filter(|_| t.starts_with(name))
-                    .map(|v| v.trim().to_string())
-            })
-            .and_then(|v| wrk_duration_us(&v))
+            .find_map(|l| l.trim().strip_prefix(name))
+            .and_then(|v| wrk_duration_us(v.trim()))
             .map_or("-".into(), |us| format!("{us:.0}"))
     };
-    ToolRow {
-        target: "",
-        tool: "wrk".into(),
-        asked: asked.into(),
-        achieved: rate,
-        p99_us: None,
-        p50: percentile("50%"),
-        p99: percentile("99%"),
-        p999: "not reported".into(),
-        open_loop: "no: each connection waits for its reply (closed loop)".into(),
-    }
+    ToolRow::closed_loop(
+        "wrk",
+        rate,
+        [percentile("50%"), percentile("99%"), "not reported".into()],
+    )
 }
 
 /// wrk's `85.00us`, `1.20ms`, `2.00s`, in µs.

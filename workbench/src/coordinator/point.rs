@@ -215,23 +215,19 @@ impl Point {
     }
 
     /// The agents still with us (not lost), which share the load.
-    fn live(&self) -> Vec<usize> {
-        (0..self.agents.len())
-            .filter(|&i| self.config.lost.get(i).is_none_or(Option::is_none))
-            .collect()
+    fn live(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.agents.len()).filter(|&i| !self.is_lost(i))
     }
 
     /// The live agents that measure (not throughput-only): the samples' checks are theirs.
-    fn measuring(&self) -> Vec<usize> {
+    fn measuring(&self) -> impl Iterator<Item = usize> + '_ {
         self.live()
-            .into_iter()
             .filter(|&i| self.config.measures.get(i).copied().unwrap_or(true))
-            .collect()
     }
 
     /// How many agents share the load.
     fn live_count(&self) -> usize {
-        self.live().len().max(1)
+        self.live().count().max(1)
     }
 
     /// Whether agent `agent` was lost earlier.
@@ -241,7 +237,7 @@ impl Point {
 
     /// Whether the point can go on without agent `agent`: another live agent measures.
     pub(crate) fn can_lose(&self, agent: usize) -> bool {
-        self.state != Phase::Done && self.measuring().iter().any(|&i| i != agent)
+        self.state != Phase::Done && self.measuring().any(|i| i != agent)
     }
 
     /// Goes on without agent `agent` (`on_agent_loss: continue`): the others take over its
@@ -256,20 +252,26 @@ impl Point {
         if let Some(slot) = self.config.lost.get_mut(agent) {
             *slot = Some(detail.to_string());
         }
+        let why = format!(
+            "agent {agent} was lost ({detail}); on_agent_loss: continue, so {} agent(s) take over its load",
+            self.live_count()
+        );
+        self.restart(at, &why, out);
+    }
+
+    /// Starts the methodology again at warm-up after the load changed (a new rate, or an
+    /// agent fewer): what was concluded at the old load no longer holds, and a pause ends.
+    fn restart(&mut self, at: Duration, why: &str, out: &mut Decision) {
+        if let Some(p) = self.paused_at.take() {
+            self.paused_for += at.saturating_sub(p);
+        }
         for a in &mut self.agents {
             a.interarrival = None;
             a.lag = None;
             a.ci_width_us = None;
         }
         self.ci_width_us = None;
-        if let Some(p) = self.paused_at.take() {
-            self.paused_for += at.saturating_sub(p);
-        }
-        let why = format!(
-            "agent {agent} was lost ({detail}); on_agent_loss: continue, so {} agent(s) take over its load",
-            self.live_count()
-        );
-        self.begin_warmup(at, &why, out);
+        self.begin_warmup(at, why, out);
     }
 
     fn event(&self, at: Duration, kind: EventKind, out: &mut Decision) {
@@ -446,7 +448,7 @@ impl Point {
     /// [`TARGET_FAILED_AFTER`]: the target died or restarted; what was measured before is
     /// kept in the record, and the reason says when.
     fn target_failed(&mut self, at: Duration, out: &mut Decision) -> bool {
-        let Some((agent, since, errors, connects)) = self.live().into_iter().find_map(|i| {
+        let Some((agent, since, errors, connects)) = self.live().find_map(|i| {
             let (since, e, c) = self.agents[i].failing_since?;
             (at.saturating_sub(since) >= TARGET_FAILED_AFTER).then_some((i, since, e, c))
         }) else {
@@ -539,17 +541,13 @@ impl Point {
         let wanted = self.config.sampling.interarrival_samples;
         // Throughput agents keep no samples, so no gaps either: the measuring agents' gaps
         // are tested.
-        let measuring = self.measuring();
-        if measuring
-            .iter()
-            .any(|&i| self.agents[i].gaps.len() < wanted)
-        {
+        if self.measuring().any(|i| self.agents[i].gaps.len() < wanted) {
             return;
         }
         let per_worker = self.config.rate / (self.live_count() * self.config.workers) as f64;
         let target_mean_ns = 1e9 / per_worker;
         let mut failed = Vec::new();
-        for i in measuring {
+        for i in self.measuring().collect::<Vec<_>>() {
             let gaps: Vec<u64> = {
                 let g = &self.agents[i].gaps;
                 g[g.len() - wanted..].to_vec()
@@ -657,8 +655,7 @@ impl Point {
     fn measure_tick(&mut self, at: Duration, out: &mut Decision) {
         if self
             .measuring()
-            .iter()
-            .any(|&i| self.agents[i].samples.len() < self.wanted)
+            .any(|i| self.agents[i].samples.len() < self.wanted)
         {
             return;
         }
@@ -676,7 +673,7 @@ impl Point {
     fn check_independence(&mut self, at: Duration, out: &mut Decision) -> bool {
         let mut worst = 1usize;
         let mut stuck = None;
-        for i in self.measuring() {
+        for i in self.measuring().collect::<Vec<_>>() {
             let x = self.agents[i].latencies_in_send_order();
             let (mut check, lag) = checks::independence(i, &x, self.config.alpha);
             self.agents[i].lag = lag;
@@ -748,7 +745,7 @@ impl Point {
     fn check_stationarity(&mut self, at: Duration, out: &mut Decision) -> bool {
         let mut failed = Vec::new();
         let mut all = Vec::new();
-        for i in self.measuring() {
+        for i in self.measuring().collect::<Vec<_>>() {
             let x = self.agents[i].latencies_in_send_order();
             let check = checks::stationarity(
                 CheckKind::Stationarity,
@@ -790,8 +787,7 @@ impl Point {
     fn seconds_to_collect(&self, wanted: usize) -> f64 {
         let fewest = self
             .measuring()
-            .iter()
-            .map(|&i| self.agents[i].samples.len())
+            .map(|i| self.agents[i].samples.len())
             .min()
             .unwrap_or(0);
         let per_agent = self.config.rate / self.live_count() as f64 * self.sampling;
@@ -823,7 +819,7 @@ impl Point {
         let min_n = min_samples_for_ci(p / 100.0, conf).unwrap_or(usize::MAX);
         // Each agent's interval.
         let mut intervals = Vec::new();
-        let measuring = self.measuring();
+        let measuring: Vec<usize> = self.measuring().collect();
         let measuring_count = measuring.len().max(1);
         for i in measuring {
             let mut x = self.agents[i].latencies_in_send_order();
@@ -1059,17 +1055,8 @@ impl Point {
         if self.state == Phase::Done {
             return;
         }
-        if let Some(p) = self.paused_at.take() {
-            self.paused_for += at.saturating_sub(p);
-        }
         self.config.rate = rate;
-        for a in &mut self.agents {
-            a.interarrival = None;
-            a.lag = None;
-            a.ci_width_us = None;
-        }
-        self.ci_width_us = None;
-        self.begin_warmup(at, "load changed by the user", out);
+        self.restart(at, "load changed by the user", out);
     }
 
     /// Adds the scenario's allowance to this point's limits once more; the new limits.
