@@ -276,3 +276,42 @@ fn bad_inputs_are_refused_with_file_line_and_value() {
         &["confidence", "1.5"],
     );
 }
+
+/// Each percentile carries the interval valid under dependence beside the order-statistic
+/// one: as wide on independent samples, wider on a series whose values come in runs, and
+/// null with the reason (and the samples needed) when there are too few.
+#[test]
+fn percentiles_carry_the_ci_under_dependence() {
+    let dir = tempfile::tempdir().unwrap();
+    // Runs of 200 equal-ish values: strongly dependent.
+    let runs: Vec<f64> = (0..50_000)
+        .map(|i| 100.0 + ((i / 200 * 7919) % 1009) as f64 / 10.0 + (i % 7) as f64 / 100.0)
+        .collect();
+    let path = write_lines(dir.path(), "runs.txt", &runs);
+    let out = json(&vernier(&["analyze", path.to_str().unwrap()]));
+    let p50 = out["percentiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["p"] == 0.5)
+        .unwrap();
+    let dep = &p50["ci_under_dependence"];
+    assert_eq!(dep["method"], "batched-indicator", "{p50}");
+    assert!(dep["batch_size"].as_u64().unwrap() >= 200, "{p50}");
+    assert!(dep["batches"].as_u64().unwrap() >= 10, "{p50}");
+    let width = |lo: &Value, hi: &Value| hi.as_f64().unwrap() - lo.as_f64().unwrap();
+    assert!(
+        width(&dep["low"], &dep["high"]) > 3.0 * width(&p50["ci_low"], &p50["ci_high"]),
+        "{p50}"
+    );
+    // p99.99 from 50,000 samples: no interval under dependence, and why.
+    let p9999 = out["percentiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["p"] == 0.9999)
+        .unwrap();
+    assert!(p9999["ci_under_dependence"].is_null(), "{p9999}");
+    let reason = p9999["ci_under_dependence_reason"].as_str().unwrap();
+    assert!(reason.contains("samples needed"), "{reason}");
+}

@@ -15,7 +15,8 @@ use support::vernier;
 use vernier_agent::Sample;
 use vernier_stats::{percentile, percentile_ci, sort_samples};
 use vernier_workbench::coordinator::{
-    Check, CheckData, CheckKind, Event, EventKind, PercentileResult, PointResult, Reason, Verdict,
+    Check, CheckData, CheckKind, Event, EventKind, PercentileResult, PointResult, Reason,
+    SchedulePercentile, Verdict,
 };
 use vernier_workbench::record::{FORMAT, Machine, Recorder, RunRecord};
 
@@ -70,6 +71,7 @@ fn percentiles(samples: &[Sample]) -> Vec<PercentileResult> {
                 value: percentile(&sorted, p / 100.0).unwrap(),
                 ci_low: ci.map(|c| c.0),
                 ci_high: ci.map(|c| c.1),
+                dependence: None,
             }
         })
         .collect()
@@ -92,12 +94,14 @@ fn result(
         sampling_rate: 0.2,
         duration_s: 12.0,
         percentiles,
+        from_schedule: Vec::new(),
         target_percentile: 99.0,
         ci_width_us: Some(3.0),
         tries: 1,
         min_samples: 299,
         round: 1,
         agents: Vec::new(),
+        host: Vec::new(),
         record: None,
     }
 }
@@ -183,6 +187,16 @@ fn sweep(dir: &Path) -> Vec<PointResult> {
             .event(&interarrival(&mut rng, point, rate))
             .unwrap();
         let mut r = result(rate, Verdict::Converged, n, percentiles(&measured));
+        // From the schedule, each request waited 5 µs more per point of load.
+        r.from_schedule = r
+            .percentiles
+            .iter()
+            .map(|q| SchedulePercentile {
+                p: q.p,
+                value: q.value + 5.0 * point as f64,
+                actual: q.value,
+            })
+            .collect();
         if point == 0 {
             recorder
                 .event(&independence(point, rate, vec![(1, 0.004, 0.6)], true))
@@ -262,8 +276,9 @@ fn a_sweep_gets_its_table_and_every_plot() {
             lines[header]
         );
     }
+    // Each point's row, and under it the same percentiles from the schedule.
     for (i, r) in results.iter().enumerate() {
-        let row = lines[header + 1 + i];
+        let row = lines[header + 1 + 2 * i];
         assert!(row.trim_start().starts_with(&i.to_string()), "{row}");
         assert!(row.contains(&format!("{:.0}", r.target_rate)), "{row}");
         assert!(row.contains(&format!("{:.1}", r.achieved_rate)), "{row}");
@@ -274,15 +289,25 @@ fn a_sweep_gets_its_table_and_every_plot() {
         for p in &r.percentiles[..3] {
             assert!(row.contains(&cell(p)), "{} missing from {row}", cell(p));
         }
+        let under = lines[header + 2 + 2 * i];
+        assert!(under.trim_start().starts_with("from schedule"), "{under}");
+        for s in &r.from_schedule[..3] {
+            let cell = format!("{:.1} ({:.1} actual)", s.value, s.actual);
+            assert!(under.contains(&cell), "{cell} missing from {under}");
+        }
     }
     // The N/A point: its p99.9 had too few samples for a CI, and its reason is under it.
     assert!(results[2].percentiles[2].ci_low.is_none());
-    assert!(lines[header + 3].contains("(no CI)"));
+    assert!(lines[header + 5].contains("(no CI)"));
     assert_eq!(
-        lines[header + 4].trim(),
+        lines[header + 7].trim(),
         "N/A: independence: Spearman ρ at lag 1 = 0.3100: still correlated at lag 3"
     );
     assert!(stdout.contains("verdict: n/a"));
+    assert!(
+        stdout.contains("from schedule: every request timed from its scheduled departure"),
+        "{stdout}"
+    );
 
     let report = run.join("report");
     let expected = [
@@ -316,6 +341,10 @@ fn a_sweep_gets_its_table_and_every_plot() {
     let load = svg(&report.join("latency-vs-load.svg"));
     assert!(load.contains("p99 latency vs achieved load"));
     assert!(load.contains("converged") && load.contains("n/a"));
+    assert!(
+        load.contains("p99 from schedule"),
+        "the second series' legend entry"
+    );
 
     let gaps = svg(&report.join("interarrival-p1-a0.svg"));
     assert!(gaps.contains("Inter-departure gaps: point 1 (20000 req/s), agent 0"));
@@ -351,6 +380,10 @@ fn json_says_the_same_and_out_puts_the_plots_elsewhere() {
         json["points"][0]["percentiles"][1]["ci_high"].as_f64(),
         results[0].percentiles[1].ci_high
     );
+    let scheduled = json["points"][2]["from_schedule"][1]["value"]
+        .as_f64()
+        .unwrap();
+    assert!((scheduled - results[2].from_schedule[1].value).abs() < 1e-6);
     let plots: Vec<PathBuf> = json["plots"]
         .as_array()
         .unwrap()
@@ -395,6 +428,7 @@ fn a_run_without_samples_skips_the_ccdf_with_a_note() {
             value: v,
             ci_low: Some(v - 1.0),
             ci_high: Some(v + 1.0),
+            dependence: None,
         }]
     };
     recorder

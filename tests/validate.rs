@@ -33,6 +33,8 @@ fn the_quick_harness_writes_results_with_every_section_and_plot() {
         "## 3. The methodology's own dynamics",
         "## Where vernier is off, and why",
         "vernier validate --quick",
+        "## Coverage of the confidence intervals",
+        "| M/M/1 ρ = 0.8 | p99 |",
     ] {
         assert!(text.contains(section), "{section} missing:\n{text}");
     }

@@ -9,6 +9,8 @@
 //!   bearer token on every call, one coordinator at a time, and a lease.
 //! - [`calibrate`]: this host's floor: clock cost, loopback ping-pong RTT, timestamp
 //!   sources, and the host's own jitter.
+//! - [`HostProbe`]: the host's stalls during a run, from how late a sleeping thread's
+//!   timer wake-ups come (no spinning), as a [`StallReport`].
 
 pub mod calibrate;
 #[allow(unsafe_code)]
@@ -21,7 +23,9 @@ pub mod wire;
 mod config;
 mod engine;
 mod measure;
+mod probe;
 
 pub use config::{AgentKind, ConfigError, LoadSpec, Workload};
 pub use engine::{Engine, EngineError};
 pub use measure::{Batch, Counters, Outcome, RequestKind, Sample, histogram};
+pub use probe::{DEFAULT_PERIOD, HostProbe, NOT_OURS_NS, STALL_NS, StallReport, fmt_late};

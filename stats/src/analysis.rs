@@ -4,6 +4,7 @@ use serde::Serialize;
 
 use crate::adf::{Adf, AdfOptions, CriticalValues, Regression, adf};
 use crate::anderson::{AndersonDarling, anderson_exponential};
+use crate::dependent::{DependentCi, percentile_ci_dependent};
 use crate::error::StatsError;
 use crate::percentile::{percentile, percentile_ci, sort_samples};
 use crate::spearman::{Correlation, decorrelation_lag, default_lag_ladder};
@@ -50,6 +51,13 @@ pub struct PercentileEstimate {
     /// Why there is no interval.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ci_note: Option<String>,
+    /// The interval valid for autocorrelated, stationary samples
+    /// ([`crate::percentile_ci_dependent`]); `None` when the samples are too few for the
+    /// dependence they show.
+    pub ci_under_dependence: Option<DependentCi>,
+    /// Why there is no such interval, with the samples that would do.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ci_under_dependence_reason: Option<String>,
 }
 
 /// A part of the analysis that either ran or says why it could not.
@@ -273,21 +281,30 @@ pub fn analyze(
         .iter()
         .map(|&p| {
             let value = percentile(&sorted, p).unwrap_or(f64::NAN);
-            match percentile_ci(&sorted, p, options.confidence) {
-                Ok((lo, hi)) => PercentileEstimate {
-                    p,
-                    value,
-                    ci_low: Some(lo),
-                    ci_high: Some(hi),
-                    ci_note: None,
-                },
-                Err(e) => PercentileEstimate {
-                    p,
-                    value,
-                    ci_low: None,
-                    ci_high: None,
-                    ci_note: Some(e.to_string()),
-                },
+            let (ci_under_dependence, ci_under_dependence_reason) =
+                match percentile_ci_dependent(samples, &sorted, p, options.confidence) {
+                    Ok(Ok(ci)) => (Some(ci), None),
+                    Ok(Err(need)) => (
+                        None,
+                        Some(format!(
+                            "{}: about {} samples needed, have {}",
+                            need.reason, need.needed, need.have
+                        )),
+                    ),
+                    Err(e) => (None, Some(e.to_string())),
+                };
+            let (ci_low, ci_high, ci_note) = match percentile_ci(&sorted, p, options.confidence) {
+                Ok((lo, hi)) => (Some(lo), Some(hi), None),
+                Err(e) => (None, None, Some(e.to_string())),
+            };
+            PercentileEstimate {
+                p,
+                value,
+                ci_low,
+                ci_high,
+                ci_note,
+                ci_under_dependence,
+                ci_under_dependence_reason,
             }
         })
         .collect();

@@ -10,6 +10,7 @@
 //! | --- | --- | --- |
 //! | what is the p-th percentile? | [`percentile`] | NumPy's default (Hyndman-Fan type 7) |
 //! | how sure are we of it? | [`percentile_ci`] | order statistics (Le Boudec) |
+//! | ... when the samples are autocorrelated? | [`percentile_ci_dependent`] | batched indicators (Heidelberger & Lewis; LBATCH; Sequest's adjustment) |
 //! | are the inter-arrivals exponential? | [`anderson_exponential`], [`anderson_exponential_known`] | SciPy's `anderson`; Marsaglia & Marsaglia 2004 |
 //! | are the samples independent? | [`spearman_lag`], [`decorrelation_lag`] | SciPy's `spearmanr` |
 //! | is the series stationary? | [`adf`] | statsmodels' `adfuller`, MacKinnon p-values |
@@ -28,6 +29,7 @@
 mod adf;
 mod analysis;
 mod anderson;
+mod dependent;
 mod error;
 mod kernels;
 mod percentile;
@@ -41,6 +43,9 @@ pub use analysis::{
 pub use anderson::{
     AndersonDarling, AndersonDarlingKnown, SIGNIFICANCE_LEVELS, anderson_exponential,
     anderson_exponential_known,
+};
+pub use dependent::{
+    BATCHED_INDICATOR, DependentCi, MIN_BATCHES, MIN_EFFECTIVE_TAIL, NeedMore, percentile_ci_dependent,
 };
 pub use error::StatsError;
 pub use percentile::{

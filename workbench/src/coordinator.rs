@@ -13,17 +13,19 @@
 mod checks;
 mod event;
 mod point;
+mod policy;
+mod schedule;
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use vernier_agent::Batch;
+use vernier_agent::{Batch, StallReport};
 use vernier_protocols::InterArrival;
 
 pub use event::*;
 
 use crate::scenario::{
-    CiTarget, Limits, LoadPlan, OnAgentLoss, Sampling, Scenario, SloSearch, Warmup,
+    CiTarget, Limits, LoadPlan, Method, OnAgentLoss, Sampling, Scenario, SloSearch, Warmup,
 };
 use point::Point;
 
@@ -50,6 +52,8 @@ pub struct PointConfig {
     pub depth: usize,
     /// The arrival process.
     pub interarrival: InterArrival,
+    /// Which methodology decides.
+    pub method: Method,
     /// The answer wanted.
     pub ci: CiTarget,
     /// Percentiles reported.
@@ -95,6 +99,7 @@ impl PointConfig {
             connections: scenario.connections,
             depth: scenario.depth,
             interarrival: scenario.interarrival,
+            method: scenario.method,
             ci,
             percentiles: scenario.percentiles.clone(),
             limits: scenario.limits,
@@ -131,6 +136,10 @@ pub enum Input {
         /// Why, in words.
         detail: String,
     },
+    /// How late the session's host probes' timer wake-ups came since the last such input
+    /// (one report per probe, always in the same order): the host's stalls, measured beside
+    /// the load. The current point keeps what arrives while it measures.
+    Host(Vec<StallReport>),
 }
 
 /// What the user can ask at any time.
@@ -283,6 +292,7 @@ impl Coordinator {
         match input {
             Input::Batch { agent, batch } => point.batch(at, agent, &batch, &mut out),
             Input::Tick => point.tick(at, &mut out),
+            Input::Host(reports) => point.add_host(&reports),
             Input::Command(command) => {
                 let text = match command {
                     UserCommand::Continue => {

@@ -307,23 +307,12 @@ mod tests {
 
     fn result(rate: f64) -> PointResult {
         PointResult {
-            verdict: Verdict::Converged,
-            reasons: Vec::new(),
-            waived: Vec::new(),
-            target_rate: rate,
-            achieved_rate: rate,
             timestamps: String::new(),
             samples: 0,
-            sampling_rate: 1.0,
             duration_s: 0.0,
-            percentiles: Vec::new(),
-            target_percentile: 99.0,
             ci_width_us: None,
-            tries: 1,
             min_samples: 0,
-            round: 1,
-            agents: Vec::new(),
-            record: None,
+            ..PointResult::example(rate, Verdict::Converged, Vec::new())
         }
     }
 

@@ -13,7 +13,7 @@ use tokio::sync::mpsc;
 use vernier_agent::client::{AgentClient, ClientTls};
 use vernier_agent::sys::TimestampMode;
 use vernier_agent::wire::pb;
-use vernier_agent::{AgentKind, Batch, Engine, LoadSpec, Workload};
+use vernier_agent::{AgentKind, Batch, DEFAULT_PERIOD, Engine, HostProbe, LoadSpec, Workload};
 use vernier_protocols::InterArrival;
 
 use crate::coordinator::{
@@ -25,6 +25,9 @@ use crate::scenario::{AgentSpec, Scenario};
 
 /// How often the coordinator is told that time passed.
 const TICK: Duration = Duration::from_millis(25);
+/// How often the host probes' reports go to the coordinator: a few hundred wake-ups each,
+/// enough for a p99, and few enough inputs to cost nothing.
+const HOST_EVERY: Duration = Duration::from_millis(500);
 /// How often remote agents' leases are renewed (their lease is three times longer).
 const HEARTBEAT: Duration = Duration::from_secs(1);
 /// The lease asked of remote agents: a coordinator that vanishes stops their load soon.
@@ -492,6 +495,25 @@ fn forward_remote(
     });
 }
 
+/// The session's host probes, in the order of their reports: the local agents' first core
+/// when the scenario pins workers (the stalls a worker suffers), then the coordinator's
+/// own unpinned thread. Remote agents' hosts are not probed: that would need the agent to
+/// run a probe and ship its reports, which it does not. A probe that cannot start is left
+/// out, and the run goes on without its figure.
+fn start_probes(scenario: &Scenario) -> Vec<HostProbe> {
+    let local = scenario
+        .agents
+        .iter()
+        .any(|a| matches!(a, AgentSpec::Local { .. }));
+    let pinned = scenario.cpus.first().copied().filter(|_| local);
+    pinned
+        .map(Some)
+        .into_iter()
+        .chain([None])
+        .filter_map(|cpu| HostProbe::start(cpu, DEFAULT_PERIOD).ok())
+        .collect()
+}
+
 /// Runs `scenario` to its verdict. `commands` carries the user's commands (closing it is
 /// not a quit); Ctrl-C and SIGTERM quit. Every update goes to `watch`.
 pub async fn run(
@@ -539,6 +561,9 @@ pub async fn run(
         PointConfig::from_scenario(scenario, &timestamps),
         &scenario.load,
     );
+    let probes = start_probes(scenario);
+    let mut host_tick = tokio::time::interval(HOST_EVERY);
+    host_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let started = Instant::now();
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -607,6 +632,9 @@ pub async fn run(
                     ctrl_c_armed = false;
                     Input::Command(UserCommand::Quit)
                 }
+                _ = host_tick.tick(), if !probes.is_empty() => {
+                    Input::Host(probes.iter().map(HostProbe::take).collect())
+                }
                 _ = tick.tick() => Input::Tick,
             }
         };
@@ -624,6 +652,8 @@ pub async fn run(
     for link in links {
         link.stop().await;
     }
+    // Each stops within a period (1 ms).
+    drop(probes);
     let verdict = coordinator.verdict().unwrap_or(Verdict::NotAvailable);
     let slo_rate = coordinator.slo_rate();
     let record = match recorder.finish(slo_rate, Some(verdict)) {

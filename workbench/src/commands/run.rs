@@ -11,7 +11,7 @@ use serde::Serialize;
 use tokio::sync::mpsc;
 
 use super::print_json;
-use crate::coordinator::{Event, EventKind, Phase, PointResult, Verdict};
+use crate::coordinator::{Event, EventKind, Phase, PointResult, Verdict, probe_name};
 use crate::error::Error;
 use crate::scenario::{LoadPlan, Override, Scenario};
 use crate::session::{self, Outcome, SessionOptions, Update};
@@ -182,7 +182,8 @@ pub(crate) fn print_outcome(
     }
 }
 
-/// The result as a table for people.
+/// The result as a table for people: a row per point, under it the same percentiles timed
+/// from the scheduled departures (beside the actual ones), then any reasons.
 pub(crate) fn table(outcome: &Outcome) -> String {
     let mut s = String::new();
     let ps: Vec<f64> = outcome
@@ -210,6 +211,17 @@ pub(crate) fn table(outcome: &Outcome) -> String {
             s.push_str(&format!(" {:>26}", point.percentile_text(*p)));
         }
         s.push('\n');
+        if !point.from_schedule.is_empty() {
+            // Under the four leading columns (42 characters wide).
+            s.push_str(&format!("{:>42}", "from schedule"));
+            for p in &ps {
+                let cell = point.from_schedule(*p).map_or("-".to_string(), |q| {
+                    format!("{:.1} ({:.1} actual)", q.value, q.actual)
+                });
+                s.push_str(&format!(" {cell:>26}"));
+            }
+            s.push('\n');
+        }
         for r in &point.reasons {
             s.push_str(&format!("    {}: {}\n", r.check, r.detail));
         }
@@ -288,13 +300,14 @@ impl Progress {
                 self.last_progress = e.at;
                 let rate: f64 = p.agents.iter().map(|a| a.achieved_rate).sum();
                 Some(format!(
-                    "{head}  measuring: {:.0} req/s, {} samples of {} per agent at {:.2}%, CI width {} (target {:.1} µs), ETA {}",
+                    "{head}  measuring: {:.0} req/s, {} samples of {} per agent at {:.2}%, CI width {} (target {}), ETA {}",
                     rate,
                     p.samples,
                     p.samples_wanted,
                     p.sampling_rate * 100.0,
                     p.ci_width_us.map_or("-".into(), |w| format!("{w:.1} µs")),
-                    p.ci_target_us,
+                    p.ci_target_us
+                        .map_or("-".into(), |t| format!("{t:.1} µs")),
                     p.eta_s
                         .map_or("-".into(), |s| format!("{:.1}s", s.max(0.0)))
                 ))
@@ -312,8 +325,13 @@ fn verdict_line(r: &PointResult) -> String {
             (Some(lo), Some(hi)) => format!("p{} = {:.1} µs [{:.1}, {:.1}]", t.p, t.value, lo, hi),
             _ => format!("p{} = {:.1} µs (no CI)", t.p, t.value),
         });
+    let scheduled = r
+        .from_schedule(r.target_percentile)
+        .map_or(String::new(), |q| {
+            format!(", {:.1} µs from schedule", q.value)
+        });
     let mut line = format!(
-        "{}: {target}; achieved {:.0} req/s, {} samples, {:.1}s",
+        "{}: {target}{scheduled}; achieved {:.0} req/s, {} samples, {:.1}s",
         r.verdict.name(),
         r.achieved_rate,
         r.samples,
@@ -331,5 +349,102 @@ fn verdict_line(r: &PointResult) -> String {
             reason.check, reason.detail
         ));
     }
+    for host in &r.host {
+        line.push_str(&format!(
+            "\n             host ({}): {host}",
+            probe_name(host)
+        ));
+    }
     line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::coordinator::{PercentileResult, SchedulePercentile};
+
+    fn point(rate: f64, from_schedule: Vec<SchedulePercentile>) -> PointResult {
+        let percentiles = [(50.0, 12.3), (99.0, 45.1)]
+            .into_iter()
+            .map(|(p, v)| PercentileResult::example(p, v, Some((v - 1.0, v + 1.0))))
+            .collect();
+        PointResult {
+            sampling_rate: 0.2,
+            duration_s: 8.0,
+            from_schedule,
+            ..PointResult::example(rate, Verdict::Converged, percentiles)
+        }
+    }
+
+    #[test]
+    fn the_table_shows_the_percentiles_from_the_schedule_under_each_point() {
+        let scheduled = vec![
+            SchedulePercentile {
+                p: 50.0,
+                value: 12.6,
+                actual: 12.4,
+            },
+            SchedulePercentile {
+                p: 99.0,
+                value: 1234.5,
+                actual: 45.3,
+            },
+        ];
+        let outcome = Outcome {
+            // The second point is from a record that predates the figures.
+            points: vec![point(1000.0, scheduled), point(2000.0, Vec::new())],
+            slo_rate: None,
+            verdict: Verdict::Converged,
+            record: PathBuf::from("runs/x"),
+            timestamps: "user".into(),
+            record_error: None,
+        };
+        let text = table(&outcome);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[1].contains("45.1 [44.1, 46.1]"), "{text}");
+        assert_eq!(
+            lines[2],
+            format!(
+                "{:>42} {:>26} {:>26}",
+                "from schedule", "12.6 (12.4 actual)", "1234.5 (45.3 actual)"
+            ),
+            "{text}"
+        );
+        assert!(lines[3].trim_start().starts_with("2000"), "{text}");
+        assert!(lines[4].starts_with("verdict: converged"), "{text}");
+        assert_eq!(text.matches("from schedule").count(), 1, "{text}");
+
+        let line = verdict_line(&outcome.points[0]);
+        assert!(
+            line.starts_with("converged: p99 = 45.1 µs [44.1, 46.1], 1234.5 µs from schedule;"),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn the_verdict_line_has_a_line_per_host_probe() {
+        let mut r = point(1000.0, Vec::new());
+        assert!(!verdict_line(&r).contains("host"));
+        for cpu in [Some(1), None] {
+            let mut probe = vernier_agent::StallReport::default();
+            probe.cpu = cpu;
+            probe.period_us = 1000.0;
+            probe.seconds = 10.0;
+            probe.wakeups = 9_990;
+            probe.late_p50_us = 55.0;
+            probe.late_p99_us = 1_200.0;
+            probe.late_max_us = 3_400.0;
+            probe.stalls_over_1ms = 7;
+            probe.stalled_share = 0.013;
+            r.host.push(probe);
+        }
+        let line = verdict_line(&r);
+        let lines: Vec<&str> = line.lines().collect();
+        assert_eq!(lines.len(), 3, "{line}");
+        assert_eq!(
+            lines[1],
+            "             host (cpu 1): wake-ups 1 ms apart came p50 55 µs, p99 1.2 ms, max 3.4 ms late; 7 stalls > 1 ms in 10.0 s (1.3% of the time)"
+        );
+        assert!(lines[2].starts_with("             host (coordinator): wake-ups"));
+    }
 }

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+use vernier_agent::StallReport;
 
 /// One thing the coordinator did or found.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -100,6 +101,8 @@ pub enum CheckKind {
     Agreement,
     /// The combined CI of the target percentile is narrow enough.
     Confidence,
+    /// The client's late departures do not move the target percentile (`method: vernier`).
+    Departures,
 }
 
 impl CheckKind {
@@ -113,6 +116,7 @@ impl CheckKind {
             CheckKind::Stationarity => "stationarity",
             CheckKind::Agreement => "agreement",
             CheckKind::Confidence => "confidence",
+            CheckKind::Departures => "departures",
         }
     }
 }
@@ -178,8 +182,10 @@ pub struct Progress {
     pub sampling_rate: f64,
     /// The combined CI width of the target percentile at the last check, µs.
     pub ci_width_us: Option<f64>,
-    /// The target width, µs.
-    pub ci_target_us: f64,
+    /// The target width, µs; `None` while a width relative to the percentile has no
+    /// estimate to be relative to.
+    #[serde(default)]
+    pub ci_target_us: Option<f64>,
     /// Measurement rounds so far.
     pub tries: u32,
     /// Seconds until the current round has its samples, if measuring.
@@ -195,6 +201,10 @@ pub struct Progress {
     /// of samples above it) at 50%, 20%, 10%, 5%... down to what the samples can show.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ccdf: Vec<(f64, f64)>,
+    /// The host's stalls seen by each probe while the current round measured (see
+    /// [`PointResult::host`]); empty outside measurement or without probes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub host: Vec<StallReport>,
 }
 
 /// One agent's live figures over the last half second.
@@ -314,6 +324,53 @@ pub struct PercentileResult {
     pub ci_low: Option<f64>,
     /// The CI's high end.
     pub ci_high: Option<f64>,
+    /// How the CI allows for autocorrelation (`method: vernier`); absent for the iid
+    /// order-statistic CI (`method: lancet`, on samples thinned until independent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dependence: Option<CiDependence>,
+}
+
+/// How a percentile's CI was made valid for autocorrelated samples.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CiDependence {
+    /// The method (`batched-indicator`).
+    pub method: String,
+    /// Samples per batch.
+    pub batch_size: usize,
+    /// Batches.
+    pub batches: usize,
+    /// How much the dependence inflated the variance (1: none seen).
+    pub variance_inflation: f64,
+}
+
+impl CiDependence {
+    /// From the statistic's answer.
+    pub fn of(ci: &vernier_stats::DependentCi) -> CiDependence {
+        CiDependence {
+            method: ci.method.to_string(),
+            batch_size: ci.batch_size,
+            batches: ci.batches,
+            variance_inflation: ci.variance_inflation,
+        }
+    }
+}
+
+/// One percentile of the latency from each request's *scheduled* departure, beside the
+/// same percentile from its actual departure, µs. A client that falls behind sends late
+/// and measures from the late send, hiding the wait (coordinated omission); the gap
+/// between the two is that wait. Both come from the HDR histograms of every request of
+/// the measurement (three significant digits), so they compare like with like, and
+/// `actual` may differ slightly from the sample estimate in
+/// [`PointResult::percentiles`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SchedulePercentile {
+    /// In percent, like [`PercentileResult::p`].
+    pub p: f64,
+    /// Reply received minus scheduled departure, µs.
+    pub value: f64,
+    /// Reply received minus actual departure, µs: the same percentile over the same
+    /// requests.
+    pub actual: f64,
 }
 
 /// The inter-arrival test of one agent, as reported.
@@ -376,6 +433,11 @@ pub struct PointResult {
     pub duration_s: f64,
     /// Each reported percentile with its CI, µs.
     pub percentiles: Vec<PercentileResult>,
+    /// Latency from each request's scheduled departure (what an open-loop user would have
+    /// waited: coordinated omission included), µs, at the reported percentiles, from the
+    /// histogram of every request of the measurement (not only the kept samples).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub from_schedule: Vec<SchedulePercentile>,
     /// The target percentile.
     pub target_percentile: f64,
     /// The combined CI width of the target percentile, µs.
@@ -389,6 +451,12 @@ pub struct PointResult {
     pub round: u32,
     /// Per agent.
     pub agents: Vec<AgentResult>,
+    /// The host's stalls while the result's round measured, one report per probe of the
+    /// session (the local agents' first core when pinned, then the coordinator's thread):
+    /// how late 1 ms timer wake-ups came. Remote agents' hosts are not probed. Empty in
+    /// records that predate the probes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub host: Vec<StallReport>,
     /// The run directory, once recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub record: Option<String>,
@@ -405,10 +473,70 @@ impl PointResult {
         self.percentile(self.target_percentile)
     }
 
+    /// Percentile `p` from the scheduled departures, if it was reported.
+    pub fn from_schedule(&self, p: f64) -> Option<&SchedulePercentile> {
+        self.from_schedule.iter().find(|q| (q.p - p).abs() < 1e-9)
+    }
+
     /// Percentile `p` as tables show it (`231.5 [224.0, 238.1]`), or `-`.
     pub fn percentile_text(&self, p: f64) -> String {
         self.percentile(p)
             .map_or("-".to_string(), |q| q.to_string())
+    }
+}
+
+/// Which probe a host report is from, as displays name it: `cpu 1` (pinned to the local
+/// agents' first core) or `coordinator` (the session's unpinned probe).
+pub fn probe_name(report: &StallReport) -> String {
+    report
+        .cpu
+        .map_or("coordinator".to_string(), |c| format!("cpu {c}"))
+}
+
+#[cfg(test)]
+impl PointResult {
+    /// A point as unit tests need one: `verdict` at `rate` with `percentiles`, every other
+    /// field plain (tests override what they look at).
+    pub(crate) fn example(
+        rate: f64,
+        verdict: Verdict,
+        percentiles: Vec<PercentileResult>,
+    ) -> PointResult {
+        PointResult {
+            verdict,
+            reasons: Vec::new(),
+            waived: Vec::new(),
+            target_rate: rate,
+            achieved_rate: rate,
+            timestamps: "user".into(),
+            samples: 20_000,
+            sampling_rate: 1.0,
+            duration_s: 10.0,
+            percentiles,
+            from_schedule: Vec::new(),
+            target_percentile: 99.0,
+            ci_width_us: Some(2.0),
+            tries: 1,
+            min_samples: 300,
+            round: 1,
+            agents: Vec::new(),
+            host: Vec::new(),
+            record: None,
+        }
+    }
+}
+
+#[cfg(test)]
+impl PercentileResult {
+    /// Percentile `p` at `value` with the CI `ci`, for unit tests.
+    pub(crate) fn example(p: f64, value: f64, ci: Option<(f64, f64)>) -> PercentileResult {
+        PercentileResult {
+            p,
+            value,
+            ci_low: ci.map(|c| c.0),
+            ci_high: ci.map(|c| c.1),
+            dependence: None,
+        }
     }
 }
 

@@ -5,29 +5,20 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
-use vernier_agent::{Batch, Counters, Sample, histogram};
+use vernier_agent::{Batch, Counters, Sample, StallReport, histogram};
 use vernier_stats::min_samples_for_ci;
 
 use super::checks::{self, Interval};
 use super::event::*;
+use super::policy::*;
 use super::{Action, Decision, PointConfig};
-use crate::scenario::Limits;
+use crate::scenario::{Limits, Method};
 
+mod confidence;
+mod departures;
 mod warmup;
 
-/// How long the agents may take to apply a new sampling rate: samples sent earlier than
-/// this after the decision are not part of the new round.
-const SAMPLING_SETTLE_NS: u64 = 50_000_000;
-/// Inter-arrival tests before the point is N/A.
-const INTERARRIVAL_TRIES: u32 = 5;
-/// The lowest sampling rate the independence search may reach.
-const MIN_SAMPLING: f64 = 1e-4;
-/// Progress events are this far apart.
-const PROGRESS_EVERY: Duration = Duration::from_millis(500);
-/// A backlog of this many seconds of requests means the load has gone closed-loop for good.
-const HOPELESS_BACKLOG_S: f64 = 0.5;
-/// Requests sent this late (median) mean the agent cannot generate the load.
-const HOPELESS_SEND_LAG_NS: u64 = 200_000_000;
+use confidence::Estimate;
 
 /// One closed warm-up window, all agents.
 #[derive(Debug, Clone, Copy)]
@@ -53,6 +44,12 @@ struct AgentState {
     /// progress event.
     round_latency: Histogram<u64>,
     send_lag: Histogram<u64>,
+    /// Reply received minus *scheduled* departure of every request completed in the
+    /// round, ns: the wait coordinated omission hides.
+    intended: Histogram<u64>,
+    /// Latency of every request completed in the round (not only the kept samples), ns:
+    /// what `intended` is compared with.
+    latency: Histogram<u64>,
     interarrival: Option<InterarrivalResult>,
     lag: Option<usize>,
     ci_width_us: Option<f64>,
@@ -84,6 +81,8 @@ impl AgentState {
             gaps: Vec::new(),
             samples: Vec::new(),
             send_lag: histogram(),
+            intended: histogram(),
+            latency: histogram(),
             interarrival: None,
             lag: None,
             ci_width_us: None,
@@ -147,6 +146,8 @@ pub(crate) struct Point {
     ci_width_us: Option<f64>,
     /// Failed checks the scenario asked only to report (`interarrival_check: report`).
     waived: Vec<Reason>,
+    /// The host's stalls while the current round measures, per probe (merged deltas).
+    host: Vec<StallReport>,
     result: Option<PointResult>,
 }
 
@@ -181,6 +182,7 @@ impl Point {
             measure_received: 0,
             ci_width_us: None,
             waived: Vec::new(),
+            host: Vec::new(),
             result: None,
         };
         point.begin_warmup(at, "load applied", out);
@@ -190,6 +192,27 @@ impl Point {
     /// The result, once the point is done.
     pub(crate) fn result(&self) -> Option<&PointResult> {
         self.result.as_ref()
+    }
+
+    /// Adds the host probes' latest reports (one per probe, in the session's order) to the
+    /// current round's, while it measures: the host's stalls beside the samples they may
+    /// explain.
+    pub(crate) fn add_host(&mut self, reports: &[StallReport]) {
+        if self.state != Phase::Measure {
+            return;
+        }
+        if self.host.len() < reports.len() {
+            self.host.resize_with(reports.len(), StallReport::default);
+        }
+        for (sum, report) in self.host.iter_mut().zip(reports) {
+            sum.merge(report);
+        }
+    }
+
+    /// The host's stalls seen by each probe while the current round measured: what a
+    /// verdict can cite when the tail may be the host's.
+    pub(super) fn host(&self) -> &[StallReport] {
+        &self.host
     }
 
     /// The round whose samples are being collected (0: none are).
@@ -305,7 +328,7 @@ impl Point {
     fn warmup_sampling(&self) -> f64 {
         let per_agent = self.config.rate / self.live_count() as f64;
         (4.0 * self.config.sampling.interarrival_samples as f64 / per_agent.max(1.0))
-            .clamp(self.config.sampling.rate, 1.0)
+            .clamp(self.measure_sampling(), 1.0)
     }
 
     fn begin_warmup(&mut self, at: Duration, why: &str, out: &mut Decision) {
@@ -324,8 +347,9 @@ impl Point {
         self.window_started = at;
         self.interarrival_tries = 0;
         self.waived.clear();
+        self.host.clear();
         self.independent = false;
-        self.sampling = self.config.sampling.rate;
+        self.sampling = self.measure_sampling();
         self.wanted = self.config.sampling.samples;
         out.actions.push(Action::Sampling(self.warmup_sampling()));
         out.actions.push(Action::Load {
@@ -415,6 +439,8 @@ impl Point {
                     a.round_latency.saturating_record(s.latency_ns.max(1));
                 }
                 let _ = a.send_lag.add(&batch.send_lag);
+                let _ = a.intended.add(&batch.intended);
+                let _ = a.latency.add(&batch.latency);
                 self.measure_received += received;
             }
             Phase::Paused | Phase::Done => {}
@@ -471,6 +497,18 @@ impl Point {
         true
     }
 
+    /// The target percentile of this round's samples so far, µs (NaN before any).
+    fn live_value_us(&self) -> f64 {
+        let mut all = histogram();
+        for a in &self.agents {
+            let _ = all.add(&a.round_latency);
+        }
+        if all.is_empty() {
+            return f64::NAN;
+        }
+        all.value_at_quantile(self.config.ci.percentile / 100.0) as f64 / 1e3
+    }
+
     fn progress(&mut self, at: Duration, out: &mut Decision) {
         let dt = at
             .saturating_sub(self.last_progress)
@@ -517,7 +555,9 @@ impl Point {
             samples_wanted: self.wanted,
             sampling_rate: self.sampling,
             ci_width_us: self.ci_width_us,
-            ci_target_us: self.config.ci.width.as_secs_f64() * 1e6,
+            // A relative target is a share of the live estimate (this round's samples).
+            ci_target_us: Some(self.config.ci.width.target_us(self.live_value_us()))
+                .filter(|t| t.is_finite()),
             tries: self.tries,
             eta_s,
             max_duration_s: self.config.limits.max_duration.as_secs_f64(),
@@ -531,6 +571,11 @@ impl Point {
             } else {
                 Vec::new()
             },
+            host: self
+                .host()
+                .iter()
+                .map(StallReport::without_histogram)
+                .collect(),
         };
         self.event(at, EventKind::Progress(progress), out);
     }
@@ -546,6 +591,10 @@ impl Point {
         }
         let per_worker = self.config.rate / (self.live_count() * self.config.workers) as f64;
         let target_mean_ns = 1e9 / per_worker;
+        // Under `method: vernier` the departures are judged by their effect on the answer
+        // at the verdict (departures.rs); Anderson-Darling is computed and reported.
+        let vernier = self.config.method == Method::Vernier;
+        let enforced = self.config.interarrival_enforced && !vernier;
         let mut failed = Vec::new();
         for i in self.measuring().collect::<Vec<_>>() {
             let gaps: Vec<u64> = {
@@ -565,7 +614,9 @@ impl Point {
             }
             check.decision = if check.pass {
                 "fits".into()
-            } else if !self.config.interarrival_enforced {
+            } else if vernier {
+                "reported: the departures' effect on the answer is judged at the verdict".into()
+            } else if !enforced {
                 "not enforced (interarrival_check: report): measure anyway, and say so".into()
             } else if self.interarrival_tries + 1 < INTERARRIVAL_TRIES {
                 "test fresh gaps".into()
@@ -578,7 +629,13 @@ impl Point {
         self.interarrival_tries += 1;
         if failed.is_empty() {
             self.begin_round(at, "the inter-arrival times fit", out);
-        } else if !self.config.interarrival_enforced {
+        } else if vernier {
+            self.begin_round(
+                at,
+                "Anderson-Darling rejects the departures (reported; their effect on the answer is judged at the verdict)",
+                out,
+            );
+        } else if !enforced {
             self.waived = failed
                 .iter()
                 .map(|(agent, detail, statistic, pvalue)| Reason {
@@ -630,10 +687,13 @@ impl Point {
         self.round += 1;
         self.tries += 1;
         self.independent = false;
+        self.host.clear();
         for a in &mut self.agents {
             a.samples.clear();
             a.round_latency.reset();
             a.send_lag.reset();
+            a.intended.reset();
+            a.latency.reset();
             a.cutoff_ns = a.last_elapsed_ns + SAMPLING_SETTLE_NS;
         }
         self.measure_started = at;
@@ -659,13 +719,24 @@ impl Point {
         {
             return;
         }
-        if !self.independent && !self.check_independence(at, out) {
-            return;
+        match self.config.method {
+            Method::Lancet => {
+                if !self.independent && !self.check_independence(at, out) {
+                    return;
+                }
+                if !self.check_stationarity(at, out) {
+                    return;
+                }
+                self.check_confidence(at, out);
+            }
+            Method::Vernier => {
+                self.report_independence(at, out);
+                if !self.check_stationarity(at, out) {
+                    return;
+                }
+                self.check_confidence_dependent(at, out);
+            }
         }
-        if !self.check_stationarity(at, out) {
-            return;
-        }
-        self.check_confidence(at, out);
     }
 
     /// True when every agent's samples are independent; otherwise thins the sampling and
@@ -815,7 +886,6 @@ impl Point {
     fn check_confidence(&mut self, at: Duration, out: &mut Decision) {
         let p = self.config.ci.percentile;
         let conf = self.config.ci.confidence;
-        let target_us = self.config.ci.width.as_secs_f64() * 1e6;
         let min_n = min_samples_for_ci(p / 100.0, conf).unwrap_or(usize::MAX);
         // Each agent's interval.
         let mut intervals = Vec::new();
@@ -870,47 +940,10 @@ impl Point {
             self.extend(at, wanted.max(self.wanted + 1), vec![reason], out);
             return;
         };
+        let target_us = self.config.ci.width.target_us(combined.value);
         self.ci_width_us = Some(combined.width());
-        // Agreement: every pair of agents' intervals must overlap.
-        if measuring_count > 1 {
-            let with_ci: Vec<(usize, Interval)> = intervals
-                .iter()
-                .filter_map(|(i, _, c)| c.map(|c| (*i, c)))
-                .collect();
-            let max_low = with_ci.iter().map(|(_, c)| c.low).fold(f64::MIN, f64::max);
-            let min_high = with_ci.iter().map(|(_, c)| c.high).fold(f64::MAX, f64::min);
-            let agree = with_ci.len() == measuring_count && max_low <= min_high;
-            let listing: Vec<String> = with_ci
-                .iter()
-                .map(|(i, c)| format!("agent {i}: {:.1} [{:.1}, {:.1}]", c.value, c.low, c.high))
-                .collect();
-            let detail = format!("p{p} per agent, µs: {}", listing.join("; "));
-            let more = self.wanted * 2;
-            let check = Check {
-                check: CheckKind::Agreement,
-                agent: None,
-                pass: agree,
-                statistic: Some(max_low - min_high),
-                pvalue: None,
-                n,
-                detail: detail.clone(),
-                decision: if agree {
-                    "the agents agree".into()
-                } else {
-                    format!("collect more: {more} per agent")
-                },
-                data: None,
-            };
-            self.check(at, check, out);
-            if !agree {
-                let reason = Reason {
-                    check: "agents_disagree".into(),
-                    detail: format!("the agents' p{p} intervals do not overlap: {detail}"),
-                    figures: figures(&[("gap_us", max_low - min_high)]),
-                };
-                self.extend(at, more, vec![reason], out);
-                return;
-            }
+        if !self.agents_agree(at, p, n, &intervals, out) {
+            return;
         }
         let narrow = combined.width() <= target_us;
         let slo = self.config.slo.map(|s| s.as_secs_f64() * 1e6);
@@ -1108,16 +1141,31 @@ impl Point {
             percentiles.push(self.config.ci.percentile);
             percentiles.sort_by(f64::total_cmp);
         }
-        let percentiles: Vec<PercentileResult> = percentiles
-            .iter()
-            .filter_map(|&p| {
-                checks::interval(&all, p, conf).map(|(value, ci)| PercentileResult {
+        // Lancet's samples were thinned until independent: order-statistic CIs. vernier's
+        // keep their dependence, and their CIs allow for it.
+        let vernier = self.config.method == Method::Vernier;
+        let every: Vec<usize> = (0..self.agents.len()).collect();
+        let series = if vernier {
+            self.concatenated(&every)
+        } else {
+            Vec::new()
+        };
+        let estimate = |series: &[f64], sorted: &[f64], p: f64| {
+            if vernier {
+                Estimate::of_sorted(series, sorted, p, conf).map(|e| e.result(p))
+            } else {
+                checks::interval(sorted, p, conf).map(|(value, ci)| PercentileResult {
                     p,
                     value,
                     ci_low: ci.map(|c| c.0),
                     ci_high: ci.map(|c| c.1),
+                    dependence: None,
                 })
-            })
+            }
+        };
+        let percentiles: Vec<PercentileResult> = percentiles
+            .iter()
+            .filter_map(|&p| estimate(&series, &all, p))
             .collect();
         let measured_s = at.saturating_sub(self.measure_started).as_secs_f64();
         let point_s = self.active(at).as_secs_f64().max(1e-9);
@@ -1128,14 +1176,10 @@ impl Point {
             .enumerate()
             .map(|(i, a)| AgentResult {
                 percentile: {
-                    let mut x = a.latencies_in_send_order();
-                    x.sort_by(f64::total_cmp);
-                    checks::interval(&x, p, conf).map(|(value, ci)| PercentileResult {
-                        p,
-                        value,
-                        ci_low: ci.map(|c| c.0),
-                        ci_high: ci.map(|c| c.1),
-                    })
+                    let x = a.latencies_in_send_order();
+                    let mut sorted = x.clone();
+                    sorted.sort_by(f64::total_cmp);
+                    estimate(&x, &sorted, p)
                 },
                 lost: self.config.lost.get(i).cloned().flatten(),
                 achieved_rate: a.received_in_point as f64 / point_s,
@@ -1166,12 +1210,22 @@ impl Point {
                 .iter()
                 .find(|r| (r.p - self.config.ci.percentile).abs() < 1e-9)
                 .and_then(|r| Some(r.ci_high? - r.ci_low?)),
+            from_schedule: super::schedule::from_schedule(
+                self.measuring()
+                    .map(|i| (&self.agents[i].intended, &self.agents[i].latency)),
+                percentiles.iter().map(|q| q.p),
+            ),
             percentiles,
             target_percentile: self.config.ci.percentile,
             tries: self.tries,
             min_samples: min_samples_for_ci(self.config.ci.percentile / 100.0, conf).unwrap_or(0),
             round: self.round,
             agents,
+            host: self
+                .host()
+                .iter()
+                .map(StallReport::without_histogram)
+                .collect(),
             record: None,
         };
         self.progress(at, out);
@@ -1196,9 +1250,6 @@ impl Point {
         self.result = Some(result);
     }
 }
-
-/// How long an agent may see only failures before the target is declared failed.
-const TARGET_FAILED_AFTER: Duration = Duration::from_secs(1);
 
 /// The exceedance levels the live CCDF is drawn at: 1-2-5 steps down from 50%.
 const CCDF_LEVELS: [f64; 14] = [

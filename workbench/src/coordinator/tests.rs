@@ -9,7 +9,9 @@ use rand::{RngExt, SeedableRng};
 use vernier_agent::{Batch, Counters, Sample, histogram};
 
 use super::*;
-use crate::scenario::{CiTarget, Limits, LoadPlan, OnAgentLoss, Sampling, SloSearch, Warmup};
+use crate::scenario::{
+    CiTarget, CiWidth, Limits, LoadPlan, OnAgentLoss, Sampling, SloSearch, Warmup,
+};
 
 /// Draws a latency (µs) from the rate, the RNG and the previous latency.
 type LatencyFn = Box<dyn FnMut(f64, &mut SmallRng, f64) -> f64>;
@@ -24,13 +26,15 @@ fn config() -> PointConfig {
         lost: vec![None],
         on_agent_loss: OnAgentLoss::Stop,
         interarrival_enforced: true,
+        // Today's tests are Lancet's procedure; `method: vernier` has its own below.
+        method: Method::Lancet,
         workers: 1,
         connections: 16,
         depth: 1,
         interarrival: InterArrival::Exp,
         ci: CiTarget {
             percentile: 99.0,
-            width: Duration::from_micros(50),
+            width: CiWidth::Absolute(Duration::from_micros(50)),
             confidence: 0.95,
         },
         percentiles: vec![50.0, 99.0],
@@ -74,6 +78,12 @@ struct FakeAgent {
     loads_only: bool,
     /// Departures evenly spaced (an agent that cannot draw exponential gaps).
     regular: bool,
+    /// How long each request waits in the client before it leaves, µs: in its latency
+    /// from the schedule, not in its latency (coordinated omission).
+    queueing_us: f64,
+    /// A share of requests that leave this many µs late, their reply as late (a client
+    /// host that stalls): (share, µs).
+    late: (f64, f64),
     latency: LatencyFn,
 }
 
@@ -92,6 +102,8 @@ impl FakeAgent {
             dead: false,
             loads_only: false,
             regular: false,
+            queueing_us: 0.0,
+            late: (0.0, 0.0),
             latency: Box::new(latency),
         }
     }
@@ -129,6 +141,7 @@ impl FakeAgent {
             };
         }
         let mut latency = histogram();
+        let mut intended = histogram();
         let mut send_lag = histogram();
         let mut samples = Vec::new();
         let mut interarrivals = Vec::new();
@@ -136,6 +149,12 @@ impl FakeAgent {
         for i in 0..n {
             let l = (self.latency)(self.rate, &mut self.rng, self.previous).max(0.1);
             self.previous = l;
+            let late_us = if self.rng.random::<f64>() < self.late.0 {
+                self.late.1
+            } else {
+                0.0
+            };
+            let l = l + late_us;
             let _ = latency.record((l * 1e3) as u64);
             let lag = if self.capacity < self.rate && !self.slots_bound {
                 300_000_000
@@ -143,10 +162,12 @@ impl FakeAgent {
                 500
             };
             let _ = send_lag.record(lag);
+            let _ = intended.record(((l + self.queueing_us) * 1e3) as u64 + lag);
             if !self.loads_only && self.rng.random::<f64>() < self.sampling {
                 samples.push(Sample {
                     departure_ns: self.clock_ns + i * (BATCH.as_nanos() as u64) / n.max(1),
                     latency_ns: (l * 1e3) as u64,
+                    queueing_ns: (late_us * 1e3) as u32,
                     ..Sample::default()
                 });
                 interarrivals.push(if self.regular {
@@ -167,7 +188,7 @@ impl FakeAgent {
             samples,
             interarrivals,
             latency,
-            intended: histogram(),
+            intended,
             send_lag,
             counters: self.counters,
         }
@@ -245,6 +266,32 @@ fn independent_exponential_latencies_converge_with_every_check_reported() {
 }
 
 #[test]
+fn the_result_has_the_latency_from_the_schedule_beside_the_actual_one() {
+    let mut c = Coordinator::new(config(), &LoadPlan::Fixed(20_000.0));
+    let mut agent = FakeAgent::new(1, exp_latency(50.0));
+    agent.queueing_us = 100.0;
+    drive(&mut c, &mut agent, Duration::from_secs(60));
+    let result = &c.results()[0];
+    assert_eq!(result.verdict, Verdict::Converged, "{:#?}", result.reasons);
+    assert_eq!(
+        result.from_schedule.len(),
+        result.percentiles.len(),
+        "{:?}",
+        result.from_schedule
+    );
+    for (s, q) in result.from_schedule.iter().zip(&result.percentiles) {
+        assert_eq!(s.p, q.p);
+        // Every request waited 100 µs plus the 0.5 µs send lag before it left.
+        assert!((s.value - s.actual - 100.5).abs() < 1.0, "{s:?}");
+        // Every request's histogram and the kept samples tell the same latency.
+        assert!(
+            (s.actual - q.value).abs() < 0.05 * q.value,
+            "{s:?} vs {q:?}"
+        );
+    }
+}
+
+#[test]
 fn correlated_latencies_thin_the_sampling_by_the_lag() {
     let mut c = Coordinator::new(config(), &LoadPlan::Fixed(20_000.0));
     // AR(1) in the request sequence: each latency leans on the previous one.
@@ -296,7 +343,7 @@ fn an_agent_that_falls_behind_is_load_not_reached() {
 #[test]
 fn a_lognormal_tail_is_na_heavy_tail_naming_the_width() {
     let mut cfg = config();
-    cfg.ci.width = Duration::from_micros(5);
+    cfg.ci.width = CiWidth::Absolute(Duration::from_micros(5));
     cfg.limits.max_duration = Duration::from_secs(20);
     let mut c = Coordinator::new(cfg, &LoadPlan::Fixed(20_000.0));
     let mut agent = FakeAgent::new(5, |_, rng: &mut SmallRng, _| {
@@ -320,7 +367,7 @@ fn a_lognormal_tail_is_na_heavy_tail_naming_the_width() {
 #[test]
 fn an_slo_search_doubles_then_bisects_to_the_boundary() {
     let mut cfg = config();
-    cfg.ci.width = Duration::from_micros(100);
+    cfg.ci.width = CiWidth::Absolute(Duration::from_micros(100));
     cfg.slo = Some(Duration::from_micros(500));
     let plan = LoadPlan::Slo(SloSearch {
         percentile: 99.0,
@@ -365,7 +412,7 @@ fn a_sweep_is_na_if_any_point_is() {
 fn pause_resume_set_load_accept_and_quit() {
     let mut cfg = config();
     // Narrow enough to need several rounds, reachable enough not to give up.
-    cfg.ci.width = Duration::from_micros(8);
+    cfg.ci.width = CiWidth::Absolute(Duration::from_micros(8));
     cfg.limits.max_duration = Duration::from_secs(3600);
     cfg.limits.max_tries = 100;
     let mut c = Coordinator::new(cfg, &LoadPlan::Sweep(vec![20_000.0, 30_000.0]));
@@ -450,7 +497,7 @@ fn pause_resume_set_load_accept_and_quit() {
 fn continue_extends_the_limits_and_progress_carries_the_ccdf() {
     let mut cfg = config();
     // Too narrow to reach, and only 2 s allowed.
-    cfg.ci.width = Duration::from_micros(1);
+    cfg.ci.width = CiWidth::Absolute(Duration::from_micros(1));
     cfg.limits.max_duration = Duration::from_secs(2);
     cfg.limits.max_tries = 100;
     let mut c = Coordinator::new(cfg, &LoadPlan::Fixed(20_000.0));
@@ -776,4 +823,198 @@ fn interarrival_check_report_measures_anyway_and_the_result_says_so() {
             );
         }
     }
+}
+
+// ---- method: vernier ----
+
+fn vernier() -> PointConfig {
+    PointConfig {
+        method: Method::Vernier,
+        ..config()
+    }
+}
+
+#[test]
+fn vernier_keeps_every_sample_and_widens_the_ci_for_correlation_instead_of_thinning() {
+    let mut c = Coordinator::new(vernier(), &LoadPlan::Fixed(20_000.0));
+    // The AR(1) series Lancet's procedure thins by its lag (above).
+    let mut agent = FakeAgent::new(2, |_, rng: &mut SmallRng, prev| {
+        0.97 * prev + 3.0 * -(1.0 - rng.random::<f64>()).ln()
+    });
+    let events = drive(&mut c, &mut agent, Duration::from_secs(120));
+    let result = &c.results()[0];
+    assert_eq!(result.verdict, Verdict::Converged, "{:?}", result.reasons);
+    assert_eq!(agent.sampling, 1.0, "every request is kept");
+    let independence = checks(&events, CheckKind::Independence);
+    assert!(!independence[0].pass, "{}", independence[0].detail);
+    assert!(
+        independence[0].decision.contains("the CI allows for it"),
+        "{}",
+        independence[0].decision
+    );
+    let p99 = result.target().unwrap();
+    let dependence = p99.dependence.as_ref().unwrap();
+    assert!(dependence.variance_inflation > 5.0, "{dependence:?}");
+    assert!(dependence.batches >= vernier_stats::MIN_BATCHES);
+    // The departures were judged by their effect, and passed.
+    let departures = checks(&events, CheckKind::Departures);
+    assert!(departures[0].pass, "{}", departures[0].detail);
+}
+
+#[test]
+fn vernier_ends_na_departures_when_late_requests_move_the_answer() {
+    let mut c = Coordinator::new(vernier(), &LoadPlan::Fixed(5000.0));
+    let mut agent = FakeAgent::new(11, exp_latency(50.0));
+    // 3% of requests leave 2 ms late and come back as late: p99 is theirs.
+    agent.late = (0.03, 2000.0);
+    drive(&mut c, &mut agent, Duration::from_secs(60));
+    let result = &c.results()[0];
+    assert_eq!(result.verdict, Verdict::NotAvailable);
+    let reason = &result.reasons[0];
+    assert_eq!(reason.check, "departures", "{reason:?}");
+    assert!(reason.figures["all_us"] > 1000.0, "{reason:?}");
+    assert!(reason.figures["on_schedule_us"] < 400.0, "{reason:?}");
+    assert!(reason.detail.contains("stalls of the client's host"), "{}", reason.detail);
+}
+
+#[test]
+fn vernier_accepts_late_requests_that_do_not_move_the_answer() {
+    let mut c = Coordinator::new(vernier(), &LoadPlan::Fixed(5000.0));
+    let mut agent = FakeAgent::new(12, exp_latency(50.0));
+    // A few requests a little late: p99 does not notice.
+    agent.late = (0.002, 30.0);
+    let events = drive(&mut c, &mut agent, Duration::from_secs(60));
+    let result = &c.results()[0];
+    assert_eq!(result.verdict, Verdict::Converged, "{:?}", result.reasons);
+    assert!(checks(&events, CheckKind::Departures)[0].pass);
+}
+
+#[test]
+fn vernier_names_a_heavy_tail_only_when_the_tail_is_heavy() {
+    for (heavy, seed) in [(true, 5), (false, 13)] {
+        let mut cfg = vernier();
+        cfg.ci.width = CiWidth::Absolute(Duration::from_micros(if heavy { 5 } else { 1 }));
+        cfg.limits.max_duration = Duration::from_secs(20);
+        let mut c = Coordinator::new(cfg, &LoadPlan::Fixed(20_000.0));
+        let mut agent = if heavy {
+            FakeAgent::new(seed, |_, rng: &mut SmallRng, _| {
+                let (u, v) = (1.0 - rng.random::<f64>(), rng.random::<f64>());
+                10.0 * (2.0 * (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()).exp()
+            })
+        } else {
+            // Exponential service at a light load: narrow tail, just a too-tight target.
+            FakeAgent::new(seed, exp_latency(50.0))
+        };
+        drive(&mut c, &mut agent, Duration::from_secs(30));
+        let reason = &c.results()[0].reasons[0];
+        let want = if heavy { "heavy_tail" } else { "confidence" };
+        assert_eq!(reason.check, want, "{reason:?}");
+    }
+}
+
+#[test]
+fn vernier_ends_na_stationarity_when_the_latency_drifts() {
+    let mut cfg = vernier();
+    cfg.limits.max_duration = Duration::from_secs(30);
+    let mut c = Coordinator::new(cfg, &LoadPlan::Fixed(5000.0));
+    // A service time that grows during the run: a random walk with an upward drift.
+    let mut agent = FakeAgent::new(14, |_, rng: &mut SmallRng, prev| {
+        prev.max(50.0) + (rng.random::<f64>() - 0.45)
+    });
+    drive(&mut c, &mut agent, Duration::from_secs(60));
+    let result = &c.results()[0];
+    assert_eq!(result.verdict, Verdict::NotAvailable);
+    // Caught in warm-up (the per-window series) or in measurement (the samples).
+    assert!(
+        result.reasons[0].check.ends_with("stationarity"),
+        "{:?}",
+        result.reasons
+    );
+}
+
+/// A probe's half-second report as the session would send it: `wakeups` 1 ms apart, one
+/// of them a stall of `max_us`.
+fn stall_report(cpu: Option<usize>, max_us: f64) -> vernier_agent::StallReport {
+    let mut r = vernier_agent::StallReport::default();
+    r.cpu = cpu;
+    r.period_us = 1000.0;
+    r.seconds = 0.5;
+    r.wakeups = 490;
+    r.late_p50_us = 50.0;
+    r.late_p99_us = 400.0;
+    r.late_max_us = max_us;
+    r.stalls_over_1ms = 1;
+    r.stalled_share = 0.002;
+    r
+}
+
+#[test]
+fn the_result_carries_the_host_stalls_seen_while_its_round_measured() {
+    let mut c = Coordinator::new(config(), &LoadPlan::Fixed(20_000.0));
+    let mut agent = FakeAgent::new(1, exp_latency(50.0));
+    let mut at = Duration::ZERO;
+    let mut decision = c.start(at);
+    let mut events = Vec::new();
+    // Host inputs the current round took in (those outside measurement are dropped).
+    let (mut round, mut counted) = (0, 0u64);
+    let mut n = 0u64;
+    while !c.is_done() && at < Duration::from_secs(60) {
+        for a in &decision.actions {
+            agent.apply(a);
+        }
+        events.append(&mut decision.events);
+        at += BATCH;
+        n += 1;
+        let input = if n.is_multiple_of(25) {
+            let (_, now) = c.position();
+            if now != round {
+                (round, counted) = (now, 0);
+            }
+            counted += u64::from(now > 0);
+            // The pinned core stalls for 3 ms once, late in the run.
+            let max_us = if n == 25 * 8 { 3_000.0 } else { 1_500.0 };
+            Input::Host(vec![
+                stall_report(Some(1), max_us),
+                stall_report(None, 900.0),
+            ])
+        } else {
+            Input::Batch {
+                agent: 0,
+                batch: agent.batch(),
+            }
+        };
+        decision = c.step(at, input);
+    }
+    events.append(&mut decision.events);
+    let result = &c.results()[0];
+    assert_eq!(result.verdict, Verdict::Converged, "{:#?}", result.reasons);
+    assert!(counted >= 2, "{counted} host reports while measuring");
+    let [pinned, coordinator] = result.host.as_slice() else {
+        panic!("{:?}", result.host)
+    };
+    assert_eq!(pinned.cpu, Some(1));
+    assert_eq!(coordinator.cpu, None);
+    for (host, max_us) in [(pinned, None), (coordinator, Some(900.0))] {
+        assert_eq!(host.wakeups, 490 * counted, "{host:?}");
+        assert_eq!(host.stalls_over_1ms, counted);
+        assert!((host.seconds - 0.5 * counted as f64).abs() < 1e-9);
+        assert!((host.late_p50_us - 50.0).abs() < 1e-9);
+        assert!((host.late_p99_us - 400.0).abs() < 1e-9);
+        assert!((host.stalled_share - 0.002).abs() < 1e-12);
+        if let Some(max_us) = max_us {
+            assert_eq!(host.late_max_us, max_us);
+        }
+    }
+    assert!(
+        [1_500.0, 3_000.0].contains(&pinned.late_max_us),
+        "{pinned:?}"
+    );
+    // The live figures carry them too, and a record of the result reads them back.
+    assert!(events.iter().any(
+        |e| matches!(&e.kind, EventKind::Progress(p) if p.host.len() == 2 && p.host[0].wakeups > 0)
+    ));
+    let json = serde_json::to_string(result).unwrap();
+    assert!(json.contains("\"host\":[{\"cpu\":1,"), "{json}");
+    let back: PointResult = serde_json::from_str(&json).unwrap();
+    assert_eq!(back.host, result.host);
 }

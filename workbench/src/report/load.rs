@@ -1,6 +1,8 @@
 //! The target percentile against the achieved load, each point with its CI: where the
-//! knee is, and how sure each point is.
+//! knee is, and how sure each point is; beside it, the same percentile timed from the
+//! scheduled departures, which parts from it where the client falls behind.
 
+use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use serde::Serialize;
 
@@ -23,6 +25,9 @@ pub struct LoadPoint {
     pub value: Option<f64>,
     /// Its CI, µs (`None`: too few samples for one).
     pub ci: Option<(f64, f64)>,
+    /// The same percentile of every request timed from its scheduled departure, µs
+    /// (`None`: not reported, as in records that predate it).
+    pub from_schedule: Option<f64>,
 }
 
 /// The percentile plotted (the first point's target percentile, 99 if there is no point)
@@ -42,6 +47,7 @@ pub fn load_points(results: &[&PointResult]) -> (f64, Vec<LoadPoint>) {
                 verdict: r.verdict,
                 value: entry.map(|p| p.value),
                 ci: entry.and_then(|p| p.ci_low.zip(p.ci_high)),
+                from_schedule: r.from_schedule(percentile).map(|s| s.value),
             }
         })
         .collect();
@@ -69,6 +75,13 @@ pub(super) fn draw(
          confidence interval; colour: its verdict. Hollow markers have no CI (too few samples \
          for one)."
     )];
+    if points.iter().any(|p| p.from_schedule.is_some()) {
+        caption.push(format!(
+            "Dashed, triangles: the {name} of every request timed from its scheduled \
+             departure rather than its actual one (coordinated omission included): where it \
+             parts from the markers, the client fell behind its schedule."
+        ));
+    }
     let missing: Vec<String> = points
         .iter()
         .filter(|p| p.value.is_none())
@@ -110,14 +123,21 @@ fn draw_chart(
         })
         .collect();
     drawn.sort_by(|a, b| a.x.total_cmp(&b.x));
+    let mut scheduled: Vec<(f64, f64)> = points
+        .iter()
+        .filter_map(|p| p.from_schedule.map(|y| (p.achieved_rate, y)))
+        .collect();
+    scheduled.sort_by(|a, b| a.0.total_cmp(&b.0));
     let xmax = drawn
         .iter()
         .map(|d| d.x)
+        .chain(scheduled.iter().map(|s| s.0))
         .chain(slo_rate)
         .fold(0.0, f64::max);
     let ymax = drawn
         .iter()
         .map(|d| d.ci.map_or(d.y, |ci| ci.1.max(d.y)))
+        .chain(scheduled.iter().map(|s| s.1))
         .fold(0.0, f64::max);
     let xmax = if xmax > 0.0 { xmax * 1.1 } else { 1.0 };
     let ymax = if ymax > 0.0 { ymax * 1.15 } else { 1.0 };
@@ -167,6 +187,27 @@ fn draw_chart(
             .label(verdict.name())
             .legend(move |(x, y)| Circle::new((x + 10, y), 5, c.filled()));
     }
+    if !scheduled.is_empty() {
+        let c = color(3);
+        chart.draw_series(DashedLineSeries::new(
+            scheduled.iter().copied(),
+            6,
+            4,
+            c.stroke_width(2),
+        ))?;
+        chart
+            .draw_series(
+                scheduled
+                    .iter()
+                    .map(|&(x, y)| TriangleMarker::new((x, y), 6, c.stroke_width(2))),
+            )?
+            .label(format!("{name} from schedule"))
+            .legend(move |(x, y)| {
+                EmptyElement::at((x, y))
+                    + DashedPathElement::new([(0, 0), (20, 0)], 6, 4, c.stroke_width(2))
+                    + TriangleMarker::new((10, 0), 6, c.stroke_width(2))
+            });
+    }
     if drawn.iter().any(|d| d.ci.is_none()) {
         // A legend entry for the hollow marker, drawn off the chart.
         chart
@@ -192,35 +233,19 @@ fn draw_chart(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::coordinator::PercentileResult;
+    use crate::coordinator::{PercentileResult, SchedulePercentile};
 
     fn result(rate: f64, verdict: Verdict, p99: Option<(f64, Option<(f64, f64)>)>) -> PointResult {
+        let percentiles = p99
+            .map(|(value, ci)| PercentileResult::example(99.0, value, ci))
+            .into_iter()
+            .collect();
         PointResult {
-            verdict,
-            reasons: Vec::new(),
-            waived: Vec::new(),
-            target_rate: rate,
             achieved_rate: rate - 1.0,
-            timestamps: "user".into(),
             samples: 1000,
-            sampling_rate: 1.0,
             duration_s: 1.0,
-            percentiles: p99
-                .map(|(value, ci)| PercentileResult {
-                    p: 99.0,
-                    value,
-                    ci_low: ci.map(|c| c.0),
-                    ci_high: ci.map(|c| c.1),
-                })
-                .into_iter()
-                .collect(),
-            target_percentile: 99.0,
             ci_width_us: None,
-            tries: 1,
-            min_samples: 300,
-            round: 1,
-            agents: Vec::new(),
-            record: None,
+            ..PointResult::example(rate, verdict, percentiles)
         }
     }
 
@@ -230,6 +255,9 @@ mod tests {
         let b = result(2000.0, Verdict::NotAvailable, Some((50.0, None)));
         let c = result(3000.0, Verdict::NotAvailable, None);
         let (p, points) = load_points(&[&a, &b, &c]);
+        assert!(points.iter().all(|p| p.from_schedule.is_none()));
+        let svg = draw(p, &points, None).unwrap();
+        assert!(!svg.contains("from schedule") && !svg.contains("Dashed"));
         assert_eq!(p, 99.0);
         assert_eq!(points[0].achieved_rate, 999.0);
         assert_eq!(
@@ -244,5 +272,25 @@ mod tests {
         assert!(svg.contains("converged") && svg.contains("n/a") && svg.contains("no CI"));
         assert!(svg.contains("SLO rate 1000 req/s"));
         assert!(svg.contains("Not drawn (no p99 reported): 3000 req/s."));
+    }
+
+    #[test]
+    fn the_target_percentile_from_the_schedule_is_a_second_series() {
+        let sched = |p, value, actual| SchedulePercentile { p, value, actual };
+        let mut a = result(1000.0, Verdict::Converged, Some((20.0, Some((19.0, 22.0)))));
+        a.from_schedule = vec![sched(50.0, 9.0, 8.0), sched(99.0, 21.0, 20.1)];
+        let mut b = result(2000.0, Verdict::NotAvailable, Some((50.0, None)));
+        b.from_schedule = vec![sched(99.0, 900.0, 50.2)];
+        let (p, points) = load_points(&[&a, &b]);
+        assert_eq!(points[0].from_schedule, Some(21.0));
+        assert_eq!(points[1].from_schedule, Some(900.0));
+        let svg = draw(p, &points, None).unwrap();
+        assert!(svg.contains("p99 from schedule"), "the legend entry: {svg}");
+        assert!(
+            svg.contains("Dashed, triangles: the p99 of every request"),
+            "{svg}"
+        );
+        // The latency axis reaches the scheduled 900 µs, well above every CI.
+        assert!(svg.contains("\n900\n"), "{svg}");
     }
 }

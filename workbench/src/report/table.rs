@@ -1,13 +1,16 @@
-//! The report's table: one row per load point with each percentile and its CI, the
-//! reasons for an N/A under its row, and the run's verdict. [`summarize`] picks the
-//! figures (also printed as JSON); [`render_table`] lays them out as text.
+//! The report's table: one row per load point with each percentile and its CI, under it
+//! the same percentiles timed from the scheduled departures and the reasons for an N/A,
+//! and the run's verdict. [`summarize`] picks the figures (also printed as JSON);
+//! [`render_table`] lays them out as text.
 
 use std::path::Path;
 
 use serde::Serialize;
 
 use super::plot::{fmt_num, fmt_percentile, fmt_rate};
-use crate::coordinator::{PercentileResult, Reason, Verdict};
+use vernier_agent::StallReport;
+
+use crate::coordinator::{PercentileResult, Reason, SchedulePercentile, Verdict, probe_name};
 use crate::record::RunRecord;
 
 /// The run and its load points, as the table shows them.
@@ -48,8 +51,16 @@ pub struct PointRow {
     pub target_percentile: f64,
     /// Every reported percentile with its CI, µs.
     pub percentiles: Vec<PercentileResult>,
+    /// The percentiles of every request timed from its scheduled departure, beside the
+    /// same from its actual departure, µs (empty in records that predate them).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub from_schedule: Vec<SchedulePercentile>,
     /// Why N/A (or what was doubtful about an accepted result).
     pub reasons: Vec<Reason>,
+    /// The host's stalls while the point measured, per probe (empty in records that
+    /// predate the probes).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub host: Vec<StallReport>,
 }
 
 /// The table's figures from a record.
@@ -73,7 +84,9 @@ pub fn summarize(dir: &Path, record: &RunRecord) -> Summary {
                 samples: r.samples,
                 target_percentile: r.target_percentile,
                 percentiles: r.percentiles.clone(),
+                from_schedule: r.from_schedule.clone(),
                 reasons: r.reasons.clone(),
+                host: r.host.clone(),
             })
             .collect(),
     }
@@ -98,6 +111,15 @@ fn fmt_cell(p: &PercentileResult) -> String {
         _ => format!("{} (no CI)", fmt_us(p.value)),
     }
 }
+
+/// `61.3 (45.2 actual)`: the percentile from the scheduled departures, then from the
+/// actual ones.
+fn fmt_schedule(s: &SchedulePercentile) -> String {
+    format!("{} ({} actual)", fmt_us(s.value), fmt_us(s.actual))
+}
+
+/// The columns before the percentiles.
+const LEADING: usize = 5;
 
 /// Whether two percentiles are the same one (they went through arithmetic and JSON).
 fn same_p(a: f64, b: f64) -> bool {
@@ -143,7 +165,8 @@ pub fn render_table(summary: &Summary) -> String {
     out
 }
 
-/// The rows, their columns padded to line up, and the legend of the cells.
+/// The rows, their columns padded to line up, each point's percentiles from the schedule
+/// under its own, and the legend of the cells.
 fn points_table(points: &[PointRow]) -> String {
     // Every percentile any point reported, ascending, so that columns line up across points.
     let mut columns: Vec<f64> = Vec::new();
@@ -188,11 +211,33 @@ fn points_table(points: &[PointRow]) -> String {
             row
         })
         .collect();
+    // The percentile cells of the line under each row (`None`: the point has none).
+    let scheduled: Vec<Option<Vec<String>>> = points
+        .iter()
+        .map(|r| {
+            (!r.from_schedule.is_empty() && !columns.is_empty()).then(|| {
+                columns
+                    .iter()
+                    .map(|&c| {
+                        r.from_schedule
+                            .iter()
+                            .find(|s| same_p(s.p, c))
+                            .map_or_else(|| "-".to_string(), fmt_schedule)
+                    })
+                    .collect()
+            })
+        })
+        .collect();
     let widths: Vec<usize> = (0..header.len())
         .map(|i| {
+            let under = scheduled
+                .iter()
+                .flatten()
+                .filter_map(|cells| i.checked_sub(LEADING).map(|j| cells[j].chars().count()));
             std::iter::once(&header)
                 .chain(&rows)
                 .map(|row| row[i].chars().count())
+                .chain(under)
                 .max()
                 .unwrap_or(0)
         })
@@ -215,9 +260,23 @@ fn points_table(points: &[PointRow]) -> String {
         format!("{}\n", cells.join("  ").trim_end())
     };
 
+    // The line under a row: its label right-aligned under the leading columns.
+    let label_width = widths[..LEADING].iter().sum::<usize>() + 2 * (LEADING - 1);
+    let under = |cells: &[String]| -> String {
+        let mut row = vec![format!("{:>label_width$}", "from schedule")];
+        row.extend(cells.iter().enumerate().map(|(j, cell)| {
+            let pad = " ".repeat(widths[LEADING + j] - cell.chars().count());
+            format!("{cell}{pad}")
+        }));
+        format!("{}\n", row.join("  ").trim_end())
+    };
+
     let mut out = line(&header);
-    for (row, point) in rows.iter().zip(points) {
+    for ((row, point), scheduled) in rows.iter().zip(points).zip(&scheduled) {
         out.push_str(&line(row));
+        if let Some(cells) = scheduled {
+            out.push_str(&under(cells));
+        }
         let label = match point.verdict {
             Verdict::NotAvailable => "N/A",
             _ => "doubtful",
@@ -228,6 +287,14 @@ fn points_table(points: &[PointRow]) -> String {
                 reason.check, reason.detail
             ));
         }
+        if !point.host.is_empty() {
+            let probes: Vec<String> = point
+                .host
+                .iter()
+                .map(|h| format!("{} {}", probe_name(h), h.short()))
+                .collect();
+            out.push_str(&format!("        host: {}\n", probes.join(" · ")));
+        }
     }
     if !columns.is_empty() {
         out.push_str("\nlatencies in µs: estimate [CI low, CI high]");
@@ -235,6 +302,19 @@ fn points_table(points: &[PointRow]) -> String {
             out.push_str("; * the target percentile");
         }
         out.push('\n');
+    }
+    if scheduled.iter().any(Option::is_some) {
+        out.push_str(
+            "from schedule: every request timed from its scheduled departure (coordinated \
+             omission included), then from its actual one\n",
+        );
+    }
+    if points.iter().any(|p| !p.host.is_empty()) {
+        out.push_str(
+            "host: the host's stalls while the point measured, per probe: how late timer \
+             wake-ups came (p99, max), those over 1 ms, and the share of time the core was \
+             not ours\n",
+        );
     }
     out
 }
@@ -248,33 +328,14 @@ mod tests {
     use crate::record::{FORMAT, Machine};
 
     fn pct(p: f64, value: f64, ci: Option<(f64, f64)>) -> PercentileResult {
-        PercentileResult {
-            p,
-            value,
-            ci_low: ci.map(|c| c.0),
-            ci_high: ci.map(|c| c.1),
-        }
+        PercentileResult::example(p, value, ci)
     }
 
     fn point(rate: f64, verdict: Verdict, percentiles: Vec<PercentileResult>) -> PointResult {
         PointResult {
-            verdict,
-            reasons: Vec::new(),
-            waived: Vec::new(),
-            target_rate: rate,
             achieved_rate: rate * 0.999,
-            timestamps: "user".into(),
-            samples: 20_000,
             sampling_rate: 0.2,
-            duration_s: 10.0,
-            percentiles,
-            target_percentile: 99.0,
-            ci_width_us: Some(2.0),
-            tries: 1,
-            min_samples: 300,
-            round: 1,
-            agents: Vec::new(),
-            record: None,
+            ..PointResult::example(rate, verdict, percentiles)
         }
     }
 
@@ -338,6 +399,64 @@ verdict: n/a
         assert_eq!(text, expected, "\n{text}");
     }
 
+    fn sched(p: f64, value: f64, actual: f64) -> SchedulePercentile {
+        SchedulePercentile { p, value, actual }
+    }
+
+    #[test]
+    fn the_percentiles_from_the_schedule_line_up_under_each_row() {
+        let mut good = point(
+            10_000.0,
+            Verdict::Converged,
+            vec![
+                pct(50.0, 12.345, Some((12.1, 12.6))),
+                pct(99.0, 45.07, Some((44.0, 46.25))),
+            ],
+        );
+        good.from_schedule = vec![sched(50.0, 12.5, 12.3), sched(99.0, 61.25, 45.2)];
+        let mut late = point(
+            20_000.0,
+            Verdict::NotAvailable,
+            vec![pct(50.0, 8.5, Some((8.25, 8.75))), pct(99.0, 30.0, None)],
+        );
+        late.from_schedule = vec![sched(50.0, 9.0, 8.5), sched(99.0, 1234.5, 30.25)];
+        late.reasons.push(Reason {
+            check: "closed_loop".into(),
+            detail: "backlog of 120 requests".into(),
+            figures: BTreeMap::new(),
+        });
+        // An old record's point: no line under it.
+        let old = point(
+            30_000.0,
+            Verdict::Converged,
+            vec![pct(50.0, 9.5, None), pct(99.0, 50.0, None)],
+        );
+        let summary = summarize(Path::new("/runs/x"), &record(vec![good, late, old]));
+        let text = render_table(&summary);
+        let expected = "\
+run sweep (finished), started 2026-01-02T03:04:05Z, timestamps: user
+/runs/x
+
+point  target/s  achieved/s  verdict    samples  p50 µs              p99 µs*
+    0     10000      9990.0  converged    20000  12.3 [12.1, 12.6]   45.1 [44.0, 46.2]
+                                  from schedule  12.5 (12.3 actual)  61.2 (45.2 actual)
+    1     20000     19980.0  n/a          20000  8.50 [8.25, 8.75]   30.0 (no CI)
+                                  from schedule  9.00 (8.50 actual)  1234.5 (30.2 actual)
+        N/A: closed_loop: backlog of 120 requests
+    2     30000     29970.0  converged    20000  9.50 (no CI)        50.0 (no CI)
+
+latencies in µs: estimate [CI low, CI high]; * the target percentile
+from schedule: every request timed from its scheduled departure (coordinated omission included), then from its actual one
+
+verdict: n/a
+";
+        assert_eq!(text, expected, "\n{text}");
+        let json = serde_json::to_value(&summary).unwrap();
+        assert_eq!(json["points"][1]["from_schedule"][1]["value"], 1234.5);
+        assert_eq!(json["points"][1]["from_schedule"][1]["actual"], 30.25);
+        assert!(json["points"][2].get("from_schedule").is_none(), "{json}");
+    }
+
     #[test]
     fn points_na_before_measuring_have_rows_without_percentiles() {
         let mut na = point(5000.0, Verdict::NotAvailable, Vec::new());
@@ -364,6 +483,45 @@ verdict: n/a
             !text.contains("latencies in µs"),
             "no percentile, no legend: {text}"
         );
+    }
+
+    #[test]
+    fn each_point_has_a_line_of_its_host_stalls_when_it_was_probed() {
+        let probe = |cpu: Option<usize>, p99_us: f64, max_us: f64, stalls: u64, share: f64| {
+            let mut r = StallReport::default();
+            r.cpu = cpu;
+            r.period_us = 1000.0;
+            r.seconds = 10.0;
+            r.wakeups = 9_990;
+            r.late_p50_us = 55.0;
+            r.late_p99_us = p99_us;
+            r.late_max_us = max_us;
+            r.stalls_over_1ms = stalls;
+            r.stalled_share = share;
+            r
+        };
+        let mut probed = point(10_000.0, Verdict::Converged, vec![pct(99.0, 45.0, None)]);
+        probed.host = vec![
+            probe(Some(1), 1_200.0, 3_400.0, 7, 0.013),
+            probe(None, 80.0, 1_100.0, 1, 0.0002),
+        ];
+        // An old record's point: no line.
+        let old = point(20_000.0, Verdict::Converged, vec![pct(99.0, 50.0, None)]);
+        let summary = summarize(Path::new("d"), &record(vec![probed, old]));
+        let text = render_table(&summary);
+        let lines: Vec<&str> = text.lines().collect();
+        let at = lines.iter().position(|l| l.contains("converged")).unwrap();
+        assert_eq!(
+            lines[at + 1],
+            "        host: cpu 1 p99 1.2 ms, max 3.4 ms, 7 stalls > 1 ms, 1.3% stalled · \
+             coordinator p99 80 µs, max 1.1 ms, 1 stall > 1 ms, 0.02% stalled",
+            "{text}"
+        );
+        assert_eq!(text.matches("        host: ").count(), 1, "{text}");
+        assert!(text.contains("\nhost: the host's stalls"), "{text}");
+        let json = serde_json::to_value(&summary).unwrap();
+        assert_eq!(json["points"][0]["host"][0]["late_p99_us"], 1200.0);
+        assert!(json["points"][1].get("host").is_none(), "{json}");
     }
 
     #[test]

@@ -42,6 +42,7 @@ pub(crate) struct File {
     pub seed: Option<u64>,
     pub on_agent_loss: Option<String>,
     pub interarrival_check: Option<String>,
+    pub method: Option<String>,
 }
 
 /// `ci:`, the answer wanted.

@@ -55,6 +55,7 @@ fn every_example_loads_and_validates() {
         [
             "demo.yaml",
             "http.yaml",
+            "memcached-10k.yaml",
             "memcached.yaml",
             "redis.yaml",
             "remote-agents.yaml",
@@ -70,7 +71,7 @@ fn examples_mean_what_their_comments_say() {
     let load = |name: &str| Scenario::load(&scenarios_dir().join(name), &[]).unwrap();
     let demo = load("demo.yaml");
     assert_eq!(demo.load, LoadPlan::Sweep(vec![2000.0, 3000.0, 4000.0]));
-    assert_eq!(demo.ci.width, Duration::from_micros(50));
+    assert_eq!(demo.ci.width, CiWidth::Relative(0.2));
     assert_eq!(demo.sampling.samples, 5000);
     assert_eq!(demo.limits.max_duration, Duration::from_secs(30));
     assert_eq!(
@@ -99,6 +100,22 @@ fn examples_mean_what_their_comments_say() {
     );
     assert_eq!(remote.on_agent_loss, crate::scenario::OnAgentLoss::Continue);
     assert_eq!(load("http.yaml").protocol, Protocol::Http);
+    let memcached = load("memcached-10k.yaml");
+    assert_eq!(memcached.load, LoadPlan::Fixed(10_000.0));
+    assert_eq!(
+        (
+            memcached.workers,
+            memcached.cpus.as_slice(),
+            memcached.connections
+        ),
+        (1, &[1][..], 4)
+    );
+    assert_eq!(memcached.agents.len(), 1);
+    assert_eq!(memcached.interarrival, InterArrival::Exp);
+    assert_eq!(memcached.ci.width, CiWidth::Relative(0.2));
+    assert_eq!(memcached.limits.max_duration, Duration::from_secs(120));
+    assert_eq!(memcached.timestamps, TimestampMode::Kernel);
+    assert_eq!(memcached.method, Method::Vernier);
     let LoadPlan::Slo(slo) = load("synthetic-slo.yaml").load else {
         panic!("an SLO search");
     };
@@ -143,7 +160,7 @@ fn unstated_fields_take_their_defaults() {
         s.ci,
         CiTarget {
             percentile: 99.0,
-            width: Duration::from_micros(10),
+            width: CiWidth::Absolute(Duration::from_micros(10)),
             confidence: 0.95
         }
     );
@@ -176,6 +193,7 @@ fn unstated_fields_take_their_defaults() {
     assert_eq!(s.alpha, 0.05);
     assert_eq!(s.timeout, Duration::from_secs(1));
     assert_eq!(s.seed, 1);
+    assert_eq!(s.method, Method::Vernier);
 }
 
 #[test]
@@ -207,6 +225,7 @@ warmup: {window: 100ms, windows: 10, tolerance: 0.1, max: 1s}
 alpha: 0.01
 timeout: 250ms
 seed: 42
+method: lancet
 ",
         &[],
     );
@@ -245,11 +264,48 @@ seed: 42
         }
     );
     assert_eq!(s.limits.max_duration, Duration::from_secs(90));
-    assert_eq!(s.ci.width, Duration::from_nanos(1500));
+    assert_eq!(s.ci.width, CiWidth::Absolute(Duration::from_nanos(1500)));
+    assert_eq!(s.method, Method::Lancet);
     assert_eq!(
         (s.workers, s.cpus.as_slice(), s.depth, s.seed),
         (2, &[0, 1][..], 8, 42)
     );
+}
+
+#[test]
+fn ci_widths_are_durations_or_shares_of_the_value() {
+    let width = |w: &str| {
+        valid(&MINIMAL.replace("width: 10us", &format!("width: {w}")), &[])
+            .ci
+            .width
+    };
+    assert_eq!(width("20%"), CiWidth::Relative(0.2));
+    assert_eq!(width("2.5%"), CiWidth::Relative(0.025));
+    assert_eq!(width("'12.5 %'"), CiWidth::Relative(0.125));
+    assert_eq!(
+        width("1.5ms"),
+        CiWidth::Absolute(Duration::from_micros(1500))
+    );
+
+    // A relative target scales with the estimate; an absolute one ignores it.
+    assert!((CiWidth::Relative(0.2).target_us(300.0) - 60.0).abs() < 1e-9);
+    assert!(CiWidth::Relative(0.2).target_us(f64::NAN).is_nan());
+    assert_eq!(
+        CiWidth::Absolute(Duration::from_micros(50)).target_us(f64::NAN),
+        50.0
+    );
+
+    assert_eq!(
+        CiWidth::Absolute(Duration::from_micros(50)).to_string(),
+        "50 µs"
+    );
+    assert_eq!(
+        CiWidth::Absolute(Duration::from_nanos(1500)).to_string(),
+        "1.5 µs"
+    );
+    assert_eq!(CiWidth::Relative(0.2).to_string(), "20% of the value");
+    assert_eq!(CiWidth::Relative(0.07).to_string(), "7% of the value");
+    assert_eq!(CiWidth::Relative(0.025).to_string(), "2.5% of the value");
 }
 
 #[test]
@@ -308,12 +364,18 @@ fn slo_search_defaults() {
 #[test]
 fn overrides_change_the_scenario_and_its_yaml() {
     let s = valid(MINIMAL, &["ci.width=5us", "load=30000"]);
-    assert_eq!(s.ci.width, Duration::from_micros(5));
+    assert_eq!(s.ci.width, CiWidth::Absolute(Duration::from_micros(5)));
     assert_eq!(s.load, LoadPlan::Fixed(30_000.0));
     // The record keeps the scenario as run.
     let reread = valid(&s.yaml, &[]);
     assert_eq!(reread.ci, s.ci);
     assert_eq!(reread.load, s.load);
+
+    let s = valid(MINIMAL, &["ci.width=20%", "method=lancet"]);
+    assert_eq!(s.ci.width, CiWidth::Relative(0.2));
+    assert_eq!(s.method, Method::Lancet);
+    let reread = valid(&s.yaml, &[]);
+    assert_eq!((reread.ci, reread.method), (s.ci, s.method));
 
     let s = valid(
         MINIMAL,
@@ -343,7 +405,8 @@ fn errors_in_overridden_values_name_the_override() {
     let e = error(&["ci.width=abc"]);
     assert_eq!(
         e.to_string(),
-        "--set ci.width: \"abc\": expected a duration with a unit (ns, us, ms, s, m, h), as in 10us"
+        "--set ci.width: \"abc\": expected a duration such as 10us or a share of the value \
+         such as 20%"
     );
     assert_eq!((e.path(), e.line()), (Some(Path::new("bad.yaml")), None));
     assert_eq!(
@@ -353,6 +416,16 @@ fn errors_in_overridden_values_name_the_override() {
     assert_eq!(
         error(&["ci.widht=5us"]).to_string(),
         "--set ci.widht: unknown field; expected one of percentile, width, confidence"
+    );
+    assert_eq!(
+        error(&["ci.width=150%"]).to_string(),
+        "--set ci.width: \"150%\": expected a share of the value strictly between 0% and \
+         100%, as in 20%"
+    );
+    assert_eq!(
+        error(&["method=tailbench"]).to_string(),
+        "--set method: \"tailbench\": expected vernier (effect-size checks, dependence-valid \
+         CIs) or lancet (Lancet's procedure exactly)"
     );
     assert_eq!(
         error(&["workers=two"]).to_string(),
@@ -399,7 +472,7 @@ fn invalid_scenarios_say_where_and_what() {
             "bad.yaml:7: targets: unknown field; expected one of name, target, protocol, \
              service, workload, transport, agents, workers, cpus, connections, depth, \
              interarrival, load, ci, percentiles, timestamps, interface, limits, sampling, \
-             warmup, alpha, timeout, seed, on_agent_loss, interarrival_check",
+             warmup, alpha, timeout, seed, on_agent_loss, interarrival_check, method",
         ),
         (
             "missing required field",
@@ -410,8 +483,8 @@ fn invalid_scenarios_say_where_and_what() {
         (
             "missing ci width, at the line of ci",
             "-ci: {percentile: 99, width: 10us}\nci:\n  percentile: 99\n",
-            "bad.yaml:6: ci.width: missing: expected the widest acceptable interval, as in \
-             width: 10us",
+            "bad.yaml:6: ci.width: missing: expected the widest acceptable interval, a \
+             duration such as 10us or a share of the value such as 20%",
         ),
         (
             "negative rate",
@@ -429,6 +502,41 @@ fn invalid_scenarios_say_where_and_what() {
             "zero width",
             "-ci: {percentile: 99, width: 10us}\nci: {percentile: 99, width: 0us}\n",
             "bad.yaml:6: ci.width: \"0us\": expected a positive duration, as in 10us",
+        ),
+        (
+            "width neither a duration nor a share",
+            "-ci: {percentile: 99, width: 10us}\nci: {percentile: 99, width: 10}\n",
+            "bad.yaml:6: ci.width: \"10\": expected a duration such as 10us or a share of the \
+             value such as 20%",
+        ),
+        (
+            "width of 150%",
+            "-ci: {percentile: 99, width: 10us}\nci: {percentile: 99, width: 150%}\n",
+            "bad.yaml:6: ci.width: \"150%\": expected a share of the value strictly between \
+             0% and 100%, as in 20%",
+        ),
+        (
+            "width of 0%",
+            "-ci: {percentile: 99, width: 10us}\nci:\n  percentile: 99\n  width: 0%\n",
+            "bad.yaml:8: ci.width: \"0%\": expected a share of the value strictly between 0% \
+             and 100%, as in 20%",
+        ),
+        (
+            "width of a percentage that is no number",
+            "-ci: {percentile: 99, width: 10us}\nci: {percentile: 99, width: ten%}\n",
+            "bad.yaml:6: ci.width: \"ten%\": expected a share of the value strictly between \
+             0% and 100%, as in 20%",
+        ),
+        (
+            "bad method",
+            "method: tailbench\n",
+            "bad.yaml:7: method: \"tailbench\": expected vernier (effect-size checks, \
+             dependence-valid CIs) or lancet (Lancet's procedure exactly)",
+        ),
+        (
+            "method given as a list",
+            "method: [lancet]\n",
+            "bad.yaml:7: method: expected text, not a list",
         ),
         (
             "bad duration",

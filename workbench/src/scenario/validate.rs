@@ -15,7 +15,10 @@ use vernier_protocols::{
 use super::error::Context;
 use super::file::{CiFile, File};
 use super::plan;
-use super::{CiTarget, Limits, LoadPlan, OnAgentLoss, Sampling, Scenario, ScenarioError, Warmup};
+use super::{
+    CiTarget, CiWidth, Limits, LoadPlan, Method, OnAgentLoss, Sampling, Scenario, ScenarioError,
+    Warmup,
+};
 
 /// Reported besides the target percentile when the scenario does not say.
 const DEFAULT_PERCENTILES: [f64; 4] = [50.0, 90.0, 99.0, 99.9];
@@ -74,6 +77,18 @@ pub(crate) fn scenario(
         ));
     }
     let timeout = duration_or(context, "timeout", file.timeout, "1s")?;
+    let method = match file.method.as_deref().unwrap_or("vernier") {
+        "vernier" => Method::Vernier,
+        "lancet" => Method::Lancet,
+        other => {
+            return Err(context.bad(
+                "method",
+                other,
+                "expected vernier (effect-size checks, dependence-valid CIs) or lancet \
+                 (Lancet's procedure exactly)",
+            ));
+        }
+    };
     let on_agent_loss = match file.on_agent_loss.as_deref().unwrap_or("stop") {
         "stop" => OnAgentLoss::Stop,
         "continue" => OnAgentLoss::Continue,
@@ -103,6 +118,7 @@ pub(crate) fn scenario(
         interarrival,
         load,
         ci,
+        method,
         percentiles,
         timestamps,
         limits,
@@ -252,10 +268,10 @@ fn ci(context: &Context<'_>, ci: Option<CiFile>) -> Result<CiTarget, ScenarioErr
     let width = ci.width.ok_or_else(|| {
         context.missing(
             "ci.width",
-            "the widest acceptable interval, as in width: 10us",
+            &format!("the widest acceptable interval, {CI_WIDTH}"),
         )
     })?;
-    let width = duration(context, "ci.width", &width, "10us")?;
+    let width = ci_width(context, &width)?;
     let confidence = ci.confidence.unwrap_or(0.95);
     if !(confidence > 0.0 && confidence < 1.0) {
         return Err(context.bad(
@@ -269,6 +285,37 @@ fn ci(context: &Context<'_>, ci: Option<CiFile>) -> Result<CiTarget, ScenarioErr
         width,
         confidence,
     })
+}
+
+/// What `ci.width` may be, for its errors.
+const CI_WIDTH: &str = "a duration such as 10us or a share of the value such as 20%";
+
+/// `ci.width`: a duration (`10us`), or a share of the percentile's value (`20%`), strictly
+/// between 0% and 100% since a CI as wide as its value says nothing.
+fn ci_width(context: &Context<'_>, text: &str) -> Result<CiWidth, ScenarioError> {
+    if let Some(percent) = text.trim().strip_suffix('%') {
+        return match percent.trim().parse::<f64>() {
+            Ok(percent) if percent > 0.0 && percent < 100.0 => {
+                Ok(CiWidth::Relative(percent / 100.0))
+            }
+            _ => Err(context.bad(
+                "ci.width",
+                text,
+                "expected a share of the value strictly between 0% and 100%, as in 20%",
+            )),
+        };
+    }
+    match parse_duration(text) {
+        Ok(width) => Ok(CiWidth::Absolute(width)),
+        // Neither form: say both. A duration that is only out of range (0us) keeps its
+        // own message.
+        Err(expected) if expected.starts_with(UNREADABLE_DURATION) => {
+            Err(context.bad("ci.width", text, format!("expected {CI_WIDTH}")))
+        }
+        Err(expected) => {
+            Err(context.bad("ci.width", text, format!("expected {expected}, as in 10us")))
+        }
+    }
 }
 
 /// The percentiles reported: those asked for (or the defaults), the target's and the SLO's,
@@ -490,6 +537,9 @@ pub(crate) fn duration(
     })
 }
 
+/// How [`parse_duration`]'s message for text that is no duration at all starts.
+const UNREADABLE_DURATION: &str = "a duration with a unit";
+
 /// The duration, or what was expected instead (without an example).
 fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
@@ -538,6 +588,8 @@ mod tests {
             Err("a duration with a unit (ns, us, ms, s, m, h)".into())
         );
         assert_eq!(parse_duration("0m"), Err("a positive duration".into()));
+        // ci.width tells this message apart from a duration's other complaints.
+        assert!(parse_duration("abc").is_err_and(|e| e.starts_with(UNREADABLE_DURATION)));
     }
 
     #[test]

@@ -244,14 +244,16 @@ pub struct App {
     pub sampling_rate: f64,
     /// The CI width at the last check, µs.
     pub ci_width_us: Option<f64>,
-    /// The target width, µs.
-    pub ci_target_us: f64,
+    /// The target width, µs (unknown while a relative target has no estimate yet).
+    pub ci_target_us: Option<f64>,
     /// The percentile the CI is on.
     pub ci_percentile: f64,
     /// Seconds until the round has its samples.
     pub eta_s: Option<f64>,
     /// The live latency CCDF of the current round: (µs, share above).
     pub ccdf: Vec<(f64, f64)>,
+    /// The host's stalls while the current round measures, per probe.
+    pub host: Vec<vernier_agent::StallReport>,
     /// Achieved req/s over all agents, two readings a second.
     pub throughput: VecDeque<u64>,
     /// Finished points.
@@ -373,6 +375,7 @@ impl App {
                                 self.mark(Step::Connect, true);
                                 self.mark(Step::Load, true);
                                 self.ccdf.clear();
+                                self.host.clear();
                                 self.enter(Step::Warmup);
                             }
                             Phase::Interarrival => {
@@ -397,7 +400,7 @@ impl App {
                         }
                         let step = match c.check {
                             CheckKind::Rate | CheckKind::WarmupStationarity => Step::Warmup,
-                            CheckKind::Interarrival => Step::Interarrival,
+                            CheckKind::Interarrival | CheckKind::Departures => Step::Interarrival,
                             CheckKind::Independence => Step::Independence,
                             CheckKind::Stationarity => Step::Stationarity,
                             CheckKind::Agreement | CheckKind::Confidence => Step::Confidence,
@@ -435,6 +438,9 @@ impl App {
                         if !p.ccdf.is_empty() {
                             self.ccdf = p.ccdf.clone();
                         }
+                        if !p.host.is_empty() {
+                            self.host = p.host.clone();
+                        }
                         if self.throughput.len() == RATE_HISTORY {
                             self.throughput.pop_front();
                         }
@@ -471,6 +477,7 @@ impl App {
         self.point = point;
         self.marks = [None; 9];
         self.ccdf.clear();
+        self.host.clear();
         self.ci_width_us = None;
         self.eta_s = None;
         for a in &mut self.agents {

@@ -94,6 +94,7 @@ fn event_name(kind: &EventKind) -> Option<&'static str> {
             CheckKind::Stationarity => "stationarity",
             CheckKind::Agreement => "agreement",
             CheckKind::Confidence => "confidence",
+            CheckKind::Departures => "departures",
         },
         EventKind::Progress(_) | EventKind::Window { .. } => return None,
     })

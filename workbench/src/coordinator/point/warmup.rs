@@ -8,7 +8,8 @@ use vernier_agent::histogram;
 use super::super::Decision;
 use super::super::checks;
 use super::super::event::*;
-use super::{HOPELESS_BACKLOG_S, HOPELESS_SEND_LAG_NS, Point, Window, figures};
+use super::super::policy::{HOPELESS_BACKLOG_S, HOPELESS_SEND_LAG_NS};
+use super::{Point, Window, figures};
 
 impl Point {
     pub(super) fn warmup_tick(&mut self, at: Duration, out: &mut Decision) {

@@ -51,12 +51,14 @@ fn result(verdict: Verdict) -> PointResult {
         sampling_rate: 0.2,
         duration_s: 6.0,
         percentiles: vec![],
+        from_schedule: vec![],
         target_percentile: 99.9,
         ci_width_us: None,
         tries: 1,
         min_samples: 0,
         round: 1,
         agents: vec![],
+        host: Vec::new(),
         record: None,
     }
 }
@@ -126,12 +128,13 @@ fn events_move_the_steps_and_fill_the_rows() {
             samples_wanted: 10_000,
             sampling_rate: 0.1,
             ci_width_us: Some(30.0),
-            ci_target_us: 10.0,
+            ci_target_us: Some(10.0),
             tries: 1,
             eta_s: Some(9.0),
             max_duration_s: 30.0,
             elapsed_s: 2.5,
             ccdf: vec![(40.0, 0.5), (200.0, 0.01)],
+            host: Vec::new(),
         }),
     ));
     assert_eq!(app.samples, 800);

@@ -1,6 +1,7 @@
 //! One row per agent: target against achieved rate, the inter-arrival test, the
 //! decorrelation lag and the sampling rate, samples, the CI width of the target percentile
-//! against the target, send lag p99, errors and backlog.
+//! against the target, send lag p99, errors and backlog; in the title, the host's stalls
+//! when a probe reported them.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
@@ -62,7 +63,7 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
             );
             let ci = match p.and_then(|p| p.ci_width_us) {
                 Some(w) => {
-                    let pass = w <= app.ci_target_us;
+                    let pass = app.ci_target_us.is_some_and(|t| w <= t);
                     Cell::from(Span::styled(
                         format!("{w:.1}{}", if pass { "✓" } else { "✗" }),
                         theme.pass(pass),
@@ -109,7 +110,7 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
     ])
     .style(theme.title());
     let title = Line::from(format!(
-        " agents ({} req/s in all) ",
+        " agents ({} req/s in all{}) ",
         rate(
             app.agents
                 .iter()
@@ -117,12 +118,26 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
                 .filter(|p| !p.lost)
                 .map(|p| p.achieved_rate)
                 .sum()
-        )
+        ),
+        host_stall(app)
     ));
     let table = Table::new(rows, widths)
         .header(head)
         .block(Block::default().borders(Borders::TOP).title(title));
     frame.render_widget(table, area);
+}
+
+/// ` · host stall p99 1.2 ms`: the worst probe's p99 lateness while the round measures
+/// (how long the host held a core), or nothing before a report.
+fn host_stall(app: &App) -> String {
+    app.host
+        .iter()
+        .filter(|h| h.wakeups > 0)
+        .map(|h| h.late_p99_us)
+        .max_by(f64::total_cmp)
+        .map_or(String::new(), |p99| {
+            format!(" · host stall p99 {}", vernier_agent::fmt_late(p99))
+        })
 }
 
 /// A count that should be zero: marked when it is not.

@@ -1,5 +1,6 @@
 //! The aggregate: each point's percentiles with their CIs (and the current point's live
-//! estimate), the throughput sparkline, the latency CCDF of the current round on a log
+//! estimate; where there is room, the target percentile timed from the scheduled
+//! departures), the throughput sparkline, the latency CCDF of the current round on a log
 //! scale, and for sweeps the target percentile against the achieved load with the current
 //! load marked. A narrow terminal shows one chart at a time (`g` switches).
 
@@ -18,6 +19,18 @@ use crate::coordinator::{PercentileResult, Verdict};
 
 /// Wide enough for the table and both charts side by side.
 const WIDE: u16 = 120;
+
+// The points table's column widths, characters.
+/// The load (`20.0k`).
+const LOAD_COLUMN: u16 = 6;
+/// The verdict's mark and word (`~ accept`).
+const VERDICT_COLUMN: u16 = 8;
+/// The median with its CI.
+const P50_COLUMN: u16 = 22;
+/// The target percentile with its CI, at least (it takes the room left).
+const TARGET_COLUMN: u16 = 20;
+/// The target percentile from the schedule (`p99.9 sched`, `12345.6`).
+const SCHEDULE_COLUMN: u16 = 11;
 
 pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
     if area.width >= WIDE {
@@ -52,7 +65,14 @@ pub(super) fn verdict_mark(v: Verdict) -> &'static str {
 }
 
 fn points(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
-    let wide = area.width >= 60;
+    // Columns join the load, the verdict and the target percentile as they fit (with the
+    // table's one-character gaps): the median first, then the target percentile from the
+    // schedule.
+    let base = LOAD_COLUMN + 1 + VERDICT_COLUMN + 1 + TARGET_COLUMN;
+    // The median with a column to spare.
+    let wide = area.width > base + 1 + P50_COLUMN;
+    let from_schedule =
+        area.width >= base + 1 + SCHEDULE_COLUMN + if wide { 1 + P50_COLUMN } else { 0 };
     let target = pname(app.ci_percentile);
     let mut rows: Vec<Row> = app
         .results
@@ -70,6 +90,12 @@ fn points(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
                 cells.push(Cell::from(pct(50.0)));
             }
             cells.push(Cell::from(pct(r.target_percentile)));
+            if from_schedule {
+                cells.push(Cell::from(
+                    r.from_schedule(r.target_percentile)
+                        .map_or("-".to_string(), |q| format!("{:.1}", q.value)),
+                ));
+            }
             Row::new(cells)
         })
         .collect();
@@ -98,14 +124,22 @@ fn points(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
     let skip = rows.len().saturating_sub(shown);
     let rows: Vec<Row> = rows.into_iter().skip(skip).collect();
     let table_height = (rows.len() as u16 + 2).min(area.height);
-    let mut widths = vec![Constraint::Length(6), Constraint::Length(8)];
+    let mut widths = vec![
+        Constraint::Length(LOAD_COLUMN),
+        Constraint::Length(VERDICT_COLUMN),
+    ];
     let mut head = vec!["load/s".to_string(), "verdict".to_string()];
     if wide {
-        widths.push(Constraint::Length(22));
+        widths.push(Constraint::Length(P50_COLUMN));
         head.push("p50 µs [CI]".into());
     }
-    widths.push(Constraint::Min(20));
+    widths.push(Constraint::Min(TARGET_COLUMN));
     head.push(format!("{target} µs [CI]"));
+    if from_schedule {
+        // Latency from the scheduled departure: what an open-loop user waited.
+        widths.push(Constraint::Length(SCHEDULE_COLUMN));
+        head.push(format!("{target} sched"));
+    }
     let [t, s] =
         Layout::vertical([Constraint::Length(table_height), Constraint::Min(0)]).areas(area);
     let table = Table::new(rows, widths)

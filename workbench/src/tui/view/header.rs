@@ -92,7 +92,7 @@ fn figures(app: &App, theme: Theme) -> Line<'static> {
     ))];
     match app.ci_width_us {
         Some(w) => {
-            let pass = w <= app.ci_target_us;
+            let pass = app.ci_target_us.is_some_and(|t| w <= t);
             spans.push(Span::styled(
                 format!("{w:.1} µs {}", if pass { "✓" } else { "✗" }),
                 theme.pass(pass),
@@ -102,7 +102,7 @@ fn figures(app: &App, theme: Theme) -> Line<'static> {
     }
     spans.push(Span::raw(format!(
         " of {} µs · {} timestamps",
-        opt(Some(app.ci_target_us), 1),
+        opt(app.ci_target_us, 1),
         if app.timestamps.is_empty() {
             "?"
         } else {

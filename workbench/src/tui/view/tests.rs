@@ -179,3 +179,84 @@ fn a_lost_agent_is_marked_and_the_others_want_its_share() {
     assert!(text.contains("1958/1000"), "{text}");
     assert!(text.contains("(3916 req/s in all)"), "{text}");
 }
+
+#[test]
+fn the_target_percentile_from_the_schedule_shows_where_there_is_room() {
+    let mut app = live_at(22.0, false);
+    let p = app.results[0].target_percentile;
+    app.results[0].from_schedule = vec![crate::coordinator::SchedulePercentile {
+        p,
+        value: 812.3,
+        actual: 240.1,
+    }];
+    // 100 columns: the points table has room for it, not for the median too.
+    let text = screen(&app, 100, 30);
+    assert!(text.contains("p99 sched"), "{text}");
+    assert!(text.contains("812.3"), "{text}");
+    assert!(!text.contains("p50 µs [CI]"), "{text}");
+    insta::assert_snapshot!("from_schedule_100x30", text);
+    // 200 columns: room for both.
+    let text = screen(&app, 200, 50);
+    assert!(
+        text.contains("p50 µs [CI]") && text.contains("p99 sched") && text.contains("812.3"),
+        "{text}"
+    );
+    // 80x24 and 160x48 keep their columns.
+    for (width, height) in [(80, 24), (160, 48)] {
+        let text = screen(&app, width, height);
+        assert!(!text.contains("p99 sched"), "{text}");
+    }
+    // The verdict screen has room for it at 160 columns, not at 80.
+    let mut app = finished(false);
+    app.results[0].from_schedule = vec![crate::coordinator::SchedulePercentile {
+        p,
+        value: 812.3,
+        actual: 240.1,
+    }];
+    let text = screen(&app, 160, 48);
+    assert!(
+        text.contains("p99 sched") && text.contains("812.3"),
+        "{text}"
+    );
+    assert!(!screen(&app, 80, 24).contains("p99 sched"));
+}
+
+#[test]
+fn the_agents_panel_names_the_host_stall_once_a_probe_reported() {
+    let record = fixture();
+    let mut app = live_at(12.0, false);
+    assert!(!screen(&app, 80, 24).contains("host stall"));
+    // The record's last progress before 12 s, as it would be with two probes.
+    let mut event = record
+        .events
+        .iter()
+        .rev()
+        .find(|e| e.at <= 12.0 && matches!(e.kind, crate::coordinator::EventKind::Progress(_)))
+        .cloned()
+        .unwrap();
+    if let crate::coordinator::EventKind::Progress(p) = &mut event.kind {
+        for (cpu, p99_us) in [(Some(1), 1_234.0), (None, 80.0)] {
+            let mut r = vernier_agent::StallReport::default();
+            r.cpu = cpu;
+            r.wakeups = 500;
+            r.late_p99_us = p99_us;
+            p.host.push(r);
+        }
+    }
+    app.update(AppEvent::Session(Update::Event(event)));
+    assert_eq!(app.host.len(), 2);
+    let text = screen(&app, 80, 24);
+    assert!(
+        text.contains(" agents (1958 req/s in all · host stall p99 1.2 ms) ─"),
+        "{text}"
+    );
+    // The next point starts without it.
+    let next = record
+        .events
+        .iter()
+        .find(|e| e.point == 1)
+        .cloned()
+        .unwrap();
+    app.update(AppEvent::Session(Update::Event(next)));
+    assert!(app.host.is_empty());
+}

@@ -1,4 +1,5 @@
-//! The verdict screen: the run's verdict, each point with its percentiles and CIs, every
+//! The verdict screen: the run's verdict, each point with its percentiles and CIs (and,
+//! where there is room, the target percentile timed from the scheduled departures), every
 //! failed check with the suggestion it implies, and where the record and the plots are.
 //! A wide terminal keeps the charts beside it.
 
@@ -72,6 +73,8 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
         .last()
         .map_or(app.ci_percentile, |r| r.target_percentile);
     let wide = table.width >= 76;
+    // The target percentile from the schedule (11 characters and a gap) once the rest fits.
+    let from_schedule = table.width >= 12 + if wide { 76 } else { 52 };
     let body: Vec<Row> = app
         .results
         .iter()
@@ -93,6 +96,12 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
                 cells.push(Cell::from(pct(50.0)));
             }
             cells.push(Cell::from(pct(target)));
+            if from_schedule {
+                cells.push(Cell::from(
+                    r.from_schedule(target)
+                        .map_or("-".to_string(), |q| format!("{:.1}", q.value)),
+                ));
+            }
             Row::new(cells)
         })
         .collect();
@@ -114,6 +123,11 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
     }
     widths.push(Constraint::Min(20));
     names.push(format!("{} µs [CI]", pname(target)));
+    if from_schedule {
+        // Latency from the scheduled departure: what an open-loop user waited.
+        widths.push(Constraint::Length(11));
+        names.push(format!("{} sched", pname(target)));
+    }
     frame.render_widget(
         Table::new(body, widths).header(Row::new(names).style(theme.title())),
         table,
@@ -133,7 +147,7 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
                     rate(r.target_rate),
                     pname(r.target_percentile),
                     r.ci_width_us.map_or("-".into(), |w| format!("{w:.1}")),
-                    app.ci_target_us
+                    app.ci_target_us.map_or("-".into(), |t| format!("{t:.1}"))
                 ),
                 theme.accent(),
             ));

@@ -1,0 +1,602 @@
+//! The host's stalls, measured during every run: a thread that sleeps for a fixed period
+//! and notes how late each wake-up comes.
+//!
+//! A hypervisor may take a vCPU away from its guest for milliseconds at a time; nothing
+//! in the guest sees it happen, yet every request in flight on that core waits it out,
+//! and the run's tail carries it. The calibration's spin
+//! ([`CoreJitter`](crate::calibrate::CoreJitter)) finds such gaps, but only by taking a
+//! core for itself and only before the run. This probe costs one wake-up per period (a
+//! few microseconds a millisecond) and runs beside the load, so that a run can say how
+//! much of its tail the host accounts for, with a figure measured at the same time.
+//!
+//! A wake-up is late by the time from its deadline (an absolute `CLOCK_MONOTONIC` time,
+//! so that lateness does not accumulate into drift) to the moment the thread runs again:
+//! the timer's own latency (tens of µs on a quiet core, the timer slack set to 1 ns) plus
+//! any time the core was not the guest's, or was busy with other work.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use vernier_agent::HostProbe;
+//!
+//! let probe = HostProbe::start(Some(1), Duration::from_millis(1))?;
+//! std::thread::sleep(Duration::from_secs(1));
+//! // wake-ups 1 ms apart came p50 55 µs, p99 1.2 ms, max 3.4 ms late; ...
+//! println!("{}", probe.take());
+//! # Ok::<(), std::io::Error>(())
+//! ```
+
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, mpsc};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+use nix::errno::Errno;
+use nix::sys::time::TimeSpec;
+use nix::time::{ClockId, ClockNanosleepFlags, clock_nanosleep};
+use serde::{Deserialize, Serialize};
+
+use crate::measure::histogram;
+use crate::sys::{monotonic_ns, pin_current_thread};
+
+/// A wake-up later than this is a stall: ten times the tails of the microsecond services
+/// vernier measures, and far beyond what a timer on a core of its own needs.
+pub const STALL_NS: u64 = 1_000_000;
+
+/// Lateness beyond this is time the core was not the probe's: a timer on a core that is
+/// ours fires within tens of µs, so what a wake-up is later than 100 µs is the host (or
+/// another task) holding the core.
+pub const NOT_OURS_NS: u64 = 100_000;
+
+/// The period [`HostProbe::start`] is usually given: a thousand wake-ups a second see a
+/// stall of a millisecond or more, and cost a few thousandths of a core.
+pub const DEFAULT_PERIOD: Duration = Duration::from_millis(1);
+
+/// A thread measuring how late its timer wake-ups come, on one core or wherever the
+/// scheduler puts it. Dropping it stops the thread (within a period) and waits for it.
+pub struct HostProbe {
+    cpu: Option<usize>,
+    period: Duration,
+    tally: Arc<Mutex<Tally>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for HostProbe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostProbe")
+            .field("cpu", &self.cpu)
+            .field("period", &self.period)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the probe saw since the last take.
+struct Tally {
+    late: Histogram<u64>,
+    wakeups: u64,
+    stalls: u64,
+    not_ours_ns: u64,
+    max_ns: u64,
+    since_ns: u64,
+}
+
+impl Tally {
+    fn new(since_ns: u64) -> Tally {
+        Tally {
+            late: histogram(),
+            wakeups: 0,
+            stalls: 0,
+            not_ours_ns: 0,
+            max_ns: 0,
+            since_ns,
+        }
+    }
+
+    fn record(&mut self, late_ns: u64) {
+        self.late.saturating_record(late_ns.max(1));
+        self.wakeups += 1;
+        self.max_ns = self.max_ns.max(late_ns);
+        if late_ns > STALL_NS {
+            self.stalls += 1;
+        }
+        self.not_ours_ns += late_ns.saturating_sub(NOT_OURS_NS);
+    }
+
+    fn report(self, cpu: Option<usize>, period: Duration, now_ns: u64) -> StallReport {
+        let seconds = now_ns.saturating_sub(self.since_ns) as f64 / 1e9;
+        let us = |q: f64| {
+            if self.late.is_empty() {
+                0.0
+            } else {
+                self.late.value_at_quantile(q) as f64 / 1e3
+            }
+        };
+        StallReport {
+            cpu,
+            period_us: period.as_secs_f64() * 1e6,
+            seconds,
+            wakeups: self.wakeups,
+            late_p50_us: us(0.5),
+            late_p99_us: us(0.99),
+            late_max_us: self.max_ns as f64 / 1e3,
+            stalls_over_1ms: self.stalls,
+            stalled_share: if seconds > 0.0 {
+                self.not_ours_ns as f64 / 1e9 / seconds
+            } else {
+                0.0
+            },
+            late: Lateness(Some(self.late)),
+        }
+    }
+}
+
+/// The tally, even if a thread panicked holding it (its figures are still counts).
+fn lock(tally: &Mutex<Tally>) -> MutexGuard<'_, Tally> {
+    tally.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl HostProbe {
+    /// Starts the probe's thread, pinned to `cpu` if given (the core whose stalls matter:
+    /// a worker's), waking every `period`. Fails for a zero period, a CPU this process may
+    /// not run on, or a thread that cannot be spawned.
+    pub fn start(cpu: Option<usize>, period: Duration) -> io::Result<HostProbe> {
+        let period_ns = u64::try_from(period.as_nanos()).unwrap_or(u64::MAX);
+        if period_ns == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "a host probe needs a period above zero",
+            ));
+        }
+        let tally = Arc::new(Mutex::new(Tally::new(monotonic_ns())));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (ready_tx, ready_rx) = mpsc::sync_channel(1);
+        let thread = std::thread::Builder::new()
+            .name(cpu.map_or("vernier-probe".into(), |c| format!("vernier-probe-{c}")))
+            .spawn({
+                let (tally, stop) = (Arc::clone(&tally), Arc::clone(&stop));
+                move || {
+                    if let Some(cpu) = cpu
+                        && let Err(e) = pin_current_thread(cpu)
+                    {
+                        let _ = ready_tx.send(Err(e));
+                        return;
+                    }
+                    // The default slack (50 µs) would make every wake-up that late by design.
+                    // Best effort: without it the lateness is only higher.
+                    let _ = nix::sys::prctl::set_timerslack(1);
+                    lock(&tally).since_ns = monotonic_ns();
+                    let _ = ready_tx.send(Ok(()));
+                    drop(ready_tx);
+                    run(period_ns, &tally, &stop);
+                }
+            })?;
+        let started = ready_rx.recv();
+        let failed = match started {
+            Ok(Ok(())) => None,
+            Ok(Err(e)) => Some(io::Error::other(e)),
+            Err(_) => Some(io::Error::other(
+                "the host probe's thread ended before it started",
+            )),
+        };
+        if let Some(e) = failed {
+            let _ = thread.join();
+            return Err(e);
+        }
+        Ok(HostProbe {
+            cpu,
+            period,
+            tally,
+            stop,
+            thread: Some(thread),
+        })
+    }
+
+    /// The core probed (`None`: unpinned).
+    pub fn cpu(&self) -> Option<usize> {
+        self.cpu
+    }
+
+    /// What was seen since the last take (or since the start): a delta; the probe starts
+    /// counting afresh.
+    pub fn take(&self) -> StallReport {
+        // The fresh histogram is allocated before the lock, so that the probe's thread
+        // never waits for an allocation.
+        let mut fresh = Tally::new(0);
+        let now = {
+            let mut tally = lock(&self.tally);
+            let now = monotonic_ns();
+            fresh.since_ns = now;
+            std::mem::swap(&mut *tally, &mut fresh);
+            now
+        };
+        fresh.report(self.cpu, self.period, now)
+    }
+}
+
+impl Drop for HostProbe {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The probe's loop: sleep to the deadline, note how late the wake-up came, next deadline.
+fn run(period_ns: u64, tally: &Mutex<Tally>, stop: &AtomicBool) {
+    let mut deadline = monotonic_ns().saturating_add(period_ns);
+    while !stop.load(Ordering::Relaxed) {
+        sleep_until(deadline);
+        let now = monotonic_ns();
+        lock(tally).record(now.saturating_sub(deadline));
+        deadline = next_deadline(deadline, period_ns, now);
+    }
+}
+
+/// The first deadline after `now` on the grid `deadline + k·period`. Deadlines missed in a
+/// stall are skipped rather than fired at once: a stall counts once, by its length, not
+/// again in each deadline it swallowed.
+fn next_deadline(deadline: u64, period_ns: u64, now: u64) -> u64 {
+    let next = deadline.saturating_add(period_ns);
+    if next > now {
+        next
+    } else {
+        next.saturating_add((now - next) / period_ns * period_ns + period_ns)
+    }
+}
+
+/// Sleeps until `CLOCK_MONOTONIC` reads `deadline_ns`.
+fn sleep_until(deadline_ns: u64) {
+    let at = TimeSpec::from_duration(Duration::from_nanos(deadline_ns));
+    loop {
+        match clock_nanosleep(
+            ClockId::CLOCK_MONOTONIC,
+            ClockNanosleepFlags::TIMER_ABSTIME,
+            &at,
+        ) {
+            // A signal: the deadline is absolute, so sleeping again loses nothing.
+            Err(Errno::EINTR) => continue,
+            Ok(_) => return,
+            // Not expected on Linux; a relative sleep measures the same lateness.
+            Err(_) => {
+                std::thread::sleep(Duration::from_nanos(
+                    deadline_ns.saturating_sub(monotonic_ns()),
+                ));
+                return;
+            }
+        }
+    }
+}
+
+/// How late a probe's wake-ups came over some time: the host's stalls of one core (or of
+/// the unpinned coordinator).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct StallReport {
+    /// The core probed (`None`: unpinned, wherever the scheduler ran the probe).
+    pub cpu: Option<usize>,
+    /// The wake-ups' period, µs.
+    pub period_us: f64,
+    /// How long the report covers, seconds.
+    pub seconds: f64,
+    /// Wake-ups seen.
+    pub wakeups: u64,
+    /// Median lateness, µs.
+    pub late_p50_us: f64,
+    /// 99th percentile of the lateness, µs.
+    pub late_p99_us: f64,
+    /// The latest wake-up's lateness, µs.
+    pub late_max_us: f64,
+    /// Wake-ups more than [`STALL_NS`] (1 ms) late.
+    pub stalls_over_1ms: u64,
+    /// The lateness beyond [`NOT_OURS_NS`] (100 µs), summed, as a share of
+    /// [`seconds`](StallReport::seconds): the share of time the core was not ours.
+    pub stalled_share: f64,
+    /// The lateness histogram (ns), so that merged reports have exact percentiles. Not
+    /// serialized: a report read back has its figures only.
+    #[serde(skip)]
+    late: Lateness,
+}
+
+/// The histogram a [`StallReport`] keeps for merging. It takes no part in comparisons (two
+/// reports are equal when their figures are, and a report read back from JSON has none)
+/// and shows only its count in `Debug` (its tens of thousands of buckets say nothing).
+#[derive(Clone, Default)]
+struct Lateness(Option<Histogram<u64>>);
+
+impl PartialEq for Lateness {
+    fn eq(&self, _: &Lateness) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for Lateness {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            Some(h) => write!(f, "Lateness({} wake-ups)", h.len()),
+            None => f.write_str("Lateness(none)"),
+        }
+    }
+}
+
+impl StallReport {
+    /// Adds `other`, a later report of the same probe (or of another: the percentiles are
+    /// then the pooled wake-ups'). Counts and seconds add up, the maximum is the larger,
+    /// the share is weighted by seconds. The percentiles come from the merged histogram
+    /// when both reports have theirs; otherwise (reports read back from JSON) the median is
+    /// the wake-up-weighted mean of the two and the p99 the larger one, an upper bound of
+    /// the pooled p99.
+    pub fn merge(&mut self, other: &StallReport) {
+        if self.wakeups == 0 && self.seconds == 0.0 {
+            // Nothing yet (a default report): the other, as it is.
+            *self = other.clone();
+            return;
+        }
+        let late = match (self.late.0.take(), other.late.0.as_ref()) {
+            (Some(mut mine), Some(theirs)) => mine.add(theirs).ok().map(|()| mine),
+            (None, Some(theirs)) if self.wakeups == 0 => Some(theirs.clone()),
+            (Some(mine), None) if other.wakeups == 0 => Some(mine),
+            _ => None,
+        };
+        match &late {
+            Some(h) if !h.is_empty() => {
+                self.late_p50_us = h.value_at_quantile(0.5) as f64 / 1e3;
+                self.late_p99_us = h.value_at_quantile(0.99) as f64 / 1e3;
+            }
+            _ if other.wakeups == 0 => {}
+            _ if self.wakeups == 0 => {
+                self.late_p50_us = other.late_p50_us;
+                self.late_p99_us = other.late_p99_us;
+            }
+            _ => {
+                let (a, b) = (self.wakeups as f64, other.wakeups as f64);
+                self.late_p50_us = (self.late_p50_us * a + other.late_p50_us * b) / (a + b);
+                self.late_p99_us = self.late_p99_us.max(other.late_p99_us);
+            }
+        }
+        self.late = Lateness(late);
+        let seconds = self.seconds + other.seconds;
+        let not_ours = self.stalled_share * self.seconds + other.stalled_share * other.seconds;
+        self.stalled_share = if seconds > 0.0 {
+            not_ours / seconds
+        } else {
+            0.0
+        };
+        self.seconds = seconds;
+        self.wakeups += other.wakeups;
+        self.late_max_us = self.late_max_us.max(other.late_max_us);
+        self.stalls_over_1ms += other.stalls_over_1ms;
+    }
+
+    /// The same figures without the histogram: what events and results carry (a report
+    /// is then a few dozen bytes rather than a couple of hundred kilobytes).
+    pub fn without_histogram(&self) -> StallReport {
+        StallReport {
+            cpu: self.cpu,
+            period_us: self.period_us,
+            seconds: self.seconds,
+            wakeups: self.wakeups,
+            late_p50_us: self.late_p50_us,
+            late_p99_us: self.late_p99_us,
+            late_max_us: self.late_max_us,
+            stalls_over_1ms: self.stalls_over_1ms,
+            stalled_share: self.stalled_share,
+            late: Lateness(None),
+        }
+    }
+
+    /// In a few words, for a table's line: `p99 1.2 ms, max 3.4 ms, 7 stalls > 1 ms, 1.3%
+    /// stalled` (the lateness of the wake-ups; the share of time the core was not ours).
+    pub fn short(&self) -> String {
+        if self.wakeups == 0 {
+            return "no wake-ups measured".into();
+        }
+        format!(
+            "p99 {}, max {}, {} stall{} > 1 ms, {} stalled",
+            fmt_late(self.late_p99_us),
+            fmt_late(self.late_max_us),
+            self.stalls_over_1ms,
+            if self.stalls_over_1ms == 1 { "" } else { "s" },
+            percent(self.stalled_share)
+        )
+    }
+}
+
+/// `wake-ups 1 ms apart came p50 55 µs, p99 1.2 ms, max 3.4 ms late; 7 stalls > 1 ms in
+/// 10.0 s (1.3% of the time)`.
+impl std::fmt::Display for StallReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.wakeups == 0 {
+            return write!(f, "no wake-ups measured in {:.1} s", self.seconds);
+        }
+        write!(
+            f,
+            "wake-ups {} apart came p50 {}, p99 {}, max {} late; {} stall{} > 1 ms in {:.1} s ({} of the time)",
+            fmt_late(self.period_us),
+            fmt_late(self.late_p50_us),
+            fmt_late(self.late_p99_us),
+            fmt_late(self.late_max_us),
+            self.stalls_over_1ms,
+            if self.stalls_over_1ms == 1 { "" } else { "s" },
+            self.seconds,
+            percent(self.stalled_share)
+        )
+    }
+}
+
+/// A lateness (or period) in µs as people read it: `55 µs`, `1.2 ms`, `3 ms`, `14 ms`,
+/// `1.25 s`.
+pub fn fmt_late(us: f64) -> String {
+    let trim = |s: String| s.replace(".0 ", " ");
+    if us < 999.5 {
+        format!("{us:.0} µs")
+    } else if us < 9_950.0 {
+        trim(format!("{:.1} ms", us / 1e3))
+    } else if us < 999_500.0 {
+        format!("{:.0} ms", us / 1e3)
+    } else {
+        format!("{:.2} s", us / 1e6)
+    }
+}
+
+/// A share as a percentage, with a second decimal below 0.1%.
+fn percent(share: f64) -> String {
+    let pct = share * 100.0;
+    if pct > 0.0 && pct < 0.1 {
+        format!("{pct:.2}%")
+    } else {
+        format!("{pct:.1}%")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wakes_about_once_a_period_and_takes_deltas() {
+        let probe = HostProbe::start(None, Duration::from_millis(1)).unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        let report = probe.take();
+        assert!(
+            (100..=220).contains(&report.wakeups),
+            "{} wake-ups in {:.3} s: {report}",
+            report.wakeups,
+            report.seconds
+        );
+        assert!(
+            (0.19..0.5).contains(&report.seconds),
+            "{:.3} s",
+            report.seconds
+        );
+        assert!(report.late_p50_us < 3_000.0, "{report}");
+        assert!(report.late_p50_us <= report.late_p99_us, "{report}");
+        assert!(report.late_p99_us <= report.late_max_us * 1.001, "{report}");
+        assert_eq!(report.cpu, None);
+        assert!((report.period_us - 1000.0).abs() < 1e-9);
+        assert!((0.0..=1.0).contains(&report.stalled_share), "{report}");
+        assert!(
+            report
+                .to_string()
+                .starts_with("wake-ups 1 ms apart came p50 ")
+        );
+
+        // A delta: right after a take there is (almost) nothing new.
+        let again = probe.take();
+        assert!(again.wakeups < 20, "{again:?}");
+        assert!(again.seconds < 0.1, "{again:?}");
+    }
+
+    #[test]
+    fn a_pinned_probe_names_its_core_and_a_bad_one_is_refused() {
+        let cpus = crate::sys::available_cpus();
+        let last = cpus[cpus.len() - 1];
+        let probe = HostProbe::start(Some(last), Duration::from_millis(2)).unwrap();
+        std::thread::sleep(Duration::from_millis(30));
+        let report = probe.take();
+        assert_eq!(report.cpu, Some(last));
+        assert!(report.wakeups >= 3, "{report:?}");
+
+        let err = HostProbe::start(Some(nix::sched::CpuSet::count() + 5), DEFAULT_PERIOD)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("may run on"), "{err}");
+        let err = HostProbe::start(None, Duration::ZERO).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+    }
+
+    #[test]
+    fn dropping_the_probe_stops_its_thread() {
+        let probe = HostProbe::start(None, Duration::from_millis(1)).unwrap();
+        let tally = Arc::downgrade(&probe.tally);
+        std::thread::sleep(Duration::from_millis(5));
+        drop(probe);
+        // The thread held the other reference: joined, it is gone.
+        assert!(tally.upgrade().is_none());
+    }
+
+    #[test]
+    fn missed_deadlines_are_skipped_not_fired_at_once() {
+        assert_eq!(next_deadline(1_000, 100, 1_050), 1_100);
+        // A stall of 5 periods past 1,000: the next deadline is the first one after now.
+        assert_eq!(next_deadline(1_000, 100, 1_530), 1_600);
+        assert_eq!(next_deadline(1_000, 100, 1_100), 1_200);
+    }
+
+    fn report_of(late_us: &[u64], seconds: f64) -> StallReport {
+        let mut tally = Tally::new(0);
+        for &us in late_us {
+            tally.record(us * 1_000);
+        }
+        tally.report(Some(1), DEFAULT_PERIOD, (seconds * 1e9) as u64)
+    }
+
+    #[test]
+    fn the_figures_and_their_merge() {
+        // 98 quiet wake-ups (50 µs), one at 1.5 ms, one at 3.4 ms: 0.1 s.
+        let mut late = vec![50; 98];
+        late.extend([1_500, 3_400]);
+        let a = report_of(&late, 0.1);
+        assert_eq!(a.wakeups, 100);
+        assert_eq!(a.stalls_over_1ms, 2);
+        assert!((a.late_p50_us - 50.0).abs() < 0.1, "{a:?}");
+        assert!((a.late_p99_us - 1_500.0).abs() < 2.0, "{a:?}");
+        assert!((a.late_max_us - 3_400.0).abs() < 1e-9, "{a:?}");
+        // (1,400 + 3,300) µs beyond 100 µs in 0.1 s.
+        assert!((a.stalled_share - 0.047).abs() < 1e-9, "{a:?}");
+        assert_eq!(
+            a.to_string(),
+            "wake-ups 1 ms apart came p50 50 µs, p99 1.5 ms, max 3.4 ms late; 2 stalls > 1 ms in 0.1 s (4.7% of the time)"
+        );
+        assert_eq!(
+            a.short(),
+            "p99 1.5 ms, max 3.4 ms, 2 stalls > 1 ms, 4.7% stalled"
+        );
+
+        // Merged from nothing, then with a quiet 0.9 s of 900 wake-ups at 20 µs: the
+        // p99 of the pooled wake-ups is now a quiet one.
+        let b = report_of(&[20; 900], 0.9);
+        let mut sum = StallReport::default();
+        sum.merge(&a);
+        assert_eq!(sum, a);
+        sum.merge(&b);
+        assert_eq!(sum.cpu, Some(1));
+        assert_eq!(sum.wakeups, 1_000);
+        assert_eq!(sum.stalls_over_1ms, 2);
+        assert!((sum.seconds - 1.0).abs() < 1e-9);
+        assert!((sum.late_max_us - 3_400.0).abs() < 1e-9);
+        assert!((sum.late_p50_us - 20.0).abs() < 0.1, "{sum:?}");
+        assert!((sum.late_p99_us - 50.0).abs() < 0.1, "{sum:?}");
+        assert!((sum.stalled_share - 0.0047).abs() < 1e-9, "{sum:?}");
+
+        // Read back from JSON: no histogram, so the p99 is the larger one (a bound).
+        let json = serde_json::to_string(&a).unwrap();
+        assert!(!json.contains("late\""), "{json}");
+        let back: StallReport = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, a);
+        let mut approx = back.clone();
+        approx.merge(&b.without_histogram());
+        assert_eq!(approx.wakeups, 1_000);
+        assert!((approx.late_p99_us - 1_500.0).abs() < 2.0, "{approx:?}");
+        assert!((approx.late_p50_us - (50.0 * 100.0 + 20.0 * 900.0) / 1_000.0).abs() < 0.1);
+        assert!(format!("{approx:?}").contains("Lateness(none)"));
+    }
+
+    #[test]
+    fn latenesses_read_as_people_write_them() {
+        assert_eq!(fmt_late(55.2), "55 µs");
+        assert_eq!(fmt_late(999.0), "999 µs");
+        assert_eq!(fmt_late(1_000.0), "1 ms");
+        assert_eq!(fmt_late(1_234.0), "1.2 ms");
+        assert_eq!(fmt_late(14_000.0), "14 ms");
+        assert_eq!(fmt_late(1_250_000.0), "1.25 s");
+        assert_eq!(percent(0.013), "1.3%");
+        assert_eq!(percent(0.0002), "0.02%");
+        assert_eq!(percent(0.0), "0.0%");
+        assert_eq!(
+            StallReport::default().to_string(),
+            "no wake-ups measured in 0.0 s"
+        );
+    }
+}

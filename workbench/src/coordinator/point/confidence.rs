@@ -1,0 +1,312 @@
+//! The measurement's verdict under `method: vernier`: the samples' autocorrelation is
+//! measured and reported (the Spearman lag search and correlogram), and enters the CI
+//! instead of gating it: each percentile's CI is valid for autocorrelated, stationary
+//! series ([`vernier_stats::percentile_ci_dependent`]), the point converges on that CI's
+//! width, and the samples needed are predicted from how it shrinks. The agreement of the
+//! agents' intervals is shared with `method: lancet`.
+
+use std::time::Duration;
+
+use vernier_stats::{DependentCi, percentile, percentile_ci_dependent};
+
+use super::super::Decision;
+use super::super::checks::{self, Interval};
+use super::super::event::*;
+use super::super::policy::{HEAVY_TAIL_FACTOR, MAX_KEPT_SAMPLES, PREDICTION_MARGIN};
+use super::{Point, figures};
+use crate::scenario::Method;
+
+/// A series' percentile with its dependence-valid CI, or why it has none.
+pub(super) struct Estimate {
+    pub(super) value: f64,
+    pub(super) ci: Result<DependentCi, vernier_stats::NeedMore>,
+}
+
+impl Estimate {
+    /// The `p`-th percentile (percent) of `series` (in send order); `None` when empty.
+    pub(super) fn of(series: &[f64], p: f64, confidence: f64) -> Option<(Vec<f64>, Estimate)> {
+        let mut sorted = series.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        let estimate = Estimate::of_sorted(series, &sorted, p, confidence)?;
+        Some((sorted, estimate))
+    }
+
+    /// The same, given the series sorted.
+    pub(super) fn of_sorted(
+        series: &[f64],
+        sorted: &[f64],
+        p: f64,
+        confidence: f64,
+    ) -> Option<Estimate> {
+        let value = percentile(sorted, p / 100.0)?;
+        let ci = match percentile_ci_dependent(series, sorted, p / 100.0, confidence) {
+            Ok(r) => r,
+            // Only invalid parameters fail, and the scenario validated them.
+            Err(e) => Err(vernier_stats::NeedMore {
+                reason: e.to_string(),
+                needed: usize::MAX,
+                have: series.len(),
+            }),
+        };
+        Some(Estimate { value, ci })
+    }
+
+    pub(super) fn interval(&self) -> Option<Interval> {
+        self.ci.as_ref().ok().map(|c| Interval {
+            value: self.value,
+            low: c.low,
+            high: c.high,
+        })
+    }
+
+    pub(super) fn result(&self, p: f64) -> PercentileResult {
+        let ci = self.ci.as_ref().ok();
+        PercentileResult {
+            p,
+            value: self.value,
+            ci_low: ci.map(|c| c.low),
+            ci_high: ci.map(|c| c.high),
+            dependence: ci.map(CiDependence::of),
+        }
+    }
+}
+
+impl Point {
+    /// The share of requests kept while measuring: Lancet's scenario rate, thinned later
+    /// by the lag search; under `method: vernier` every request, unless the point could
+    /// then hold more than [`MAX_KEPT_SAMPLES`].
+    pub(super) fn measure_sampling(&self) -> f64 {
+        match self.config.method {
+            Method::Lancet => self.config.sampling.rate,
+            Method::Vernier => {
+                let per_agent = self.config.rate / self.live_count() as f64;
+                let most = per_agent * self.config.limits.max_duration.as_secs_f64();
+                (MAX_KEPT_SAMPLES / most.max(1.0)).min(1.0)
+            }
+        }
+    }
+
+    /// Every agent's latencies in send order, one agent after another: the series the
+    /// combined CI is built from (batches cross from one agent to the next only once).
+    pub(super) fn concatenated(&mut self, agents: &[usize]) -> Vec<f64> {
+        agents
+            .iter()
+            .flat_map(|&i| self.agents[i].latencies_in_send_order())
+            .collect()
+    }
+
+    /// The lag search and correlogram of each agent's samples, reported (the TUI's lag
+    /// column, the record's correlogram), never a gate.
+    pub(super) fn report_independence(&mut self, at: Duration, out: &mut Decision) {
+        for i in self.measuring().collect::<Vec<_>>() {
+            let x = self.agents[i].latencies_in_send_order();
+            let (mut check, lag) = checks::independence(i, &x, self.config.alpha);
+            self.agents[i].lag = lag;
+            check.decision = match lag {
+                Some(1) => "independent".into(),
+                Some(l) => format!("correlated up to lag {l}: the CI allows for it"),
+                None => "correlated at every lag tried: the CI allows for it".into(),
+            };
+            self.check(at, check, out);
+        }
+    }
+
+    /// Agreement: every pair of agents' intervals must overlap; otherwise collect more.
+    pub(super) fn agents_agree(
+        &mut self,
+        at: Duration,
+        p: f64,
+        n: usize,
+        intervals: &[(usize, usize, Option<Interval>)],
+        out: &mut Decision,
+    ) -> bool {
+        let measuring_count = intervals.len();
+        if measuring_count <= 1 {
+            return true;
+        }
+        let with_ci: Vec<(usize, Interval)> = intervals
+            .iter()
+            .filter_map(|(i, _, c)| c.map(|c| (*i, c)))
+            .collect();
+        let max_low = with_ci.iter().map(|(_, c)| c.low).fold(f64::MIN, f64::max);
+        let min_high = with_ci.iter().map(|(_, c)| c.high).fold(f64::MAX, f64::min);
+        let agree = with_ci.len() == measuring_count && max_low <= min_high;
+        let listing: Vec<String> = with_ci
+            .iter()
+            .map(|(i, c)| format!("agent {i}: {:.1} [{:.1}, {:.1}]", c.value, c.low, c.high))
+            .collect();
+        let detail = format!("p{p} per agent, µs: {}", listing.join("; "));
+        let more = self.wanted * 2;
+        let check = Check {
+            check: CheckKind::Agreement,
+            agent: None,
+            pass: agree,
+            statistic: Some(max_low - min_high),
+            pvalue: None,
+            n,
+            detail: detail.clone(),
+            decision: if agree {
+                "the agents agree".into()
+            } else {
+                format!("collect more: {more} per agent")
+            },
+            data: None,
+        };
+        self.check(at, check, out);
+        if !agree {
+            let reason = Reason {
+                check: "agents_disagree".into(),
+                detail: format!("the agents' p{p} intervals do not overlap: {detail}"),
+                figures: figures(&[("gap_us", max_low - min_high)]),
+            };
+            self.extend(at, more, vec![reason], out);
+        }
+        agree
+    }
+
+    /// `method: vernier`'s confidence step: dependence-valid CIs per agent and combined,
+    /// agreement, the width against the target, the departures by effect size.
+    pub(super) fn check_confidence_dependent(&mut self, at: Duration, out: &mut Decision) {
+        let p = self.config.ci.percentile;
+        let conf = self.config.ci.confidence;
+        let measuring: Vec<usize> = self.measuring().collect();
+        let count = measuring.len().max(1);
+        let mut intervals = Vec::new();
+        for &i in &measuring {
+            let x = self.agents[i].latencies_in_send_order();
+            let iv = Estimate::of(&x, p, conf).and_then(|(_, e)| e.interval());
+            self.agents[i].ci_width_us = iv.map(|c| c.width());
+            intervals.push((i, x.len(), iv));
+        }
+        let series = self.concatenated(&measuring);
+        let n = series.len();
+        let Some((sorted, estimate)) = Estimate::of(&series, p, conf) else {
+            return;
+        };
+        let combined = match &estimate.ci {
+            Ok(ci) => ci.clone(),
+            Err(need) => {
+                let wanted = (need.needed.saturating_add(count - 1) / count).max(self.wanted + 1);
+                let detail = format!(
+                    "too few samples for a dependence-valid p{p} CI at {:.0}%: {}; about {} needed, there are {n}",
+                    conf * 100.0,
+                    need.reason,
+                    need.needed
+                );
+                self.check(
+                    at,
+                    Check {
+                        check: CheckKind::Confidence,
+                        agent: None,
+                        pass: false,
+                        statistic: None,
+                        pvalue: None,
+                        n,
+                        detail: detail.clone(),
+                        decision: format!("collect {wanted} per agent"),
+                        data: None,
+                    },
+                    out,
+                );
+                let reason = Reason {
+                    check: "too_few_samples".into(),
+                    detail,
+                    figures: figures(&[("samples", n as f64), ("min_samples", need.needed as f64)]),
+                };
+                self.extend(at, wanted, vec![reason], out);
+                return;
+            }
+        };
+        let width = combined.width();
+        self.ci_width_us = Some(width);
+        if !self.agents_agree(at, p, n, &intervals, out) {
+            return;
+        }
+        let target_us = self.config.ci.width.target_us(estimate.value);
+        let narrow = width <= target_us;
+        let slo = self.config.slo.map(|s| s.as_secs_f64() * 1e6);
+        let decided = slo.is_some_and(|s| combined.high < s || combined.low > s);
+        let detail = format!(
+            "p{p} = {:.1} µs, {:.0}% CI [{:.1}, {:.1}], width {width:.1} µs (target {target_us:.1}) from {n} samples; \
+             batches of {} (variance ×{:.1} for dependence)",
+            estimate.value,
+            conf * 100.0,
+            combined.low,
+            combined.high,
+            combined.batch_size,
+            combined.variance_inflation,
+        );
+        let mut check = Check {
+            check: CheckKind::Confidence,
+            agent: None,
+            pass: narrow || decided,
+            statistic: Some(width),
+            pvalue: None,
+            n,
+            detail,
+            decision: String::new(),
+            data: None,
+        };
+        if narrow || decided {
+            check.decision = if narrow {
+                "narrow enough".into()
+            } else {
+                "the CI lies wholly on one side of the SLO: decided".into()
+            };
+            self.check(at, check, out);
+            let departures = self.departures(at, p, estimate.value, width, out);
+            match departures {
+                None => self.finish(at, Verdict::Converged, Vec::new(), out),
+                Some(reason) => self.finish_na(at, vec![reason], out),
+            }
+            return;
+        }
+        // The width shrinks as 1/√n (the dependence is in it): predict the samples needed.
+        let per_agent_n = n / count;
+        let predicted =
+            (per_agent_n as f64 * (width / target_us).powi(2) * PREDICTION_MARGIN).ceil() as usize;
+        let wanted = predicted.max(self.wanted + self.wanted / 4);
+        check.decision = format!("collect {wanted} per agent (the width narrows as 1/√n)");
+        self.check(at, check, out);
+        let total_needed = wanted * count;
+        let found = format!(
+            "the p{p} CI is still {width:.1} µs wide after {n} samples (target {target_us:.1} µs)"
+        );
+        let beyond = format!("at 1/√n it needs about {total_needed} samples, beyond the limits");
+        // The tail's own shape: the order-statistic width (which dependence does not
+        // change) against an exponential tail's from as many samples.
+        let heaviness = checks::interval(&sorted, p, conf)
+            .and_then(|(value, ci)| ci.map(|(low, high)| Interval { value, low, high }))
+            .map(|iid| checks::tail_heaviness(&iid, p, n, conf));
+        let mut figures = figures(&[
+            ("ci_width_us", width),
+            ("target_us", target_us),
+            ("samples", n as f64),
+            ("samples_needed", total_needed as f64),
+            ("variance_inflation", combined.variance_inflation),
+            ("batch_size", combined.batch_size as f64),
+            ("heaviness", heaviness.unwrap_or(f64::NAN)),
+        ]);
+        let reason = if heaviness.is_some_and(|h| h > HEAVY_TAIL_FACTOR) {
+            Reason {
+                check: "heavy_tail".into(),
+                detail: format!(
+                    "heavy tail: {found}; the latencies' own tail is {:.1}× wider than an exponential's; {beyond}",
+                    heaviness.unwrap_or(f64::NAN)
+                ),
+                figures,
+            }
+        } else {
+            figures.remove("heaviness");
+            Reason {
+                check: "confidence".into(),
+                detail: format!(
+                    "{found}: latencies stay correlated over about {} requests (variance ×{:.1}; the tail itself is not heavy); {beyond}",
+                    combined.batch_size, combined.variance_inflation
+                ),
+                figures,
+            }
+        };
+        self.extend(at, wanted, vec![reason], out);
+    }
+}

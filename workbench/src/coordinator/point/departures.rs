@@ -1,0 +1,124 @@
+//! Departures by effect size (`method: vernier`): does the client's lateness move the
+//! answer?
+//!
+//! Each kept sample knows its send lag (kernel TX stamp minus scheduled departure). For a
+//! FCFS server, delaying every arrival by at most D moves every completion by at most D
+//! (Lindley's recursion), so the lag's high quantile bounds the error; on a host whose
+//! vCPUs stall for milliseconds that bound is loose, so what decides is the empirical
+//! comparison: the target percentile of the requests that left on schedule against that of
+//! all requests. Anderson-Darling on the gaps stays computed and reported beside it.
+
+use std::time::Duration;
+
+use vernier_stats::percentile;
+
+use super::super::Decision;
+use super::super::event::*;
+use super::super::policy::{DEPARTURE_SHARE_OF_WIDTH, MIN_ON_SCHEDULE_SHARE, ON_SCHEDULE_NS};
+use super::{Point, figures};
+
+impl Point {
+    /// Compares the `p`-th percentile (percent) of the on-schedule requests with `all_us`,
+    /// that of all requests, against the CI width `width_us`; reports the check and
+    /// answers the reason to end N/A when the lateness moves the answer.
+    pub(super) fn departures(
+        &mut self,
+        at: Duration,
+        p: f64,
+        all_us: f64,
+        width_us: f64,
+        out: &mut Decision,
+    ) -> Option<Reason> {
+        let measuring: Vec<usize> = self.measuring().collect();
+        let samples = || {
+            measuring
+                .iter()
+                .flat_map(|&i| self.agents[i].samples.iter())
+        };
+        let mut on: Vec<f64> = samples()
+            .filter(|s| s.queueing_ns <= ON_SCHEDULE_NS)
+            .map(|s| s.latency_ns as f64 / 1e3)
+            .collect();
+        let mut lags: Vec<f64> = samples().map(|s| f64::from(s.queueing_ns) / 1e3).collect();
+        let n = lags.len();
+        on.sort_by(f64::total_cmp);
+        lags.sort_by(f64::total_cmp);
+        let lag = |q: f64| percentile(&lags, q).unwrap_or(f64::NAN);
+        let (lag_p50, lag_p99, lag_max) = (lag(0.5), lag(0.99), lag(1.0));
+        let share = on.len() as f64 / n.max(1) as f64;
+        let q = p / 100.0;
+        // The on-schedule percentile stands only with a few samples beyond it.
+        let on_us = (on.len() as f64 * (1.0 - q) >= 10.0)
+            .then(|| percentile(&on, q))
+            .flatten();
+        let allowed = DEPARTURE_SHARE_OF_WIDTH * width_us;
+        let diff = on_us.map(|v| all_us - v);
+        let pass = share >= MIN_ON_SCHEDULE_SHARE && diff.is_some_and(|d| d.abs() <= allowed);
+        let on_text = on_us.map_or("too few to tell".to_string(), |v| format!("{v:.1} µs"));
+        let detail = format!(
+            "p{p} of the {:.0}% of requests sent within {:.0} µs of schedule: {on_text}; of all: {all_us:.1} µs \
+             (allowed ±{allowed:.1} µs, {:.0}% of the CI width); send lag p50 {lag_p50:.1} µs, p99 {lag_p99:.1} µs, max {lag_max:.1} µs",
+            share * 100.0,
+            f64::from(ON_SCHEDULE_NS) / 1e3,
+            DEPARTURE_SHARE_OF_WIDTH * 100.0,
+        );
+        let backlog = measuring
+            .iter()
+            .map(|&i| self.agents[i].backlog_max)
+            .max()
+            .unwrap_or(0);
+        let per_worker = self.config.rate / (self.live_count() * self.config.workers) as f64;
+        let cause = if backlog > 0 {
+            format!(
+                "a backlog (up to {backlog} due requests waited for a free slot): {} connections × depth {} are too few for this load",
+                self.config.connections, self.config.depth
+            )
+        } else if lag_p50 * 1e3 > f64::from(ON_SCHEDULE_NS) {
+            format!(
+                "the per-request send cost: half the requests leave over {lag_p50:.1} µs late, so one worker cannot keep pace with {per_worker:.0} req/s (more workers, on more cores)"
+            )
+        } else {
+            format!(
+                "stalls of the client's host: most requests leave on time (lag p50 {lag_p50:.1} µs) but some wait for the core (p99 {lag_p99:.1} µs, max {lag_max:.1} µs); pin the agent to a quiet core"
+            )
+        };
+        let check = Check {
+            check: CheckKind::Departures,
+            agent: None,
+            pass,
+            statistic: diff,
+            pvalue: None,
+            n,
+            detail: detail.clone(),
+            decision: if pass {
+                "the client's lateness does not move the answer".into()
+            } else {
+                format!("N/A: {cause}")
+            },
+            data: None,
+        };
+        self.check(at, check, out);
+        if !pass && backlog > 0 {
+            // Late because every slot was taken: the load went closed-loop, and that
+            // reason says how many connections would do.
+            let mut reason = self.closed_loop_reason(at);
+            reason.detail = format!("{}; the lateness moves the answer: {detail}", reason.detail);
+            return Some(reason);
+        }
+        (!pass).then(|| Reason {
+            check: "departures".into(),
+            detail: format!(
+                "the client's late departures move the answer: {detail}; cause: {cause}"
+            ),
+            figures: figures(&[
+                ("on_schedule_us", on_us.unwrap_or(f64::NAN)),
+                ("all_us", all_us),
+                ("on_schedule_share", share),
+                ("send_lag_p50_us", lag_p50),
+                ("send_lag_p99_us", lag_p99),
+                ("send_lag_max_us", lag_max),
+                ("backlog_max", backlog as f64),
+            ]),
+        })
+    }
+}

@@ -1,0 +1,42 @@
+//! Every threshold, factor and limit of the methodology, each with the reason for its
+//! value. Code elsewhere names these; it never repeats a number.
+
+use std::time::Duration;
+
+/// Inter-arrival tests before the point is N/A (`method: lancet`, or an enforced test).
+pub(crate) const INTERARRIVAL_TRIES: u32 = 5;
+/// The lowest sampling rate the independence search may reach (`method: lancet`).
+pub(crate) const MIN_SAMPLING: f64 = 1e-4;
+/// How long the agents may take to apply a new sampling rate: samples sent earlier than
+/// this after the decision are not part of the new round.
+pub(crate) const SAMPLING_SETTLE_NS: u64 = 50_000_000;
+/// Progress events are this far apart: twice a second is live enough for a person.
+pub(crate) const PROGRESS_EVERY: Duration = Duration::from_millis(500);
+/// A backlog of this many seconds of requests means the load has gone closed-loop for good.
+pub(crate) const HOPELESS_BACKLOG_S: f64 = 0.5;
+/// Requests sent this late (median) mean the agent cannot generate the load.
+pub(crate) const HOPELESS_SEND_LAG_NS: u64 = 200_000_000;
+/// How long an agent may see only failures before the target is declared failed.
+pub(crate) const TARGET_FAILED_AFTER: Duration = Duration::from_secs(1);
+
+/// `method: vernier` keeps every request as a sample unless the point could then hold more
+/// than this many (24 bytes each: 480 MB), when it keeps a systematic 1-in-k and says so.
+pub(crate) const MAX_KEPT_SAMPLES: f64 = 20e6;
+/// A request left "on schedule" when its send lag (kernel TX stamp minus scheduled
+/// departure) is at most this: the agent's own send path costs 4–7 µs on loopback, so a
+/// tighter bound would call every request late.
+pub(crate) const ON_SCHEDULE_NS: u32 = 10_000;
+/// The departure check passes when the target percentile of the requests sent on schedule
+/// and of all requests differ by at most this share of the CI width: the client's lateness
+/// then moves the answer by less than its own uncertainty does.
+pub(crate) const DEPARTURE_SHARE_OF_WIDTH: f64 = 0.5;
+/// The on-schedule requests must be at least this share of all for their percentile to
+/// stand for the requests the user asked for.
+pub(crate) const MIN_ON_SCHEDULE_SHARE: f64 = 0.2;
+/// A CI whose order-statistic width is this many times an exponential tail's (from the
+/// same number of samples, at the same percentile) comes from a heavy tail: the
+/// distribution's own shape, not dependence, is what keeps it wide.
+pub(crate) const HEAVY_TAIL_FACTOR: f64 = 2.0;
+/// Collect this much more than the 1/√n prediction, so that noise in the width does not
+/// leave the next evaluation just short.
+pub(crate) const PREDICTION_MARGIN: f64 = 1.1;
