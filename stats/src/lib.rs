@@ -45,7 +45,8 @@ pub use anderson::{
     anderson_exponential_known,
 };
 pub use dependent::{
-    BATCHED_INDICATOR, DependentCi, MIN_BATCHES, MIN_EFFECTIVE_TAIL, NeedMore, percentile_ci_dependent,
+    BATCHED_INDICATOR, DependentCi, MIN_BATCHES, MIN_EFFECTIVE_TAIL, NeedMore,
+    percentile_ci_dependent,
 };
 pub use error::StatsError;
 pub use percentile::{

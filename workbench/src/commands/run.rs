@@ -306,8 +306,7 @@ impl Progress {
                     p.samples_wanted,
                     p.sampling_rate * 100.0,
                     p.ci_width_us.map_or("-".into(), |w| format!("{w:.1} µs")),
-                    p.ci_target_us
-                        .map_or("-".into(), |t| format!("{t:.1} µs")),
+                    p.ci_target_us.map_or("-".into(), |t| format!("{t:.1} µs")),
                     p.eta_s
                         .map_or("-".into(), |s| format!("{:.1}s", s.max(0.0)))
                 ))

@@ -874,7 +874,11 @@ fn vernier_ends_na_departures_when_late_requests_move_the_answer() {
     assert_eq!(reason.check, "departures", "{reason:?}");
     assert!(reason.figures["all_us"] > 1000.0, "{reason:?}");
     assert!(reason.figures["on_schedule_us"] < 400.0, "{reason:?}");
-    assert!(reason.detail.contains("stalls of the client's host"), "{}", reason.detail);
+    assert!(
+        reason.detail.contains("stalls of the client's host"),
+        "{}",
+        reason.detail
+    );
 }
 
 #[test]
