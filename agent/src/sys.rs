@@ -42,4 +42,4 @@ pub use error::SysError;
 pub use ethtool::{TimestampCapabilities, interface_timestamping, interfaces};
 pub use mode::{TimestampMode, Transport};
 pub use socket::{BusyPoll, TsSocket};
-pub use thread::{available_cpus, pin_current_thread};
+pub use thread::{available_cpus, pin_current_thread, set_thread_nice};

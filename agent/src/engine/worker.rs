@@ -36,6 +36,8 @@ use crate::sys::{TimestampMode, Transport, TsSocket, pin_current_thread};
 
 /// How often a worker reports a batch.
 const REPORT_EVERY: Duration = Duration::from_millis(20);
+/// The nice value a pinned worker asks for (see `run`).
+const WORKER_NICE: i32 = -10;
 /// How often timeouts and reconnects are checked.
 const HOUSEKEEPING_EVERY: Duration = Duration::from_millis(1);
 /// How long an answered request may wait for its TX timestamp before it is given up.
@@ -133,6 +135,7 @@ pub(super) fn run(setup: Setup) {
         ready,
         counters,
     } = setup;
+    let pinned = !spec.cpus.is_empty();
     let mut worker = match Worker::new(index, spec, conns, keys, epoch) {
         Ok(w) => w,
         Err(e) => {
@@ -148,6 +151,15 @@ pub(super) fn run(setup: Setup) {
     // default), grouping wake-ups; a late wake-up is a late departure and bunches the
     // next ones. Best effort: without it departures are only less punctual.
     let _ = nix::sys::prctl::set_timerslack(1);
+    // A pinned worker shares its core with whatever else runs there: the coordinator's
+    // analysis and recorder when the agent is local, the control plane, the kernel's work.
+    // At nice -10 the scheduler gives it about nine tenths of the core against a nice-0
+    // thread and lets it preempt one when its timer fires; on a two-core host, without it,
+    // 4-6% of requests to memcached at 10,000 req/s left over 25 µs late. Best effort:
+    // raising priority needs CAP_SYS_NICE.
+    if pinned {
+        let _ = crate::sys::set_thread_nice(WORKER_NICE);
+    }
     worker.run(&commands, &batches, &counters);
 }
 

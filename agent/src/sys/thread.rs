@@ -22,6 +22,22 @@ pub fn pin_current_thread(cpu: usize) -> Result<(), SysError> {
         })
 }
 
+/// Gives the calling thread the nice value `nice` (negative: more CPU against the other
+/// threads on its core), the calling thread only (Linux keeps nice per thread). Lowering
+/// below 0 needs CAP_SYS_NICE (root); without it this fails and the thread stays as it was.
+pub fn set_thread_nice(nice: i32) -> Result<(), std::io::Error> {
+    let tid = nix::unistd::gettid().as_raw();
+    // SAFETY: setpriority takes plain integers and touches no memory of ours; `tid` is
+    // this thread's own id, so no other task is affected.
+    #[allow(unsafe_code)]
+    let rc = unsafe { libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, nice) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
 /// The CPUs the calling thread may run on (its affinity mask), in ascending order; empty
 /// if the mask cannot be read.
 pub fn available_cpus() -> Vec<usize> {
@@ -37,6 +53,29 @@ pub fn available_cpus() -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_thread_can_lower_its_own_priority_and_only_its_own() {
+        std::thread::spawn(|| {
+            set_thread_nice(5).unwrap_or_else(|e| panic!("{e}"));
+            let tid = nix::unistd::gettid().as_raw() as libc::id_t;
+            // SAFETY: getpriority reads an integer attribute of this thread.
+            #[allow(unsafe_code)]
+            let mine = unsafe { libc::getpriority(libc::PRIO_PROCESS, tid) };
+            assert_eq!(mine, 5);
+        })
+        .join()
+        .unwrap_or_else(|_| panic!("the thread panicked"));
+        // SAFETY: as above, for the test's own thread.
+        #[allow(unsafe_code)]
+        let here = unsafe {
+            libc::getpriority(
+                libc::PRIO_PROCESS,
+                nix::unistd::gettid().as_raw() as libc::id_t,
+            )
+        };
+        assert_ne!(here, 5, "the nice value is per thread");
+    }
 
     #[test]
     fn pins_to_an_allowed_cpu_and_refuses_an_impossible_one() {

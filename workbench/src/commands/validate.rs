@@ -961,7 +961,7 @@ fn results_markdown(r: &Results<'_>) -> String {
 
     let _ = writeln!(
         w,
-        "## 1. Accuracy against the ideal model\n\nThe synthetic server (`vernier serve`'s engine, in process) with one busy-polling worker pinned to its core; each request carries its own service time, drawn by the agent. The model is the M/G/1 FCFS queue (`vernier model`, 2,000,000 requests) at the same load. vernier's CI target is a tenth of the model's p99 (at least 5 µs), within {}; N/A means vernier found no honest number within that limit, and says why. Every run here has `interarrival_check: report`: when the agent's departures fail the exponential test, vernier measures anyway and the verdict says \"interarrival not enforced\" (the A² column gives the test; 1.32 is its 5% critical value). Without that line, those points are N/A `interarrival`.\n",
+        "## 1. Accuracy against the ideal model\n\nThe synthetic server (`vernier serve`'s engine, in process) with one busy-polling worker pinned to its core; each request carries its own service time, drawn by the agent. The model is the M/G/1 FCFS queue (`vernier model`, 2,000,000 requests) at the same load. vernier's CI target is 20% of the measured p99 (`ci.width: 20%`), within {}, by `method: vernier`: Anderson-Darling on the departures is reported (the A² column; 1.32 is its 5% critical value) and the departures are judged by their effect on the p99; the CI allows for the samples' autocorrelation. N/A means vernier found no honest number within that limit, and says why (`host_stalls` and `departures` cite the host probe and the send lag).\n",
         if r.quick { "10 s" } else { "30 s per point" }
     );
     let _ = writeln!(
@@ -1037,7 +1037,7 @@ fn results_markdown(r: &Results<'_>) -> String {
 
     let _ = writeln!(
         w,
-        "\n## 3. The methodology's own dynamics\n\nFor each point of part 1 (kernel timestamps): the sampling rate the independence test settled on, the samples used, the CI width reached, and the samples a 10 µs wide p99 CI would need (the width narrows as 1/√n: n · (width / 10 µs)²).\n\n| service | load | sampling rate | samples | p99 CI width µs | samples for 10 µs | tries | time s |\n|---|---|---|---|---|---|---|---|"
+        "\n## 3. The methodology's own dynamics\n\nFor each point of part 1 (kernel timestamps): the share of requests kept (a systematic 1-in-k above 2,000 samples/s per agent), the samples used, the CI width reached, and the samples a 10 µs wide p99 CI would need (the width narrows as 1/√n: n · (width / 10 µs)²).\n\n| service | load | sampling rate | samples | p99 CI width µs | samples for 10 µs | tries | time s |\n|---|---|---|---|---|---|---|---|"
     );
     for a in r.accuracy.iter().filter(|a| a.timestamps == "kernel") {
         let Some(res) = a.measured.result.as_ref() else {
@@ -1174,15 +1174,15 @@ is higher than the nominal load, and the gap to the model widens with the load (
 - **One agent core cannot draw exponential gaps at these rates.** Each request costs the \
 agent a few µs to send (on loopback the sender also runs the receiver's TCP processing), so \
 its departures have a floor: gaps shorter than that never happen, where an exponential of \
-mean 50 µs (20,000 req/s) has about a tenth of its gaps. The inter-arrival test sees this \
-and, enforced, makes those points N/A; reported only, the server sees arrivals a little \
-more regular than Poisson, which shortens its queue, so vernier's figures there lean low \
-against the model. More agent cores (or machines) at a lower rate each remove it.
+mean 50 µs (20,000 req/s) has about a tenth of its gaps. Anderson-Darling sees it (the A² \
+column); what decides is whether it moves the answer: the departure check compares the p99 \
+of the requests sent within the tolerance of schedule with that of all of them.
 - **This host is a 2-vCPU virtual machine.** The hypervisor takes time from both cores \
-(the jitter figure above), and the coordinator shares a core with the agent. A woken \
-agent thread that waits for a core sends late and then in a burst: the inter-arrival test \
-sees it and the point is N/A rather than wrong. Those N/A points are the methodology \
-working, not a result.
+(the jitter figure above, and the host probe in every result), and the coordinator shares a \
+core with the agent. A stalled agent sends late and then in a burst; a stalled server lets \
+a queue build. When the late requests make the p99, or stalls make the samples beyond it \
+come in clusters too long for the time allowed, the point is N/A `departures` or \
+`host_stalls` with the figures, rather than wrong.
 - **User timestamps** add the agent's own scheduling to every latency: compare the 50% \
 rows with kernel and user timestamps.
 - **The other tools' figures are closed-loop.** Their latencies at their highest rate \

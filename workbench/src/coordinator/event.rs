@@ -300,6 +300,12 @@ impl Reason {
             "agents_disagree" => {
                 "agents see different latencies: compare their paths to the target (NUMA, NIC queues, routes)"
             }
+            "departures" => {
+                "the client's late sends move the answer: pin the agent to a quiet core (cpus), add workers or agents, or lower the load"
+            }
+            "host_stalls" => {
+                "the host deschedules the server or the client for milliseconds: measure on a quieter host (dedicated cores, no CPU overcommit), or ask for a lower percentile or a wider CI"
+            }
             "too_few_samples" | "confidence" | "heavy_tail" => {
                 "ask for less (a wider ci.width or a lower percentile) or allow more (limits.max_duration, max_tries; c continues live)"
             }

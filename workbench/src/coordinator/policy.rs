@@ -22,13 +22,22 @@ pub(crate) const TARGET_FAILED_AFTER: Duration = Duration::from_secs(1);
 /// `method: vernier` keeps every request as a sample unless the point could then hold more
 /// than this many (24 bytes each: 480 MB), when it keeps a systematic 1-in-k and says so.
 pub(crate) const MAX_KEPT_SAMPLES: f64 = 20e6;
+/// ... or unless an agent would send more than this many a second: each evaluation sorts
+/// and tests every kept sample, and on a small host that work lands on the cores being
+/// measured (memcached at 10,000 req/s with every request kept: p99 256-454 µs, the agent's
+/// core stalled 2.6% of the time). Neighbouring latencies are strongly correlated there, so
+/// a systematic 1-in-k loses little, and the HDR histograms still hold every request.
+pub(crate) const MAX_KEPT_PER_SECOND: f64 = 2000.0;
 /// A request left "on schedule" when its send lag (kernel TX stamp minus scheduled
-/// departure) is at most this: the agent's own send path costs 4–7 µs on loopback, so a
-/// tighter bound would call every request late.
+/// departure) is within the tolerance asked ([`DEPARTURE_SHARE_OF_WIDTH`] of the CI width),
+/// and never less than this: the agent's own send path costs 4–7 µs on loopback, so a
+/// tighter bound would call every request of a burst late.
 pub(crate) const ON_SCHEDULE_NS: u32 = 10_000;
 /// The departure check passes when the target percentile of the requests sent on schedule
-/// and of all requests differ by at most this share of the CI width: the client's lateness
-/// then moves the answer by less than its own uncertainty does.
+/// and of all requests differ by at most this share of the CI width the user asked for
+/// (its half-width: the ± precision asked), or when the on-schedule requests' own interval
+/// reaches that band: the client's lateness is then not shown to move the answer by more
+/// than the precision asked.
 pub(crate) const DEPARTURE_SHARE_OF_WIDTH: f64 = 0.5;
 /// The on-schedule requests must be at least this share of all for their percentile to
 /// stand for the requests the user asked for.
@@ -37,6 +46,11 @@ pub(crate) const MIN_ON_SCHEDULE_SHARE: f64 = 0.2;
 /// same number of samples, at the same percentile) comes from a heavy tail: the
 /// distribution's own shape, not dependence, is what keeps it wide.
 pub(crate) const HEAVY_TAIL_FACTOR: f64 = 2.0;
+/// ... and, when the host probe saw stalls that reach the percentile, heavy at this
+/// percentile too: a service's own heavy tail is heavy inside the tail as well, while the
+/// host's stalls catch 1-2% of requests and fatten only the last percents (fixed service at
+/// 30% load on this host was wrongly named heavy at p99 alone).
+pub(crate) const HEAVY_TAIL_ALSO_AT: f64 = 90.0;
 /// Collect this much more than the 1/√n prediction, so that noise in the width does not
 /// leave the next evaluation just short.
 pub(crate) const PREDICTION_MARGIN: f64 = 1.1;

@@ -12,7 +12,9 @@ use vernier_stats::{DependentCi, percentile, percentile_ci_dependent};
 use super::super::Decision;
 use super::super::checks::{self, Interval};
 use super::super::event::*;
-use super::super::policy::{HEAVY_TAIL_FACTOR, MAX_KEPT_SAMPLES, PREDICTION_MARGIN};
+use super::super::policy::{
+    HEAVY_TAIL_ALSO_AT, HEAVY_TAIL_FACTOR, MAX_KEPT_PER_SECOND, MAX_KEPT_SAMPLES, PREDICTION_MARGIN,
+};
 use super::{Point, figures};
 use crate::scenario::Method;
 
@@ -73,15 +75,18 @@ impl Estimate {
 
 impl Point {
     /// The share of requests kept while measuring: Lancet's scenario rate, thinned later
-    /// by the lag search; under `method: vernier` every request, unless the point could
-    /// then hold more than [`MAX_KEPT_SAMPLES`].
+    /// by the lag search; under `method: vernier` every request, unless an agent would
+    /// then keep more than [`MAX_KEPT_PER_SECOND`] or the point more than
+    /// [`MAX_KEPT_SAMPLES`] (the phase's detail gives the rate).
     pub(super) fn measure_sampling(&self) -> f64 {
         match self.config.method {
             Method::Lancet => self.config.sampling.rate,
             Method::Vernier => {
                 let per_agent = self.config.rate / self.live_count() as f64;
                 let most = per_agent * self.config.limits.max_duration.as_secs_f64();
-                (MAX_KEPT_SAMPLES / most.max(1.0)).min(1.0)
+                (MAX_KEPT_SAMPLES / most.max(1.0))
+                    .min(MAX_KEPT_PER_SECOND / per_agent.max(1.0))
+                    .min(1.0)
             }
         }
     }
@@ -93,6 +98,38 @@ impl Point {
             .iter()
             .flat_map(|&i| self.agents[i].latencies_in_send_order())
             .collect()
+    }
+
+    /// The host's stalls, when they explain a tail at `value_us`: the probe's worst core
+    /// during the measurement had stalls over 1 ms, and the percentile lies within their
+    /// reach (half the longest stall, or the lateness's p99, is at least half the value).
+    pub(super) fn host_cause(&self, value_us: f64) -> Option<vernier_agent::StallReport> {
+        self.host()
+            .iter()
+            .filter(|h| h.wakeups > 0)
+            .max_by(|a, b| a.late_max_us.total_cmp(&b.late_max_us))
+            .filter(|h| {
+                h.stalls_over_1ms > 0 && h.late_p99_us.max(0.5 * h.late_max_us) >= 0.5 * value_us
+            })
+            .cloned()
+    }
+
+    /// The samples per agent the point can hold by its time limit at the current rate,
+    /// with a tenth of the time left kept back for the last evaluation.
+    pub(super) fn reachable(&self, at: Duration) -> usize {
+        let fewest = self
+            .measuring()
+            .map(|i| self.agents[i].samples.len())
+            .min()
+            .unwrap_or(0);
+        let left = self
+            .config
+            .limits
+            .max_duration
+            .saturating_sub(self.active(at))
+            .as_secs_f64();
+        let per_agent = self.config.rate / self.live_count() as f64 * self.sampling;
+        fewest + (0.9 * left * per_agent) as usize
     }
 
     /// The lag search and correlogram of each agent's samples, reported (the TUI's lag
@@ -208,10 +245,29 @@ impl Point {
                     },
                     out,
                 );
-                let reason = Reason {
-                    check: "too_few_samples".into(),
-                    detail,
-                    figures: figures(&[("samples", n as f64), ("min_samples", need.needed as f64)]),
+                let mut figures =
+                    figures(&[("samples", n as f64), ("min_samples", need.needed as f64)]);
+                // Samples beyond the percentile that come in clusters are the host's doing
+                // when its stalls reach that far.
+                let reason = match self.host_cause(estimate.value) {
+                    Some(h) => {
+                        figures.insert("host_late_p99_us".into(), h.late_p99_us);
+                        figures.insert("host_late_max_us".into(), h.late_max_us);
+                        Reason {
+                            check: "host_stalls".into(),
+                            detail: format!(
+                                "{detail}; the samples beyond p{p} ({:.1} µs) come in clusters because the host stalls: on {}, {h}",
+                                estimate.value,
+                                probe_name(&h)
+                            ),
+                            figures,
+                        }
+                    }
+                    None => Reason {
+                        check: "too_few_samples".into(),
+                        detail,
+                        figures,
+                    },
                 };
                 self.extend(at, wanted, vec![reason], out);
                 return;
@@ -254,7 +310,7 @@ impl Point {
                 "the CI lies wholly on one side of the SLO: decided".into()
             };
             self.check(at, check, out);
-            let departures = self.departures(at, p, estimate.value, width, out);
+            let departures = self.departures(at, p, estimate.value, target_us, out);
             match departures {
                 None => self.finish(at, Verdict::Converged, Vec::new(), out),
                 Some(reason) => self.finish_na(at, vec![reason], out),
@@ -266,6 +322,15 @@ impl Point {
         let predicted =
             (per_agent_n as f64 * (width / target_us).powi(2) * PREDICTION_MARGIN).ceil() as usize;
         let wanted = predicted.max(self.wanted + self.wanted / 4);
+        // A width from few tail samples is noisy, and its prediction more so: when it is out
+        // of reach, collect what the time left allows and judge again, as long as that is
+        // a real step (the answer is N/A only when even that cannot be had).
+        let reachable = self.reachable(at);
+        let wanted = if wanted > reachable && reachable >= per_agent_n + per_agent_n / 4 {
+            reachable
+        } else {
+            wanted
+        };
         check.decision = format!("collect {wanted} per agent (the width narrows as 1/√n)");
         self.check(at, check, out);
         let total_needed = wanted * count;
@@ -275,9 +340,16 @@ impl Point {
         let beyond = format!("at 1/√n it needs about {total_needed} samples, beyond the limits");
         // The tail's own shape: the order-statistic width (which dependence does not
         // change) against an exponential tail's from as many samples.
-        let heaviness = checks::interval(&sorted, p, conf)
-            .and_then(|(value, ci)| ci.map(|(low, high)| Interval { value, low, high }))
-            .map(|iid| checks::tail_heaviness(&iid, p, n, conf));
+        let heaviness_at = |q: f64| {
+            checks::interval(&sorted, q, conf)
+                .and_then(|(value, ci)| ci.map(|(low, high)| Interval { value, low, high }))
+                .map(|iid| checks::tail_heaviness(&iid, q, n, conf))
+        };
+        let heaviness = heaviness_at(p);
+        // A service whose own tail is heavy is heavy well inside it too (a lognormal with
+        // σ = 2 is 2.6× an exponential at p90); stalls of the host lift only the 1-2% of
+        // requests they catch, so they fatten the tail beyond p98 and leave p90 alone.
+        let body = heaviness_at(p.min(HEAVY_TAIL_ALSO_AT));
         let mut figures = figures(&[
             ("ci_width_us", width),
             ("target_us", target_us),
@@ -287,24 +359,46 @@ impl Point {
             ("batch_size", combined.batch_size as f64),
             ("heaviness", heaviness.unwrap_or(f64::NAN)),
         ]);
-        let reason = if heaviness.is_some_and(|h| h > HEAVY_TAIL_FACTOR) {
-            Reason {
+        let host = self.host_cause(estimate.value);
+        let heavy = heaviness
+            .filter(|&h| h > HEAVY_TAIL_FACTOR)
+            .filter(|_| body.is_some_and(|b| b > HEAVY_TAIL_FACTOR) || host.is_none());
+        let reason = match (heavy, host.as_ref()) {
+            // The latencies' own shape first: heavy at the percentile and inside the tail
+            // too is the service's, whatever the host adds.
+            (Some(h), _) => Reason {
                 check: "heavy_tail".into(),
                 detail: format!(
-                    "heavy tail: {found}; the latencies' own tail is {:.1}× wider than an exponential's; {beyond}",
-                    heaviness.unwrap_or(f64::NAN)
+                    "heavy tail: {found}; the latencies' own tail is {h:.1}× wider than an exponential's; {beyond}"
                 ),
                 figures,
+            },
+            (None, Some(h)) => {
+                figures.remove("heaviness");
+                figures.insert("host_late_p99_us".into(), h.late_p99_us);
+                figures.insert("host_late_max_us".into(), h.late_max_us);
+                figures.insert("host_stalled_share".into(), h.stalled_share);
+                Reason {
+                    check: "host_stalls".into(),
+                    detail: format!(
+                        "the host's stalls keep the p{p} CI wide: {found}; on {}, {h}: p{p} ({:.1} µs) lies within their reach, so requests caught by a stall make the tail and come in clusters (variance ×{:.1}); {beyond}",
+                        probe_name(h),
+                        estimate.value,
+                        combined.variance_inflation
+                    ),
+                    figures,
+                }
             }
-        } else {
-            figures.remove("heaviness");
-            Reason {
-                check: "confidence".into(),
-                detail: format!(
-                    "{found}: latencies stay correlated over about {} requests (variance ×{:.1}; the tail itself is not heavy); {beyond}",
-                    combined.batch_size, combined.variance_inflation
-                ),
-                figures,
+            (None, None) => {
+                figures.remove("heaviness");
+                Reason {
+                    check: "confidence".into(),
+                    detail: format!(
+                        "{found}: latencies stay correlated over about {} requests (variance ×{:.1}; the tail itself is not heavy); {beyond}",
+                        combined.batch_size, combined.variance_inflation
+                    ),
+                    figures,
+                }
             }
         };
         self.extend(at, wanted, vec![reason], out);
