@@ -856,13 +856,17 @@ impl Point {
 
     /// Seconds until every agent has `wanted` samples at the current rate and sampling.
     fn seconds_to_collect(&self, wanted: usize) -> f64 {
-        let fewest = self
-            .measuring()
-            .map(|i| self.agents[i].samples.len())
-            .min()
-            .unwrap_or(0);
+        let fewest = self.fewest_samples();
         let per_agent = self.config.rate / self.live_count() as f64 * self.sampling;
         wanted.saturating_sub(fewest) as f64 / per_agent.max(1e-9)
+    }
+
+    /// The kept samples of the measuring agent that has fewest.
+    fn fewest_samples(&self) -> usize {
+        self.measuring()
+            .map(|i| self.agents[i].samples.len())
+            .min()
+            .unwrap_or(0)
     }
 
     /// Asks for `wanted` samples per agent in the same round, or ends the point N/A with

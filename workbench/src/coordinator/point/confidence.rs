@@ -117,11 +117,7 @@ impl Point {
     /// The samples per agent the point can hold by its time limit at the current rate,
     /// with a tenth of the time left kept back for the last evaluation.
     pub(super) fn reachable(&self, at: Duration) -> usize {
-        let fewest = self
-            .measuring()
-            .map(|i| self.agents[i].samples.len())
-            .min()
-            .unwrap_or(0);
+        let fewest = self.fewest_samples();
         let left = self
             .config
             .limits
@@ -251,8 +247,7 @@ impl Point {
                 // when its stalls reach that far.
                 let reason = match self.host_cause(estimate.value) {
                     Some(h) => {
-                        figures.insert("host_late_p99_us".into(), h.late_p99_us);
-                        figures.insert("host_late_max_us".into(), h.late_max_us);
+                        host_figures(&mut figures, &h);
                         Reason {
                             check: "host_stalls".into(),
                             detail: format!(
@@ -375,9 +370,7 @@ impl Point {
             },
             (None, Some(h)) => {
                 figures.remove("heaviness");
-                figures.insert("host_late_p99_us".into(), h.late_p99_us);
-                figures.insert("host_late_max_us".into(), h.late_max_us);
-                figures.insert("host_stalled_share".into(), h.stalled_share);
+                host_figures(&mut figures, h);
                 Reason {
                     check: "host_stalls".into(),
                     detail: format!(
@@ -403,4 +396,14 @@ impl Point {
         };
         self.extend(at, wanted, vec![reason], out);
     }
+}
+
+/// The probe's figures a host reason carries.
+fn host_figures(
+    figures: &mut std::collections::BTreeMap<String, f64>,
+    h: &vernier_agent::StallReport,
+) {
+    figures.insert("host_late_p99_us".into(), h.late_p99_us);
+    figures.insert("host_late_max_us".into(), h.late_max_us);
+    figures.insert("host_stalled_share".into(), h.stalled_share);
 }
