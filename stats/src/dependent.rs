@@ -21,8 +21,10 @@
 //!    starts at the smallest that holds a few tail samples per batch and doubles while the
 //!    batch counts are still correlated at lag 1 (LBATCH), down to [`MIN_BATCHES`]
 //!    batches; the residual lag-1 correlation r₁ then inflates the variance by
-//!    (1 + r₁)/(1 − r₁) (Sequest's adjustment), and VIF is never taken below 1: dependence
-//!    can only widen the interval.
+//!    (1 + r₁)/(1 − r₁) (Sequest's adjustment), or by the Bartlett-weighted sum of the
+//!    first ∛b lags when larger (Newey & West 1987: a queue's correlation decays slower
+//!    than geometrically), and VIF is never taken below 1: dependence can only widen the
+//!    interval.
 //! 3. The interval is inverted through the order statistics, as the iid one is (Le Boudec,
 //!    thm. 2.1): ranks np ∓ t·√(np(1−p)·VIF), with t Student's quantile on b − 1 degrees of
 //!    freedom. No density estimate is needed, the bounds are samples, and on iid data the
@@ -105,8 +107,14 @@ pub struct NeedMore {
 
 /// The lag-1 sample autocorrelation of `x` (0 for fewer than 3 values or a constant).
 fn lag1(x: &[f64]) -> f64 {
+    lag_k(x, 1)
+}
+
+/// The lag-`k` sample autocorrelation of `x` (0 for fewer than k + 2 values or a
+/// constant).
+fn lag_k(x: &[f64], k: usize) -> f64 {
     let n = x.len();
-    if n < 3 {
+    if n < k + 2 {
         return 0.0;
     }
     let mean = x.iter().sum::<f64>() / n as f64;
@@ -114,7 +122,11 @@ fn lag1(x: &[f64]) -> f64 {
     if var <= 0.0 {
         return 0.0;
     }
-    let cov: f64 = x.windows(2).map(|w| (w[0] - mean) * (w[1] - mean)).sum();
+    let cov: f64 = x
+        .iter()
+        .zip(&x[k..])
+        .map(|(a, b)| (a - mean) * (b - mean))
+        .sum();
     cov / var
 }
 
@@ -129,7 +141,8 @@ fn batch_counts(series: &[f64], q: f64, m: usize) -> Vec<f64> {
 
 /// The variance inflation of the indicator's batch `counts` of batches of `m`: their
 /// variance over the binomial one, times Sequest's (1 + r₁)/(1 − r₁) for the lag-1
-/// correlation `r1` left between batches, never below 1.
+/// correlation `r1` left between batches (or the Bartlett sum of the first lags, when
+/// larger), never below 1.
 fn inflation(counts: &[f64], m: usize, r1: f64) -> f64 {
     let b = counts.len();
     if b < 2 {
@@ -139,9 +152,19 @@ fn inflation(counts: &[f64], m: usize, r1: f64) -> f64 {
     let var = counts.iter().map(|c| (c - mean).powi(2)).sum::<f64>() / (b - 1) as f64;
     let share = mean / m as f64;
     let iid_var = m as f64 * share * (1.0 - share);
+    // Sequest's adjustment assumes the residual correlation decays geometrically (AR(1));
+    // a queue's long busy periods leave it decaying slower, so the Bartlett-weighted sum of
+    // the first ∛b lags (Newey & West, Econometrica 55(3), 1987) is taken when it is larger.
     let r1 = r1.clamp(0.0, MAX_RESIDUAL_R1);
+    let ar1 = (1.0 + r1) / (1.0 - r1);
+    let lags = (b as f64).cbrt().floor().max(1.0) as usize;
+    let bartlett = 1.0
+        + 2.0
+            * (1..=lags)
+                .map(|k| (1.0 - k as f64 / (lags + 1) as f64) * lag_k(counts, k))
+                .sum::<f64>();
     if iid_var > 0.0 {
-        (var * (1.0 + r1) / (1.0 - r1) / iid_var).max(1.0)
+        (var * ar1.max(bartlett) / iid_var).max(1.0)
     } else {
         1.0
     }

@@ -355,13 +355,15 @@ fn coverage_section(args: &ValidateArgs) -> Result<(), Error> {
     };
     for r in &rows {
         print(format!(
-            "coverage {:<40} p{:<6} {:.3} (iid CI {:.3}) width {:.3} (iid {:.3})",
+            "coverage {:<40} p{:<6} {:.3} (iid CI {:.3}) width {:.3} (iid {:.3}); misses: {} above, {} below the truth",
             r.process,
             coverage::percent(r.p),
             r.coverage,
             r.coverage_iid,
             r.mean_width,
-            r.mean_width_iid
+            r.mean_width_iid,
+            r.misses_above,
+            r.misses_below,
         ));
     }
     eprintln!(
@@ -447,7 +449,7 @@ fn summary(m: &Measured) -> String {
 }
 
 fn verdict_text(r: &PointResult) -> String {
-    let waived: Vec<&str> = r.waived.iter().map(|w| w.check.as_str()).collect();
+    let waived: Vec<&str> = r.waived.iter().map(|w| w.check.name()).collect();
     let base = verdict_only(r);
     if waived.is_empty() {
         base
@@ -462,7 +464,7 @@ fn verdict_only(r: &PointResult) -> String {
             "N/A ({})",
             r.reasons
                 .iter()
-                .map(|x| x.check.as_str())
+                .map(|x| x.check.name())
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
