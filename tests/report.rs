@@ -16,7 +16,7 @@ use vernier_agent::Sample;
 use vernier_stats::{percentile, percentile_ci, sort_samples};
 use vernier_workbench::coordinator::{
     Check, CheckData, CheckKind, Event, EventKind, PercentileResult, PointResult, Reason,
-    SchedulePercentile, Verdict,
+    ReasonKind, SchedulePercentile, Verdict,
 };
 use vernier_workbench::record::{FORMAT, Machine, Recorder, RunRecord};
 
@@ -213,7 +213,7 @@ fn sweep(dir: &Path) -> Vec<PointResult> {
                 .unwrap();
             r.verdict = Verdict::NotAvailable;
             r.reasons.push(Reason {
-                check: "independence".into(),
+                check: ReasonKind::Independence,
                 detail: "Spearman ρ at lag 1 = 0.3100: still correlated at lag 3".into(),
                 figures: BTreeMap::from([("rho".to_string(), 0.31)]),
             });

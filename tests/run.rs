@@ -508,6 +508,73 @@ limits: {max_tries: 50, max_duration: 60s}
     assert!(parts >= 3, "{parts} parts after 6 s");
 }
 
+/// The cores a task may run on: the `Cpus_allowed_list` of its `/proc/…/status`.
+fn allowed_cpus(status: &str) -> Option<String> {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .map(|v| v.trim().to_string())
+}
+
+#[test]
+fn pinned_workers_keep_vernier_s_own_threads_off_the_other_cores() {
+    let _m = machine();
+    let allowed: Vec<usize> = nix::sched::sched_getaffinity(Pid::from_raw(0))
+        .map(|set| {
+            (0..nix::sched::CpuSet::count())
+                .filter(|&c| set.is_set(c).unwrap_or(false))
+                .collect()
+        })
+        .unwrap();
+    assert!(
+        allowed.len() >= 2,
+        "this test needs two cores this process may use; it has {allowed:?}"
+    );
+    let cpu = allowed[allowed.len() - 1];
+    let served = served();
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = format!(
+        "
+name: confined
+target: TARGET
+protocol: synthetic
+service: exp:20us
+workers: 1
+cpus: [{cpu}]
+connections: 8
+load: 1000
+ci: {{percentile: 99, width: 1us}}
+limits: {{max_duration: 6s}}
+"
+    );
+    let path = scenario(dir.path(), "confined", &yaml, served.addr);
+    let child = spawn_run(&path, &dir.path().join("record"), &[]);
+    std::thread::sleep(Duration::from_secs(3));
+    // Every thread of the running vernier: on the workers' core, whatever it does.
+    let tasks = format!("/proc/{}/task", child.id());
+    let masks: Vec<(String, String)> = std::fs::read_dir(&tasks)
+        .unwrap()
+        .filter_map(|e| {
+            let dir = e.ok()?.path();
+            let name = std::fs::read_to_string(dir.join("comm")).ok()?;
+            let mask = allowed_cpus(&std::fs::read_to_string(dir.join("status")).ok()?)?;
+            Some((name.trim().to_string(), mask))
+        })
+        .collect();
+    let output = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(masks.len() >= 3, "the run's threads: {masks:?}\n{err}");
+    for (name, mask) in &masks {
+        assert_eq!(mask, &cpu.to_string(), "thread {name}: {masks:?}\n{err}");
+    }
+    assert!(
+        err.contains(&format!(
+            "vernier's own threads kept on core {cpu} with the workers"
+        )),
+        "{err}"
+    );
+}
+
 #[test]
 fn the_demo_runs_its_sweep_with_nothing_installed() {
     let _m = machine();

@@ -38,7 +38,7 @@ use nix::time::{ClockId, ClockNanosleepFlags, clock_nanosleep};
 use serde::{Deserialize, Serialize};
 
 use crate::measure::histogram;
-use crate::sys::{monotonic_ns, pin_current_thread};
+use crate::sys::{monotonic_ns, pin_current_thread, set_thread_realtime};
 
 /// A wake-up later than this is a stall: ten times the tails of the microsecond services
 /// vernier measures, and far beyond what a timer on a core of its own needs.
@@ -49,6 +49,11 @@ pub const STALL_NS: u64 = 1_000_000;
 /// another task) holding the core.
 pub const NOT_OURS_NS: u64 = 100_000;
 
+/// The probe's `SCHED_FIFO` priority: above every ordinary thread, low among real-time
+/// ones (the kernel's own run at 50 and up), and harmless since it sleeps all but a few
+/// microseconds a period.
+pub const REALTIME_PRIORITY: i32 = 10;
+
 /// The period [`HostProbe::start`] is usually given: a thousand wake-ups a second see a
 /// stall of a millisecond or more, and cost a few thousandths of a core.
 pub const DEFAULT_PERIOD: Duration = Duration::from_millis(1);
@@ -58,6 +63,7 @@ pub const DEFAULT_PERIOD: Duration = Duration::from_millis(1);
 pub struct HostProbe {
     cpu: Option<usize>,
     period: Duration,
+    realtime: bool,
     tally: Arc<Mutex<Tally>>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
@@ -68,6 +74,7 @@ impl std::fmt::Debug for HostProbe {
         f.debug_struct("HostProbe")
             .field("cpu", &self.cpu)
             .field("period", &self.period)
+            .field("realtime", &self.realtime)
             .finish_non_exhaustive()
     }
 }
@@ -104,7 +111,13 @@ impl Tally {
         self.not_ours_ns += late_ns.saturating_sub(NOT_OURS_NS);
     }
 
-    fn report(self, cpu: Option<usize>, period: Duration, now_ns: u64) -> StallReport {
+    fn report(
+        self,
+        cpu: Option<usize>,
+        period: Duration,
+        realtime: bool,
+        now_ns: u64,
+    ) -> StallReport {
         let seconds = now_ns.saturating_sub(self.since_ns) as f64 / 1e9;
         let us = |q: f64| {
             if self.late.is_empty() {
@@ -115,6 +128,7 @@ impl Tally {
         };
         StallReport {
             cpu,
+            realtime,
             period_us: period.as_secs_f64() * 1e6,
             seconds,
             wakeups: self.wakeups,
@@ -139,8 +153,10 @@ fn lock(tally: &Mutex<Tally>) -> MutexGuard<'_, Tally> {
 
 impl HostProbe {
     /// Starts the probe's thread, pinned to `cpu` if given (the core whose stalls matter:
-    /// a worker's), waking every `period`. Fails for a zero period, a CPU this process may
-    /// not run on, or a thread that cannot be spawned.
+    /// a worker's), waking every `period`, at a real-time priority when the process may
+    /// set one ([`REALTIME_PRIORITY`]; then no ordinary thread, vernier's own included,
+    /// delays it, and what it measures is the host's). Fails for a zero period, a CPU this
+    /// process may not run on, or a thread that cannot be spawned.
     pub fn start(cpu: Option<usize>, period: Duration) -> io::Result<HostProbe> {
         let period_ns = u64::try_from(period.as_nanos()).unwrap_or(u64::MAX);
         if period_ns == 0 {
@@ -166,27 +182,33 @@ impl HostProbe {
                     // The default slack (50 µs) would make every wake-up that late by design.
                     // Best effort: without it the lateness is only higher.
                     let _ = nix::sys::prctl::set_timerslack(1);
+                    // Best effort too: without it (not root) the figure also holds the
+                    // ordinary threads that share the core, and says so.
+                    let realtime = set_thread_realtime(REALTIME_PRIORITY).is_ok();
                     lock(&tally).since_ns = monotonic_ns();
-                    let _ = ready_tx.send(Ok(()));
+                    let _ = ready_tx.send(Ok(realtime));
                     drop(ready_tx);
                     run(period_ns, &tally, &stop);
                 }
             })?;
         let started = ready_rx.recv();
-        let failed = match started {
-            Ok(Ok(())) => None,
-            Ok(Err(e)) => Some(io::Error::other(e)),
-            Err(_) => Some(io::Error::other(
-                "the host probe's thread ended before it started",
-            )),
+        let realtime = match started {
+            Ok(Ok(realtime)) => realtime,
+            Ok(Err(e)) => {
+                let _ = thread.join();
+                return Err(io::Error::other(e));
+            }
+            Err(_) => {
+                let _ = thread.join();
+                return Err(io::Error::other(
+                    "the host probe's thread ended before it started",
+                ));
+            }
         };
-        if let Some(e) = failed {
-            let _ = thread.join();
-            return Err(e);
-        }
         Ok(HostProbe {
             cpu,
             period,
+            realtime,
             tally,
             stop,
             thread: Some(thread),
@@ -196,6 +218,11 @@ impl HostProbe {
     /// The core probed (`None`: unpinned).
     pub fn cpu(&self) -> Option<usize> {
         self.cpu
+    }
+
+    /// Whether the probe runs at a real-time priority (see [`HostProbe::start`]).
+    pub fn realtime(&self) -> bool {
+        self.realtime
     }
 
     /// What was seen since the last take (or since the start): a delta; the probe starts
@@ -211,7 +238,7 @@ impl HostProbe {
             std::mem::swap(&mut *tally, &mut fresh);
             now
         };
-        fresh.report(self.cpu, self.period, now)
+        fresh.report(self.cpu, self.period, self.realtime, now)
     }
 }
 
@@ -276,6 +303,11 @@ fn sleep_until(deadline_ns: u64) {
 pub struct StallReport {
     /// The core probed (`None`: unpinned, wherever the scheduler ran the probe).
     pub cpu: Option<usize>,
+    /// Whether the probe ran at a real-time priority: then its lateness is the host's (a
+    /// vCPU taken away) and the kernel's; otherwise it also holds the ordinary threads that
+    /// shared its core, vernier's own among them.
+    #[serde(default)]
+    pub realtime: bool,
     /// The wake-ups' period, µs.
     pub period_us: f64,
     /// How long the report covers, seconds.
@@ -333,6 +365,7 @@ impl StallReport {
             *self = other.clone();
             return;
         }
+        self.realtime &= other.realtime;
         let late = match (self.late.0.take(), other.late.0.as_ref()) {
             (Some(mut mine), Some(theirs)) => mine.add(theirs).ok().map(|()| mine),
             (None, Some(theirs)) if self.wakeups == 0 => Some(theirs.clone()),
@@ -374,6 +407,7 @@ impl StallReport {
     pub fn without_histogram(&self) -> StallReport {
         StallReport {
             cpu: self.cpu,
+            realtime: self.realtime,
             period_us: self.period_us,
             seconds: self.seconds,
             wakeups: self.wakeups,
@@ -421,7 +455,11 @@ impl std::fmt::Display for StallReport {
             if self.stalls_over_1ms == 1 { "" } else { "s" },
             self.seconds,
             percent(self.stalled_share)
-        )
+        )?;
+        if !self.realtime {
+            f.write_str(" (an ordinary-priority probe: other threads on its core delay it too)")?;
+        }
+        Ok(())
     }
 }
 
@@ -529,7 +567,23 @@ mod tests {
         for &us in late_us {
             tally.record(us * 1_000);
         }
-        tally.report(Some(1), DEFAULT_PERIOD, (seconds * 1e9) as u64)
+        tally.report(Some(1), DEFAULT_PERIOD, true, (seconds * 1e9) as u64)
+    }
+
+    #[test]
+    fn an_ordinary_priority_probe_says_so_and_a_merge_with_one_is_ordinary() {
+        let mut rt = report_of(&[50, 60], 0.002);
+        assert!(!rt.to_string().contains("ordinary"), "{rt}");
+        let mut tally = Tally::new(0);
+        tally.record(70_000);
+        let ordinary = tally.report(None, DEFAULT_PERIOD, false, 1_000_000);
+        assert!(
+            ordinary.to_string().contains("ordinary-priority probe"),
+            "{ordinary}"
+        );
+        rt.merge(&ordinary);
+        assert!(!rt.realtime);
+        assert_eq!(rt.wakeups, 3);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //!
 //! This is the only module of vernier allowed `unsafe`, and it uses it only where nix has
 //! no safe API: the two interface ioctls (`SIOCETHTOOL` for `ETHTOOL_GET_TS_INFO` and
-//! `SIOCSHWTSTAMP`). Sockets, `SO_TIMESTAMPING`, the error queue and affinity go through
+//! `SIOCSHWTSTAMP`) and a thread's own priority (`setpriority`, `sched_setscheduler`). Sockets, `SO_TIMESTAMPING`, the error queue and affinity go through
 //! nix and socket2.
 //!
 //! Where the timestamps come from, best first:
@@ -42,4 +42,7 @@ pub use error::SysError;
 pub use ethtool::{TimestampCapabilities, interface_timestamping, interfaces};
 pub use mode::{TimestampMode, Transport};
 pub use socket::{BusyPoll, TsSocket};
-pub use thread::{available_cpus, pin_current_thread, set_thread_nice};
+pub use thread::{
+    Confinement, available_cpus, confine_process, pin_current_thread, set_thread_nice,
+    set_thread_realtime,
+};

@@ -324,7 +324,7 @@ impl Coordinator {
                         point.abort(
                             at,
                             Reason {
-                                check: "quit".into(),
+                                check: ReasonKind::Quit,
                                 detail: "the user quit; what was collected is kept".into(),
                                 figures: Default::default(),
                             },
@@ -351,7 +351,7 @@ impl Coordinator {
                 point.abort(
                     at,
                     Reason {
-                        check: "agent_lost".into(),
+                        check: ReasonKind::AgentLost,
                         detail: format!("agent {agent} was lost: {detail}"),
                         figures: Default::default(),
                     },

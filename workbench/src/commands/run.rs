@@ -260,9 +260,26 @@ impl Progress {
 
     fn update(&mut self, update: &Update) {
         let line = match update {
-            Update::Started { record, timestamps } => Some(format!(
-                "agents ready ({timestamps} timestamps); recording to {}",
-                record.display()
+            Update::Started {
+                record,
+                timestamps,
+                confined,
+            } => Some(format!(
+                "agents ready ({timestamps} timestamps); recording to {}{}",
+                record.display(),
+                if confined.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "; vernier's own threads kept on core{} {} with the workers, off the others",
+                        if confined.len() == 1 { "" } else { "s" },
+                        confined
+                            .iter()
+                            .map(ToString::to_string)
+                            .collect::<Vec<_>>()
+                            .join(",")
+                    )
+                }
             ))
             .filter(|_| !self.quiet),
             Update::Event(e) => self.line(e),
@@ -427,6 +444,7 @@ mod tests {
         for cpu in [Some(1), None] {
             let mut probe = vernier_agent::StallReport::default();
             probe.cpu = cpu;
+            probe.realtime = cpu.is_some();
             probe.period_us = 1000.0;
             probe.seconds = 10.0;
             probe.wakeups = 9_990;
@@ -445,5 +463,10 @@ mod tests {
             "             host (cpu 1): wake-ups 1 ms apart came p50 55 µs, p99 1.2 ms, max 3.4 ms late; 7 stalls > 1 ms in 10.0 s (1.3% of the time)"
         );
         assert!(lines[2].starts_with("             host (coordinator): wake-ups"));
+        assert!(
+            lines[2]
+                .ends_with("(an ordinary-priority probe: other threads on its core delay it too)"),
+            "{line}"
+        );
     }
 }

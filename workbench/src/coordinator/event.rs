@@ -262,13 +262,87 @@ impl Verdict {
     }
 }
 
+/// What a [`Reason`] is about. Records, JSON and the printed verdicts name it by its stable
+/// snake_case name (`closed_loop`, `heavy_tail`, …), which [`ReasonKind::name`] gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReasonKind {
+    /// The agents could not send the rate asked.
+    LoadNotReached,
+    /// Too few request slots: the load turned closed-loop.
+    ClosedLoop,
+    /// The departures do not follow the arrival process (`method: lancet`'s gate).
+    Interarrival,
+    /// The client's late departures move the answer beyond the tolerance asked.
+    Departures,
+    /// The samples stay correlated (`method: lancet`'s gate).
+    Independence,
+    /// The latency series drifts while measuring.
+    Stationarity,
+    /// The latency never settled during warm-up.
+    WarmupStationarity,
+    /// The agents' intervals do not overlap.
+    AgentsDisagree,
+    /// Too few samples for the interval by the time limit.
+    TooFewSamples,
+    /// The service's own tail is too heavy for the samples the limit allows.
+    HeavyTail,
+    /// The host's stalls keep the interval wide.
+    HostStalls,
+    /// The interval did not reach the width asked by the limit.
+    Confidence,
+    /// The user quit.
+    Quit,
+    /// An agent was lost.
+    AgentLost,
+    /// The target stopped answering.
+    TargetFailed,
+    /// Accepted with nothing measured.
+    AcceptedEmpty,
+}
+
+impl ReasonKind {
+    /// The stable name, as records and JSON carry it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReasonKind::LoadNotReached => "load_not_reached",
+            ReasonKind::ClosedLoop => "closed_loop",
+            ReasonKind::Interarrival => "interarrival",
+            ReasonKind::Departures => "departures",
+            ReasonKind::Independence => "independence",
+            ReasonKind::Stationarity => "stationarity",
+            ReasonKind::WarmupStationarity => "warmup_stationarity",
+            ReasonKind::AgentsDisagree => "agents_disagree",
+            ReasonKind::TooFewSamples => "too_few_samples",
+            ReasonKind::HeavyTail => "heavy_tail",
+            ReasonKind::HostStalls => "host_stalls",
+            ReasonKind::Confidence => "confidence",
+            ReasonKind::Quit => "quit",
+            ReasonKind::AgentLost => "agent_lost",
+            ReasonKind::TargetFailed => "target_failed",
+            ReasonKind::AcceptedEmpty => "accepted_empty",
+        }
+    }
+}
+
+impl std::fmt::Display for ReasonKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A kind equals its stable name: `reason.check == "closed_loop"`.
+impl PartialEq<&str> for ReasonKind {
+    fn eq(&self, name: &&str) -> bool {
+        self.name() == *name
+    }
+}
+
 /// Why a point is N/A (or what was doubtful about an accepted one).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Reason {
-    /// A stable name: `load_not_reached`, `closed_loop`, `interarrival`, `independence`,
-    /// `stationarity`, `warmup_stationarity`, `agents_disagree`, `too_few_samples`,
-    /// `heavy_tail`, `confidence`, `quit`, `agent_lost`, `target_failed`, `accepted_empty`.
-    pub check: String,
+    /// What it is about.
+    pub check: ReasonKind,
     /// What was found, with its figures, in words.
     pub detail: String,
     /// The figures.
@@ -278,43 +352,45 @@ pub struct Reason {
 impl Reason {
     /// What a user can change so that the next run has an answer.
     pub fn suggestion(&self) -> &'static str {
-        match self.check.as_str() {
-            "load_not_reached" => {
+        match self.check {
+            ReasonKind::LoadNotReached => {
                 "the agents cannot send this rate: add workers or agents, or ask for less load"
             }
-            "closed_loop" => {
+            ReasonKind::ClosedLoop => {
                 "too few request slots for this load and latency: raise connections (or depth) to the figure above"
             }
-            "interarrival" => {
+            ReasonKind::Interarrival => {
                 "departures do not follow the arrival process: pin the workers (cpus), add workers, or lower the load"
             }
-            "independence" => {
+            ReasonKind::Independence => {
                 "latencies stay correlated: sample less (sampling.rate), allow more time (limits), or find the server's periodic stalls"
             }
-            "stationarity" => {
+            ReasonKind::Stationarity => {
                 "latency drifts while measuring: warm up longer (warmup.max) or look for a trend on the server (GC, compaction)"
             }
-            "warmup_stationarity" => {
+            ReasonKind::WarmupStationarity => {
                 "latency never settled: warm up longer (warmup.max), or the server cannot sustain this rate"
             }
-            "agents_disagree" => {
+            ReasonKind::AgentsDisagree => {
                 "agents see different latencies: compare their paths to the target (NUMA, NIC queues, routes)"
             }
-            "departures" => {
+            ReasonKind::Departures => {
                 "the client's late sends move the answer: pin the agent to a quiet core (cpus), add workers or agents, or lower the load"
             }
-            "host_stalls" => {
+            ReasonKind::HostStalls => {
                 "the host deschedules the server or the client for milliseconds: measure on a quieter host (dedicated cores, no CPU overcommit), or ask for a lower percentile or a wider CI"
             }
-            "too_few_samples" | "confidence" | "heavy_tail" => {
+            ReasonKind::TooFewSamples | ReasonKind::Confidence | ReasonKind::HeavyTail => {
                 "ask for less (a wider ci.width or a lower percentile) or allow more (limits.max_duration, max_tries; c continues live)"
             }
-            "quit" => "stopped by the user: run again for a verdict",
-            "agent_lost" => {
+            ReasonKind::Quit => "stopped by the user: run again for a verdict",
+            ReasonKind::AgentLost => {
                 "an agent stopped answering: check its host and network, then run again"
             }
-            "accepted_empty" => "accept once measurement has started",
-            _ => "see the detail above",
+            ReasonKind::AcceptedEmpty => "accept once measurement has started",
+            ReasonKind::TargetFailed => {
+                "the target stopped answering: check that it is up and reachable, then run again"
+            }
         }
     }
 }

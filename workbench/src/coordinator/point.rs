@@ -481,7 +481,7 @@ impl Point {
             return false;
         };
         let reason = Reason {
-            check: "target_failed".into(),
+            check: ReasonKind::TargetFailed,
             detail: format!(
                 "the target stopped answering agent {agent} at {:.2}s: {errors} failed requests and {connects} failed connects since, and no reply for {:.1}s",
                 since.as_secs_f64(),
@@ -639,7 +639,7 @@ impl Point {
             self.waived = failed
                 .iter()
                 .map(|(agent, detail, statistic, pvalue)| Reason {
-                    check: "interarrival".into(),
+                    check: ReasonKind::Interarrival,
                     detail: format!(
                         "agent {agent}'s departures are not {} (not enforced: interarrival_check: report): {detail}",
                         self.config.interarrival
@@ -664,7 +664,7 @@ impl Point {
             let reasons = failed
                 .into_iter()
                 .map(|(agent, detail, statistic, pvalue)| Reason {
-                    check: "interarrival".into(),
+                    check: ReasonKind::Interarrival,
                     detail: format!(
                         "agent {agent} cannot generate the {} inter-arrival process after {INTERARRIVAL_TRIES} tries: {detail} (too few connections, or an overloaded client?)",
                         self.config.interarrival
@@ -761,7 +761,7 @@ impl Point {
         }
         if let Some((agent, detail)) = stuck {
             let reason = Reason {
-                check: "independence".into(),
+                check: ReasonKind::Independence,
                 detail: format!("agent {agent}'s samples stay correlated: {detail}"),
                 figures: figures(&[("sampling_rate", self.sampling)]),
             };
@@ -783,7 +783,7 @@ impl Point {
             .as_secs_f64();
         if thinned < MIN_SAMPLING || seconds > left || self.tries >= self.config.limits.max_tries {
             let reason = Reason {
-                check: "independence".into(),
+                check: ReasonKind::Independence,
                 detail: format!(
                     "samples are independent only one in {worst}: {} samples at {:.4}% sampling would take {seconds:.0}s, {}",
                     self.wanted,
@@ -845,7 +845,7 @@ impl Point {
         let reasons: Vec<Reason> = failed
             .into_iter()
             .map(|(agent, detail, p)| Reason {
-                check: "stationarity".into(),
+                check: ReasonKind::Stationarity,
                 detail: format!("agent {agent}'s latencies are not stationary: {detail}"),
                 figures: figures(&[("agent", agent as f64), ("pvalue", p.unwrap_or(f64::NAN))]),
             })
@@ -922,7 +922,7 @@ impl Point {
             // Too few samples for any CI of this percentile.
             let wanted = (min_n as f64 * 1.1).ceil() as usize / measuring_count + 1;
             let reason = Reason {
-                check: "too_few_samples".into(),
+                check: ReasonKind::TooFewSamples,
                 detail: format!(
                     "too few samples for the p{p} CI at {:.0}%: it needs at least {min_n}, there are {n}",
                     conf * 100.0
@@ -1011,7 +1011,7 @@ impl Point {
         let reason = if heaviness > 2.0 {
             figures.insert("heaviness".into(), heaviness);
             Reason {
-                check: "heavy_tail".into(),
+                check: ReasonKind::HeavyTail,
                 detail: format!(
                     "heavy tail: {found}, {heaviness:.1}× wider than an exponential tail's; {beyond}"
                 ),
@@ -1019,7 +1019,7 @@ impl Point {
             }
         } else {
             Reason {
-                check: "confidence".into(),
+                check: ReasonKind::Confidence,
                 detail: format!("{found}; {beyond}"),
                 figures,
             }
@@ -1043,10 +1043,9 @@ impl Point {
             _ => {
                 let reason = Reason {
                     check: match self.state {
-                        Phase::Interarrival => "interarrival",
-                        _ => "confidence",
-                    }
-                    .into(),
+                        Phase::Interarrival => ReasonKind::Interarrival,
+                        _ => ReasonKind::Confidence,
+                    },
                     detail: format!(
                         "out of time: max_duration {:?} reached in the {} phase{}",
                         self.config.limits.max_duration,
@@ -1111,7 +1110,7 @@ impl Point {
         }
         if self.agents.iter().all(|a| a.samples.is_empty()) {
             let reason = Reason {
-                check: "accepted_empty".into(),
+                check: ReasonKind::AcceptedEmpty,
                 detail: "accepted before any sample was measured".into(),
                 figures: BTreeMap::new(),
             };
@@ -1242,7 +1241,7 @@ impl Point {
                     result
                         .reasons
                         .iter()
-                        .map(|r| r.check.as_str())
+                        .map(|r| r.check.name())
                         .collect::<Vec<_>>()
                         .join(", ")
                 ),

@@ -936,7 +936,7 @@ fn vernier_ends_na_stationarity_when_the_latency_drifts() {
     assert_eq!(result.verdict, Verdict::NotAvailable);
     // Caught in warm-up (the per-window series) or in measurement (the samples).
     assert!(
-        result.reasons[0].check.ends_with("stationarity"),
+        result.reasons[0].check.name().ends_with("stationarity"),
         "{:?}",
         result.reasons
     );

@@ -324,7 +324,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::coordinator::PointResult;
+    use crate::coordinator::{PointResult, ReasonKind};
     use crate::record::{FORMAT, Machine};
 
     fn pct(p: f64, value: f64, ci: Option<(f64, f64)>) -> PercentileResult {
@@ -378,7 +378,7 @@ mod tests {
             vec![pct(50.0, 8.5, Some((8.25, 8.75)))],
         );
         bad.reasons.push(Reason {
-            check: "independence".into(),
+            check: ReasonKind::Independence,
             detail: "still correlated at lag 1000".into(),
             figures: BTreeMap::new(),
         });
@@ -421,7 +421,7 @@ verdict: n/a
         );
         late.from_schedule = vec![sched(50.0, 9.0, 8.5), sched(99.0, 1234.5, 30.25)];
         late.reasons.push(Reason {
-            check: "closed_loop".into(),
+            check: ReasonKind::ClosedLoop,
             detail: "backlog of 120 requests".into(),
             figures: BTreeMap::new(),
         });
@@ -462,7 +462,7 @@ verdict: n/a
         let mut na = point(5000.0, Verdict::NotAvailable, Vec::new());
         na.samples = 0;
         na.reasons.push(Reason {
-            check: "interarrival".into(),
+            check: ReasonKind::Interarrival,
             detail: "agent 0 cannot generate the exp inter-arrival process".into(),
             figures: BTreeMap::new(),
         });

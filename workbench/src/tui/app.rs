@@ -354,7 +354,9 @@ impl App {
 
     fn session(&mut self, update: &Update) {
         match update {
-            Update::Started { record, timestamps } => {
+            Update::Started {
+                record, timestamps, ..
+            } => {
                 self.record = Some(record.clone());
                 self.timestamps = timestamps.clone();
                 self.mark(Step::Connect, true);

@@ -151,6 +151,7 @@ impl Player {
         app.update(AppEvent::Session(Update::Started {
             record: self.dir.clone(),
             timestamps: self.record.timestamps.clone(),
+            confined: Vec::new(),
         }));
         app.update(AppEvent::Replay(self.status()));
         app

@@ -13,7 +13,8 @@ use super::super::Decision;
 use super::super::checks::{self, Interval};
 use super::super::event::*;
 use super::super::policy::{
-    HEAVY_TAIL_ALSO_AT, HEAVY_TAIL_FACTOR, MAX_KEPT_PER_SECOND, MAX_KEPT_SAMPLES, PREDICTION_MARGIN,
+    HEAVY_TAIL_ALSO_AT, HEAVY_TAIL_FACTOR, HOST_SHARE_OF_TAIL, MAX_KEPT_PER_SECOND,
+    MAX_KEPT_SAMPLES, PREDICTION_MARGIN,
 };
 use super::{Point, figures};
 use crate::scenario::Method;
@@ -101,15 +102,21 @@ impl Point {
     }
 
     /// The host's stalls, when they explain a tail at `value_us`: the probe's worst core
-    /// during the measurement had stalls over 1 ms, and the percentile lies within their
-    /// reach (half the longest stall, or the lateness's p99, is at least half the value).
+    /// during the measurement had stalls over 1 ms, the percentile lies within their reach
+    /// (half the longest stall, or the lateness's p99, is at least half the value), and
+    /// they took enough of the time to hold a real share of the tail
+    /// ([`HOST_SHARE_OF_TAIL`]): two 8 ms stalls in 100 s reach any microsecond percentile
+    /// but cannot be why a p99 comes in clusters.
     pub(super) fn host_cause(&self, value_us: f64) -> Option<vernier_agent::StallReport> {
+        let tail = 1.0 - self.config.ci.percentile / 100.0;
         self.host()
             .iter()
             .filter(|h| h.wakeups > 0)
             .max_by(|a, b| a.late_max_us.total_cmp(&b.late_max_us))
             .filter(|h| {
-                h.stalls_over_1ms > 0 && h.late_p99_us.max(0.5 * h.late_max_us) >= 0.5 * value_us
+                h.stalls_over_1ms > 0
+                    && h.late_p99_us.max(0.5 * h.late_max_us) >= 0.5 * value_us
+                    && h.stalled_share >= HOST_SHARE_OF_TAIL * tail
             })
             .cloned()
     }
@@ -188,7 +195,7 @@ impl Point {
         self.check(at, check, out);
         if !agree {
             let reason = Reason {
-                check: "agents_disagree".into(),
+                check: ReasonKind::AgentsDisagree,
                 detail: format!("the agents' p{p} intervals do not overlap: {detail}"),
                 figures: figures(&[("gap_us", max_low - min_high)]),
             };
@@ -249,7 +256,7 @@ impl Point {
                     Some(h) => {
                         host_figures(&mut figures, &h);
                         Reason {
-                            check: "host_stalls".into(),
+                            check: ReasonKind::HostStalls,
                             detail: format!(
                                 "{detail}; the samples beyond p{p} ({:.1} µs) come in clusters because the host stalls: on {}, {h}",
                                 estimate.value,
@@ -259,7 +266,7 @@ impl Point {
                         }
                     }
                     None => Reason {
-                        check: "too_few_samples".into(),
+                        check: ReasonKind::TooFewSamples,
                         detail,
                         figures,
                     },
@@ -362,7 +369,7 @@ impl Point {
             // The latencies' own shape first: heavy at the percentile and inside the tail
             // too is the service's, whatever the host adds.
             (Some(h), _) => Reason {
-                check: "heavy_tail".into(),
+                check: ReasonKind::HeavyTail,
                 detail: format!(
                     "heavy tail: {found}; the latencies' own tail is {h:.1}× wider than an exponential's; {beyond}"
                 ),
@@ -372,7 +379,7 @@ impl Point {
                 figures.remove("heaviness");
                 host_figures(&mut figures, h);
                 Reason {
-                    check: "host_stalls".into(),
+                    check: ReasonKind::HostStalls,
                     detail: format!(
                         "the host's stalls keep the p{p} CI wide: {found}; on {}, {h}: p{p} ({:.1} µs) lies within their reach, so requests caught by a stall make the tail and come in clusters (variance ×{:.1}); {beyond}",
                         probe_name(h),
@@ -385,7 +392,7 @@ impl Point {
             (None, None) => {
                 figures.remove("heaviness");
                 Reason {
-                    check: "confidence".into(),
+                    check: ReasonKind::Confidence,
                     detail: format!(
                         "{found}: latencies stay correlated over about {} requests (variance ×{:.1}; the tail itself is not heavy); {beyond}",
                         combined.batch_size, combined.variance_inflation

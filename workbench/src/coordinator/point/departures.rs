@@ -153,7 +153,7 @@ impl Point {
             return Some(reason);
         }
         (!pass).then(|| Reason {
-            check: "departures".into(),
+            check: ReasonKind::Departures,
             detail: format!(
                 "the client's late departures move the answer: {detail}; cause: {cause}"
             ),

@@ -199,7 +199,7 @@ impl Point {
                 None,
             );
             Reason {
-                check: "warmup_stationarity".into(),
+                check: ReasonKind::WarmupStationarity,
                 detail: format!(
                     "the per-window latency never settled within the warm-up limit of {:?}: {} (a server saturated at this load?)",
                     self.config.warmup.max, stat.detail
@@ -232,7 +232,7 @@ impl Point {
         let backlog: u64 = self.agents.iter().map(|a| a.backlog_now).sum();
         let backlog_max: u64 = self.agents.iter().map(|a| a.backlog_max).max().unwrap_or(0);
         Reason {
-            check: "closed_loop".into(),
+            check: ReasonKind::ClosedLoop,
             detail: format!(
                 "closed loop: {} connection(s) × depth {} per agent cannot carry {:.0} req/s at {:.1} µs mean latency (achieved {:.0} req/s, {} requests waiting for a free slot); about {} connections per agent would do",
                 self.config.connections,
@@ -268,7 +268,7 @@ impl Point {
         }
         let lag_p50_us = (!lag.is_empty()).then(|| lag.value_at_quantile(0.5) as f64 / 1e3);
         Reason {
-            check: "load_not_reached".into(),
+            check: ReasonKind::LoadNotReached,
             detail: format!(
                 "load not reached: achieved {received:.0} req/s (sent {sent:.0}) of {:.0} with {} agent(s); {}more workers or agents are needed",
                 self.config.rate,

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use super::*;
-use crate::coordinator::{Check, Event, Progress, Reason};
+use crate::coordinator::{Check, Event, Progress, Reason, ReasonKind};
 
 fn event(at: f64, point: usize, kind: EventKind) -> AppEvent {
     AppEvent::Session(Update::Event(Event {
@@ -39,7 +39,7 @@ fn result(verdict: Verdict) -> PointResult {
     PointResult {
         verdict,
         reasons: vec![Reason {
-            check: "heavy_tail".into(),
+            check: ReasonKind::HeavyTail,
             detail: "wide".into(),
             figures: Default::default(),
         }],
@@ -68,6 +68,7 @@ fn running() -> App {
     app.update(AppEvent::Session(Update::Started {
         record: PathBuf::from("runs/x"),
         timestamps: "kernel".into(),
+        confined: Vec::new(),
     }));
     app.update(event(0.0, 0, phase(Phase::Warmup)));
     app
@@ -80,6 +81,7 @@ fn events_move_the_steps_and_fill_the_rows() {
     app.update(AppEvent::Session(Update::Started {
         record: PathBuf::from("runs/x"),
         timestamps: "kernel".into(),
+        confined: Vec::new(),
     }));
     assert_eq!(app.step, Some(Step::Load));
     assert_eq!(app.record, Some(PathBuf::from("runs/x")));

@@ -27,6 +27,7 @@ fn live_at(until: f64, color: bool) -> App {
     app.update(AppEvent::Session(Update::Started {
         record: PathBuf::from("runs/2026-11-22T01-04-41-demo"),
         timestamps: record.timestamps.clone(),
+        confined: Vec::new(),
     }));
     for e in record.events.iter().filter(|e| e.at <= until) {
         app.update(AppEvent::Session(Update::Event(e.clone())));
