@@ -34,6 +34,7 @@ mod error;
 mod kernels;
 mod percentile;
 mod spearman;
+mod tail;
 
 pub use adf::{Adf, AdfOptions, CriticalValues, LagSelection, Regression, adf};
 pub use analysis::{
@@ -57,3 +58,4 @@ pub use spearman::{
     Correlation, LagSearch, SendOrder, decorrelation_lag, default_lag_ladder, spearman,
     spearman_lag,
 };
+pub use tail::{coefficient_of_variation, exponential_relative_ci_width, tail_heaviness};

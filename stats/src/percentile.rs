@@ -82,7 +82,7 @@ fn ranks_with_eta(n: usize, p: f64, eta: f64) -> OrderStatRanks {
     }
 }
 
-fn check_fraction(name: &'static str, value: f64) -> Result<(), StatsError> {
+pub(crate) fn check_fraction(name: &'static str, value: f64) -> Result<(), StatsError> {
     if value > 0.0 && value < 1.0 {
         Ok(())
     } else {

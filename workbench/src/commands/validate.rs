@@ -938,7 +938,7 @@ fn results_markdown(r: &Results<'_>) -> String {
     let m = &r.machine;
     let _ = writeln!(
         w,
-        "## The machine\n\n- host {}, kernel {}, {} CPUs online, vernier {}\n- agent (and the other tools) pinned to core {}, the server to core {}; the coordinator is not pinned\n- loopback floor (`vernier calibrate`, same cores, same run): busy-polling ping-pong RTT p50 {:.2} µs, p99 {:.2} µs, p99.9 {:.2} µs\n- host jitter (largest gap between clock reads in a spin): {}\n",
+        "## The machine\n\n- host {}, kernel {}, {} CPUs online, vernier {}\n- agent (and the other tools) pinned to core {}, the server to core {}; vernier's other threads (coordinator, recorder) are kept on the agent's core during each run, off the server's\n- loopback floor (`vernier calibrate`, same cores, same run): busy-polling ping-pong RTT p50 {:.2} µs, p99 {:.2} µs, p99.9 {:.2} µs\n- host jitter (largest gap between clock reads in a spin): {}\n",
         m.hostname,
         m.kernel,
         m.cpus,

@@ -3,8 +3,8 @@
 
 use vernier_protocols::InterArrival;
 use vernier_stats::{
-    AdfOptions, LagSelection, Regression, StatsError, adf, anderson_exponential, decorrelation_lag,
-    default_lag_ladder, percentile, percentile_ci,
+    AdfOptions, LagSelection, Regression, StatsError, adf, anderson_exponential,
+    coefficient_of_variation, decorrelation_lag, default_lag_ladder, percentile, percentile_ci,
 };
 
 use super::event::{Check, CheckData, CheckKind, InterarrivalResult};
@@ -78,10 +78,6 @@ pub(crate) fn stationarity(
     }
 }
 
-/// Tests one agent's inter-departure gaps (ns) against the target process whose mean gap
-/// per worker is `target_mean_ns`: Anderson-Darling with estimated scale for exponential
-/// gaps (SciPy's `anderson(dist="expon")`), the coefficient of variation for fixed gaps,
-/// and the mean alone for other shapes (there is no tabulated AD test for them).
 /// Why gaps of mean `mean` (ns) are not exponential, when the shape says: a floor under
 /// them (the agent cannot send faster than its per-request cost), or too many short ones
 /// (departures in bursts). `None` when neither stands out.
@@ -119,6 +115,10 @@ pub(crate) fn exponential_misfit(gaps_ns: &[f64], mean: f64) -> Option<String> {
     None
 }
 
+/// Tests one agent's inter-departure gaps (ns) against the target process whose mean gap
+/// per worker is `target_mean_ns`: Anderson-Darling with estimated scale for exponential
+/// gaps (SciPy's `anderson(dist="expon")`), the coefficient of variation for fixed gaps,
+/// and the mean alone for other shapes (there is no tabulated AD test for them).
 pub(crate) fn interarrival(
     agent: usize,
     gaps_ns: &[u64],
@@ -169,8 +169,8 @@ pub(crate) fn interarrival(
             ),
         },
         InterArrival::Fixed => {
-            let var = x.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / (n.max(2) - 1) as f64;
-            let cv = var.sqrt() / mean.max(f64::MIN_POSITIVE);
+            // Fewer than two gaps have no dispersion to judge: fail rather than pass.
+            let cv = coefficient_of_variation(&x).unwrap_or(f64::INFINITY);
             (
                 cv <= FIXED_MAX_CV && mean_ok,
                 cv,
@@ -330,24 +330,6 @@ pub(crate) fn interval(
     Some((value, percentile_ci(sorted, q, confidence).ok()))
 }
 
-/// How much wider the CI is than an exponential tail's with the same percentile and
-/// sample size: the CI of a quantile is about 2·z·√(p(1−p)/n) / f(q), and an exponential
-/// has f(q)·q = (1−p)·ln(1/(1−p)), so its relative width is 2·z·√(p/((1−p)n)) / ln(1/(1−p)).
-/// A ratio well above 1 means the tail is heavier than exponential: its CI narrows as
-/// 1/√n too, but from so far out that no affordable n reaches the target.
-pub(crate) fn tail_heaviness(ci: &Interval, p: f64, n: usize, confidence: f64) -> f64 {
-    let q = p / 100.0;
-    let z = z_two_sided(confidence);
-    let exp_relative = 2.0 * z * (q / ((1.0 - q) * n as f64)).sqrt() / (1.0 / (1.0 - q)).ln();
-    (ci.width() / ci.value.max(f64::MIN_POSITIVE)) / exp_relative
-}
-
-/// The two-sided normal quantile for a confidence level.
-fn z_two_sided(confidence: f64) -> f64 {
-    use statrs::distribution::{ContinuousCDF, Normal};
-    Normal::standard().inverse_cdf(0.5 + confidence / 2.0)
-}
-
 /// A p-value as people read them.
 pub(crate) fn fmt_p(p: f64) -> String {
     if p < 1e-4 {
@@ -489,29 +471,5 @@ mod tests {
         let check = stationarity(CheckKind::Stationarity, None, &walk, 0.05, None);
         assert!(!check.pass, "{}", check.detail);
         assert!(stationarity(CheckKind::Stationarity, None, &noise, 0.05, None).pass);
-    }
-
-    #[test]
-    fn an_exponential_tail_has_heaviness_near_one_and_a_lognormal_far_above() {
-        let mut rng = SmallRng::seed_from_u64(4);
-        let n = 20_000;
-        let mut exp: Vec<f64> = (0..n).map(|_| -(1.0 - rng.random::<f64>()).ln()).collect();
-        exp.sort_by(f64::total_cmp);
-        let (value, ci) = interval(&exp, 99.0, 0.95).unwrap();
-        let (low, high) = ci.unwrap();
-        let h = tail_heaviness(&Interval { value, low, high }, 99.0, n, 0.95);
-        assert!((0.6..1.5).contains(&h), "{h}");
-        let mut logn: Vec<f64> = (0..n)
-            .map(|_| {
-                // Box-Muller.
-                let (u, v) = (1.0 - rng.random::<f64>(), rng.random::<f64>());
-                (2.0 * (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()).exp()
-            })
-            .collect();
-        logn.sort_by(f64::total_cmp);
-        let (value, ci) = interval(&logn, 99.0, 0.95).unwrap();
-        let (low, high) = ci.unwrap();
-        let h = tail_heaviness(&Interval { value, low, high }, 99.0, n, 0.95);
-        assert!(h > 2.0, "{h}");
     }
 }

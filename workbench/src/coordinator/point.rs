@@ -18,7 +18,7 @@ mod confidence;
 mod departures;
 mod warmup;
 
-use confidence::Estimate;
+use confidence::{Estimate, Snapshot};
 
 /// One closed warm-up window, all agents.
 #[derive(Debug, Clone, Copy)]
@@ -724,17 +724,20 @@ impl Point {
                 if !self.independent && !self.check_independence(at, out) {
                     return;
                 }
-                if !self.check_stationarity(at, out) {
+                let snapshot = self.snapshot();
+                if !self.check_stationarity(at, &snapshot, out) {
                     return;
                 }
                 self.check_confidence(at, out);
             }
             Method::Vernier => {
-                self.report_independence(at, out);
-                if !self.check_stationarity(at, out) {
+                // Copied and sorted once for the whole evaluation.
+                let snapshot = self.snapshot();
+                self.report_independence(at, &snapshot, out);
+                if !self.check_stationarity(at, &snapshot, out) {
                     return;
                 }
-                self.check_confidence_dependent(at, out);
+                self.check_confidence_dependent(at, &snapshot, out);
             }
         }
     }
@@ -813,15 +816,20 @@ impl Point {
     }
 
     /// True when every agent's samples are stationary; otherwise asks for more.
-    fn check_stationarity(&mut self, at: Duration, out: &mut Decision) -> bool {
+    fn check_stationarity(
+        &mut self,
+        at: Duration,
+        snapshot: &Snapshot,
+        out: &mut Decision,
+    ) -> bool {
         let mut failed = Vec::new();
         let mut all = Vec::new();
-        for i in self.measuring().collect::<Vec<_>>() {
-            let x = self.agents[i].latencies_in_send_order();
+        for a in &snapshot.agents {
+            let i = a.agent;
             let check = checks::stationarity(
                 CheckKind::Stationarity,
                 Some(i),
-                &x,
+                &a.in_order,
                 self.config.alpha,
                 None,
             );
@@ -995,7 +1003,9 @@ impl Point {
         let wanted = predicted.max(self.wanted + self.wanted / 4);
         check.decision = format!("collect {wanted} per agent (the width narrows as 1/√n)");
         self.check(at, check, out);
-        let heaviness = checks::tail_heaviness(&combined, p, n, conf);
+        let heaviness =
+            vernier_stats::tail_heaviness(combined.value, combined.width(), p / 100.0, n, conf)
+                .unwrap_or(f64::NAN);
         let total_needed = wanted * measuring_count;
         let mut figures = figures(&[
             ("ci_width_us", combined.width()),
