@@ -327,6 +327,30 @@ fn a_growing_backlog_is_a_closed_loop_with_the_connections_needed() {
 }
 
 #[test]
+fn a_backlog_the_slots_could_carry_is_the_target_s_not_a_call_for_connections() {
+    let mut cfg = config();
+    cfg.connections = 64;
+    let mut c = Coordinator::new(cfg, &LoadPlan::Fixed(8000.0));
+    let mut agent = FakeAgent::new(3, exp_latency(100.0));
+    agent.capacity = 5000.0;
+    agent.slots_bound = true;
+    drive(&mut c, &mut agent, Duration::from_secs(30));
+    let result = &c.results()[0];
+    assert_eq!(result.verdict, Verdict::NotAvailable);
+    let reason = &result.reasons[0];
+    assert_eq!(reason.check, "closed_loop", "{reason:?}");
+    assert!(
+        !reason.figures.contains_key("connections_needed"),
+        "{reason:?}"
+    );
+    assert!(
+        reason.detail.contains("the backlog is the target's"),
+        "{}",
+        reason.detail
+    );
+}
+
+#[test]
 fn an_agent_that_falls_behind_is_load_not_reached() {
     let mut c = Coordinator::new(config(), &LoadPlan::Fixed(1_000_000.0));
     let mut agent = FakeAgent::new(4, exp_latency(20.0));

@@ -231,31 +231,42 @@ impl Point {
         let needed = (slots / self.config.depth as f64).ceil() as usize;
         let backlog: u64 = self.agents.iter().map(|a| a.backlog_now).sum();
         let backlog_max: u64 = self.agents.iter().map(|a| a.backlog_max).max().unwrap_or(0);
+        // When the slots would carry the rate at the latency seen, the backlog is not
+        // theirs: the target answers fewer requests than are asked, and more connections
+        // would only move the queue into it.
+        let enough = needed <= self.config.connections;
+        let cure = if enough {
+            format!(
+                "by Little's law {needed} connection(s) would carry it at that latency, so the backlog is the target's: it answered {received:.0} req/s of the {:.0} asked, and more connections would only queue there; ask for less than it serves",
+                self.config.rate
+            )
+        } else {
+            format!("about {needed} connections per agent would do")
+        };
+        let mut figures = figures(&[
+            ("connections", self.config.connections as f64),
+            ("depth", self.config.depth as f64),
+            ("achieved_rate", received),
+            ("sent_rate", sent),
+            ("backlog", backlog as f64),
+            ("backlog_max", backlog_max as f64),
+            ("latency_mean_us", latency_us),
+        ]);
+        if !enough {
+            figures.insert("connections_needed".into(), needed as f64);
+        }
         Reason {
             check: ReasonKind::ClosedLoop,
             detail: format!(
-                "closed loop: {} connection(s) × depth {} per agent cannot carry {:.0} req/s at {:.1} µs mean latency (achieved {:.0} req/s, {} requests waiting for a free slot); about {} connections per agent would do",
+                "closed loop: {} connection(s) × depth {} per agent cannot carry {:.0} req/s at {:.1} µs mean latency (achieved {:.0} req/s, {} requests waiting for a free slot); {cure}",
                 self.config.connections,
                 self.config.depth,
                 self.config.rate,
                 latency_us,
-                received.max(sent.min(received)),
+                received,
                 backlog,
-                needed.max(self.config.connections + 1)
             ),
-            figures: figures(&[
-                ("connections", self.config.connections as f64),
-                ("depth", self.config.depth as f64),
-                (
-                    "connections_needed",
-                    needed.max(self.config.connections + 1) as f64,
-                ),
-                ("achieved_rate", received),
-                ("sent_rate", sent),
-                ("backlog", backlog as f64),
-                ("backlog_max", backlog_max as f64),
-                ("latency_mean_us", latency_us),
-            ]),
+            figures,
         }
     }
 
