@@ -58,6 +58,7 @@ pub fn read_samples(source: &SampleSource) -> Result<Vec<f64>, Error> {
             )));
         }
         (Format::Csv, column) => read_csv(path, column)?,
+        (Format::Parquet, column) if path.is_dir() => read_parquet_parts(path, column)?,
         (Format::Parquet, column) => read_parquet(path, column)?,
     };
     if values.is_empty() {
@@ -145,6 +146,30 @@ fn read_csv(path: &Path, column: Option<&str>) -> Result<Vec<f64>, Error> {
             )
         })?;
         values.push(number(path, line, field)?);
+    }
+    Ok(values)
+}
+
+/// A directory of Parquet parts, as a record's `samples.parquet` is: every `*.parquet` in
+/// it, in name order (the order the record wrote them), one after another.
+fn read_parquet_parts(dir: &Path, column: Option<&str>) -> Result<Vec<f64>, Error> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| Error::input(dir, None, format!("cannot list the directory: {e}")))?;
+    let mut parts: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "parquet"))
+        .collect();
+    parts.sort();
+    if parts.is_empty() {
+        return Err(Error::input(
+            dir,
+            None,
+            "a directory with no .parquet parts in it",
+        ));
+    }
+    let mut values = Vec::new();
+    for part in &parts {
+        values.extend(read_parquet(part, column)?);
     }
     Ok(values)
 }
@@ -271,6 +296,32 @@ mod tests {
             err.contains("pass --column NAME (columns: send_ns, latency_us)"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_directory_of_parts_reads_as_one_series_in_name_order() {
+        use polars::prelude::*;
+        let dir = tempfile::tempdir().unwrap();
+        let parts = dir.path().join("samples.parquet");
+        std::fs::create_dir(&parts).unwrap();
+        for (name, values) in [
+            ("part-000002.parquet", [3.0, 4.0]),
+            ("part-000001.parquet", [1.0, 2.0]),
+        ] {
+            let mut frame = df!("latency_ns" => values).unwrap();
+            ParquetWriter::new(File::create(parts.join(name)).unwrap())
+                .finish(&mut frame)
+                .unwrap();
+        }
+        std::fs::write(parts.join("notes.txt"), "not a part").unwrap();
+        let whole = source(parts.clone(), Some("latency_ns"));
+        assert_eq!(read_samples(&whole).unwrap(), vec![1.0, 2.0, 3.0, 4.0]);
+        let empty = dir.path().join("empty.parquet");
+        std::fs::create_dir(&empty).unwrap();
+        let err = read_samples(&source(empty, Some("latency_ns")))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("no .parquet parts"), "{err}");
     }
 
     #[test]

@@ -13,7 +13,8 @@ use crate::samples::{Format, SampleSource, read_samples};
 /// Options of `vernier analyze`.
 #[derive(Debug, Args)]
 pub struct AnalyzeArgs {
-    /// Latency samples in send order: one number a line, a CSV with a header, or Parquet.
+    /// Latency samples in send order: one number a line, a CSV with a header, or Parquet (a
+    /// file, or a directory of parts such as a record's `samples.parquet`).
     pub file: PathBuf,
     /// The column holding the samples (CSV and Parquet).
     #[arg(long)]
