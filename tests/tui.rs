@@ -142,7 +142,8 @@ fn the_demo_is_steered_with_keys_to_its_verdict_and_leaves_its_record() {
         "demo",
         &format!("{} demo --record {}", bin(), dir.display()),
     );
-    // The phases advance: warm-up first, then the inter-arrival test or measurement.
+    // The phases advance: warm-up first, then the departures (the inter-arrival test, which
+    // `method: vernier` names so) or measurement.
     let mut seen = Vec::new();
     tmux.wait("the phases to advance", Duration::from_secs(40), |s| {
         if let Some(step) = current_step(s)
@@ -151,7 +152,9 @@ fn the_demo_is_steered_with_keys_to_its_verdict_and_leaves_its_record() {
             seen.push(step);
         }
         seen.iter().any(|s| s == "warm-up")
-            && seen.iter().any(|s| s == "arrivals" || s == "measure")
+            && seen
+                .iter()
+                .any(|s| ["depart", "departures", "measure"].contains(&s.as_str()))
     });
     let screen = tmux.screen();
     assert!(screen.contains("agents ("), "{screen}");

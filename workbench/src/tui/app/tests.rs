@@ -75,8 +75,48 @@ fn running() -> App {
 }
 
 #[test]
+fn under_vernier_a_reported_check_that_fails_is_no_failed_step_and_the_steps_say_so() {
+    let mut app = running();
+    assert_eq!(app.info.method, Method::Vernier);
+    app.update(event(1.0, 0, phase(Phase::Interarrival)));
+    app.update(event(
+        1.5,
+        0,
+        check(CheckKind::Interarrival, Some(0), false),
+    ));
+    assert_eq!(app.marks[Step::Interarrival as usize], None);
+    assert_eq!(app.step, Some(Step::Interarrival));
+    assert!(
+        app.log.iter().any(|l| l.contains("✗ inter-arrival")),
+        "{:?}",
+        app.log
+    );
+    assert_eq!(
+        Step::Interarrival.name(Method::Vernier, false),
+        "departures"
+    );
+    assert_eq!(
+        Step::Independence.name(Method::Vernier, false),
+        "dependence"
+    );
+    assert_eq!(
+        Step::Interarrival.name(Method::Lancet, false),
+        "inter-arrival"
+    );
+    // The departures' effect on the answer is a gate: its failure is a failed step.
+    app.update(event(3.0, 0, check(CheckKind::Departures, None, false)));
+    assert_eq!(app.marks[Step::Interarrival as usize], Some(false));
+}
+
+#[test]
 fn events_move_the_steps_and_fill_the_rows() {
-    let mut app = App::new(RunInfo::default(), false);
+    let mut app = App::new(
+        RunInfo {
+            method: Method::Lancet,
+            ..RunInfo::default()
+        },
+        false,
+    );
     assert_eq!(app.step, None);
     app.update(AppEvent::Session(Update::Started {
         record: PathBuf::from("runs/x"),

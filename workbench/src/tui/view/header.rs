@@ -50,7 +50,11 @@ fn title(app: &App, theme: Theme) -> Line<'static> {
 }
 
 fn steps(app: &App, theme: Theme, width: u16) -> Line<'static> {
-    let long: usize = Step::ALL.iter().map(|s| s.name(false).len() + 3).sum();
+    let method = app.info.method;
+    let long: usize = Step::ALL
+        .iter()
+        .map(|s| s.name(method, false).len() + 3)
+        .sum();
     let short = long > width as usize;
     let mut spans = Vec::new();
     for (i, step) in Step::ALL.iter().enumerate() {
@@ -64,7 +68,7 @@ fn steps(app: &App, theme: Theme, width: u16) -> Line<'static> {
         let text = format!(
             "{}{}{mark}",
             if current { "▸" } else { "" },
-            step.name(short)
+            step.name(method, short)
         );
         let style = if current {
             theme.current()

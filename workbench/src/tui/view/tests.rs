@@ -78,7 +78,7 @@ fn a_sweep_at_160x48_has_the_load_chart_with_the_current_load() {
     assert!(text.contains("p99 vs load"), "{text}");
     assert!(text.contains("now"), "{text}");
     assert!(text.contains("✗ n/a"), "{text}");
-    assert!(text.contains("inter-arrival › measure"), "{text}");
+    assert!(text.contains("departures › measure"), "{text}");
     insta::assert_snapshot!("sweep_160x48", text);
 }
 
