@@ -507,14 +507,21 @@ fn forward_remote(
 /// `None` when nothing is pinned, or when the cores cannot be used (the workers' own
 /// pinning then reports it).
 fn confine(scenario: &Scenario) -> Option<vernier_agent::sys::Confinement> {
+    let cpus = local_cpus(scenario);
+    if cpus.is_empty() {
+        return None;
+    }
+    vernier_agent::sys::confine_process(cpus).ok()
+}
+
+/// The cores the scenario pins its local workers to (empty when it pins none, or has no
+/// local agent: `cpus:` pins only the workers of this process).
+fn local_cpus(scenario: &Scenario) -> &[usize] {
     let local = scenario
         .agents
         .iter()
         .any(|a| matches!(a, AgentSpec::Local { .. }));
-    if !local || scenario.cpus.is_empty() {
-        return None;
-    }
-    vernier_agent::sys::confine_process(&scenario.cpus).ok()
+    if local { &scenario.cpus } else { &[] }
 }
 
 /// The session's host probes, in the order of their reports: the local agents' first core
@@ -523,12 +530,9 @@ fn confine(scenario: &Scenario) -> Option<vernier_agent::sys::Confinement> {
 /// run a probe and ship its reports, which it does not. A probe that cannot start is left
 /// out, and the run goes on without its figure.
 fn start_probes(scenario: &Scenario) -> Vec<HostProbe> {
-    let local = scenario
-        .agents
-        .iter()
-        .any(|a| matches!(a, AgentSpec::Local { .. }));
-    let pinned = scenario.cpus.first().copied().filter(|_| local);
-    pinned
+    local_cpus(scenario)
+        .first()
+        .copied()
         .map(Some)
         .into_iter()
         .chain([None])

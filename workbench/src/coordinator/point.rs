@@ -379,6 +379,15 @@ impl Point {
         at.saturating_sub(self.started).saturating_sub(paused)
     }
 
+    /// Seconds of the point's time limit still left at `at`.
+    fn seconds_left(&self, at: Duration) -> f64 {
+        self.config
+            .limits
+            .max_duration
+            .saturating_sub(self.active(at))
+            .as_secs_f64()
+    }
+
     /// Feeds one batch of agent `agent`.
     pub(crate) fn batch(&mut self, at: Duration, agent: usize, batch: &Batch, out: &mut Decision) {
         if self.state == Phase::Done || agent >= self.agents.len() || self.is_lost(agent) {
@@ -778,12 +787,7 @@ impl Point {
         let thinned = self.sampling / worst as f64;
         let per_agent = self.config.rate / self.live_count() as f64;
         let seconds = self.wanted as f64 / (per_agent * thinned);
-        let left = self
-            .config
-            .limits
-            .max_duration
-            .saturating_sub(self.active(at))
-            .as_secs_f64();
+        let left = self.seconds_left(at);
         if thinned < MIN_SAMPLING || seconds > left || self.tries >= self.config.limits.max_tries {
             let reason = Reason {
                 check: ReasonKind::Independence,
@@ -881,12 +885,7 @@ impl Point {
     /// `reasons` when the tries or the time are used up.
     fn extend(&mut self, at: Duration, wanted: usize, reasons: Vec<Reason>, out: &mut Decision) {
         let seconds = self.seconds_to_collect(wanted);
-        let left = self
-            .config
-            .limits
-            .max_duration
-            .saturating_sub(self.active(at))
-            .as_secs_f64();
+        let left = self.seconds_left(at);
         if self.tries >= self.config.limits.max_tries || seconds > left {
             self.finish_na(at, reasons, out);
             return;

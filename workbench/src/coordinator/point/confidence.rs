@@ -159,6 +159,14 @@ impl Point {
             .collect()
     }
 
+    /// The probe report of the measurement with the latest wake-up (the worst core).
+    fn worst_host(&self) -> Option<&vernier_agent::StallReport> {
+        self.host()
+            .iter()
+            .filter(|h| h.wakeups > 0)
+            .max_by(|a, b| a.late_max_us.total_cmp(&b.late_max_us))
+    }
+
     /// The host's stalls, when they explain a tail at `value_us`: the probe's worst core
     /// during the measurement had stalls over 1 ms, the percentile lies within their reach
     /// (half the longest stall, or the lateness's p99, is at least half the value), and
@@ -167,10 +175,7 @@ impl Point {
     /// but cannot be why a p99 comes in clusters.
     pub(super) fn host_cause(&self, value_us: f64) -> Option<vernier_agent::StallReport> {
         let tail = 1.0 - self.config.ci.percentile / 100.0;
-        self.host()
-            .iter()
-            .filter(|h| h.wakeups > 0)
-            .max_by(|a, b| a.late_max_us.total_cmp(&b.late_max_us))
+        self.worst_host()
             .filter(|h| {
                 h.stalls_over_1ms > 0
                     && h.late_p99_us.max(0.5 * h.late_max_us) >= 0.5 * value_us
@@ -183,12 +188,7 @@ impl Point {
     /// with a tenth of the time left kept back for the last evaluation.
     pub(super) fn reachable(&self, at: Duration) -> usize {
         let fewest = self.fewest_samples();
-        let left = self
-            .config
-            .limits
-            .max_duration
-            .saturating_sub(self.active(at))
-            .as_secs_f64();
+        let left = self.seconds_left(at);
         let per_agent = self.config.rate / self.live_count() as f64 * self.sampling;
         fewest + (0.9 * left * per_agent) as usize
     }
@@ -472,10 +472,8 @@ impl Point {
             (None, None) => {
                 // Stalls too few to be named the cause are still a part of it: say so.
                 let stalls = self
-                    .host()
-                    .iter()
+                    .worst_host()
                     .filter(|h| h.stalls_over_1ms > 0)
-                    .max_by(|a, b| a.late_max_us.total_cmp(&b.late_max_us))
                     .map(|h| {
                         format!(
                             "; the host probe saw {} stall{} > 1 ms on {} (up to {:.1} ms, {:.2}% of the time), too few to make the whole tail",
