@@ -198,8 +198,20 @@ impl FakeAgent {
 /// Runs the coordinator against `agent` until it finishes (or `limit` passes); returns
 /// every event.
 fn drive(coordinator: &mut Coordinator, agent: &mut FakeAgent, limit: Duration) -> Vec<Event> {
+    drive_with(coordinator, agent, limit, |_, _| None)
+}
+
+/// [`drive`] with a host probe: at step `n` (one batch each, from 1) the coordinator gets
+/// the reports `host(coordinator, n)` returns instead of a batch, when it returns some.
+fn drive_with(
+    coordinator: &mut Coordinator,
+    agent: &mut FakeAgent,
+    limit: Duration,
+    mut host: impl FnMut(&Coordinator, u64) -> Option<Vec<vernier_agent::StallReport>>,
+) -> Vec<Event> {
     let mut events = Vec::new();
     let mut at = Duration::ZERO;
+    let mut n = 0u64;
     let mut decision = coordinator.start(at);
     while !coordinator.is_done() && at < limit {
         for a in &decision.actions {
@@ -207,13 +219,15 @@ fn drive(coordinator: &mut Coordinator, agent: &mut FakeAgent, limit: Duration) 
         }
         events.append(&mut decision.events);
         at += BATCH;
-        decision = coordinator.step(
-            at,
-            Input::Batch {
+        n += 1;
+        let input = match host(coordinator, n) {
+            Some(reports) => Input::Host(reports),
+            None => Input::Batch {
                 agent: 0,
                 batch: agent.batch(),
             },
-        );
+        };
+        decision = coordinator.step(at, input);
     }
     events.append(&mut decision.events);
     events
@@ -983,40 +997,24 @@ fn stall_report(cpu: Option<usize>, max_us: f64) -> vernier_agent::StallReport {
 fn the_result_carries_the_host_stalls_seen_while_its_round_measured() {
     let mut c = Coordinator::new(config(), &LoadPlan::Fixed(20_000.0));
     let mut agent = FakeAgent::new(1, exp_latency(50.0));
-    let mut at = Duration::ZERO;
-    let mut decision = c.start(at);
-    let mut events = Vec::new();
     // Host inputs the current round took in (those outside measurement are dropped).
     let (mut round, mut counted) = (0, 0u64);
-    let mut n = 0u64;
-    while !c.is_done() && at < Duration::from_secs(60) {
-        for a in &decision.actions {
-            agent.apply(a);
+    let events = drive_with(&mut c, &mut agent, Duration::from_secs(60), |c, n| {
+        if !n.is_multiple_of(25) {
+            return None;
         }
-        events.append(&mut decision.events);
-        at += BATCH;
-        n += 1;
-        let input = if n.is_multiple_of(25) {
-            let (_, now) = c.position();
-            if now != round {
-                (round, counted) = (now, 0);
-            }
-            counted += u64::from(now > 0);
-            // The pinned core stalls for 3 ms once, late in the run.
-            let max_us = if n == 25 * 8 { 3_000.0 } else { 1_500.0 };
-            Input::Host(vec![
-                stall_report(Some(1), max_us),
-                stall_report(None, 900.0),
-            ])
-        } else {
-            Input::Batch {
-                agent: 0,
-                batch: agent.batch(),
-            }
-        };
-        decision = c.step(at, input);
-    }
-    events.append(&mut decision.events);
+        let (_, now) = c.position();
+        if now != round {
+            (round, counted) = (now, 0);
+        }
+        counted += u64::from(now > 0);
+        // The pinned core stalls for 3 ms once, late in the run.
+        let max_us = if n == 25 * 8 { 3_000.0 } else { 1_500.0 };
+        Some(vec![
+            stall_report(Some(1), max_us),
+            stall_report(None, 900.0),
+        ])
+    });
     let result = &c.results()[0];
     assert_eq!(result.verdict, Verdict::Converged, "{:#?}", result.reasons);
     assert!(counted >= 2, "{counted} host reports while measuring");
@@ -1048,4 +1046,78 @@ fn the_result_carries_the_host_stalls_seen_while_its_round_measured() {
     assert!(json.contains("\"host\":[{\"cpu\":1,"), "{json}");
     let back: PointResult = serde_json::from_str(&json).unwrap();
     assert_eq!(back.host, result.host);
+}
+
+/// A point that runs out of time while measuring, with the probe reporting `report` every
+/// half second: its one reason.
+fn out_of_time_with_probe(report: vernier_agent::StallReport) -> Reason {
+    let mut cfg = vernier();
+    // More samples than 10 s can give: the clock, not an evaluation, ends the point.
+    cfg.sampling.samples = 10_000_000;
+    cfg.limits.max_duration = Duration::from_secs(10);
+    let mut c = Coordinator::new(cfg, &LoadPlan::Fixed(20_000.0));
+    let mut agent = FakeAgent::new(3, exp_latency(50.0));
+    let events = drive_with(&mut c, &mut agent, Duration::from_secs(30), |_, n| {
+        n.is_multiple_of(25).then(|| vec![report.clone()])
+    });
+    assert!(
+        events.iter().any(|e| matches!(
+            &e.kind,
+            EventKind::Phase {
+                phase: Phase::Measure,
+                ..
+            }
+        )),
+        "the point never measured"
+    );
+    let result = &c.results()[0];
+    assert_eq!(result.verdict, Verdict::NotAvailable);
+    let [reason] = result.reasons.as_slice() else {
+        panic!("{:?}", result.reasons)
+    };
+    assert!(
+        reason
+            .detail
+            .starts_with("out of time: max_duration 10s reached in the measurement phase"),
+        "{}",
+        reason.detail
+    );
+    reason.clone()
+}
+
+#[test]
+fn out_of_time_names_the_host_s_stalls_when_they_explain_the_tail() {
+    // Stalls of 3 ms for 0.5% of the time: half of p99's 1% tail.
+    let mut heavy = stall_report(Some(1), 3_000.0);
+    heavy.stalls_over_1ms = 3;
+    heavy.stalled_share = 0.005;
+    let reason = out_of_time_with_probe(heavy);
+    assert_eq!(reason.check, "host_stalls", "{reason:?}");
+    assert_eq!(reason.figures["host_late_max_us"], 3_000.0, "{reason:?}");
+    assert!(
+        (reason.figures["host_stalled_share"] - 0.005).abs() < 1e-12,
+        "{reason:?}"
+    );
+    assert_eq!(reason.figures["host_late_p99_us"], 400.0, "{reason:?}");
+    assert!(
+        reason
+            .detail
+            .contains("the host's stalls kept the p99 CI wide: on cpu 1"),
+        "{}",
+        reason.detail
+    );
+}
+
+#[test]
+fn out_of_time_stays_confidence_when_the_host_is_quiet() {
+    let mut quiet = stall_report(Some(1), 300.0);
+    quiet.late_p99_us = 100.0;
+    quiet.stalls_over_1ms = 0;
+    quiet.stalled_share = 0.0;
+    let reason = out_of_time_with_probe(quiet);
+    assert_eq!(reason.check, "confidence", "{reason:?}");
+    assert!(
+        !reason.figures.keys().any(|k| k.starts_with("host_")),
+        "{reason:?}"
+    );
 }

@@ -7,14 +7,15 @@
 
 use std::time::Duration;
 
-use vernier_stats::{DependentCi, percentile, percentile_ci_dependent, tail_heaviness};
+use vernier_stats::{
+    DependentCi, min_samples_for_ci, percentile, percentile_ci_dependent, tail_heaviness,
+};
 
 use super::super::Decision;
 use super::super::checks::{self, Interval};
 use super::super::event::*;
 use super::super::policy::{
-    HEAVY_TAIL_ALSO_AT, HEAVY_TAIL_FACTOR, HOST_SHARE_OF_TAIL, MAX_KEPT_PER_SECOND,
-    MAX_KEPT_SAMPLES, PREDICTION_MARGIN,
+    HEAVY_TAIL_ALSO_AT, HEAVY_TAIL_FACTOR, MAX_KEPT_PER_SECOND, MAX_KEPT_SAMPLES, PREDICTION_MARGIN,
 };
 use super::{Point, figures};
 use crate::scenario::Method;
@@ -159,31 +160,6 @@ impl Point {
             .collect()
     }
 
-    /// The probe report of the measurement with the latest wake-up (the worst core).
-    fn worst_host(&self) -> Option<&vernier_agent::StallReport> {
-        self.host()
-            .iter()
-            .filter(|h| h.wakeups > 0)
-            .max_by(|a, b| a.late_max_us.total_cmp(&b.late_max_us))
-    }
-
-    /// The host's stalls, when they explain a tail at `value_us`: the probe's worst core
-    /// during the measurement had stalls over 1 ms, the percentile lies within their reach
-    /// (half the longest stall, or the lateness's p99, is at least half the value), and
-    /// they took enough of the time to hold a real share of the tail
-    /// ([`HOST_SHARE_OF_TAIL`]): two 8 ms stalls in 100 s reach any microsecond percentile
-    /// but cannot be why a p99 comes in clusters.
-    pub(super) fn host_cause(&self, value_us: f64) -> Option<vernier_agent::StallReport> {
-        let tail = 1.0 - self.config.ci.percentile / 100.0;
-        self.worst_host()
-            .filter(|h| {
-                h.stalls_over_1ms > 0
-                    && h.late_p99_us.max(0.5 * h.late_max_us) >= 0.5 * value_us
-                    && h.stalled_share >= HOST_SHARE_OF_TAIL * tail
-            })
-            .cloned()
-    }
-
     /// The samples per agent the point can hold by its time limit at the current rate,
     /// with a tenth of the time left kept back for the last evaluation.
     pub(super) fn reachable(&self, at: Duration) -> usize {
@@ -325,29 +301,25 @@ impl Point {
                     },
                     out,
                 );
-                let mut figures =
+                let figures =
                     figures(&[("samples", n as f64), ("min_samples", need.needed as f64)]);
                 // Samples beyond the percentile that come in clusters are the host's doing
                 // when its stalls reach that far.
-                let reason = match self.host_cause(estimate.value) {
-                    Some(h) => {
-                        host_figures(&mut figures, &h);
-                        Reason {
-                            check: ReasonKind::HostStalls,
-                            detail: format!(
-                                "{detail}; the samples beyond p{p} ({:.1} µs) come in clusters because the host stalls: on {}, {h}",
-                                estimate.value,
-                                probe_name(&h)
-                            ),
-                            figures,
-                        }
-                    }
-                    None => Reason {
+                let reason = self.tail_cause(
+                    estimate.value,
+                    Reason {
                         check: ReasonKind::TooFewSamples,
-                        detail,
+                        detail: detail.clone(),
                         figures,
                     },
-                };
+                    |h| {
+                        format!(
+                            "{detail}; the samples beyond p{p} ({:.1} µs) come in clusters because the host stalls: on {}, {h}",
+                            estimate.value,
+                            probe_name(h)
+                        )
+                    },
+                );
                 self.extend(at, wanted, vec![reason], out);
                 return;
             }
@@ -438,38 +410,23 @@ impl Point {
             ("batch_size", combined.batch_size as f64),
             ("heaviness", heaviness.unwrap_or(f64::NAN)),
         ]);
-        let host = self.host_cause(estimate.value);
         // Heavy at the percentile alone is a few percent of requests set apart from the
         // rest (by the host, or by the server's own periodic work), not a heavy-tailed
         // service: memcached and nginx at 10,000 req/s here were 2-3× an exponential at p99
         // and about 1× at p90.
         let apart = heaviness.filter(|&h| h > HEAVY_TAIL_FACTOR);
         let heavy = apart.filter(|_| body.is_some_and(|b| b > HEAVY_TAIL_FACTOR));
-        let reason = match (heavy, host.as_ref()) {
+        let reason = match heavy {
             // The latencies' own shape first: heavy at the percentile and inside the tail
             // too is the service's, whatever the host adds.
-            (Some(h), _) => Reason {
+            Some(h) => Reason {
                 check: ReasonKind::HeavyTail,
                 detail: format!(
                     "heavy tail: {found}; the latencies' own tail is {h:.1}× wider than an exponential's; {beyond}"
                 ),
                 figures,
             },
-            (None, Some(h)) => {
-                figures.remove("heaviness");
-                host_figures(&mut figures, h);
-                Reason {
-                    check: ReasonKind::HostStalls,
-                    detail: format!(
-                        "the host's stalls keep the p{p} CI wide: {found}; on {}, {h}: p{p} ({:.1} µs) lies within their reach, so requests caught by a stall make the tail and come in clusters (variance ×{:.1}); {beyond}",
-                        probe_name(h),
-                        estimate.value,
-                        combined.variance_inflation
-                    ),
-                    figures,
-                }
-            }
-            (None, None) => {
+            None => {
                 // Stalls too few to be named the cause are still a part of it: say so.
                 let stalls = self
                     .worst_host()
@@ -495,26 +452,170 @@ impl Point {
                         "the tail itself is not heavy".to_string()
                     }
                 };
-                Reason {
+                let correlated = Reason {
                     check: ReasonKind::Confidence,
                     detail: format!(
                         "{found}: latencies stay correlated over about {} requests (variance ×{:.1}); {shape}; {beyond}",
                         combined.batch_size, combined.variance_inflation
                     ),
                     figures,
-                }
+                };
+                self.tail_cause(estimate.value, correlated, |h| {
+                    format!(
+                        "the host's stalls keep the p{p} CI wide: {found}; on {}, {h}: p{p} ({:.1} µs) lies within their reach, so requests caught by a stall make the tail and come in clusters (variance ×{:.1}); {beyond}",
+                        probe_name(h),
+                        estimate.value,
+                        combined.variance_inflation
+                    )
+                })
             }
         };
         self.extend(at, wanted, vec![reason], out);
     }
 }
 
-/// The probe's figures a host reason carries.
-fn host_figures(
-    figures: &mut std::collections::BTreeMap<String, f64>,
-    h: &vernier_agent::StallReport,
-) {
-    figures.insert("host_late_p99_us".into(), h.late_p99_us);
-    figures.insert("host_late_max_us".into(), h.late_max_us);
-    figures.insert("host_stalled_share".into(), h.stalled_share);
+impl Point {
+    /// `method: lancet`'s confidence step: order-statistic CIs per agent and combined
+    /// (the samples were thinned until independent), agreement, the width against the target.
+    pub(super) fn check_confidence(&mut self, at: Duration, out: &mut Decision) {
+        let p = self.config.ci.percentile;
+        let conf = self.config.ci.confidence;
+        let min_n = min_samples_for_ci(p / 100.0, conf).unwrap_or(usize::MAX);
+        // Each agent's interval.
+        let mut intervals = Vec::new();
+        let measuring: Vec<usize> = self.measuring().collect();
+        let measuring_count = measuring.len().max(1);
+        for i in measuring {
+            let mut x = self.agents[i].latencies_in_send_order();
+            x.sort_by(f64::total_cmp);
+            let iv = checks::interval(&x, p, conf);
+            let ci = iv.and_then(|(v, ci)| {
+                ci.map(|(lo, hi)| Interval {
+                    value: v,
+                    low: lo,
+                    high: hi,
+                })
+            });
+            self.agents[i].ci_width_us = ci.map(|c| c.width());
+            intervals.push((i, x.len(), ci));
+        }
+        let all = self.merged_sorted();
+        let n = all.len();
+        let combined = checks::interval(&all, p, conf).and_then(|(v, ci)| {
+            ci.map(|(lo, hi)| Interval {
+                value: v,
+                low: lo,
+                high: hi,
+            })
+        });
+        let Some(combined) = combined else {
+            // Too few samples for any CI of this percentile.
+            let wanted = (min_n as f64 * 1.1).ceil() as usize / measuring_count + 1;
+            let reason = Reason {
+                check: ReasonKind::TooFewSamples,
+                detail: format!(
+                    "too few samples for the p{p} CI at {:.0}%: it needs at least {min_n}, there are {n}",
+                    conf * 100.0
+                ),
+                figures: figures(&[("samples", n as f64), ("min_samples", min_n as f64)]),
+            };
+            let check = Check {
+                check: CheckKind::Confidence,
+                agent: None,
+                pass: false,
+                statistic: None,
+                pvalue: None,
+                n,
+                detail: reason.detail.clone(),
+                decision: format!("collect {wanted} per agent"),
+                data: None,
+            };
+            self.check(at, check, out);
+            self.extend(at, wanted.max(self.wanted + 1), vec![reason], out);
+            return;
+        };
+        let target_us = self.config.ci.width.target_us(combined.value);
+        self.ci_width_us = Some(combined.width());
+        if !self.agents_agree(at, p, n, &intervals, out) {
+            return;
+        }
+        let narrow = combined.width() <= target_us;
+        let slo = self.config.slo.map(|s| s.as_secs_f64() * 1e6);
+        let decided = slo.is_some_and(|s| combined.high < s || combined.low > s);
+        let mut check = Check {
+            check: CheckKind::Confidence,
+            agent: None,
+            pass: narrow || decided,
+            statistic: Some(combined.width()),
+            pvalue: None,
+            n,
+            detail: format!(
+                "p{p} = {:.1} µs, {:.0}% CI [{:.1}, {:.1}], width {:.1} µs (target {target_us:.1}) from {n} samples",
+                combined.value,
+                conf * 100.0,
+                combined.low,
+                combined.high,
+                combined.width()
+            ),
+            decision: String::new(),
+            data: None,
+        };
+        if narrow || decided {
+            check.decision = if narrow {
+                "converged".into()
+            } else {
+                format!(
+                    "the CI lies {} the SLO of {:.0} µs: decided",
+                    if combined.high < slo.unwrap_or(0.0) {
+                        "below"
+                    } else {
+                        "above"
+                    },
+                    slo.unwrap_or(0.0)
+                )
+            };
+            self.check(at, check, out);
+            self.finish(at, Verdict::Converged, Vec::new(), out);
+            return;
+        }
+        // The width shrinks as 1/√n: predict the samples needed rather than step blindly.
+        let per_agent_n = n / measuring_count;
+        let predicted =
+            (per_agent_n as f64 * (combined.width() / target_us).powi(2) * 1.1).ceil() as usize;
+        let wanted = predicted.max(self.wanted + self.wanted / 4);
+        check.decision = format!("collect {wanted} per agent (the width narrows as 1/√n)");
+        self.check(at, check, out);
+        let heaviness =
+            vernier_stats::tail_heaviness(combined.value, combined.width(), p / 100.0, n, conf)
+                .unwrap_or(f64::NAN);
+        let total_needed = wanted * measuring_count;
+        let mut figures = figures(&[
+            ("ci_width_us", combined.width()),
+            ("target_us", target_us),
+            ("samples", n as f64),
+            ("samples_needed", total_needed as f64),
+        ]);
+        let found = format!(
+            "the p{p} CI is still {:.1} µs wide after {n} samples (target {target_us:.1} µs)",
+            combined.width()
+        );
+        let beyond = format!("at 1/√n it needs about {total_needed} samples, beyond the limits");
+        let reason = if heaviness > 2.0 {
+            figures.insert("heaviness".into(), heaviness);
+            Reason {
+                check: ReasonKind::HeavyTail,
+                detail: format!(
+                    "heavy tail: {found}, {heaviness:.1}× wider than an exponential tail's; {beyond}"
+                ),
+                figures,
+            }
+        } else {
+            Reason {
+                check: ReasonKind::Confidence,
+                detail: format!("{found}; {beyond}"),
+                figures,
+            }
+        };
+        self.extend(at, wanted, vec![reason], out);
+    }
 }

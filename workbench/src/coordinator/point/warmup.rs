@@ -5,13 +5,60 @@ use std::time::Duration;
 
 use vernier_agent::histogram;
 
-use super::super::Decision;
 use super::super::checks;
 use super::super::event::*;
 use super::super::policy::{HOPELESS_BACKLOG_S, HOPELESS_SEND_LAG_NS};
+use super::super::{Action, Decision};
 use super::{Point, Window, figures};
 
 impl Point {
+    /// The sampling rate during warm-up: enough kept gaps for the inter-arrival test soon,
+    /// never less than the measurement's rate.
+    pub(super) fn warmup_sampling(&self) -> f64 {
+        let per_agent = self.config.rate / self.live_count() as f64;
+        (4.0 * self.config.sampling.interarrival_samples as f64 / per_agent.max(1.0))
+            .clamp(self.measure_sampling(), 1.0)
+    }
+
+    pub(super) fn begin_warmup(&mut self, at: Duration, why: &str, out: &mut Decision) {
+        for a in &mut self.agents {
+            a.gaps.clear();
+            a.samples.clear();
+            a.round_latency.reset();
+            a.cutoff_ns = u64::MAX;
+            a.win_sent = 0;
+            a.win_received = 0;
+            a.win_latency_ns = 0.0;
+            a.win_replies = 0;
+            a.warmup_send_lag.reset();
+        }
+        self.windows.clear();
+        self.window_started = at;
+        self.interarrival_tries = 0;
+        self.waived.clear();
+        self.host.clear();
+        self.independent = false;
+        self.sampling = self.measure_sampling();
+        self.wanted = self.config.sampling.samples;
+        out.actions.push(Action::Sampling(self.warmup_sampling()));
+        out.actions.push(Action::Load {
+            rate: self.config.rate,
+        });
+        self.phase(
+            at,
+            Phase::Warmup,
+            format!(
+                "{why}: {:.0} req/s over {} agent(s); warm-up ends when the rate is within {:.0}% and {} windows of {:?} are stationary",
+                self.config.rate,
+                self.live_count(),
+                self.config.warmup.tolerance * 100.0,
+                self.config.warmup.windows,
+                self.config.warmup.window
+            ),
+            out,
+        );
+    }
+
     pub(super) fn warmup_tick(&mut self, at: Duration, out: &mut Decision) {
         let window = self.config.warmup.window;
         while at.saturating_sub(self.window_started) >= window {

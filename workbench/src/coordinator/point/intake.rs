@@ -1,0 +1,215 @@
+//! What the agents send, taken in: each batch's counters, samples, gaps and histograms go
+//! to the phase that uses them; a target that only fails is noticed here; and the live
+//! figures (rates, latencies, the round's CCDF) go out as progress events.
+
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+use vernier_agent::{Batch, Counters, StallReport, histogram};
+
+use super::super::Decision;
+use super::super::event::*;
+use super::super::policy::TARGET_FAILED_AFTER;
+use super::{Point, figures};
+
+impl Point {
+    /// Feeds one batch of agent `agent`.
+    pub(crate) fn batch(&mut self, at: Duration, agent: usize, batch: &Batch, out: &mut Decision) {
+        if self.state == Phase::Done || agent >= self.agents.len() || self.is_lost(agent) {
+            return;
+        }
+        let a = &mut self.agents[agent];
+        let before = a
+            .workers
+            .insert(batch.worker, batch.counters)
+            .unwrap_or_default();
+        let sent = batch.counters.sent.saturating_sub(before.sent);
+        let received = batch.counters.received.saturating_sub(before.received);
+        let errors = (batch.counters.failed + batch.counters.error_replies)
+            .saturating_sub(before.failed + before.error_replies);
+        // A worker seen for the first time has counted since the engine started: its
+        // deltas are only trusted from its second batch on.
+        let (sent, received, errors) = if before == Counters::default() {
+            (0, 0, 0)
+        } else {
+            (sent, received, errors)
+        };
+        a.errors += errors;
+        a.received_in_point += received;
+        // A target that stopped answering: failures and no reply at all.
+        let connect_failures = batch
+            .counters
+            .connect_failures
+            .saturating_sub(before.connect_failures);
+        if before != Counters::default() {
+            if received > 0 {
+                a.failing_since = None;
+            } else if errors + connect_failures > 0 {
+                let (since, e, c) = a.failing_since.unwrap_or((at, 0, 0));
+                a.failing_since = Some((since, e + errors, c + connect_failures));
+            }
+        }
+        a.recent_sent += sent;
+        a.recent_received += received;
+        let _ = a.recent_latency.add(&batch.latency);
+        let _ = a.recent_send_lag.add(&batch.send_lag);
+        a.last_elapsed_ns = a.last_elapsed_ns.max(batch.elapsed.as_nanos() as u64);
+        a.backlog_now = a.workers.values().map(|c| c.backlog).sum();
+        a.backlog_max = a.backlog_max.max(a.backlog_now);
+        a.win_sent += sent;
+        a.win_received += received;
+        a.win_latency_ns += batch.latency.mean() * batch.latency.len() as f64;
+        a.win_replies += batch.latency.len();
+        match self.state {
+            // Each merge walks the whole histogram: only where its figure is used.
+            Phase::Warmup => {
+                let _ = a.warmup_send_lag.add(&batch.send_lag);
+            }
+            Phase::Interarrival => a.gaps.extend_from_slice(&batch.interarrivals),
+            Phase::Measure => {
+                let cutoff = a.cutoff_ns;
+                for s in batch.samples.iter().filter(|s| s.departure_ns >= cutoff) {
+                    a.samples.push(*s);
+                    a.round_latency.saturating_record(s.latency_ns.max(1));
+                }
+                let _ = a.send_lag.add(&batch.send_lag);
+                let _ = a.intended.add(&batch.intended);
+                let _ = a.latency.add(&batch.latency);
+                self.measure_received += received;
+            }
+            Phase::Paused | Phase::Done => {}
+        }
+        self.tick(at, out);
+    }
+
+    /// Ends the point N/A when an agent has seen only failures, no reply, for
+    /// [`TARGET_FAILED_AFTER`]: the target died or restarted; what was measured before is
+    /// kept in the record, and the reason says when.
+    pub(super) fn target_failed(&mut self, at: Duration, out: &mut Decision) -> bool {
+        let Some((agent, since, errors, connects)) = self.live().find_map(|i| {
+            let (since, e, c) = self.agents[i].failing_since?;
+            (at.saturating_sub(since) >= TARGET_FAILED_AFTER).then_some((i, since, e, c))
+        }) else {
+            return false;
+        };
+        let reason = Reason {
+            check: ReasonKind::TargetFailed,
+            detail: format!(
+                "the target stopped answering agent {agent} at {:.2}s: {errors} failed requests and {connects} failed connects since, and no reply for {:.1}s",
+                since.as_secs_f64(),
+                at.saturating_sub(since).as_secs_f64()
+            ),
+            figures: figures(&[
+                ("at_s", since.as_secs_f64()),
+                ("failed", errors as f64),
+                ("connect_failures", connects as f64),
+            ]),
+        };
+        self.finish_na(at, vec![reason], out);
+        true
+    }
+
+    /// The target percentile of this round's samples so far, µs (NaN before any).
+    pub(super) fn live_value_us(&self) -> f64 {
+        let mut all = histogram();
+        for a in &self.agents {
+            let _ = all.add(&a.round_latency);
+        }
+        if all.is_empty() {
+            return f64::NAN;
+        }
+        all.value_at_quantile(self.config.ci.percentile / 100.0) as f64 / 1e3
+    }
+
+    pub(super) fn progress(&mut self, at: Duration, out: &mut Decision) {
+        let dt = at
+            .saturating_sub(self.last_progress)
+            .as_secs_f64()
+            .max(1e-9);
+        self.last_progress = at;
+        let us = |h: &Histogram<u64>, q: f64| {
+            (!h.is_empty()).then(|| h.value_at_quantile(q) as f64 / 1e3)
+        };
+        let lost: Vec<bool> = (0..self.agents.len()).map(|i| self.is_lost(i)).collect();
+        let agents: Vec<AgentProgress> = self
+            .agents
+            .iter_mut()
+            .zip(lost)
+            .map(|(a, lost)| {
+                let p = AgentProgress {
+                    lost,
+                    sent_rate: a.recent_sent as f64 / dt,
+                    achieved_rate: a.recent_received as f64 / dt,
+                    p50_us: us(&a.recent_latency, 0.5),
+                    p99_us: us(&a.recent_latency, 0.99),
+                    send_lag_p99_us: us(&a.recent_send_lag, 0.99),
+                    backlog: a.backlog_now,
+                    errors: a.errors,
+                    interarrival_pvalue: a.interarrival.as_ref().and_then(|r| r.pvalue),
+                    independence_lag: a.lag,
+                    ci_width_us: a.ci_width_us,
+                    samples: a.samples.len(),
+                };
+                a.recent_sent = 0;
+                a.recent_received = 0;
+                a.recent_latency.reset();
+                a.recent_send_lag.reset();
+                p
+            })
+            .collect();
+        let samples: usize = self.agents.iter().map(|a| a.samples.len()).sum();
+        let eta_s = (self.state == Phase::Measure).then(|| self.seconds_to_collect(self.wanted));
+        let phase = self.state;
+        let progress = Progress {
+            phase,
+            agents,
+            samples,
+            samples_wanted: self.wanted,
+            sampling_rate: self.sampling,
+            ci_width_us: self.ci_width_us,
+            // A relative target is a share of the live estimate (this round's samples).
+            ci_target_us: Some(self.config.ci.width.target_us(self.live_value_us()))
+                .filter(|t| t.is_finite()),
+            tries: self.tries,
+            eta_s,
+            max_duration_s: self.config.limits.max_duration.as_secs_f64(),
+            elapsed_s: self.active(at).as_secs_f64(),
+            ccdf: if self.state == Phase::Measure || self.state == Phase::Done {
+                let mut all = histogram();
+                for a in &self.agents {
+                    let _ = all.add(&a.round_latency);
+                }
+                ccdf(&all)
+            } else {
+                Vec::new()
+            },
+            host: self
+                .host()
+                .iter()
+                .map(StallReport::without_histogram)
+                .collect(),
+        };
+        self.event(at, EventKind::Progress(progress), out);
+    }
+}
+
+/// The exceedance levels the live CCDF is drawn at: 1-2-5 steps down from 50%.
+const CCDF_LEVELS: [f64; 14] = [
+    0.5, 0.2, 0.1, 0.05, 0.02, 0.01, 5e-3, 2e-3, 1e-3, 5e-4, 2e-4, 1e-4, 5e-5, 2e-5,
+];
+
+/// (latency µs, share above it) at each of [`CCDF_LEVELS`] that at least ten samples lie
+/// beyond: the histogram's quantile at 1 − level (to its 3 significant digits).
+fn ccdf(latency_ns: &Histogram<u64>) -> Vec<(f64, f64)> {
+    let n = latency_ns.len() as f64;
+    CCDF_LEVELS
+        .iter()
+        .filter(|&&level| level * n >= 10.0)
+        .map(|&level| {
+            (
+                latency_ns.value_at_quantile(1.0 - level) as f64 / 1e3,
+                level,
+            )
+        })
+        .collect()
+}

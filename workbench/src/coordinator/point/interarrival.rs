@@ -1,0 +1,112 @@
+//! The inter-arrival check: the kept gaps of each measuring agent against the process the
+//! scenario asked for (Anderson-Darling). Lancet's procedure gates on it; `method:
+//! vernier` and `interarrival_check: report` report it and measure anyway.
+
+use std::time::Duration;
+
+use super::super::Decision;
+use super::super::checks;
+use super::super::event::*;
+use super::super::policy::INTERARRIVAL_TRIES;
+use super::{Point, figures};
+use crate::scenario::Method;
+
+impl Point {
+    pub(super) fn interarrival_tick(&mut self, at: Duration, out: &mut Decision) {
+        let wanted = self.config.sampling.interarrival_samples;
+        // Throughput agents keep no samples, so no gaps either: the measuring agents' gaps
+        // are tested.
+        if self.measuring().any(|i| self.agents[i].gaps.len() < wanted) {
+            return;
+        }
+        let per_worker = self.config.rate / (self.live_count() * self.config.workers) as f64;
+        let target_mean_ns = 1e9 / per_worker;
+        // Under `method: vernier` the departures are judged by their effect on the answer
+        // at the verdict (departures.rs); Anderson-Darling is computed and reported.
+        let vernier = self.config.method == Method::Vernier;
+        let enforced = self.config.interarrival_enforced && !vernier;
+        let mut failed = Vec::new();
+        for i in self.measuring().collect::<Vec<_>>() {
+            let gaps: Vec<u64> = {
+                let g = &self.agents[i].gaps;
+                g[g.len() - wanted..].to_vec()
+            };
+            let (mut check, result) = checks::interarrival(
+                i,
+                &gaps,
+                &self.config.interarrival,
+                target_mean_ns,
+                self.config.alpha,
+                self.config.warmup.tolerance,
+            );
+            if !check.pass {
+                failed.push((i, check.detail.clone(), result.statistic, result.pvalue));
+            }
+            check.decision = if check.pass {
+                "fits".into()
+            } else if vernier {
+                "reported: the departures' effect on the answer is judged at the verdict".into()
+            } else if !enforced {
+                "not enforced (interarrival_check: report): measure anyway, and say so".into()
+            } else if self.interarrival_tries + 1 < INTERARRIVAL_TRIES {
+                "test fresh gaps".into()
+            } else {
+                "give up: the agent cannot generate this process".into()
+            };
+            self.agents[i].interarrival = Some(result);
+            self.check(at, check, out);
+        }
+        self.interarrival_tries += 1;
+        if failed.is_empty() {
+            self.begin_round(at, "the inter-arrival times fit", out);
+        } else if vernier {
+            self.begin_round(
+                at,
+                "Anderson-Darling rejects the departures (reported; their effect on the answer is judged at the verdict)",
+                out,
+            );
+        } else if !enforced {
+            self.waived = failed
+                .iter()
+                .map(|(agent, detail, statistic, pvalue)| Reason {
+                    check: ReasonKind::Interarrival,
+                    detail: format!(
+                        "agent {agent}'s departures are not {} (not enforced: interarrival_check: report): {detail}",
+                        self.config.interarrival
+                    ),
+                    figures: figures(&[
+                        ("agent", *agent as f64),
+                        ("statistic", *statistic),
+                        ("pvalue", pvalue.unwrap_or(f64::NAN)),
+                    ]),
+                })
+                .collect();
+            self.begin_round(
+                at,
+                "the inter-arrival test failed and is only reported (interarrival_check: report)",
+                out,
+            );
+        } else if self.interarrival_tries < INTERARRIVAL_TRIES {
+            for a in &mut self.agents {
+                a.gaps.clear();
+            }
+        } else {
+            let reasons = failed
+                .into_iter()
+                .map(|(agent, detail, statistic, pvalue)| Reason {
+                    check: ReasonKind::Interarrival,
+                    detail: format!(
+                        "agent {agent} cannot generate the {} inter-arrival process after {INTERARRIVAL_TRIES} tries: {detail} (too few connections, or an overloaded client?)",
+                        self.config.interarrival
+                    ),
+                    figures: figures(&[
+                        ("agent", agent as f64),
+                        ("statistic", statistic),
+                        ("pvalue", pvalue.unwrap_or(f64::NAN)),
+                    ]),
+                })
+                .collect();
+            self.finish_na(at, reasons, out);
+        }
+    }
+}

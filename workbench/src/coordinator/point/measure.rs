@@ -1,0 +1,225 @@
+//! The measurement rounds: a round starts with fresh samples, and once each measuring
+//! agent has the samples wanted they are judged (independence, stationarity, then the
+//! confidence step of the scenario's method); a judgement that wants more samples extends
+//! the round, or ends the point N/A when the tries or the time are used up.
+
+use std::time::Duration;
+
+use super::super::checks;
+use super::super::event::*;
+use super::super::policy::{MIN_SAMPLING, SAMPLING_SETTLE_NS};
+use super::super::{Action, Decision};
+use super::confidence::Snapshot;
+use super::{Point, figures};
+use crate::scenario::Method;
+
+impl Point {
+    /// Starts a measurement round: fresh samples at the current sampling rate.
+    pub(super) fn begin_round(&mut self, at: Duration, why: &str, out: &mut Decision) {
+        self.round += 1;
+        self.tries += 1;
+        self.independent = false;
+        self.host.clear();
+        for a in &mut self.agents {
+            a.samples.clear();
+            a.round_latency.reset();
+            a.send_lag.reset();
+            a.intended.reset();
+            a.latency.reset();
+            a.cutoff_ns = a.last_elapsed_ns + SAMPLING_SETTLE_NS;
+        }
+        self.measure_started = at;
+        self.measure_received = 0;
+        out.actions.push(Action::Sampling(self.sampling));
+        self.phase(
+            at,
+            Phase::Measure,
+            format!(
+                "{why}: round {}, {} samples per agent at {:.3}% sampling",
+                self.round,
+                self.wanted,
+                self.sampling * 100.0
+            ),
+            out,
+        );
+    }
+
+    pub(super) fn measure_tick(&mut self, at: Duration, out: &mut Decision) {
+        if self
+            .measuring()
+            .any(|i| self.agents[i].samples.len() < self.wanted)
+        {
+            return;
+        }
+        match self.config.method {
+            Method::Lancet => {
+                if !self.independent && !self.check_independence(at, out) {
+                    return;
+                }
+                let snapshot = self.snapshot();
+                if !self.check_stationarity(at, &snapshot, out) {
+                    return;
+                }
+                self.check_confidence(at, out);
+            }
+            Method::Vernier => {
+                // Copied and sorted once for the whole evaluation.
+                let snapshot = self.snapshot();
+                self.report_independence(at, &snapshot, out);
+                if !self.check_stationarity(at, &snapshot, out) {
+                    return;
+                }
+                self.check_confidence_dependent(at, &snapshot, out);
+            }
+        }
+    }
+
+    /// True when every agent's samples are independent; otherwise thins the sampling and
+    /// starts a new round (or ends the point).
+    pub(super) fn check_independence(&mut self, at: Duration, out: &mut Decision) -> bool {
+        let mut worst = 1usize;
+        let mut stuck = None;
+        for i in self.measuring().collect::<Vec<_>>() {
+            let x = self.agents[i].latencies_in_send_order();
+            let (mut check, lag) = checks::independence(i, &x, self.config.alpha);
+            self.agents[i].lag = lag;
+            match lag {
+                Some(l) => worst = worst.max(l),
+                None => stuck = Some((i, check.detail.clone())),
+            }
+            check.decision = match lag {
+                Some(1) => "independent".into(),
+                Some(l) => format!("keep one request in {l}"),
+                None => "correlated at every lag tried".into(),
+            };
+            self.check(at, check, out);
+        }
+        if let Some((agent, detail)) = stuck {
+            let reason = Reason {
+                check: ReasonKind::Independence,
+                detail: format!("agent {agent}'s samples stay correlated: {detail}"),
+                figures: figures(&[("sampling_rate", self.sampling)]),
+            };
+            self.finish_na(at, vec![reason], out);
+            return false;
+        }
+        if worst == 1 {
+            self.independent = true;
+            return true;
+        }
+        let thinned = self.sampling / worst as f64;
+        let per_agent = self.config.rate / self.live_count() as f64;
+        let seconds = self.wanted as f64 / (per_agent * thinned);
+        let left = self.seconds_left(at);
+        if thinned < MIN_SAMPLING || seconds > left || self.tries >= self.config.limits.max_tries {
+            let reason = Reason {
+                check: ReasonKind::Independence,
+                detail: format!(
+                    "samples are independent only one in {worst}: {} samples at {:.4}% sampling would take {seconds:.0}s, {}",
+                    self.wanted,
+                    thinned * 100.0,
+                    if self.tries >= self.config.limits.max_tries {
+                        format!("and the {} tries are used up", self.config.limits.max_tries)
+                    } else {
+                        format!("beyond the {left:.0}s left")
+                    }
+                ),
+                figures: figures(&[
+                    ("lag", worst as f64),
+                    ("sampling_rate", thinned),
+                    ("seconds_needed", seconds),
+                ]),
+            };
+            self.finish_na(at, vec![reason], out);
+            return false;
+        }
+        self.sampling = thinned;
+        self.begin_round(
+            at,
+            &format!("samples correlated up to lag {worst}: sampling ÷ {worst}"),
+            out,
+        );
+        false
+    }
+
+    /// True when every agent's samples are stationary; otherwise asks for more.
+    pub(super) fn check_stationarity(
+        &mut self,
+        at: Duration,
+        snapshot: &Snapshot,
+        out: &mut Decision,
+    ) -> bool {
+        let mut failed = Vec::new();
+        let mut all = Vec::new();
+        for a in &snapshot.agents {
+            let i = a.agent;
+            let check = checks::stationarity(
+                CheckKind::Stationarity,
+                Some(i),
+                &a.in_order,
+                self.config.alpha,
+                None,
+            );
+            if !check.pass {
+                failed.push((i, check.detail.clone(), check.pvalue));
+            }
+            all.push(check);
+        }
+        let more = self.wanted * 2;
+        for mut check in all {
+            check.decision = if check.pass {
+                "stationary".into()
+            } else {
+                format!("collect more: {more} per agent")
+            };
+            self.check(at, check, out);
+        }
+        if failed.is_empty() {
+            return true;
+        }
+        let reasons: Vec<Reason> = failed
+            .into_iter()
+            .map(|(agent, detail, p)| Reason {
+                check: ReasonKind::Stationarity,
+                detail: format!("agent {agent}'s latencies are not stationary: {detail}"),
+                figures: figures(&[("agent", agent as f64), ("pvalue", p.unwrap_or(f64::NAN))]),
+            })
+            .collect();
+        self.extend(at, more, reasons, out);
+        false
+    }
+
+    /// Seconds until every agent has `wanted` samples at the current rate and sampling.
+    pub(super) fn seconds_to_collect(&self, wanted: usize) -> f64 {
+        let fewest = self.fewest_samples();
+        let per_agent = self.config.rate / self.live_count() as f64 * self.sampling;
+        wanted.saturating_sub(fewest) as f64 / per_agent.max(1e-9)
+    }
+
+    /// The kept samples of the measuring agent that has fewest.
+    pub(super) fn fewest_samples(&self) -> usize {
+        self.measuring()
+            .map(|i| self.agents[i].samples.len())
+            .min()
+            .unwrap_or(0)
+    }
+
+    /// Asks for `wanted` samples per agent in the same round, or ends the point N/A with
+    /// `reasons` when the tries or the time are used up.
+    pub(super) fn extend(
+        &mut self,
+        at: Duration,
+        wanted: usize,
+        reasons: Vec<Reason>,
+        out: &mut Decision,
+    ) {
+        let seconds = self.seconds_to_collect(wanted);
+        let left = self.seconds_left(at);
+        if self.tries >= self.config.limits.max_tries || seconds > left {
+            self.finish_na(at, reasons, out);
+            return;
+        }
+        self.tries += 1;
+        self.wanted = wanted;
+    }
+}

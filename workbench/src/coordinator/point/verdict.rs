@@ -1,0 +1,252 @@
+//! The end of a point: out of time, or judged, its result is assembled (every percentile
+//! with its CI, per agent, from the schedule, the host's stalls) and announced, and an N/A
+//! names its cause.
+
+use std::time::Duration;
+
+use vernier_agent::StallReport;
+use vernier_stats::{min_samples_for_ci, percentile};
+
+use super::super::Decision;
+use super::super::checks;
+use super::super::event::*;
+use super::super::policy::HOST_SHARE_OF_TAIL;
+use super::confidence::Estimate;
+use super::{Point, figures};
+use crate::scenario::Method;
+
+impl Point {
+    /// Every agent's kept latencies, µs, ascending.
+    pub(super) fn merged_sorted(&self) -> Vec<f64> {
+        let mut all: Vec<f64> = self
+            .agents
+            .iter()
+            .flat_map(|a| a.samples.iter().map(|s| s.latency_ns as f64 / 1e3))
+            .collect();
+        all.sort_by(f64::total_cmp);
+        all
+    }
+
+    /// Ends the point N/A at its time limit, naming the phase it was in. A measurement cut
+    /// short names the cause an evaluation would ([`Point::tail_cause`]): a round the clock
+    /// ended while the host stalled is the host's doing as much as one judged too wide.
+    pub(super) fn out_of_time(&mut self, at: Duration, out: &mut Decision) {
+        if self.state == Phase::Warmup {
+            self.warmup_failed(at, out);
+            return;
+        }
+        let measuring = self.state != Phase::Interarrival;
+        let detail = format!(
+            "out of time: max_duration {:?} reached in the {} phase{}",
+            self.config.limits.max_duration,
+            if measuring {
+                "measurement"
+            } else {
+                "inter-arrival"
+            },
+            self.ci_width_us
+                .map_or(String::new(), |w| format!(" with the CI {w:.1} µs wide"))
+        );
+        let mut reason = Reason {
+            check: if measuring {
+                ReasonKind::Confidence
+            } else {
+                ReasonKind::Interarrival
+            },
+            detail: detail.clone(),
+            figures: figures(&[("ci_width_us", self.ci_width_us.unwrap_or(f64::NAN))]),
+        };
+        if measuring {
+            let p = self.config.ci.percentile;
+            let value_us = percentile(&self.merged_sorted(), p / 100.0).unwrap_or(f64::NAN);
+            reason = self.tail_cause(value_us, reason, |h| {
+                format!(
+                    "{detail}; the host's stalls kept the p{p} CI wide: on {}, {h}: p{p} ({value_us:.1} µs) lies within their reach",
+                    probe_name(h)
+                )
+            });
+        }
+        self.finish_na(at, vec![reason], out);
+    }
+
+    /// The probe report of the measurement with the latest wake-up (the worst core).
+    pub(super) fn worst_host(&self) -> Option<&StallReport> {
+        self.host()
+            .iter()
+            .filter(|h| h.wakeups > 0)
+            .max_by(|a, b| a.late_max_us.total_cmp(&b.late_max_us))
+    }
+
+    /// The host's stalls, when they explain a tail at `value_us`: the probe's worst core
+    /// during the measurement had stalls over 1 ms, the percentile lies within their reach
+    /// (half the longest stall, or the lateness's p99, is at least half the value), and
+    /// they took enough of the time to hold a real share of the tail
+    /// ([`HOST_SHARE_OF_TAIL`]): two 8 ms stalls in 100 s reach any microsecond percentile
+    /// but cannot be why a p99 comes in clusters.
+    fn host_cause(&self, value_us: f64) -> Option<StallReport> {
+        let tail = 1.0 - self.config.ci.percentile / 100.0;
+        self.worst_host()
+            .filter(|h| {
+                h.stalls_over_1ms > 0
+                    && h.late_p99_us.max(0.5 * h.late_max_us) >= 0.5 * value_us
+                    && h.stalled_share >= HOST_SHARE_OF_TAIL * tail
+            })
+            .cloned()
+    }
+
+    /// Why the target percentile's tail at `value_us` could not be pinned down: the host's
+    /// stalls, with the probe's figures, when they explain it ([`Point::host_cause`];
+    /// `blame` words it), otherwise `otherwise`. Every N/A about that tail asks here, the
+    /// evaluation's and the time limit's alike, so one tail gets one cause.
+    pub(super) fn tail_cause(
+        &self,
+        value_us: f64,
+        otherwise: Reason,
+        blame: impl FnOnce(&StallReport) -> String,
+    ) -> Reason {
+        let Some(h) = self.host_cause(value_us) else {
+            return otherwise;
+        };
+        let mut figures = otherwise.figures;
+        // The stalls are the cause, not the tail's own shape.
+        figures.remove("heaviness");
+        figures.insert("host_late_p99_us".into(), h.late_p99_us);
+        figures.insert("host_late_max_us".into(), h.late_max_us);
+        figures.insert("host_stalled_share".into(), h.stalled_share);
+        Reason {
+            check: ReasonKind::HostStalls,
+            detail: blame(&h),
+            figures,
+        }
+    }
+
+    pub(super) fn finish_na(&mut self, at: Duration, reasons: Vec<Reason>, out: &mut Decision) {
+        self.finish(at, Verdict::NotAvailable, reasons, out);
+    }
+
+    pub(super) fn finish(
+        &mut self,
+        at: Duration,
+        verdict: Verdict,
+        reasons: Vec<Reason>,
+        out: &mut Decision,
+    ) {
+        let conf = self.config.ci.confidence;
+        let all = self.merged_sorted();
+        let mut percentiles: Vec<f64> = self.config.percentiles.clone();
+        if !percentiles
+            .iter()
+            .any(|&p| (p - self.config.ci.percentile).abs() < 1e-9)
+        {
+            percentiles.push(self.config.ci.percentile);
+            percentiles.sort_by(f64::total_cmp);
+        }
+        // Lancet's samples were thinned until independent: order-statistic CIs. vernier's
+        // keep their dependence, and their CIs allow for it.
+        let vernier = self.config.method == Method::Vernier;
+        let every: Vec<usize> = (0..self.agents.len()).collect();
+        let series = if vernier {
+            self.concatenated(&every)
+        } else {
+            Vec::new()
+        };
+        let estimate = |series: &[f64], sorted: &[f64], p: f64| {
+            if vernier {
+                Estimate::of_sorted(series, sorted, p, conf).map(|e| e.result(p))
+            } else {
+                checks::interval(sorted, p, conf).map(|(value, ci)| PercentileResult {
+                    p,
+                    value,
+                    ci_low: ci.map(|c| c.0),
+                    ci_high: ci.map(|c| c.1),
+                    dependence: None,
+                })
+            }
+        };
+        let percentiles: Vec<PercentileResult> = percentiles
+            .iter()
+            .filter_map(|&p| estimate(&series, &all, p))
+            .collect();
+        let measured_s = at.saturating_sub(self.measure_started).as_secs_f64();
+        let point_s = self.active(at).as_secs_f64().max(1e-9);
+        let p = self.config.ci.percentile;
+        let agents: Vec<AgentResult> = self
+            .agents
+            .iter_mut()
+            .enumerate()
+            .map(|(i, a)| AgentResult {
+                percentile: {
+                    let x = a.latencies_in_send_order();
+                    let mut sorted = x.clone();
+                    sorted.sort_by(f64::total_cmp);
+                    estimate(&x, &sorted, p)
+                },
+                lost: self.config.lost.get(i).cloned().flatten(),
+                achieved_rate: a.received_in_point as f64 / point_s,
+                interarrival: a.interarrival.clone(),
+                send_lag_p99_us: (!a.send_lag.is_empty())
+                    .then(|| a.send_lag.value_at_quantile(0.99) as f64 / 1e3),
+                backlog_max: a.backlog_max,
+                errors: a.errors,
+                samples: a.samples.len(),
+            })
+            .collect();
+        let achieved_rate = if self.measure_received > 0 && measured_s > 0.0 {
+            self.measure_received as f64 / measured_s
+        } else {
+            agents.iter().map(|a| a.achieved_rate).sum()
+        };
+        let result = PointResult {
+            verdict,
+            reasons,
+            waived: self.waived.clone(),
+            target_rate: self.config.rate,
+            achieved_rate,
+            timestamps: self.config.timestamps.clone(),
+            samples: all.len(),
+            sampling_rate: self.sampling,
+            duration_s: self.active(at).as_secs_f64(),
+            ci_width_us: percentiles
+                .iter()
+                .find(|r| (r.p - self.config.ci.percentile).abs() < 1e-9)
+                .and_then(|r| Some(r.ci_high? - r.ci_low?)),
+            from_schedule: super::super::schedule::from_schedule(
+                self.measuring()
+                    .map(|i| (&self.agents[i].intended, &self.agents[i].latency)),
+                percentiles.iter().map(|q| q.p),
+            ),
+            percentiles,
+            target_percentile: self.config.ci.percentile,
+            tries: self.tries,
+            min_samples: min_samples_for_ci(self.config.ci.percentile / 100.0, conf).unwrap_or(0),
+            round: self.round,
+            agents,
+            host: self
+                .host()
+                .iter()
+                .map(StallReport::without_histogram)
+                .collect(),
+            record: None,
+        };
+        self.progress(at, out);
+        self.phase(
+            at,
+            Phase::Done,
+            match verdict {
+                Verdict::NotAvailable => format!(
+                    "N/A: {}",
+                    result
+                        .reasons
+                        .iter()
+                        .map(|r| r.check.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                v => v.name().to_string(),
+            },
+            out,
+        );
+        self.event(at, EventKind::Verdict(Box::new(result.clone())), out);
+        self.result = Some(result);
+    }
+}
