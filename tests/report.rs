@@ -95,7 +95,7 @@ fn result(
         duration_s: 12.0,
         percentiles,
         from_schedule: Vec::new(),
-        target_percentile: 99.0,
+        target_percentile: vernier_stats::Percentile::P99,
         ci_width_us: Some(3.0),
         tries: 1,
         min_samples: 299,

@@ -51,8 +51,8 @@ pub use dependent::{
 };
 pub use error::StatsError;
 pub use percentile::{
-    OrderStatRanks, min_samples_for_ci, order_statistic_ranks, percentile, percentile_ci,
-    sort_samples,
+    OrderStatRanks, Percentile, min_samples_for_ci, order_statistic_ranks, percentile,
+    percentile_ci, sort_samples,
 };
 pub use spearman::{
     Correlation, LagSearch, SendOrder, decorrelation_lag, default_lag_ladder, spearman,

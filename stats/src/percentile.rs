@@ -1,6 +1,6 @@
 //! Percentiles and their order-statistic confidence intervals.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, Normal};
 
 use crate::error::{StatsError, check_finite};
@@ -143,8 +143,132 @@ pub fn percentile_ci(sorted: &[f64], p: f64, confidence: f64) -> Result<(f64, f6
 
 /// "99.99" for 0.9999: a fraction written as the percent a person would type.
 pub(crate) fn format_percentile(p: f64) -> String {
-    let s = format!("{:.6}", p * 100.0);
+    percent_text(p * 100.0)
+}
+
+/// A percent as a person would type it, to a millionth of a percent: "99.9" for a value
+/// that went through arithmetic (`0.999 * 100.0` is `99.90000000000001`), "50" for 50.
+fn percent_text(percent: f64) -> String {
+    let s = format!("{percent:.6}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// A percentile, strictly between the 0th and the 100th: 99.9 for p99.9.
+///
+/// Scenarios, records and reports write percentiles in percent (`ci: {percentile: 99.9}`)
+/// and the statistics here take fractions (`percentile(sorted, 0.999)`); this type is
+/// the one place one becomes the other. It keeps the percent as it was written, so that
+/// a record says `99.9` and not `99.90000000000001`, and it serializes as that bare number.
+///
+/// ```
+/// use vernier_stats::Percentile;
+///
+/// let p = Percentile::from_percent(99.9).unwrap();
+/// assert_eq!((p.percent(), p.to_string()), (99.9, "p99.9".to_string()));
+/// assert_eq!(p, Percentile::from_fraction(0.999).unwrap());
+/// assert!(Percentile::from_percent(100.0).is_err());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Percentile(f64);
+
+// Never NaN (the constructors refuse it), so the order is total.
+impl Eq for Percentile {}
+
+impl Ord for Percentile {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+impl PartialOrd for Percentile {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Percentile {
+    /// The median.
+    pub const P50: Percentile = Percentile(50.0);
+    /// p90.
+    pub const P90: Percentile = Percentile(90.0);
+    /// p99, the usual tail target.
+    pub const P99: Percentile = Percentile(99.0);
+    /// p99.9.
+    pub const P99_9: Percentile = Percentile(99.9);
+
+    /// From percent (99 for p99); [`StatsError::InvalidParameter`] unless strictly between
+    /// 0 and 100: p0 and p100 are the extremes, which no sample size pins down.
+    pub fn from_percent(percent: f64) -> Result<Percentile, StatsError> {
+        if percent > 0.0 && percent < 100.0 {
+            Ok(Percentile(percent))
+        } else {
+            Err(StatsError::InvalidParameter {
+                name: "percentile",
+                value: percent,
+                expected: "a percent strictly between 0 and 100",
+            })
+        }
+    }
+
+    /// From a fraction (0.99 for p99), strictly between 0 and 1.
+    pub fn from_fraction(fraction: f64) -> Result<Percentile, StatsError> {
+        if fraction > 0.0 && fraction < 1.0 {
+            Percentile::from_percent(fraction * 100.0)
+        } else {
+            Err(StatsError::InvalidParameter {
+                name: "percentile",
+                value: fraction,
+                expected: "a fraction strictly between 0 and 1",
+            })
+        }
+    }
+
+    /// In percent: 99.9 for p99.9.
+    pub fn percent(self) -> f64 {
+        self.0
+    }
+
+    /// As the statistics take it: 0.999 for p99.9 (the percent over 100).
+    pub fn fraction(self) -> f64 {
+        self.0 / 100.0
+    }
+
+    /// The share of the distribution above it: 0.001 for p99.9, the CCDF's level.
+    pub fn tail(self) -> f64 {
+        1.0 - self.fraction()
+    }
+
+    /// Whether `self` and `other` name the same percentile, however each was computed.
+    pub fn same(self, other: Percentile) -> bool {
+        (self.0 - other.0).abs() < 1e-9
+    }
+}
+
+/// p99: the tail most targets are set on, where nothing else says which.
+impl Default for Percentile {
+    fn default() -> Percentile {
+        Percentile::P99
+    }
+}
+
+impl std::fmt::Display for Percentile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "p{}", percent_text(self.0))
+    }
+}
+
+/// The bare percent, as records held percentiles before the type existed.
+impl Serialize for Percentile {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_f64(self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Percentile {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let percent = f64::deserialize(deserializer)?;
+        Percentile::from_percent(percent).map_err(serde::de::Error::custom)
+    }
 }
 
 #[cfg(test)]
@@ -184,6 +308,48 @@ mod tests {
         let (lo, hi) = percentile_ci(&sorted, 0.5, 0.95).unwrap();
         let mid = percentile(&sorted, 0.5).unwrap();
         assert!(lo < mid && mid < hi, "{lo} {mid} {hi}");
+    }
+
+    #[test]
+    fn a_percentile_is_written_in_percent_and_used_as_a_fraction() {
+        let p = Percentile::from_percent(99.9).unwrap();
+        assert_eq!(p.percent(), 99.9);
+        // The fraction the statistics were always given: the percent over 100.
+        assert_eq!(p.fraction(), 99.9 / 100.0);
+        assert_eq!(p.to_string(), "p99.9");
+        assert_eq!(
+            Percentile::from_fraction(0.999).unwrap().to_string(),
+            "p99.9"
+        );
+        assert_eq!(Percentile::from_percent(50.0).unwrap().to_string(), "p50");
+        assert_eq!(
+            Percentile::from_percent(99.999).unwrap().to_string(),
+            "p99.999"
+        );
+        assert!((Percentile::from_percent(99.0).unwrap().tail() - 0.01).abs() < 1e-15);
+        assert!(p.same(Percentile::from_fraction(0.999).unwrap()));
+        for bad in [0.0, 100.0, -1.0, 150.0, f64::NAN, f64::INFINITY] {
+            let err = Percentile::from_percent(bad).unwrap_err();
+            assert!(
+                err.to_string().contains("strictly between 0 and 100"),
+                "{err}"
+            );
+        }
+        assert!(Percentile::from_fraction(1.0).is_err());
+        assert!(Percentile::from_fraction(99.0).is_err());
+    }
+
+    #[test]
+    fn a_percentile_serializes_as_its_bare_percent() {
+        let p = Percentile::from_percent(99.0).unwrap();
+        assert_eq!(serde_json::to_string(&p).unwrap(), "99.0");
+        let back: Percentile = serde_json::from_str("99.9").unwrap();
+        assert_eq!(back.percent(), 99.9);
+        let err = serde_json::from_str::<Percentile>("100").unwrap_err();
+        assert!(
+            err.to_string().contains("strictly between 0 and 100"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use vernier_agent::{Batch, StallReport};
 use vernier_protocols::InterArrival;
+use vernier_stats::Percentile;
 
 pub use event::*;
 
@@ -57,7 +58,7 @@ pub struct PointConfig {
     /// The answer wanted.
     pub ci: CiTarget,
     /// Percentiles reported.
-    pub percentiles: Vec<f64>,
+    pub percentiles: Vec<Percentile>,
     /// When to give up.
     pub limits: Limits,
     /// How measuring starts.

@@ -138,7 +138,7 @@ pub fn run(dir: &Path, out: Option<&Path>) -> Result<Report, Error> {
         } else {
             notes.push(format!(
                 "latency-vs-load.svg skipped: {drawable} point(s) with a {} (2 needed)",
-                plot::fmt_percentile(percentile)
+                percentile
             ));
         }
     }

@@ -22,6 +22,7 @@ use vernier_agent::AgentKind;
 use vernier_agent::Workload;
 use vernier_agent::sys::{TimestampMode, Transport};
 use vernier_protocols::{InterArrival, Protocol};
+use vernier_stats::Percentile;
 
 pub use error::ScenarioError;
 pub use overrides::Override;
@@ -65,7 +66,7 @@ pub struct Scenario {
     /// Which methodology decides the verdict.
     pub method: Method,
     /// The percentiles reported besides the target, each with its CI, ascending.
-    pub percentiles: Vec<f64>,
+    pub percentiles: Vec<Percentile>,
     /// Where timestamps come from.
     pub timestamps: TimestampMode,
     /// When to give up.
@@ -232,8 +233,8 @@ pub enum LoadPlan {
 /// The search for the highest load meeting a service-level objective.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SloSearch {
-    /// The percentile the objective is about (99 for p99).
-    pub percentile: f64,
+    /// The percentile the objective is about (p99).
+    pub percentile: Percentile,
     /// Its bound.
     pub below: Duration,
     /// The lowest load tried, req/s.
@@ -247,8 +248,8 @@ pub struct SloSearch {
 /// The answer wanted: the CI of one percentile no wider than `width`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CiTarget {
-    /// In percent, (0, 100).
-    pub percentile: f64,
+    /// The percentile whose CI is wanted.
+    pub percentile: Percentile,
     /// The largest acceptable CI width.
     pub width: CiWidth,
     /// The CI's confidence level, (0, 1).

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use vernier_stats::{AdfOptions, AnalysisOptions, LagSelection, Regression, analyze};
+use vernier_stats::{AdfOptions, AnalysisOptions, LagSelection, Percentile, Regression, analyze};
 
 use super::print_json;
 use crate::error::Error;
@@ -79,14 +79,13 @@ impl AnalyzeArgs {
             .percentiles
             .iter()
             .map(|&p| {
-                if p > 0.0 && p < 100.0 {
-                    // 99.9 / 100 is 0.9990000000000001; report the fraction the user meant.
-                    Ok((p / 100.0 * 1e12).round() / 1e12)
-                } else {
-                    Err(Error::Usage(format!(
+                let percentile = Percentile::from_percent(p).map_err(|_| {
+                    Error::Usage(format!(
                         "--percentiles: {p} is not a percentile strictly between 0 and 100"
-                    )))
-                }
+                    ))
+                })?;
+                // 99.9 / 100 is 0.9990000000000001; report the fraction the user meant.
+                Ok::<f64, Error>((percentile.fraction() * 1e12).round() / 1e12)
             })
             .collect::<Result<_, _>>()?;
         if self.autolag == AutolagArg::None && self.maxlag.is_none() {

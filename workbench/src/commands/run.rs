@@ -342,7 +342,7 @@ fn verdict_line(r: &PointResult) -> String {
             _ => format!("p{} = {:.1} µs (no CI)", t.p, t.value),
         });
     let scheduled = r
-        .from_schedule(r.target_percentile)
+        .from_schedule(r.target_percentile.percent())
         .map_or(String::new(), |q| {
             format!(", {:.1} µs from schedule", q.value)
         });

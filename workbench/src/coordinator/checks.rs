@@ -3,7 +3,7 @@
 
 use vernier_protocols::InterArrival;
 use vernier_stats::{
-    AdfOptions, LagSelection, Regression, StatsError, adf, anderson_exponential,
+    AdfOptions, LagSelection, Percentile, Regression, StatsError, adf, anderson_exponential,
     coefficient_of_variation, decorrelation_lag, default_lag_ladder, percentile, percentile_ci,
 };
 
@@ -318,14 +318,14 @@ impl Interval {
     }
 }
 
-/// The estimate and CI of `p` (percent) from sorted values; `None` for the CI when the
-/// samples are too few for one.
+/// The estimate and CI of `p` from sorted values; `None` for the CI when the samples are
+/// too few for one.
 pub(crate) fn interval(
     sorted: &[f64],
-    p: f64,
+    p: Percentile,
     confidence: f64,
 ) -> Option<(f64, Option<(f64, f64)>)> {
-    let q = p / 100.0;
+    let q = p.fraction();
     let value = percentile(sorted, q)?;
     Some((value, percentile_ci(sorted, q, confidence).ok()))
 }

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use vernier_agent::StallReport;
+use vernier_stats::Percentile;
 
 /// One thing the coordinator did or found.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -521,7 +522,7 @@ pub struct PointResult {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub from_schedule: Vec<SchedulePercentile>,
     /// The target percentile.
-    pub target_percentile: f64,
+    pub target_percentile: Percentile,
     /// The combined CI width of the target percentile, µs.
     pub ci_width_us: Option<f64>,
     /// Measurement rounds used.
@@ -552,7 +553,7 @@ impl PointResult {
 
     /// The target percentile's entry.
     pub fn target(&self) -> Option<&PercentileResult> {
-        self.percentile(self.target_percentile)
+        self.percentile(self.target_percentile.percent())
     }
 
     /// Percentile `p` from the scheduled departures, if it was reported.
@@ -596,7 +597,7 @@ impl PointResult {
             duration_s: 10.0,
             percentiles,
             from_schedule: Vec::new(),
-            target_percentile: 99.0,
+            target_percentile: Percentile::P99,
             ci_width_us: Some(2.0),
             tries: 1,
             min_samples: 300,

@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use vernier_stats::Percentile;
+
 /// Inter-arrival tests before the point is N/A (`method: lancet`, or an enforced test).
 pub(crate) const INTERARRIVAL_TRIES: u32 = 5;
 /// The lowest sampling rate the independence search may reach (`method: lancet`).
@@ -50,7 +52,7 @@ pub(crate) const HEAVY_TAIL_FACTOR: f64 = 2.0;
 /// percentile too: a service's own heavy tail is heavy inside the tail as well, while the
 /// host's stalls catch 1-2% of requests and fatten only the last percents (fixed service at
 /// 30% load on this host was wrongly named heavy at p99 alone).
-pub(crate) const HEAVY_TAIL_ALSO_AT: f64 = 90.0;
+pub(crate) const HEAVY_TAIL_ALSO_AT: Percentile = Percentile::P90;
 /// The host's stalls are named as a tail's cause only when the time they took is at least
 /// this share of the tail beyond the percentile (1% for p99): the requests a stall catches
 /// are about its share of the time, and fewer than a tenth of the tail cannot make it come

@@ -8,6 +8,7 @@
 
 use hdrhistogram::Histogram;
 use vernier_agent::histogram;
+use vernier_stats::Percentile;
 
 use super::event::SchedulePercentile;
 
@@ -20,7 +21,7 @@ use super::event::SchedulePercentile;
 /// the client-side wait only, not by estimator.
 pub(super) fn from_schedule<'a>(
     agents: impl IntoIterator<Item = (&'a Histogram<u64>, &'a Histogram<u64>)>,
-    percentiles: impl IntoIterator<Item = f64>,
+    percentiles: impl IntoIterator<Item = Percentile>,
 ) -> Vec<SchedulePercentile> {
     let mut intended = histogram();
     let mut latency = histogram();
@@ -32,11 +33,11 @@ pub(super) fn from_schedule<'a>(
     if intended.is_empty() || latency.is_empty() {
         return Vec::new();
     }
-    let us = |h: &Histogram<u64>, p: f64| h.value_at_quantile(p / 100.0) as f64 / 1e3;
+    let us = |h: &Histogram<u64>, p: Percentile| h.value_at_quantile(p.fraction()) as f64 / 1e3;
     percentiles
         .into_iter()
         .map(|p| SchedulePercentile {
-            p,
+            p: p.percent(),
             value: us(&intended, p),
             actual: us(&latency, p),
         })
@@ -46,6 +47,10 @@ pub(super) fn from_schedule<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn percent(p: f64) -> Percentile {
+        Percentile::from_percent(p).unwrap()
+    }
 
     /// `n` requests of each (value ns) in a fresh histogram.
     fn hist(values: &[(u64, u64)]) -> Histogram<u64> {
@@ -66,7 +71,7 @@ mod tests {
         let latency1 = hist(&[(200_000, 100)]);
         let got = from_schedule(
             [(&intended0, &latency0), (&intended1, &latency1)],
-            [25.0, 50.0, 90.0, 99.0],
+            [25.0, 50.0, 90.0, 99.0].map(percent),
         );
         // 200 requests: from the schedule, 90 at 100 µs, 100 at 200 µs, 10 at 1 ms;
         // from the actual departure, 100 at 100 µs and 100 at 200 µs.
@@ -89,7 +94,7 @@ mod tests {
     #[test]
     fn no_request_completed_reports_nothing() {
         let empty = histogram();
-        assert!(from_schedule([(&empty, &empty)], [50.0, 99.0]).is_empty());
-        assert!(from_schedule(std::iter::empty(), [50.0]).is_empty());
+        assert!(from_schedule([(&empty, &empty)], [50.0, 99.0].map(percent)).is_empty());
+        assert!(from_schedule(std::iter::empty(), [percent(50.0)]).is_empty());
     }
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 use vernier_agent::{Batch, Counters, Sample, histogram};
+use vernier_stats::Percentile;
 
 use super::*;
 use crate::scenario::{
@@ -33,11 +34,11 @@ fn config() -> PointConfig {
         depth: 1,
         interarrival: InterArrival::Exp,
         ci: CiTarget {
-            percentile: 99.0,
+            percentile: Percentile::P99,
             width: CiWidth::Absolute(Duration::from_micros(50)),
             confidence: 0.95,
         },
-        percentiles: vec![50.0, 99.0],
+        percentiles: vec![Percentile::P50, Percentile::P99],
         limits: Limits {
             max_tries: 10,
             max_duration: Duration::from_secs(120),
@@ -405,7 +406,7 @@ fn an_slo_search_doubles_then_bisects_to_the_boundary() {
     cfg.ci.width = CiWidth::Absolute(Duration::from_micros(100));
     cfg.slo = Some(Duration::from_micros(500));
     let plan = LoadPlan::Slo(SloSearch {
-        percentile: 99.0,
+        percentile: Percentile::P99,
         below: Duration::from_micros(500),
         from: 5000.0,
         to: 100_000.0,

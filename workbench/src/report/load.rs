@@ -5,10 +5,9 @@
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use serde::Serialize;
+use vernier_stats::Percentile;
 
-use super::plot::{
-    Area, CAPTION_SIZE, DrawError, color, fmt_num, fmt_percentile, fmt_rate, render,
-};
+use super::plot::{Area, CAPTION_SIZE, DrawError, color, fmt_num, fmt_rate, render};
 use crate::coordinator::{PointResult, Verdict};
 
 /// One load point on the plot.
@@ -32,22 +31,24 @@ pub struct LoadPoint {
 
 /// The percentile plotted (the first point's target percentile, 99 if there is no point)
 /// and each point's estimate of it.
-pub fn load_points(results: &[&PointResult]) -> (f64, Vec<LoadPoint>) {
-    let percentile = results.first().map_or(99.0, |r| r.target_percentile);
+pub fn load_points(results: &[&PointResult]) -> (Percentile, Vec<LoadPoint>) {
+    let percentile = results
+        .first()
+        .map_or(Percentile::P99, |r| r.target_percentile);
     let points = results
         .iter()
         .map(|r| {
             let entry = r
                 .percentiles
                 .iter()
-                .find(|p| (p.p - percentile).abs() < 1e-9);
+                .find(|p| (p.p - percentile.percent()).abs() < 1e-9);
             LoadPoint {
                 target_rate: r.target_rate,
                 achieved_rate: r.achieved_rate,
                 verdict: r.verdict,
                 value: entry.map(|p| p.value),
                 ci: entry.and_then(|p| p.ci_low.zip(p.ci_high)),
-                from_schedule: r.from_schedule(percentile).map(|s| s.value),
+                from_schedule: r.from_schedule(percentile.percent()).map(|s| s.value),
             }
         })
         .collect();
@@ -65,11 +66,11 @@ fn verdict_color(verdict: Verdict) -> RGBColor {
 
 /// Draws the points, their CIs, a line through them in rate order, and the SLO rate.
 pub(super) fn draw(
-    percentile: f64,
+    percentile: Percentile,
     points: &[LoadPoint],
     slo_rate: Option<f64>,
 ) -> Result<String, DrawError> {
-    let name = fmt_percentile(percentile);
+    let name = percentile.to_string();
     let mut caption = vec![format!(
         "Each marker: a load point's {name} estimate at the rate it achieved; bars: its \
          confidence interval; colour: its verdict. Hollow markers have no CI (too few samples \
@@ -258,7 +259,7 @@ mod tests {
         assert!(points.iter().all(|p| p.from_schedule.is_none()));
         let svg = draw(p, &points, None).unwrap();
         assert!(!svg.contains("from schedule") && !svg.contains("Dashed"));
-        assert_eq!(p, 99.0);
+        assert_eq!(p.percent(), 99.0);
         assert_eq!(points[0].achieved_rate, 999.0);
         assert_eq!(
             (points[0].value, points[0].ci),

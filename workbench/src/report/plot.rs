@@ -7,6 +7,7 @@
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use vernier_stats::Percentile;
 
 /// The size of every plot, px.
 pub(super) const SIZE: (u32, u32) = (900, 600);
@@ -152,10 +153,11 @@ pub(crate) fn fmt_num(x: f64) -> String {
     }
 }
 
-/// A percentile's name: `p99.9`. Rounded to a millionth first, so that a value that
-/// went through arithmetic (`99.90000000000001`) reads as it was written.
+/// A percentile given in percent by name, `p99.9`, as [`Percentile`] writes it (a value
+/// that went through arithmetic, `99.90000000000001`, reads as it was written); a number
+/// that is no percentile keeps its digits.
 pub(crate) fn fmt_percentile(p: f64) -> String {
-    format!("p{}", (p * 1e6).round() / 1e6)
+    Percentile::from_percent(p).map_or_else(|_| format!("p{p}"), |p| p.to_string())
 }
 
 /// A rate as legends and titles show it.

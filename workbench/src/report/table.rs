@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use super::plot::{fmt_num, fmt_percentile, fmt_rate};
 use vernier_agent::StallReport;
+use vernier_stats::Percentile;
 
 use crate::coordinator::{PercentileResult, Reason, SchedulePercentile, Verdict, probe_name};
 use crate::record::RunRecord;
@@ -48,7 +49,7 @@ pub struct PointRow {
     /// Samples the percentiles came from.
     pub samples: usize,
     /// The percentile the CI target was set on.
-    pub target_percentile: f64,
+    pub target_percentile: Percentile,
     /// Every reported percentile with its CI, µs.
     pub percentiles: Vec<PercentileResult>,
     /// The percentiles of every request timed from its scheduled departure, beside the
@@ -176,7 +177,11 @@ fn points_table(points: &[PointRow]) -> String {
         }
     }
     columns.sort_by(f64::total_cmp);
-    let is_target = |c: f64| points.iter().any(|r| same_p(r.target_percentile, c));
+    let is_target = |c: f64| {
+        points
+            .iter()
+            .any(|r| same_p(r.target_percentile.percent(), c))
+    };
 
     let mut header = vec![
         "point".to_string(),

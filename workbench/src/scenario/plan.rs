@@ -312,7 +312,7 @@ fn search(context: &Context<'_>, slo: &Value, ci: &CiTarget) -> Result<SloSearch
     };
     let percentile = number(
         "percentile",
-        ci.percentile,
+        ci.percentile.percent(),
         "expected a percentile strictly between 0 and 100, as in 99",
     )?;
     let percentile = percentile_in_range(context, &field("percentile"), percentile)?;

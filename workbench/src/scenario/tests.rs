@@ -10,6 +10,11 @@ use vernier_protocols::{InterArrival, Protocol};
 
 use super::*;
 
+/// The percentiles in percent, as the scenario wrote them.
+fn percents(percentiles: &[vernier_stats::Percentile]) -> Vec<f64> {
+    percentiles.iter().map(|p| p.percent()).collect()
+}
+
 /// The smallest valid scenario: the required fields only.
 const MINIMAL: &str = "\
 name: minimal
@@ -122,7 +127,7 @@ fn examples_mean_what_their_comments_say() {
     assert_eq!(
         slo,
         SloSearch {
-            percentile: 99.0,
+            percentile: vernier_stats::Percentile::P99,
             below: Duration::from_micros(300),
             from: 1000.0,
             to: 60_000.0,
@@ -159,12 +164,12 @@ fn unstated_fields_take_their_defaults() {
     assert_eq!(
         s.ci,
         CiTarget {
-            percentile: 99.0,
+            percentile: vernier_stats::Percentile::P99,
             width: CiWidth::Absolute(Duration::from_micros(10)),
             confidence: 0.95
         }
     );
-    assert_eq!(s.percentiles, [50.0, 90.0, 99.0, 99.9]);
+    assert_eq!(percents(&s.percentiles), [50.0, 90.0, 99.0, 99.9]);
     assert_eq!(s.timestamps, TimestampMode::Kernel);
     assert_eq!(
         s.limits,
@@ -256,7 +261,7 @@ method: lancet
     );
     assert_eq!(s.load, LoadPlan::Sweep(vec![1000.0, 2500.0, 3000.0]));
     // The target percentile joins the list; sorted, each once.
-    assert_eq!(s.percentiles, [25.0, 50.0, 99.0, 99.9]);
+    assert_eq!(percents(&s.percentiles), [25.0, 50.0, 99.0, 99.9]);
     assert_eq!(
         s.timestamps,
         TimestampMode::Hardware {
@@ -344,7 +349,7 @@ fn slo_search_defaults() {
     assert_eq!(
         s.load,
         LoadPlan::Slo(SloSearch {
-            percentile: 99.0,
+            percentile: vernier_stats::Percentile::P99,
             below: Duration::from_millis(1),
             from: 1000.0,
             to: 50_000.0,
@@ -358,7 +363,7 @@ fn slo_search_defaults() {
         ),
         &[],
     );
-    assert_eq!(s.percentiles, [50.0, 90.0, 99.0, 99.5, 99.9]);
+    assert_eq!(percents(&s.percentiles), [50.0, 90.0, 99.0, 99.5, 99.9]);
 }
 
 #[test]

@@ -11,6 +11,7 @@ use vernier_agent::{AgentKind, ConfigError, Workload};
 use vernier_protocols::{
     Dist, InterArrival, KvWorkload, Protocol, SpecError, WorkloadError, duration_from_spec,
 };
+use vernier_stats::Percentile;
 
 use super::error::Context;
 use super::file::{CiFile, File};
@@ -21,7 +22,12 @@ use super::{
 };
 
 /// Reported besides the target percentile when the scenario does not say.
-const DEFAULT_PERCENTILES: [f64; 4] = [50.0, 90.0, 99.0, 99.9];
+const DEFAULT_PERCENTILES: [Percentile; 4] = [
+    Percentile::P50,
+    Percentile::P90,
+    Percentile::P99,
+    Percentile::P99_9,
+];
 
 /// Checks `file`, read from the text `yaml`, and types its values.
 pub(crate) fn scenario(
@@ -325,20 +331,20 @@ fn percentiles(
     asked: Option<Vec<f64>>,
     ci: &CiTarget,
     load: &LoadPlan,
-) -> Result<Vec<f64>, ScenarioError> {
+) -> Result<Vec<Percentile>, ScenarioError> {
     let mut percentiles = match asked {
         Some(asked) => asked
             .into_iter()
             .enumerate()
             .map(|(i, p)| percentile_in_range(context, &format!("percentiles[{i}]"), p))
-            .collect::<Result<Vec<f64>, _>>()?,
+            .collect::<Result<Vec<_>, _>>()?,
         None => DEFAULT_PERCENTILES.to_vec(),
     };
     percentiles.push(ci.percentile);
     if let LoadPlan::Slo(slo) = load {
         percentiles.push(slo.percentile);
     }
-    percentiles.sort_by(f64::total_cmp);
+    percentiles.sort();
     percentiles.dedup();
     Ok(percentiles)
 }
@@ -349,16 +355,14 @@ pub(crate) fn percentile_in_range(
     context: &Context<'_>,
     field: &str,
     percentile: f64,
-) -> Result<f64, ScenarioError> {
-    if percentile > 0.0 && percentile < 100.0 {
-        Ok(percentile)
-    } else {
-        Err(context.bad(
+) -> Result<Percentile, ScenarioError> {
+    Percentile::from_percent(percentile).map_err(|_| {
+        context.bad(
             field,
             percentile,
             "expected a percentile strictly between 0 and 100, as in 99",
-        ))
-    }
+        )
+    })
 }
 
 /// Where timestamps come from; hardware needs the interface whose NIC takes them, and an

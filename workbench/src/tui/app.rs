@@ -6,6 +6,8 @@
 use std::collections::VecDeque;
 use std::path::PathBuf;
 
+use vernier_stats::Percentile;
+
 use crate::coordinator::{
     AgentProgress, CheckKind, EventKind, Phase, PointResult, UserCommand, Verdict,
 };
@@ -262,7 +264,7 @@ pub struct App {
     /// The target width, µs (unknown while a relative target has no estimate yet).
     pub ci_target_us: Option<f64>,
     /// The percentile the CI is on.
-    pub ci_percentile: f64,
+    pub ci_percentile: Percentile,
     /// Seconds until the round has its samples.
     pub eta_s: Option<f64>,
     /// The live latency CCDF of the current round: (µs, share above).
@@ -308,7 +310,7 @@ impl App {
             info,
             color,
             step_share: 0.1,
-            ci_percentile: 99.0,
+            ci_percentile: Percentile::P99,
             ..App::default()
         }
     }

@@ -84,10 +84,5 @@ fn rate(r: f64) -> String {
     }
 }
 
-/// A percentile's name: 99 → p99, 99.9 → p99.9.
-fn pname(p: f64) -> String {
-    crate::report::fmt_percentile(p)
-}
-
 #[cfg(test)]
 mod tests;

@@ -8,7 +8,8 @@
 use std::time::Duration;
 
 use vernier_stats::{
-    DependentCi, min_samples_for_ci, percentile, percentile_ci_dependent, tail_heaviness,
+    DependentCi, Percentile, min_samples_for_ci, percentile, percentile_ci_dependent,
+    tail_heaviness,
 };
 
 use super::super::Decision;
@@ -85,8 +86,12 @@ pub(super) struct Estimate {
 }
 
 impl Estimate {
-    /// The `p`-th percentile (percent) of `series` (in send order); `None` when empty.
-    pub(super) fn of(series: &[f64], p: f64, confidence: f64) -> Option<(Vec<f64>, Estimate)> {
+    /// Percentile `p` of `series` (in send order); `None` when empty.
+    pub(super) fn of(
+        series: &[f64],
+        p: Percentile,
+        confidence: f64,
+    ) -> Option<(Vec<f64>, Estimate)> {
         let mut sorted = series.to_vec();
         sorted.sort_by(f64::total_cmp);
         let estimate = Estimate::of_sorted(series, &sorted, p, confidence)?;
@@ -97,11 +102,11 @@ impl Estimate {
     pub(super) fn of_sorted(
         series: &[f64],
         sorted: &[f64],
-        p: f64,
+        p: Percentile,
         confidence: f64,
     ) -> Option<Estimate> {
-        let value = percentile(sorted, p / 100.0)?;
-        let ci = match percentile_ci_dependent(series, sorted, p / 100.0, confidence) {
+        let value = percentile(sorted, p.fraction())?;
+        let ci = match percentile_ci_dependent(series, sorted, p.fraction(), confidence) {
             Ok(r) => r,
             // Only invalid parameters fail, and the scenario validated them.
             Err(e) => Err(vernier_stats::NeedMore {
@@ -121,10 +126,10 @@ impl Estimate {
         })
     }
 
-    pub(super) fn result(&self, p: f64) -> PercentileResult {
+    pub(super) fn result(&self, p: Percentile) -> PercentileResult {
         let ci = self.ci.as_ref().ok();
         PercentileResult {
-            p,
+            p: p.percent(),
             value: self.value,
             ci_low: ci.map(|c| c.low),
             ci_high: ci.map(|c| c.high),
@@ -194,7 +199,7 @@ impl Point {
     pub(super) fn agents_agree(
         &mut self,
         at: Duration,
-        p: f64,
+        p: Percentile,
         n: usize,
         intervals: &[(usize, usize, Option<Interval>)],
         out: &mut Decision,
@@ -214,7 +219,7 @@ impl Point {
             .iter()
             .map(|(i, c)| format!("agent {i}: {:.1} [{:.1}, {:.1}]", c.value, c.low, c.high))
             .collect();
-        let detail = format!("p{p} per agent, µs: {}", listing.join("; "));
+        let detail = format!("{p} per agent, µs: {}", listing.join("; "));
         let more = self.wanted * 2;
         let check = Check {
             check: CheckKind::Agreement,
@@ -235,7 +240,7 @@ impl Point {
         if !agree {
             let reason = Reason {
                 check: ReasonKind::AgentsDisagree,
-                detail: format!("the agents' p{p} intervals do not overlap: {detail}"),
+                detail: format!("the agents' {p} intervals do not overlap: {detail}"),
                 figures: figures(&[("gap_us", max_low - min_high)]),
             };
             self.extend(at, more, vec![reason], out);
@@ -281,7 +286,7 @@ impl Point {
             Err(need) => {
                 let wanted = (need.needed.saturating_add(count - 1) / count).max(self.wanted + 1);
                 let detail = format!(
-                    "too few samples for a dependence-valid p{p} CI at {:.0}%: {}; about {} needed, there are {n}",
+                    "too few samples for a dependence-valid {p} CI at {:.0}%: {}; about {} needed, there are {n}",
                     conf * 100.0,
                     need.reason,
                     need.needed
@@ -314,7 +319,7 @@ impl Point {
                     },
                     |h| {
                         format!(
-                            "{detail}; the samples beyond p{p} ({:.1} µs) come in clusters because the host stalls: on {}, {h}",
+                            "{detail}; the samples beyond {p} ({:.1} µs) come in clusters because the host stalls: on {}, {h}",
                             estimate.value,
                             probe_name(h)
                         )
@@ -334,7 +339,7 @@ impl Point {
         let slo = self.config.slo.map(|s| s.as_secs_f64() * 1e6);
         let decided = slo.is_some_and(|s| combined.high < s || combined.low > s);
         let detail = format!(
-            "p{p} = {:.1} µs, {:.0}% CI [{:.1}, {:.1}], width {width:.1} µs (target {target_us:.1}) from {n} samples; \
+            "{p} = {:.1} µs, {:.0}% CI [{:.1}, {:.1}], width {width:.1} µs (target {target_us:.1}) from {n} samples; \
              batches of {} (variance ×{:.1} for dependence)",
             estimate.value,
             conf * 100.0,
@@ -386,21 +391,22 @@ impl Point {
         self.check(at, check, out);
         let total_needed = wanted * count;
         let found = format!(
-            "the p{p} CI is still {width:.1} µs wide after {n} samples (target {target_us:.1} µs)"
+            "the {p} CI is still {width:.1} µs wide after {n} samples (target {target_us:.1} µs)"
         );
         let beyond = format!("at 1/√n it needs about {total_needed} samples, beyond the limits");
         // The tail's own shape: the order-statistic width (which dependence does not
         // change) against an exponential tail's from as many samples.
-        let heaviness_at = |q: f64| {
+        let heaviness_at = |q: Percentile| {
             checks::interval(sorted, q, conf)
                 .and_then(|(value, ci)| ci.map(|(low, high)| Interval { value, low, high }))
-                .and_then(|iid| tail_heaviness(iid.value, iid.width(), q / 100.0, n, conf).ok())
+                .and_then(|iid| tail_heaviness(iid.value, iid.width(), q.fraction(), n, conf).ok())
         };
         let heaviness = heaviness_at(p);
         // A service whose own tail is heavy is heavy well inside it too (a lognormal with
         // σ = 2 is 2.6× an exponential at p90); stalls of the host lift only the 1-2% of
         // requests they catch, so they fatten the tail beyond p98 and leave p90 alone.
-        let body = heaviness_at(p.min(HEAVY_TAIL_ALSO_AT));
+        let inside = p.min(HEAVY_TAIL_ALSO_AT);
+        let body = heaviness_at(inside);
         let mut figures = figures(&[
             ("ci_width_us", width),
             ("target_us", target_us),
@@ -444,8 +450,7 @@ impl Point {
                     .unwrap_or_default();
                 let shape = match (apart, body) {
                     (Some(h), Some(b)) => format!(
-                        "the slowest few percent are set apart from the rest ({h:.1}× an exponential tail's width at p{p}, {b:.1}× at p{}: not a heavy-tailed service, but requests delayed by something that catches a few percent of them{stalls})",
-                        p.min(HEAVY_TAIL_ALSO_AT)
+                        "the slowest few percent are set apart from the rest ({h:.1}× an exponential tail's width at {p}, {b:.1}× at {inside}: not a heavy-tailed service, but requests delayed by something that catches a few percent of them{stalls})"
                     ),
                     _ => {
                         figures.remove("heaviness");
@@ -462,7 +467,7 @@ impl Point {
                 };
                 self.tail_cause(estimate.value, correlated, |h| {
                     format!(
-                        "the host's stalls keep the p{p} CI wide: {found}; on {}, {h}: p{p} ({:.1} µs) lies within their reach, so requests caught by a stall make the tail and come in clusters (variance ×{:.1}); {beyond}",
+                        "the host's stalls keep the {p} CI wide: {found}; on {}, {h}: {p} ({:.1} µs) lies within their reach, so requests caught by a stall make the tail and come in clusters (variance ×{:.1}); {beyond}",
                         probe_name(h),
                         estimate.value,
                         combined.variance_inflation
@@ -480,7 +485,7 @@ impl Point {
     pub(super) fn check_confidence(&mut self, at: Duration, out: &mut Decision) {
         let p = self.config.ci.percentile;
         let conf = self.config.ci.confidence;
-        let min_n = min_samples_for_ci(p / 100.0, conf).unwrap_or(usize::MAX);
+        let min_n = min_samples_for_ci(p.fraction(), conf).unwrap_or(usize::MAX);
         // Each agent's interval.
         let mut intervals = Vec::new();
         let measuring: Vec<usize> = self.measuring().collect();
@@ -514,7 +519,7 @@ impl Point {
             let reason = Reason {
                 check: ReasonKind::TooFewSamples,
                 detail: format!(
-                    "too few samples for the p{p} CI at {:.0}%: it needs at least {min_n}, there are {n}",
+                    "too few samples for the {p} CI at {:.0}%: it needs at least {min_n}, there are {n}",
                     conf * 100.0
                 ),
                 figures: figures(&[("samples", n as f64), ("min_samples", min_n as f64)]),
@@ -550,7 +555,7 @@ impl Point {
             pvalue: None,
             n,
             detail: format!(
-                "p{p} = {:.1} µs, {:.0}% CI [{:.1}, {:.1}], width {:.1} µs (target {target_us:.1}) from {n} samples",
+                "{p} = {:.1} µs, {:.0}% CI [{:.1}, {:.1}], width {:.1} µs (target {target_us:.1}) from {n} samples",
                 combined.value,
                 conf * 100.0,
                 combined.low,
@@ -586,7 +591,7 @@ impl Point {
         check.decision = format!("collect {wanted} per agent (the width narrows as 1/√n)");
         self.check(at, check, out);
         let heaviness =
-            vernier_stats::tail_heaviness(combined.value, combined.width(), p / 100.0, n, conf)
+            vernier_stats::tail_heaviness(combined.value, combined.width(), p.fraction(), n, conf)
                 .unwrap_or(f64::NAN);
         let total_needed = wanted * measuring_count;
         let mut figures = figures(&[
@@ -596,7 +601,7 @@ impl Point {
             ("samples_needed", total_needed as f64),
         ]);
         let found = format!(
-            "the p{p} CI is still {:.1} µs wide after {n} samples (target {target_us:.1} µs)",
+            "the {p} CI is still {:.1} µs wide after {n} samples (target {target_us:.1} µs)",
             combined.width()
         );
         let beyond = format!("at 1/√n it needs about {total_needed} samples, beyond the limits");

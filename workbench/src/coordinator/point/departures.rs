@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use vernier_stats::percentile;
+use vernier_stats::{Percentile, percentile};
 
 use super::super::Decision;
 use super::super::event::*;
@@ -19,7 +19,7 @@ use super::confidence::Estimate;
 use super::{Point, figures};
 
 impl Point {
-    /// Compares the `p`-th percentile (percent) of the on-schedule requests with `all_us`,
+    /// Compares percentile `p` of the on-schedule requests with `all_us`,
     /// that of all requests, against the CI width the user asked for, `asked_us`: the
     /// lateness matters when the on-schedule requests' own (dependence-valid) interval lies
     /// wholly outside all ± [`DEPARTURE_SHARE_OF_WIDTH`] × `asked_us`. Reports the check
@@ -27,7 +27,7 @@ impl Point {
     pub(super) fn departures(
         &mut self,
         at: Duration,
-        p: f64,
+        p: Percentile,
         all_us: f64,
         asked_us: f64,
         out: &mut Decision,
@@ -61,7 +61,7 @@ impl Point {
         let lag = |q: f64| percentile(&lags, q).unwrap_or(f64::NAN);
         let (lag_p50, lag_p99, lag_max) = (lag(0.5), lag(0.99), lag(1.0));
         let share = on.len() as f64 / n.max(1) as f64;
-        let q = p / 100.0;
+        let q = p.fraction();
         // The on-schedule percentile stands only with a few samples beyond it.
         let estimate = (on.len() as f64 * (1.0 - q) >= 10.0)
             .then(|| Estimate::of(&on, p, self.config.ci.confidence))
@@ -83,7 +83,7 @@ impl Point {
             (None, _) => "too few to tell".to_string(),
         };
         let detail = format!(
-            "p{p} of the {:.0}% of requests sent within {:.0} µs of schedule: {on_text}; of all: {all_us:.1} µs \
+            "{p} of the {:.0}% of requests sent within {:.0} µs of schedule: {on_text}; of all: {all_us:.1} µs \
              (allowed ±{allowed:.1} µs, {:.0}% of the CI width asked); send lag p50 {lag_p50:.1} µs, p99 {lag_p99:.1} µs, max {lag_max:.1} µs",
             share * 100.0,
             f64::from(on_time_ns) / 1e3,

@@ -118,7 +118,7 @@ impl Point {
         if all.is_empty() {
             return f64::NAN;
         }
-        all.value_at_quantile(self.config.ci.percentile / 100.0) as f64 / 1e3
+        all.value_at_quantile(self.config.ci.percentile.fraction()) as f64 / 1e3
     }
 
     pub(super) fn progress(&mut self, at: Duration, out: &mut Decision) {

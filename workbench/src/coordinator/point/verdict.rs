@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use vernier_agent::StallReport;
-use vernier_stats::{min_samples_for_ci, percentile};
+use vernier_stats::{Percentile, min_samples_for_ci, percentile};
 
 use super::super::Decision;
 use super::super::checks;
@@ -58,10 +58,10 @@ impl Point {
         };
         if measuring {
             let p = self.config.ci.percentile;
-            let value_us = percentile(&self.merged_sorted(), p / 100.0).unwrap_or(f64::NAN);
+            let value_us = percentile(&self.merged_sorted(), p.fraction()).unwrap_or(f64::NAN);
             reason = self.tail_cause(value_us, reason, |h| {
                 format!(
-                    "{detail}; the host's stalls kept the p{p} CI wide: on {}, {h}: p{p} ({value_us:.1} µs) lies within their reach",
+                    "{detail}; the host's stalls kept the {p} CI wide: on {}, {h}: {p} ({value_us:.1} µs) lies within their reach",
                     probe_name(h)
                 )
             });
@@ -84,7 +84,7 @@ impl Point {
     /// ([`HOST_SHARE_OF_TAIL`]): two 8 ms stalls in 100 s reach any microsecond percentile
     /// but cannot be why a p99 comes in clusters.
     fn host_cause(&self, value_us: f64) -> Option<StallReport> {
-        let tail = 1.0 - self.config.ci.percentile / 100.0;
+        let tail = self.config.ci.percentile.tail();
         self.worst_host()
             .filter(|h| {
                 h.stalls_over_1ms > 0
@@ -133,13 +133,13 @@ impl Point {
     ) {
         let conf = self.config.ci.confidence;
         let all = self.merged_sorted();
-        let mut percentiles: Vec<f64> = self.config.percentiles.clone();
+        let mut percentiles: Vec<Percentile> = self.config.percentiles.clone();
         if !percentiles
             .iter()
-            .any(|&p| (p - self.config.ci.percentile).abs() < 1e-9)
+            .any(|p| p.same(self.config.ci.percentile))
         {
             percentiles.push(self.config.ci.percentile);
-            percentiles.sort_by(f64::total_cmp);
+            percentiles.sort();
         }
         // Lancet's samples were thinned until independent: order-statistic CIs. vernier's
         // keep their dependence, and their CIs allow for it.
@@ -150,12 +150,12 @@ impl Point {
         } else {
             Vec::new()
         };
-        let estimate = |series: &[f64], sorted: &[f64], p: f64| {
+        let estimate = |series: &[f64], sorted: &[f64], p: Percentile| {
             if vernier {
                 Estimate::of_sorted(series, sorted, p, conf).map(|e| e.result(p))
             } else {
                 checks::interval(sorted, p, conf).map(|(value, ci)| PercentileResult {
-                    p,
+                    p: p.percent(),
                     value,
                     ci_low: ci.map(|c| c.0),
                     ci_high: ci.map(|c| c.1),
@@ -163,9 +163,9 @@ impl Point {
                 })
             }
         };
-        let percentiles: Vec<PercentileResult> = percentiles
+        let estimated: Vec<(Percentile, PercentileResult)> = percentiles
             .iter()
-            .filter_map(|&p| estimate(&series, &all, p))
+            .filter_map(|&p| Some((p, estimate(&series, &all, p)?)))
             .collect();
         let measured_s = at.saturating_sub(self.measure_started).as_secs_f64();
         let point_s = self.active(at).as_secs_f64().max(1e-9);
@@ -206,19 +206,20 @@ impl Point {
             samples: all.len(),
             sampling_rate: self.sampling,
             duration_s: self.active(at).as_secs_f64(),
-            ci_width_us: percentiles
+            ci_width_us: estimated
                 .iter()
-                .find(|r| (r.p - self.config.ci.percentile).abs() < 1e-9)
-                .and_then(|r| Some(r.ci_high? - r.ci_low?)),
+                .find(|(q, _)| q.same(self.config.ci.percentile))
+                .and_then(|(_, r)| Some(r.ci_high? - r.ci_low?)),
             from_schedule: super::super::schedule::from_schedule(
                 self.measuring()
                     .map(|i| (&self.agents[i].intended, &self.agents[i].latency)),
-                percentiles.iter().map(|q| q.p),
+                estimated.iter().map(|(p, _)| *p),
             ),
-            percentiles,
+            percentiles: estimated.into_iter().map(|(_, r)| r).collect(),
             target_percentile: self.config.ci.percentile,
             tries: self.tries,
-            min_samples: min_samples_for_ci(self.config.ci.percentile / 100.0, conf).unwrap_or(0),
+            min_samples: min_samples_for_ci(self.config.ci.percentile.fraction(), conf)
+                .unwrap_or(0),
             round: self.round,
             agents,
             host: self

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use super::*;
 use crate::coordinator::{Check, Event, Progress, Reason, ReasonKind};
+use vernier_stats::Percentile;
 
 fn event(at: f64, point: usize, kind: EventKind) -> AppEvent {
     AppEvent::Session(Update::Event(Event {
@@ -52,7 +53,7 @@ fn result(verdict: Verdict) -> PointResult {
         duration_s: 6.0,
         percentiles: vec![],
         from_schedule: vec![],
-        target_percentile: 99.9,
+        target_percentile: Percentile::P99_9,
         ci_width_us: None,
         tries: 1,
         min_samples: 0,
@@ -208,7 +209,7 @@ fn events_move_the_steps_and_fill_the_rows() {
     ));
     assert_eq!(app.step, Some(Step::Verdict));
     assert_eq!(app.marks[Step::Verdict as usize], Some(false));
-    assert_eq!(app.ci_percentile, 99.9);
+    assert_eq!(app.ci_percentile, Percentile::P99_9);
     assert_eq!(
         app.results.last().map(|r| r.verdict),
         Some(Verdict::NotAvailable)

@@ -14,8 +14,9 @@ use ratatui::widgets::{
 
 use super::super::app::App;
 use super::super::theme::Theme;
-use super::{pname, rate};
+use super::rate;
 use crate::coordinator::{PercentileResult, Verdict};
+use vernier_stats::Percentile;
 
 /// Wide enough for the table and both charts side by side.
 const WIDE: u16 = 120;
@@ -73,7 +74,7 @@ fn points(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
     let wide = area.width > base + 1 + P50_COLUMN;
     let from_schedule =
         area.width >= base + 1 + SCHEDULE_COLUMN + if wide { 1 + P50_COLUMN } else { 0 };
-    let target = pname(app.ci_percentile);
+    let target = app.ci_percentile.to_string();
     let mut rows: Vec<Row> = app
         .results
         .iter()
@@ -89,10 +90,10 @@ fn points(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
             if wide {
                 cells.push(Cell::from(pct(50.0)));
             }
-            cells.push(Cell::from(pct(r.target_percentile)));
+            cells.push(Cell::from(pct(r.target_percentile.percent())));
             if from_schedule {
                 cells.push(Cell::from(
-                    r.from_schedule(r.target_percentile)
+                    r.from_schedule(r.target_percentile.percent())
                         .map_or("-".to_string(), |q| format!("{:.1}", q.value)),
                 ));
             }
@@ -103,7 +104,7 @@ fn points(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
         let live = app
             .ccdf
             .iter()
-            .find(|(_, share)| (share - (1.0 - app.ci_percentile / 100.0)).abs() < 1e-12)
+            .find(|(_, share)| (share - app.ci_percentile.tail()).abs() < 1e-12)
             .map_or("-".to_string(), |(us, _)| format!("≈{us:.1} (live)"));
         let median = app
             .ccdf
@@ -199,8 +200,7 @@ pub(super) fn ccdf_chart(frame: &mut Frame, app: &App, theme: Theme, area: Rect)
         last.map(|r| {
             r.percentiles
                 .iter()
-                .filter(|p| p.p < 100.0)
-                .map(|p| (p.value, 1.0 - p.p / 100.0))
+                .filter_map(|p| Some((p.value, Percentile::from_percent(p.p).ok()?.tail())))
                 .collect()
         })
         .unwrap_or_default()
@@ -217,11 +217,11 @@ pub(super) fn ccdf_chart(frame: &mut Frame, app: &App, theme: Theme, area: Rect)
     let data: Vec<(f64, f64)> = ccdf.iter().map(|(us, s)| (*us, s.log10())).collect();
     let x_max = data.iter().map(|d| d.0).fold(0.0, f64::max) * 1.05;
     let y_min = data.iter().map(|d| d.1).fold(0.0, f64::min).floor();
-    let target_y = (1.0 - app.ci_percentile / 100.0).log10();
+    let target_y = app.ci_percentile.tail().log10();
     let target_line = [(0.0, target_y), (x_max, target_y)];
     let mut datasets = vec![
         Dataset::default()
-            .name(pname(app.ci_percentile))
+            .name(app.ci_percentile.to_string())
             .marker(Marker::Braille)
             .graph_type(GraphType::Line)
             .style(theme.dim())
@@ -252,7 +252,7 @@ pub(super) fn ccdf_chart(frame: &mut Frame, app: &App, theme: Theme, area: Rect)
 
 /// The target percentile against the achieved load, CIs as bars, the current load marked.
 pub(super) fn load_chart(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
-    let target = pname(app.ci_percentile);
+    let target = app.ci_percentile.to_string();
     let block = Block::default()
         .borders(Borders::TOP | Borders::LEFT)
         .title(format!(" {target} vs load "));

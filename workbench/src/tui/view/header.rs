@@ -8,7 +8,7 @@ use ratatui::widgets::Paragraph;
 
 use super::super::app::{App, Step};
 use super::super::theme::Theme;
-use super::{opt, pname};
+use super::opt;
 use crate::coordinator::Phase;
 
 pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
@@ -92,7 +92,7 @@ fn figures(app: &App, theme: Theme) -> Line<'static> {
         app.samples,
         app.samples_wanted,
         app.sampling_rate * 100.0,
-        pname(app.ci_percentile),
+        app.ci_percentile,
     ))];
     match app.ci_width_us {
         Some(w) => {

@@ -184,7 +184,7 @@ fn a_lost_agent_is_marked_and_the_others_want_its_share() {
 #[test]
 fn the_target_percentile_from_the_schedule_shows_where_there_is_room() {
     let mut app = live_at(22.0, false);
-    let p = app.results[0].target_percentile;
+    let p = app.results[0].target_percentile.percent();
     app.results[0].from_schedule = vec![crate::coordinator::SchedulePercentile {
         p,
         value: 812.3,

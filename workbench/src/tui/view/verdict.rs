@@ -11,7 +11,7 @@ use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
 use super::super::app::App;
 use super::super::theme::Theme;
 use super::aggregate::{ccdf_chart, load_chart, verdict_mark};
-use super::{pname, rate};
+use super::rate;
 use crate::coordinator::Verdict;
 
 pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
@@ -95,10 +95,10 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
             if wide {
                 cells.push(Cell::from(pct(50.0)));
             }
-            cells.push(Cell::from(pct(target)));
+            cells.push(Cell::from(pct(target.percent())));
             if from_schedule {
                 cells.push(Cell::from(
-                    r.from_schedule(target)
+                    r.from_schedule(target.percent())
                         .map_or("-".to_string(), |q| format!("{:.1}", q.value)),
                 ));
             }
@@ -122,11 +122,11 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
         names.push("p50 µs [CI]".into());
     }
     widths.push(Constraint::Min(20));
-    names.push(format!("{} µs [CI]", pname(target)));
+    names.push(format!("{} µs [CI]", target));
     if from_schedule {
         // Latency from the scheduled departure: what an open-loop user waited.
         widths.push(Constraint::Length(11));
-        names.push(format!("{} sched", pname(target)));
+        names.push(format!("{} sched", target));
     }
     frame.render_widget(
         Table::new(body, widths).header(Row::new(names).style(theme.title())),
@@ -145,7 +145,7 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
                 format!(
                     "~ {} req/s accepted by the user: what was measured, not certified by the checks ({} CI {} µs wide, {} µs asked)",
                     rate(r.target_rate),
-                    pname(r.target_percentile),
+                    r.target_percentile,
                     r.ci_width_us.map_or("-".into(), |w| format!("{w:.1}")),
                     app.ci_target_us.map_or("-".into(), |t| format!("{t:.1}"))
                 ),
