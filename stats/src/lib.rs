@@ -46,7 +46,7 @@ pub use anderson::{
     anderson_exponential_known,
 };
 pub use dependent::{
-    BATCHED_INDICATOR, DependentCi, MIN_BATCHES, MIN_EFFECTIVE_TAIL, NeedMore,
+    BATCHED_INDICATOR, DependentCi, MIN_BATCHES, MIN_EFFECTIVE_TAIL, NeedMore, SAFETY_DOUBLINGS,
     percentile_ci_dependent,
 };
 pub use error::StatsError;

@@ -23,6 +23,7 @@ pub(super) fn config(quick: bool, replications: Option<usize>) -> CoverageConfig
         samples: if quick { 20_000 } else { base.samples },
         max_samples: if quick { 320_000 } else { base.max_samples },
         truth_samples: if quick { 2_000_000 } else { base.truth_samples },
+        truth_runs: if quick { 2 } else { base.truth_runs },
         ..base
     }
 }
@@ -59,7 +60,8 @@ pub(super) fn section(config: &CoverageConfig, rows: &[CoverageRow], took: Durat
          needs more (its effective tail, or its batches, are too few) the replication collects more of \
          the same series, up to {}, as the methodology does. Coverage is the share of replications \
          whose {:.0}% CI holds the true quantile (exact for iid and M/M/1, whose sojourn time is \
-         Exp(μ − λ); from {} samples of one long run for the stalling server). The harness's own \
+         Exp(μ − λ); for the stalling server the mean of {} independent runs of {} samples each, \
+         ± its standard error). The harness's own \
          standard error at 95% coverage is ±{:.3}. Targets: ≥ 0.93 for p50–p99, ≥ 0.90 for p99.9 \
          (✗ marks a miss). \"iid CI\" is the order-statistic interval on the same samples, as if \
          they were independent.\n",
@@ -69,6 +71,7 @@ pub(super) fn section(config: &CoverageConfig, rows: &[CoverageRow], took: Durat
         config.samples,
         config.max_samples,
         config.confidence * 100.0,
+        config.truth_runs,
         config.truth_samples,
         se,
     );
@@ -86,7 +89,11 @@ pub(super) fn section(config: &CoverageConfig, rows: &[CoverageRow], took: Durat
             r.process,
             percent(r.p),
             r.truth,
-            if r.truth_exact { "" } else { " (sim.)" },
+            if r.truth_exact {
+                String::new()
+            } else {
+                format!(" ± {:.2} (sim.)", r.truth_se)
+            },
             r.coverage,
             mark(r.coverage, target),
             r.misses_above,
