@@ -85,6 +85,9 @@ struct FakeAgent {
     /// A share of requests that leave this many µs late, their reply as late (a client
     /// host that stalls): (share, µs).
     late: (f64, f64),
+    /// Every this many batches, this many due requests wait for a free slot in that batch
+    /// (a target that pauses now and then): (batches, requests); 0 batches for never.
+    blips: (u64, u64),
     latency: LatencyFn,
 }
 
@@ -105,6 +108,7 @@ impl FakeAgent {
             regular: false,
             queueing_us: 0.0,
             late: (0.0, 0.0),
+            blips: (0, 0),
             latency: Box::new(latency),
         }
     }
@@ -182,7 +186,11 @@ impl FakeAgent {
         self.counters.sent += n;
         self.counters.received += n;
         self.counters.backlog = self.backlog as u64;
-        self.counters.backlog_max = self.counters.backlog_max.max(self.backlog as u64);
+        let (every, held) = self.blips;
+        if every > 0 && (self.clock_ns / BATCH.as_nanos() as u64).is_multiple_of(every) {
+            self.counters.backlog += held;
+        }
+        self.counters.backlog_max = self.counters.backlog_max.max(self.counters.backlog);
         Batch {
             worker: 0,
             elapsed: Duration::from_nanos(self.clock_ns),
@@ -896,7 +904,9 @@ fn vernier_widens_the_ci_for_correlation_instead_of_thinning() {
     );
     let p99 = result.target().unwrap();
     let dependence = p99.dependence.as_ref().unwrap();
-    assert!(dependence.variance_inflation > 5.0, "{dependence:?}");
+    // Independent samples give 1; this series' kept samples (1 in 10 of an AR(1) at 0.97,
+    // so 0.74 from one to the next) about 4-6, by the batch size the search settles on.
+    assert!(dependence.variance_inflation > 3.0, "{dependence:?}");
     assert!(dependence.batches >= vernier_stats::MIN_BATCHES);
     // The departures were judged by their effect, and passed.
     let departures = checks(&events, CheckKind::Departures);
@@ -918,6 +928,31 @@ fn vernier_ends_na_departures_when_late_requests_move_the_answer() {
     assert!(reason.figures["on_schedule_us"] < 400.0, "{reason:?}");
     assert!(
         reason.detail.contains("stalls of the client's host"),
+        "{}",
+        reason.detail
+    );
+}
+
+#[test]
+fn a_brief_backlog_while_the_client_is_quiet_is_a_target_pause_with_the_connections_to_ride_it() {
+    let mut c = Coordinator::new(vernier(), &LoadPlan::Fixed(5000.0));
+    let mut agent = FakeAgent::new(11, exp_latency(50.0));
+    // The target paused: every connection waited at once, 16 due requests were held back,
+    // and they left (and came back) 2 ms late; the client's host probe saw nothing.
+    agent.late = (0.03, 2000.0);
+    agent.blips = (50, 16);
+    drive(&mut c, &mut agent, Duration::from_secs(60));
+    let reason = &c.results()[0].reasons[0];
+    assert_eq!(reason.check, "closed_loop", "{reason:?}");
+    assert!(
+        reason.detail.contains("the target paused"),
+        "{}",
+        reason.detail
+    );
+    // 5,000 req/s through a 2 ms pause: ten requests due while it lasts, at depth 1.
+    assert_eq!(reason.figures["connections_needed"], 10.0, "{reason:?}");
+    assert!(
+        !reason.detail.contains("ask for less than it serves"),
         "{}",
         reason.detail
     );

@@ -110,7 +110,22 @@ impl Point {
         let persistent = lag_p50 * 1e3 > f64::from(on_time_ns);
         let closed_loop = backlog > 0 && (persistent || stalls.is_none());
         let stalls = stalls.filter(|_| !closed_loop);
-        let cause = if let Some(h) = &stalls {
+        // A brief backlog with the client's host quiet: every connection waited for a reply
+        // at once, so the target paused (its own core stalled, or it slowed for a moment).
+        // Little's law at the mean latency says nothing about such a pause; keeping the load
+        // open through it takes connections for every request due while it lasts.
+        let per_agent = self.config.rate / self.live_count().max(1) as f64;
+        let through_pause =
+            ((per_agent * lag_max / 1e6 / self.config.depth as f64).ceil() as usize).max(1);
+        let cause = if closed_loop && !persistent {
+            format!(
+                "the target paused: every connection waited for a reply at once, so up to {backlog} due requests were held back, the longest {lag_max:.0} µs, while the client's host was quiet; \
+                 the requests the pause delayed are then measured from when they could leave, not from when they were due. \
+                 Keeping the load open through a pause of {lag_max:.0} µs takes about {through_pause} connections per agent at depth {} ({} given); \
+                 their latency will then include the pause",
+                self.config.depth, self.config.connections
+            )
+        } else if let Some(h) = &stalls {
             format!(
                 "stalls of the client's host: most requests leave on time (lag p50 {lag_p50:.1} µs) but some wait for the core (p99 {lag_p99:.1} µs, max {lag_max:.1} µs), as the host probe saw on {}: {h}; measure from a quieter host or core",
                 probe_name(h)
@@ -145,12 +160,29 @@ impl Point {
             data: None,
         };
         self.check(at, check, out);
-        if !pass && closed_loop {
+        if !pass && closed_loop && persistent {
             // Late because every slot was taken: the load went closed-loop, and that
             // reason says how many connections would do.
             let mut reason = self.closed_loop_reason(at);
             reason.detail = format!("{}; the lateness moves the answer: {detail}", reason.detail);
             return Some(reason);
+        }
+        if !pass && closed_loop {
+            return Some(Reason {
+                check: ReasonKind::ClosedLoop,
+                detail: format!(
+                    "closed loop for a moment: {cause}; the lateness moves the answer: {detail}"
+                ),
+                figures: figures(&[
+                    ("connections", self.config.connections as f64),
+                    ("depth", self.config.depth as f64),
+                    ("connections_needed", through_pause as f64),
+                    ("backlog_max", backlog as f64),
+                    ("send_lag_max_us", lag_max),
+                    ("on_schedule_us", on_us.unwrap_or(f64::NAN)),
+                    ("all_us", all_us),
+                ]),
+            });
         }
         (!pass).then(|| Reason {
             check: ReasonKind::Departures,
