@@ -978,15 +978,12 @@ fn results_markdown(r: &Results<'_>) -> String {
 
     let _ = writeln!(
         w,
-        "## 1. Accuracy against the ideal model\n\nThe synthetic server (`vernier serve`'s engine, in process) with one busy-polling worker pinned to its core; each request carries its own service time, drawn by the agent. The model is the M/G/1 FCFS queue (`vernier model`, 2,000,000 requests) at the same load. vernier's CI target is 20% of the measured p99 (`ci.width: 20%`), within {}, by `method: vernier`: Anderson-Darling on the departures is reported (the A² column; 1.32 is its 5% critical value) and the departures are judged by their effect on the p99; the CI allows for the samples' autocorrelation. N/A means vernier found no honest number within that limit, and says why (`host_stalls` and `departures` cite the host probe and the send lag).\n",
-        format!(
-            "{} s per point",
-            if r.quick {
-                QUICK_POINT_LIMIT_S
-            } else {
-                POINT_LIMIT_S
-            }
-        )
+        "## 1. Accuracy against the ideal model\n\nThe synthetic server (`vernier serve`'s engine, in process) with one busy-polling worker pinned to its core; each request carries its own service time, drawn by the agent. The model is the M/G/1 FCFS queue (`vernier model`, 2,000,000 requests) at the same load. vernier's CI target is 20% of the measured p99 (`ci.width: 20%`), within {} s per point, by `method: vernier`: Anderson-Darling on the departures is reported (the A² column; 1.32 is its 5% critical value) and the departures are judged by their effect on the p99; the CI allows for the samples' autocorrelation. N/A means vernier found no honest number within that limit, and says why (`host_stalls` and `departures` cite the host probe and the send lag).\n",
+        if r.quick {
+            QUICK_POINT_LIMIT_S
+        } else {
+            POINT_LIMIT_S
+        }
     );
     let _ = writeln!(
         w,

@@ -308,6 +308,14 @@ impl Point {
                 );
                 let figures =
                     figures(&[("samples", n as f64), ("min_samples", need.needed as f64)]);
+                // The latencies' own shape first: a heavy-tailed service needs many samples
+                // for a valid interval because its slowest requests hold up those behind
+                // them, and that is the cause to name, with the width the order statistics
+                // alone give.
+                if let Some(reason) = heavy_tail_reason(sorted, p, n, conf, &detail, &figures) {
+                    self.extend(at, wanted, vec![reason], out);
+                    return;
+                }
                 // Samples beyond the percentile that come in clusters are the host's doing
                 // when its stalls reach that far.
                 let reason = self.tail_cause(
@@ -394,19 +402,9 @@ impl Point {
             "the {p} CI is still {width:.1} µs wide after {n} samples (target {target_us:.1} µs)"
         );
         let beyond = format!("at 1/√n it needs about {total_needed} samples, beyond the limits");
-        // The tail's own shape: the order-statistic width (which dependence does not
-        // change) against an exponential tail's from as many samples.
-        let heaviness_at = |q: Percentile| {
-            checks::interval(sorted, q, conf)
-                .and_then(|(value, ci)| ci.map(|(low, high)| Interval { value, low, high }))
-                .and_then(|iid| tail_heaviness(iid.value, iid.width(), q.fraction(), n, conf).ok())
-        };
-        let heaviness = heaviness_at(p);
-        // A service whose own tail is heavy is heavy well inside it too (a lognormal with
-        // σ = 2 is 2.6× an exponential at p90); stalls of the host lift only the 1-2% of
-        // requests they catch, so they fatten the tail beyond p98 and leave p90 alone.
+        let heaviness = heaviness_at(sorted, p, n, conf);
         let inside = p.min(HEAVY_TAIL_ALSO_AT);
-        let body = heaviness_at(inside);
+        let body = heaviness_at(sorted, inside, n, conf);
         let mut figures = figures(&[
             ("ci_width_us", width),
             ("target_us", target_us),
@@ -623,4 +621,46 @@ impl Point {
         };
         self.extend(at, wanted, vec![reason], out);
     }
+}
+
+/// The tail's own shape at `q`: the order-statistic width (which dependence does not
+/// change) against an exponential tail's from as many samples.
+fn heaviness_at(sorted: &[f64], q: Percentile, n: usize, conf: f64) -> Option<f64> {
+    checks::interval(sorted, q, conf)
+        .and_then(|(value, ci)| ci.map(|(low, high)| Interval { value, low, high }))
+        .and_then(|iid| tail_heaviness(iid.value, iid.width(), q.fraction(), n, conf).ok())
+}
+
+/// `heavy_tail` when the samples are too few for a dependence-valid interval and the
+/// latencies' own tail is heavy, at `p` and inside the tail too (a service whose own tail
+/// is heavy is heavy well inside it: a lognormal with σ = 2 is 2.6× an exponential at p90;
+/// stalls of the host lift only the 1-2% of requests they catch, so they fatten the tail
+/// beyond p98 and leave p90 alone). `detail` says what was too few; the order-statistic
+/// interval's width, a lower bound on the dependence-valid one, is the figure given.
+fn heavy_tail_reason(
+    sorted: &[f64],
+    p: Percentile,
+    n: usize,
+    conf: f64,
+    detail: &str,
+    figures: &std::collections::BTreeMap<String, f64>,
+) -> Option<Reason> {
+    let inside = p.min(HEAVY_TAIL_ALSO_AT);
+    let h = heaviness_at(sorted, p, n, conf).filter(|&h| h > HEAVY_TAIL_FACTOR)?;
+    let b = heaviness_at(sorted, inside, n, conf).filter(|&b| b > HEAVY_TAIL_FACTOR)?;
+    let (_, iid) = checks::interval(sorted, p, conf)?;
+    let (low, high) = iid?;
+    let width = high - low;
+    let mut figures = figures.clone();
+    figures.insert("ci_width_us".into(), width);
+    figures.insert("heaviness".into(), h);
+    Some(Reason {
+        check: ReasonKind::HeavyTail,
+        detail: format!(
+            "heavy tail: {detail}; even as if the samples were independent, the {p} CI is {width:.1} µs wide; \
+             the latencies' own tail is {h:.1}× wider than an exponential's at {p} and {b:.1}× at {inside}, \
+             so the slowest requests hold up those behind them and come in clusters"
+        ),
+        figures,
+    })
 }
