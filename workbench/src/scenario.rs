@@ -53,6 +53,10 @@ pub struct Scenario {
     pub workers: usize,
     /// Cores to pin each agent's workers to (empty: not pinned).
     pub cpus: Vec<usize>,
+    /// Cores a local target runs on, probed for the host's stalls beside the workers' (a
+    /// target whose core stalls, or wakes slowly from idle, makes a tail the workers' probe
+    /// cannot see). Empty: not probed.
+    pub target_cpus: Vec<usize>,
     /// Connections per agent.
     pub connections: usize,
     /// Outstanding requests per connection.

@@ -525,16 +525,25 @@ fn local_cpus(scenario: &Scenario) -> &[usize] {
 }
 
 /// The session's host probes, in the order of their reports: the local agents' first core
-/// when the scenario pins workers (the stalls a worker suffers), then the coordinator's
+/// when the scenario pins workers (the stalls a worker suffers), then the cores the
+/// scenario names for a local target (`target_cpus:`: a target's core that stalls, or wakes
+/// slowly from idle, makes a tail the worker's probe cannot see), then the coordinator's
 /// own unpinned thread. Remote agents' hosts are not probed: that would need the agent to
 /// run a probe and ship its reports, which it does not. A probe that cannot start is left
 /// out, and the run goes on without its figure.
 fn start_probes(scenario: &Scenario) -> Vec<HostProbe> {
-    local_cpus(scenario)
-        .first()
-        .copied()
+    let workers = local_cpus(scenario).first().copied();
+    // The target's cores (`target_cpus:`) after the workers', each once.
+    let mut target: Vec<usize> = Vec::new();
+    for &cpu in &scenario.target_cpus {
+        if Some(cpu) != workers && !target.contains(&cpu) {
+            target.push(cpu);
+        }
+    }
+    workers
         .map(Some)
         .into_iter()
+        .chain(target.into_iter().map(Some))
         .chain([None])
         .filter_map(|cpu| HostProbe::start(cpu, DEFAULT_PERIOD).ok())
         .collect()

@@ -26,6 +26,7 @@ pub(crate) struct File {
     pub agents: Option<Value>,
     pub workers: Option<usize>,
     pub cpus: Option<Vec<usize>>,
+    pub target_cpus: Option<Vec<usize>>,
     pub connections: Option<usize>,
     pub depth: Option<usize>,
     pub interarrival: Option<String>,

@@ -216,6 +216,7 @@ agents:
   - {address: 'host3:5001'}
 workers: 2
 cpus: [0, 1]
+target_cpus: [3]
 connections: 4
 depth: 8
 interarrival: lognormal:1us:0.5
@@ -275,6 +276,7 @@ method: lancet
         (s.workers, s.cpus.as_slice(), s.depth, s.seed),
         (2, &[0, 1][..], 8, 42)
     );
+    assert_eq!(s.target_cpus, [3]);
 }
 
 #[test]
@@ -475,7 +477,7 @@ fn invalid_scenarios_say_where_and_what() {
             "unknown top-level field",
             "targets: 127.0.0.1:7001\n",
             "bad.yaml:7: targets: unknown field; expected one of name, target, protocol, \
-             service, workload, transport, agents, workers, cpus, connections, depth, \
+             service, workload, transport, agents, workers, cpus, target_cpus, connections, depth, \
              interarrival, load, ci, percentiles, timestamps, interface, limits, sampling, \
              warmup, alpha, timeout, seed, on_agent_loss, interarrival_check, method",
         ),

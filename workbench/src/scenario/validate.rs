@@ -119,6 +119,7 @@ pub(crate) fn scenario(
         agents,
         workers: file.workers.unwrap_or(1),
         cpus: file.cpus.unwrap_or_default(),
+        target_cpus: file.target_cpus.unwrap_or_default(),
         connections: file.connections.unwrap_or(16),
         depth: file.depth.unwrap_or(1),
         interarrival,
