@@ -285,6 +285,16 @@ impl Point {
             Ok(ci) => ci.clone(),
             Err(need) => {
                 let wanted = (need.needed.saturating_add(count - 1) / count).max(self.wanted + 1);
+                // The need comes from the dependence seen so far, as noisy as the width's
+                // prediction below: when it is out of reach, collect what the time left
+                // allows and judge again, as long as that is a real step.
+                let per_agent_n = n / count;
+                let reachable = self.reachable(at);
+                let wanted = if wanted > reachable && reachable >= per_agent_n + per_agent_n / 4 {
+                    reachable
+                } else {
+                    wanted
+                };
                 let detail = format!(
                     "too few samples for a dependence-valid {p} CI at {:.0}%: {}; about {} needed, there are {n}",
                     conf * 100.0,
