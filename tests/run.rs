@@ -538,15 +538,21 @@ fn allowed_cpus(status: &str) -> Option<String> {
         .map(|v| v.trim().to_string())
 }
 
-#[test]
-fn pinned_workers_keep_vernier_s_own_threads_off_the_other_cores() {
-    let _m = machine();
+/// The first and the last core this process may use; the test says so and fails when
+/// there are fewer than two.
+fn two_cores() -> (usize, usize) {
     let allowed = vernier_agent::sys::available_cpus();
     assert!(
         allowed.len() >= 2,
         "this test needs two cores this process may use; it has {allowed:?}"
     );
-    let cpu = allowed[allowed.len() - 1];
+    (allowed[0], allowed[allowed.len() - 1])
+}
+
+#[test]
+fn pinned_workers_keep_vernier_s_own_threads_off_the_other_cores() {
+    let _m = machine();
+    let (_, cpu) = two_cores();
     let served = served();
     let dir = tempfile::tempdir().unwrap();
     let yaml = format!(
@@ -594,12 +600,7 @@ limits: {{max_duration: 6s}}
 #[test]
 fn the_target_s_cores_are_probed_when_the_scenario_names_them() {
     let _m = machine();
-    let allowed = vernier_agent::sys::available_cpus();
-    assert!(
-        allowed.len() >= 2,
-        "this test needs two cores this process may use; it has {allowed:?}"
-    );
-    let (worker, target) = (allowed[allowed.len() - 1], allowed[0]);
+    let (target, worker) = two_cores();
     let served = served();
     let dir = tempfile::tempdir().unwrap();
     let yaml = format!(
