@@ -62,7 +62,7 @@ const TAIL_PER_BATCH: f64 = 1.0;
 /// over 300 runs), and a series is let through as soon as its variance estimate happens to
 /// be low enough, so those that stop first are those whose variance was underestimated
 /// (coverage 0.90-0.92 over three sets of 400 replications). At 30 the skew is about
-/// halved and the stop is decided where the estimate is steadier: 0.93-0.95 in the same
+/// halved and the stop is decided where the estimate is steadier: 0.94-0.96 in the same
 /// replications (with [`SAFETY_DOUBLINGS`]). A 20%-wide p99 CI of an exponential tail needs
 /// about 18 effective samples anyway, so the methodology seldom waits for this one.
 pub const MIN_EFFECTIVE_TAIL: f64 = 30.0;
@@ -71,8 +71,8 @@ pub const MIN_EFFECTIVE_TAIL: f64 = 30.0;
 /// that shrinks as 1/m, and a queue's correlation decays slowly: on M/M/1 at ρ = 0.9 the
 /// p99 indicator's batch-means inflation is 289 at m = 2,000, 309 at 4,000 and 344 at
 /// 64,000, while the search accepts m ≈ 2,000 (its lag-1 test cannot see a correlation
-/// that small per lag). Sequest's AR(1) adjustment recovers part of it, one doubling most of
-/// the rest; on independent samples it costs half the batches, and t on fewer degrees of
+/// that small per lag). Sequest's AR(1) adjustment recovers part of it, one doubling halves
+/// what is left; on independent samples it costs half the batches, and t on fewer degrees of
 /// freedom (a few per cent of width).
 pub const SAFETY_DOUBLINGS: u32 = 1;
 /// The fewest batches a safety doubling may leave.

@@ -50,7 +50,7 @@ pub struct ValidateArgs {
     /// Two cores: the agent (and the other tools) on the first, the server on the second.
     /// The agent takes core 1 as in scenarios/memcached-10k.yaml: with it on core 0, the
     /// host probe saw that core stall for 18-100 ms (0.7-1.4% of the time) in fixed-service
-    /// runs that converged with the cores swapped.
+    /// runs at 30% and 50% load; with the cores swapped the 30% point converged twice in 15 s.
     #[arg(long, value_delimiter = ',', default_value = "1,0")]
     pub cpus: Vec<usize>,
     /// One load per distribution and short limits: checks that the harness works end to

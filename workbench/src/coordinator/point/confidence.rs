@@ -174,6 +174,19 @@ impl Point {
         fewest + (0.9 * left * per_agent) as usize
     }
 
+    /// `wanted` samples per agent, or, when that is out of reach, what the time left allows
+    /// as long as that is a real step beyond the `have` per agent: a need predicted from
+    /// the samples so far is noisy, so judge again on what can be had, and answer N/A only
+    /// when even that cannot be had.
+    fn within_reach(&self, at: Duration, wanted: usize, have: usize) -> usize {
+        let reachable = self.reachable(at);
+        if wanted > reachable && reachable >= have + have / 4 {
+            reachable
+        } else {
+            wanted
+        }
+    }
+
     /// The lag search and correlogram of each agent's samples, reported (the TUI's lag
     /// column, the record's correlogram), never a gate.
     pub(super) fn report_independence(
@@ -286,15 +299,8 @@ impl Point {
             Err(need) => {
                 let wanted = (need.needed.saturating_add(count - 1) / count).max(self.wanted + 1);
                 // The need comes from the dependence seen so far, as noisy as the width's
-                // prediction below: when it is out of reach, collect what the time left
-                // allows and judge again, as long as that is a real step.
-                let per_agent_n = n / count;
-                let reachable = self.reachable(at);
-                let wanted = if wanted > reachable && reachable >= per_agent_n + per_agent_n / 4 {
-                    reachable
-                } else {
-                    wanted
-                };
+                // prediction below.
+                let wanted = self.within_reach(at, wanted, n / count);
                 let detail = format!(
                     "too few samples for a dependence-valid {p} CI at {:.0}%: {}; about {} needed, there are {n}",
                     conf * 100.0,
@@ -396,15 +402,8 @@ impl Point {
         let predicted =
             (per_agent_n as f64 * (width / target_us).powi(2) * PREDICTION_MARGIN).ceil() as usize;
         let wanted = predicted.max(self.wanted + self.wanted / 4);
-        // A width from few tail samples is noisy, and its prediction more so: when it is out
-        // of reach, collect what the time left allows and judge again, as long as that is
-        // a real step (the answer is N/A only when even that cannot be had).
-        let reachable = self.reachable(at);
-        let wanted = if wanted > reachable && reachable >= per_agent_n + per_agent_n / 4 {
-            reachable
-        } else {
-            wanted
-        };
+        // A width from few tail samples is noisy, and its prediction more so.
+        let wanted = self.within_reach(at, wanted, per_agent_n);
         check.decision = format!("collect {wanted} per agent (the width narrows as 1/√n)");
         self.check(at, check, out);
         let total_needed = wanted * count;
