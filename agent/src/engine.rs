@@ -5,6 +5,7 @@
 //! command channel each and receives [`Batch`]es (interval deltas) on a shared channel.
 
 mod conn;
+mod inflight;
 mod worker;
 
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};

@@ -10,7 +10,9 @@
 //!
 //! - [`TimestampMode::Hardware`]: the NIC stamps the packet as it leaves and as it arrives
 //!   (`SO_TIMESTAMPING` with `RAW_HARDWARE`, after `SIOCSHWTSTAMP` switched the interface
-//!   on). The values are read from the NIC's PTP hardware clock, not the host's clocks.
+//!   on). The values are read from the NIC's PTP hardware clock, not the host's clocks;
+//!   [`ClockMap`] puts them on a host clock from readings of both ([`Phc`],
+//!   [`read_clocks`]), as phc2sys measures them.
 //! - [`TimestampMode::Kernel`]: the kernel stamps the packet in the driver's transmit path
 //!   and on reception (`TX_SOFTWARE`, `RX_SOFTWARE`), in `CLOCK_REALTIME` nanoseconds (so
 //!   [`realtime_ns`] is the matching user-space clock).
@@ -34,13 +36,18 @@ mod clock;
 mod error;
 mod ethtool;
 mod mode;
+mod phc;
 mod socket;
 mod thread;
 
-pub use clock::{monotonic_ns, realtime_ns};
+pub use clock::{
+    ClockMap, ClockPair, ClockReading, PHC_READINGS, PHC_REFRESH, monotonic_ns, read_clocks,
+    realtime_ns,
+};
 pub use error::SysError;
 pub use ethtool::{TimestampCapabilities, interface_timestamping, interfaces};
 pub use mode::{TimestampMode, Transport};
+pub use phc::Phc;
 pub use socket::{BusyPoll, TsSocket};
 pub use thread::{
     Confinement, available_cpus, confine_process, pin_current_thread, set_thread_nice,

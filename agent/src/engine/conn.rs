@@ -1,46 +1,27 @@
-//! One connection of a worker: its socket, buffers, and the requests in flight on it in
-//! send order, each waiting for its reply and (with kernel or NIC timestamps) for its TX
-//! timestamp.
+//! One connection of a worker: its socket, its buffers, and the requests in flight on it
+//! ([`Inflight`]), kept consistent with each other: nothing is in flight without a
+//! socket, and a new socket starts a new stream (the kernel's TX timestamp ids count from
+//! 0 again). The worker decides what to send and what to count; the socket calls that
+//! feed the state machine are here.
 
-use std::collections::VecDeque;
+use std::io;
+use std::ops::Range;
 use std::time::Duration;
 
-use crate::measure::RequestKind;
-use crate::sys::TsSocket;
+use mio::unix::SourceFd;
+use mio::{Interest, Registry, Token};
+
+use super::inflight::{
+    Completed, Expired, Inflight, Lost, OutOfStep, Outgoing, Received, StampClock,
+};
+use crate::sys::{Transport, TsSocket};
 
 /// Largest reply buffer before a connection is declared broken: a reply parser that needs
 /// more than this is facing a server gone wrong, not a slow one.
-pub(super) const MAX_READ_BUFFER: usize = 4 << 20;
+const MAX_READ_BUFFER: usize = 4 << 20;
 const READ_CHUNK: usize = 64 << 10;
-
-/// A request on the wire.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Pending {
-    /// Worker-wide sequence number, in send order.
-    pub(super) seq: u64,
-    /// When it was due, monotonic ns since the epoch.
-    pub(super) scheduled: u64,
-    /// When it was handed to the socket, monotonic ns since the epoch.
-    pub(super) sent: u64,
-    /// TX timestamp id that covers it: for TCP the stream offset of its last byte, for UDP
-    /// its datagram number (both as the kernel counts them with SOF_TIMESTAMPING_OPT_ID).
-    pub(super) tx_id: u32,
-    /// Kernel/NIC TX timestamp, realtime ns, once known.
-    pub(super) tx: Option<u64>,
-    /// The reply, once parsed.
-    pub(super) reply: Option<Received>,
-    pub(super) kind: RequestKind,
-}
-
-/// A parsed reply.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Received {
-    /// Monotonic ns since the epoch when the recv that completed it returned.
-    pub(super) at: u64,
-    /// The kernel/NIC RX timestamp of that recv, realtime ns.
-    pub(super) kernel: Option<u64>,
-    pub(super) outcome: crate::measure::Outcome,
-}
+/// The first reconnect's back-off, doubled on each failure up to the worker's limit.
+const FIRST_BACKOFF: Duration = Duration::from_millis(1);
 
 /// Why a read gave no bytes.
 #[derive(Debug)]
@@ -48,33 +29,31 @@ pub(super) enum ReadError {
     /// The input buffer is at its limit with no whole reply in it.
     Full,
     /// The socket's error (WouldBlock included).
-    Io(std::io::Error),
+    Io(io::Error),
 }
 
 #[derive(Debug)]
 pub(super) struct Conn {
     /// Index within the agent (reported in samples).
-    pub(super) id: u16,
-    pub(super) socket: Option<TsSocket>,
-    /// Encoded bytes not yet accepted by the socket (TCP), from `written`.
-    pub(super) out: Vec<u8>,
-    pub(super) written: usize,
-    pub(super) input: Vec<u8>,
-    pub(super) filled: usize,
-    /// Bytes (TCP) or datagrams (UDP) handed to the stream since the socket opened, for
-    /// matching TX timestamp ids.
-    pub(super) stream_count: u64,
-    pub(super) in_flight: VecDeque<Pending>,
-    /// Of `in_flight`, those still waiting for a reply (they are its tail).
-    pub(super) awaiting: usize,
-    /// When to try reconnecting, monotonic ns, while `socket` is None.
-    pub(super) reconnect_at: u64,
-    pub(super) backoff: Duration,
-    pub(super) wants_write: bool,
+    id: u16,
+    socket: Option<TsSocket>,
+    /// Encoded bytes not yet accepted by the socket, from `written`.
+    out: Vec<u8>,
+    written: usize,
+    /// Received bytes not yet parsed: `input[..filled]`.
+    input: Vec<u8>,
+    filled: usize,
+    inflight: Inflight,
+    /// When to try reconnecting, ns since the epoch, while `socket` is None.
+    reconnect_at: u64,
+    backoff: Duration,
+    /// Whether the poller watches the socket for writability (bytes are waiting in `out`).
+    wants_write: bool,
 }
 
 impl Conn {
     pub(super) fn new(id: u16, socket: TsSocket, depth: usize) -> Conn {
+        let transport = socket.transport();
         Conn {
             id,
             socket: Some(socket),
@@ -82,19 +61,88 @@ impl Conn {
             written: 0,
             input: vec![0; READ_CHUNK],
             filled: 0,
-            stream_count: 0,
-            in_flight: VecDeque::with_capacity(depth * 2 + 4),
-            awaiting: 0,
+            inflight: Inflight::new(transport, depth * 2 + 4),
             reconnect_at: 0,
-            backoff: Duration::from_millis(1),
+            backoff: FIRST_BACKOFF,
             wants_write: false,
         }
+    }
+
+    /// Index within the agent.
+    pub(super) fn id(&self) -> u16 {
+        self.id
     }
 
     /// Whether another request may go out on this connection.
     #[inline]
     pub(super) fn has_slot(&self, depth: usize) -> bool {
-        self.socket.is_some() && self.awaiting < depth
+        self.socket.is_some() && self.inflight.awaiting() < depth
+    }
+
+    /// Appends one request to the output with `encode`: its length, or `encode`'s error
+    /// with the output as it was.
+    pub(super) fn encode<E>(
+        &mut self,
+        encode: impl FnOnce(&mut Vec<u8>) -> Result<(), E>,
+    ) -> Result<u64, E> {
+        let before = self.out.len();
+        match encode(&mut self.out) {
+            Ok(()) => Ok((self.out.len() - before) as u64),
+            Err(e) => {
+                self.out.truncate(before);
+                Err(e)
+            }
+        }
+    }
+
+    /// The request just encoded (`len` bytes) is on its way; see [`Inflight::sent`].
+    pub(super) fn sent(&mut self, request: Outgoing, len: u64) {
+        self.inflight.sent(request, len);
+    }
+
+    /// Hands buffered bytes to the socket (one datagram per send on UDP), and asks
+    /// `registry` to report writability while some are left. An error is the
+    /// connection's end: the caller loses it.
+    pub(super) fn flush(&mut self, registry: &Registry, token: Token) -> io::Result<()> {
+        let Some(socket) = self.socket.as_ref() else {
+            return Ok(());
+        };
+        let udp = socket.transport() == Transport::Udp;
+        while self.written < self.out.len() {
+            match socket.send(&self.out[self.written..]) {
+                Ok(n) => {
+                    self.written += if udp {
+                        self.out.len() - self.written
+                    } else {
+                        n
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        if self.written == self.out.len() {
+            self.out.clear();
+            self.written = 0;
+        }
+        let want = self.written < self.out.len();
+        if want != self.wants_write {
+            let interest = if want {
+                Interest::READABLE | Interest::WRITABLE
+            } else {
+                Interest::READABLE
+            };
+            let fd = socket.as_raw_fd();
+            // A failed reregistration is tried again on the next flush.
+            if registry
+                .reregister(&mut SourceFd(&fd), token, interest)
+                .is_ok()
+            {
+                self.wants_write = want;
+            }
+        }
+        Ok(())
     }
 
     /// Reads what the socket has into the input buffer, growing it up to
@@ -108,11 +156,18 @@ impl Conn {
             let grown = (self.input.len() * 2).min(MAX_READ_BUFFER);
             self.input.resize(grown, 0);
         }
-        Some(
-            socket
-                .recv(&mut self.input[self.filled..])
-                .map_err(ReadError::Io),
-        )
+        let got = socket
+            .recv(&mut self.input[self.filled..])
+            .map_err(ReadError::Io);
+        if let Ok((n, _)) = got {
+            self.filled += n;
+        }
+        Some(got)
+    }
+
+    /// The received bytes not yet parsed.
+    pub(super) fn input(&self) -> &[u8] {
+        &self.input[..self.filled]
     }
 
     /// Drops `used` parsed bytes from the front of the input.
@@ -124,20 +179,86 @@ impl Conn {
         self.filled -= used;
     }
 
-    /// The first request still waiting for its reply.
-    pub(super) fn first_awaiting(&mut self) -> Option<&mut Pending> {
-        let index = self.in_flight.len().checked_sub(self.awaiting)?;
-        self.in_flight.get_mut(index)
+    /// A reply was parsed; see [`Inflight::on_reply`].
+    pub(super) fn on_reply(&mut self, reply: Received) -> Result<(), OutOfStep> {
+        self.inflight.on_reply(reply)
     }
 
-    /// Resets the stream state for a fresh socket.
+    /// Matches the TX timestamps on the socket's error queue to the requests they cover:
+    /// the queue positions stamped, for [`stamp`](Conn::stamp).
+    pub(super) fn drain_tx(&mut self) -> Range<usize> {
+        let Some(socket) = self.socket.as_ref() else {
+            return 0..0;
+        };
+        let inflight = &mut self.inflight;
+        let mut stamped: Option<Range<usize>> = None;
+        // An error reading the queue leaves the stamps to the next drain or the grace.
+        let _ = socket.drain_tx_timestamps(|id, ts| {
+            let got = inflight.on_tx(id, ts);
+            stamped = Some(stamped.as_ref().map_or(got.clone(), |s| s.start..got.end));
+        });
+        stamped.unwrap_or(0..0)
+    }
+
+    /// The request at queue position `position` and its TX stamp; see
+    /// [`Inflight::stamp`].
+    pub(super) fn stamp(&self, position: usize) -> Option<(u64, u64)> {
+        self.inflight.stamp(position)
+    }
+
+    /// The oldest request, if complete; see [`Inflight::pop_completed`].
+    pub(super) fn pop_completed(&mut self, clock: &StampClock) -> Option<Completed> {
+        self.inflight.pop_completed(clock)
+    }
+
+    /// Gives up what waited too long; see [`Inflight::expire`].
+    pub(super) fn expire(
+        &mut self,
+        now: u64,
+        clock: &StampClock,
+        grace: Duration,
+        timeout: Duration,
+    ) -> Expired {
+        self.inflight.expire(
+            now,
+            clock,
+            grace.as_nanos() as u64,
+            timeout.as_nanos() as u64,
+        )
+    }
+
+    /// Whether the socket is gone and its back-off has passed at `now`.
+    pub(super) fn reconnect_due(&self, now: u64) -> bool {
+        self.socket.is_none() && now >= self.reconnect_at
+    }
+
+    /// The connection is gone at `now`: the socket leaves the poller and is closed, what
+    /// was in flight is dropped (and returned to be counted), and a reconnect is due after
+    /// the back-off.
+    pub(super) fn lose(&mut self, now: u64, registry: &Registry) -> Lost {
+        if let Some(socket) = self.socket.take() {
+            let fd = socket.as_raw_fd();
+            let _ = registry.deregister(&mut SourceFd(&fd));
+        }
+        self.reconnect_at = now + self.backoff.as_nanos() as u64;
+        self.inflight.lose()
+    }
+
+    /// A reconnect failed at `now`: the next waits twice as long, up to `max_backoff`.
+    pub(super) fn retry_later(&mut self, now: u64, max_backoff: Duration) {
+        self.backoff = (self.backoff * 2).min(max_backoff);
+        self.reconnect_at = now + self.backoff.as_nanos() as u64;
+    }
+
+    /// Takes a fresh socket after [`lose`](Conn::lose): empty buffers, a new stream.
     pub(super) fn reopen(&mut self, socket: TsSocket) {
+        debug_assert!(self.inflight.is_empty(), "reopened with requests in flight");
+        self.inflight.lose();
         self.socket = Some(socket);
         self.out.clear();
         self.written = 0;
         self.filled = 0;
-        self.stream_count = 0;
         self.wants_write = false;
-        self.backoff = Duration::from_millis(1);
+        self.backoff = FIRST_BACKOFF;
     }
 }

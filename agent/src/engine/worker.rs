@@ -28,11 +28,15 @@ use vernier_protocols::{
     KeySpace, KvGenerator, Protocol, ReplyKind, Request, Sampler, worker_seed,
 };
 
-use super::conn::{Conn, Pending, ReadError, Received};
+use super::conn::{Conn, ReadError};
+use super::inflight::{Completed, Outgoing, Received, StampClock, Timeout};
 use super::{Command, EngineError, Epoch};
 use crate::config::{AgentKind, LoadSpec, Workload};
 use crate::measure::{Batch, Counters, Outcome, RequestKind, Sample, histogram};
-use crate::sys::{TimestampMode, Transport, TsSocket, pin_current_thread};
+use crate::sys::{
+    ClockMap, PHC_READINGS, PHC_REFRESH, Phc, TimestampMode, TsSocket, pin_current_thread,
+    read_clocks,
+};
 
 /// How often a worker reports a batch.
 const REPORT_EVERY: Duration = Duration::from_millis(20);
@@ -84,6 +88,38 @@ enum Generator {
     Echo,
 }
 
+/// The PTP hardware clock of the NIC that takes the hardware timestamps, read against the
+/// engine's clock every [`PHC_REFRESH`] to keep the map between them current.
+struct NicClock {
+    phc: Phc,
+    /// When to read it next, ns since the epoch.
+    next_refresh: u64,
+}
+
+impl NicClock {
+    /// Opens `interface`'s PTP hardware clock and maps it onto the engine's clock from a
+    /// first reading.
+    fn open(
+        worker: u32,
+        interface: &str,
+        epoch: Epoch,
+    ) -> Result<(ClockMap, NicClock), EngineError> {
+        let fail = |source| EngineError::Os {
+            worker,
+            what: "read the NIC's PTP hardware clock",
+            source,
+        };
+        let phc = Phc::for_interface(interface).map_err(|e| fail(io::Error::other(e)))?;
+        let reading =
+            read_clocks(&mut phc.against(|| epoch.now_ns()), PHC_READINGS).map_err(fail)?;
+        let nic = NicClock {
+            phc,
+            next_refresh: epoch.now_ns() + PHC_REFRESH.as_nanos() as u64,
+        };
+        Ok((ClockMap::new(reading), nic))
+    }
+}
+
 /// The arrival process while loading.
 struct Arrivals {
     gaps: Sampler,
@@ -96,6 +132,11 @@ struct Worker {
     protocol: Protocol,
     depth: usize,
     kernel_timestamps: bool,
+    /// Where departures and latencies are read from (the map from the NIC's clock to the
+    /// engine's with hardware timestamps).
+    clock: StampClock,
+    /// With hardware timestamps, the NIC's clock that `clock`'s map is refreshed from.
+    nic: Option<NicClock>,
     epoch: Epoch,
     poll: Poll,
     /// Armed for the next departure while the loop sleeps.
@@ -216,6 +257,9 @@ impl Worker {
             protocol: spec.protocol,
             depth,
             kernel_timestamps: !matches!(spec.timestamps, TimestampMode::User),
+            // Set once the sockets are up (see below).
+            clock: StampClock::User,
+            nic: None,
             epoch,
             poll,
             conns: Vec::with_capacity(conn_ids.len()),
@@ -261,6 +305,19 @@ impl Worker {
                 })?;
             worker.conns.push(Conn::new(id as u16, socket, depth));
         }
+        // After the sockets, whose connect explains best what a NIC without hardware
+        // timestamping lacks.
+        worker.clock = match &worker.spec.timestamps {
+            TimestampMode::User => StampClock::User,
+            TimestampMode::Kernel => StampClock::Kernel {
+                epoch_realtime_ns: epoch.realtime_ns,
+            },
+            TimestampMode::Hardware { interface } => {
+                let (map, nic) = NicClock::open(index, interface, epoch)?;
+                worker.nic = Some(nic);
+                StampClock::Nic(Box::new(map))
+            }
+        };
         Ok(worker)
     }
 
@@ -478,8 +535,6 @@ impl Worker {
     fn send(&mut self, slot: usize, scheduled: u64) {
         let seq = self.seq;
         self.seq += 1;
-        let conn = &mut self.conns[slot];
-        let before = conn.out.len();
         let (request, kind) = match &mut self.generator {
             Generator::Synthetic(service) => (
                 Request::Spin {
@@ -498,35 +553,24 @@ impl Worker {
             }
             Generator::Echo => (Request::Get { key: b"" }, RequestKind::Other),
         };
-        if self
-            .protocol
-            .encode(&request, seq as u32, &mut conn.out)
-            .is_err()
-        {
+        let conn = &mut self.conns[slot];
+        let protocol = &self.protocol;
+        let Ok(len) = conn.encode(|out| protocol.encode(&request, seq as u32, out)) else {
             // The workload was validated, so this is a key or value the protocol cannot
             // carry; count it rather than send garbage.
-            conn.out.truncate(before);
             self.counters.failed += 1;
             return;
-        }
-        let len = (conn.out.len() - before) as u64;
-        conn.stream_count += match self.spec.transport {
-            Transport::Tcp => len,
-            Transport::Udp => 1,
         };
-        // OPT_ID counts from 0: the last byte of a TCP request, the datagram's index for UDP.
-        let tx_id = conn.stream_count.wrapping_sub(1) as u32;
         let sent = self.epoch.now_ns();
-        conn.in_flight.push_back(Pending {
-            seq,
-            scheduled,
-            sent,
-            tx_id,
-            tx: None,
-            reply: None,
-            kind,
-        });
-        conn.awaiting += 1;
+        conn.sent(
+            Outgoing {
+                seq,
+                scheduled,
+                sent,
+                kind,
+            },
+            len,
+        );
         self.counters.sent += 1;
         self.counters.in_flight += 1;
         self.counters.bytes_sent += len;
@@ -539,48 +583,11 @@ impl Worker {
 
     /// Hands buffered bytes to the socket (one datagram per request on UDP).
     fn flush(&mut self, slot: usize) {
-        let udp = self.spec.transport == Transport::Udp;
-        let conn = &mut self.conns[slot];
-        let Some(socket) = conn.socket.as_ref() else {
-            return;
-        };
-        while conn.written < conn.out.len() {
-            match socket.send(&conn.out[conn.written..]) {
-                Ok(n) => {
-                    conn.written += if udp {
-                        conn.out.len() - conn.written
-                    } else {
-                        n
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => return self.lose(slot),
-            }
-        }
-        let conn = &mut self.conns[slot];
-        if conn.written == conn.out.len() {
-            conn.out.clear();
-            conn.written = 0;
-        }
-        let want = conn.written < conn.out.len();
-        if want != conn.wants_write
-            && let Some(socket) = conn.socket.as_ref()
+        if self.conns[slot]
+            .flush(self.poll.registry(), Token(slot))
+            .is_err()
         {
-            let interest = if want {
-                Interest::READABLE | Interest::WRITABLE
-            } else {
-                Interest::READABLE
-            };
-            let fd = socket.as_raw_fd();
-            if self
-                .poll
-                .registry()
-                .reregister(&mut SourceFd(&fd), Token(slot), interest)
-                .is_ok()
-            {
-                conn.wants_write = want;
-            }
+            self.lose(slot);
         }
     }
 
@@ -604,8 +611,6 @@ impl Worker {
             };
             let (n, kernel_rx) = got;
             let at = self.epoch.now_ns();
-            let conn = &mut self.conns[slot];
-            conn.filled += n;
             self.counters.bytes_received += n as u64;
             if !self.parse_replies(slot, at, kernel_rx) {
                 self.counters.parse_errors += 1;
@@ -625,7 +630,7 @@ impl Worker {
         let mut used = 0;
         loop {
             let conn = &mut self.conns[slot];
-            match self.protocol.parse(&conn.input[used..conn.filled]) {
+            match self.protocol.parse(&conn.input()[used..]) {
                 Ok(Some((reply, n))) => {
                     used += n;
                     let outcome = match reply.kind {
@@ -634,17 +639,16 @@ impl Worker {
                         ReplyKind::Error => Outcome::Error,
                         _ => Outcome::Ok,
                     };
-                    let Some(pending) = conn.first_awaiting() else {
+                    let received = Received {
+                        at,
+                        rx: kernel_rx,
+                        outcome,
+                    };
+                    if conn.on_reply(received).is_err() {
                         // A reply to nothing we asked: the stream is out of step.
                         conn.consume(used);
                         return false;
-                    };
-                    pending.reply = Some(Received {
-                        at,
-                        kernel: kernel_rx,
-                        outcome,
-                    });
-                    conn.awaiting -= 1;
+                    }
                     self.counters.received += 1;
                     self.counters.in_flight -= 1;
                     if outcome == Outcome::Error {
@@ -669,31 +673,13 @@ impl Worker {
         true
     }
 
-    /// Matches TX timestamps from the error queue to the requests they cover.
+    /// Matches TX timestamps from the error queue to the requests they cover, and records
+    /// their departures.
     fn drain_tx(&mut self, slot: usize) {
-        let conn = &mut self.conns[slot];
-        let Some(socket) = conn.socket.as_ref() else {
-            return;
-        };
-        let mut stamped: [(u64, u64); 64] = [(0, 0); 64];
-        let mut count = 0;
-        let in_flight = &mut conn.in_flight;
-        let _ = socket.drain_tx_timestamps(|id, ts| {
-            // A timestamp for stream position `id` covers every request ending at or
-            // before it (coalesced or partial sends stamp only the last byte written).
-            for p in in_flight.iter_mut().filter(|p| p.tx.is_none()) {
-                if (id.wrapping_sub(p.tx_id) as i32) < 0 {
-                    break;
-                }
-                p.tx = Some(ts);
-                if count < stamped.len() {
-                    stamped[count] = (p.seq, ts);
-                    count += 1;
-                }
+        for position in self.conns[slot].drain_tx() {
+            if let Some((seq, tx)) = self.conns[slot].stamp(position) {
+                self.departed(seq, self.clock.departure(tx));
             }
-        });
-        for &(seq, ts) in &stamped[..count] {
-            self.departed(seq, ts.saturating_sub(self.epoch.realtime_ns));
         }
         self.finish_front(slot);
     }
@@ -736,43 +722,30 @@ impl Worker {
 
     /// Completes answered requests at the front whose timestamps are all in.
     fn finish_front(&mut self, slot: usize) {
-        while let Some(p) = self.conns[slot].in_flight.front().copied() {
-            let Some(reply) = p.reply else { break };
-            let latency = if self.kernel_timestamps {
-                match (p.tx, reply.kernel) {
-                    (Some(tx), Some(rx)) => Some(rx.saturating_sub(tx)),
-                    (None, _) => break,
-                    (Some(_), None) => None,
-                }
-            } else {
-                Some(reply.at.saturating_sub(p.sent))
-            };
-            self.conns[slot].in_flight.pop_front();
-            self.complete(slot, &p, &reply, latency);
+        while let Some(done) = self.conns[slot].pop_completed(&self.clock) {
+            self.complete(slot, &done);
         }
     }
 
-    fn complete(&mut self, slot: usize, p: &Pending, reply: &Received, latency: Option<u64>) {
+    fn complete(&mut self, slot: usize, done: &Completed) {
+        let p = &done.request;
         let _ = self
             .intended
-            .record(reply.at.saturating_sub(p.scheduled).max(1));
-        let Some(latency) = latency else {
+            .record(done.replied.saturating_sub(p.scheduled).max(1));
+        // A reply without an RX stamp has no latency to measure.
+        let Some(latency) = done.latency else {
             self.counters.tx_timestamps_missing += 1;
             return;
         };
         let _ = self.latency.record(latency.max(1));
         if self.keep(p.seq) {
-            let departure = match p.tx {
-                Some(tx) if self.kernel_timestamps => tx.saturating_sub(self.epoch.realtime_ns),
-                _ => p.sent,
-            };
             self.samples.push(Sample {
-                departure_ns: departure,
+                departure_ns: done.departure,
                 latency_ns: latency,
                 queueing_ns: p.sent.saturating_sub(p.scheduled).min(u32::MAX as u64) as u32,
-                conn: self.conns[slot].id,
+                conn: self.conns[slot].id(),
                 request: p.kind as u8,
-                outcome: reply.outcome as u8,
+                outcome: done.outcome as u8,
             });
         }
     }
@@ -780,64 +753,56 @@ impl Worker {
     /// The connection is gone: what awaited a reply has failed; reconnect with back-off.
     fn lose(&mut self, slot: usize) {
         let now = self.epoch.now_ns();
-        let conn = &mut self.conns[slot];
-        if let Some(socket) = conn.socket.take() {
-            let fd = socket.as_raw_fd();
-            let _ = self.poll.registry().deregister(&mut SourceFd(&fd));
-        }
-        let failed = conn.awaiting as u64;
-        let answered_unstamped = conn.in_flight.iter().filter(|p| p.reply.is_some()).count() as u64;
-        conn.in_flight.clear();
-        conn.awaiting = 0;
-        conn.reconnect_at = now + conn.backoff.as_nanos() as u64;
-        self.counters.failed += failed;
-        self.counters.in_flight -= failed;
-        self.counters.tx_timestamps_missing += answered_unstamped;
+        let lost = self.conns[slot].lose(now, self.poll.registry());
+        self.counters.failed += lost.unanswered;
+        self.counters.in_flight -= lost.unanswered;
+        // Answered but not complete: waiting for a TX stamp, or behind one that was.
+        self.counters.tx_timestamps_missing += lost.answered;
     }
 
     fn housekeeping(&mut self, now: u64) {
-        let timeout = self.spec.timeout.as_nanos() as u64;
-        let grace = TX_TIMESTAMP_GRACE.as_nanos() as u64;
+        self.refresh_clock(now);
         for slot in 0..self.conns.len() {
-            let conn = &mut self.conns[slot];
-            if conn.socket.is_none() {
-                if now >= conn.reconnect_at {
-                    self.reconnect(slot, now);
-                }
+            if self.conns[slot].reconnect_due(now) {
+                self.reconnect(slot, now);
                 continue;
             }
-            // Answered requests whose TX timestamp never came.
-            while let Some(p) = conn.in_flight.front()
-                && let Some(reply) = p.reply
-                && p.tx.is_none()
-                && now.saturating_sub(reply.at) > grace
-            {
-                conn.in_flight.pop_front();
-                self.counters.tx_timestamps_missing += 1;
-            }
-            let expired = conn
-                .first_awaiting()
-                .is_some_and(|p| now.saturating_sub(p.sent) > timeout);
-            if expired {
-                let conn = &mut self.conns[slot];
-                match self.spec.transport {
-                    // A lost datagram costs one request.
-                    Transport::Udp => {
-                        let index = conn.in_flight.len() - conn.awaiting;
-                        conn.in_flight.remove(index);
-                        conn.awaiting -= 1;
-                        self.counters.failed += 1;
-                        self.counters.timeouts += 1;
-                        self.counters.in_flight -= 1;
-                    }
-                    // A TCP stream that stopped answering is replaced.
-                    Transport::Tcp => {
-                        self.counters.timeouts += conn.awaiting as u64;
-                        self.lose(slot);
-                    }
+            let expired =
+                self.conns[slot].expire(now, &self.clock, TX_TIMESTAMP_GRACE, self.spec.timeout);
+            self.counters.tx_timestamps_missing += expired.stamps_missing;
+            match expired.timeout {
+                // A lost datagram costs one request.
+                Some(Timeout::Datagram) => {
+                    self.counters.failed += 1;
+                    self.counters.timeouts += 1;
+                    self.counters.in_flight -= 1;
                 }
+                // A TCP stream that stopped answering is replaced.
+                Some(Timeout::Stream { awaiting }) => {
+                    self.counters.timeouts += awaiting;
+                    self.lose(slot);
+                }
+                None => {}
             }
             self.finish_front(slot);
+        }
+    }
+
+    /// With NIC timestamps, re-reads the NIC's clock against the engine's every
+    /// [`PHC_REFRESH`], so that its drift is followed.
+    fn refresh_clock(&mut self, now: u64) {
+        let (Some(nic), StampClock::Nic(map)) = (self.nic.as_mut(), &mut self.clock) else {
+            return;
+        };
+        if now < nic.next_refresh {
+            return;
+        }
+        nic.next_refresh = now + PHC_REFRESH.as_nanos() as u64;
+        let epoch = self.epoch;
+        // A failed read leaves the map extrapolating at the frequency last measured; the
+        // next refresh tries again.
+        if let Ok(reading) = read_clocks(&mut nic.phc.against(|| epoch.now_ns()), PHC_READINGS) {
+            map.update(reading);
         }
     }
 
@@ -849,9 +814,7 @@ impl Worker {
             }
             _ => {
                 self.counters.connect_failures += 1;
-                let conn = &mut self.conns[slot];
-                conn.backoff = (conn.backoff * 2).min(MAX_BACKOFF);
-                conn.reconnect_at = now + conn.backoff.as_nanos() as u64;
+                self.conns[slot].retry_later(now, MAX_BACKOFF);
             }
         }
     }

@@ -60,6 +60,26 @@ pub enum SysError {
         /// The interface.
         interface: String,
     },
+    /// Hardware timestamps were asked for on an interface whose NIC has no PTP hardware
+    /// clock to read them against the host's clock.
+    #[error(
+        "interface {interface} has no PTP hardware clock (`ethtool -T {interface}` shows {ethtool}): \
+         its NIC's timestamps cannot be put on the host's clock; use --timestamps kernel"
+    )]
+    NoPtpClock {
+        /// The interface.
+        interface: String,
+        /// What `ethtool -T` would show, in its words.
+        ethtool: String,
+    },
+    /// A PTP hardware clock could not be opened or read.
+    #[error("cannot read PTP hardware clock {}: {source}{}", device.display(), hint(source))]
+    PtpClock {
+        /// The device, `/dev/ptpN`.
+        device: std::path::PathBuf,
+        /// The operating system's error (`EINVAL`: not a PTP clock).
+        source: io::Error,
+    },
     /// A socket could not be made or configured (`what` names the call or option).
     #[error("{transport} socket to {addr}: {what}: {source}{}", hint(source))]
     Socket {

@@ -1,0 +1,585 @@
+//! The requests in flight on one connection and the stamps that complete them, as a
+//! sans-I/O state machine: the worker feeds it what the socket said (a request handed
+//! over, a TX timestamp from the error queue, a parsed reply, the time) and takes
+//! completed requests out; no socket, no clock read, so every ordering of events can be
+//! replayed in a unit test.
+//!
+//! A request is complete when it has its reply and, with kernel or NIC timestamps, its
+//! TX stamp; the two come in either order. Requests complete in send order: replies come
+//! in that order, and a TX stamp covers every request up to the byte (or datagram) it
+//! names, so the requests with a stamp are always a prefix of the queue and those without
+//! a reply always its tail.
+
+use std::collections::VecDeque;
+use std::ops::Range;
+
+use thiserror::Error;
+
+use crate::measure::{Outcome, RequestKind};
+use crate::sys::{ClockMap, Transport};
+
+/// Where departures and latencies are read from, per the worker's timestamp mode. Every
+/// departure comes out in ns since the engine's epoch, the clock round cutoffs are on.
+#[derive(Debug, Clone)]
+pub(super) enum StampClock {
+    /// User timestamps: the worker's own reads of the engine's clock around `send` and
+    /// `recv`; no TX stamps are waited for.
+    User,
+    /// Kernel software stamps, on `CLOCK_REALTIME`.
+    Kernel {
+        /// `CLOCK_REALTIME` at the engine's epoch.
+        epoch_realtime_ns: u64,
+    },
+    /// NIC stamps, on the NIC's PTP hardware clock, put on the engine's clock by a map
+    /// measured against it (the worker refreshes it). Boxed: the map keeps its readings.
+    Nic(Box<ClockMap>),
+}
+
+impl StampClock {
+    /// Whether requests wait for a TX stamp.
+    pub(super) fn stamps(&self) -> bool {
+        !matches!(self, StampClock::User)
+    }
+
+    /// When a request whose TX stamp is `tx` left, ns since the engine's epoch.
+    pub(super) fn departure(&self, tx: u64) -> u64 {
+        match self {
+            StampClock::User => tx,
+            StampClock::Kernel { epoch_realtime_ns } => tx.saturating_sub(*epoch_realtime_ns),
+            StampClock::Nic(map) => map.to_host(tx),
+        }
+    }
+
+    /// The latency between a TX and an RX stamp, in the host clock's ns.
+    fn latency(&self, tx: u64, rx: u64) -> u64 {
+        let span = rx.saturating_sub(tx);
+        match self {
+            StampClock::Nic(map) => map.span_to_host(span),
+            StampClock::User | StampClock::Kernel { .. } => span,
+        }
+    }
+}
+
+/// A request handed to the socket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Outgoing {
+    /// Worker-wide sequence number, in send order.
+    pub(super) seq: u64,
+    /// When it was due, ns since the epoch.
+    pub(super) scheduled: u64,
+    /// When it was handed to the socket, ns since the epoch.
+    pub(super) sent: u64,
+    pub(super) kind: RequestKind,
+}
+
+/// A request on the wire.
+#[derive(Debug, Clone, Copy)]
+struct Pending {
+    request: Outgoing,
+    /// The TX timestamp id that covers it: for TCP the stream offset of its last byte,
+    /// for UDP its datagram number, both as the kernel counts them with
+    /// SOF_TIMESTAMPING_OPT_ID (from 0, wrapping at 2³²).
+    tx_id: u32,
+    /// Its TX stamp, on the stamps' clock, once known.
+    tx: Option<u64>,
+    reply: Option<Received>,
+}
+
+/// A parsed reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Received {
+    /// When the recv that completed it returned, ns since the epoch.
+    pub(super) at: u64,
+    /// That recv's RX stamp, on the stamps' clock.
+    pub(super) rx: Option<u64>,
+    pub(super) outcome: Outcome,
+}
+
+/// A request with its reply and, where stamps are used, its TX stamp.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Completed {
+    pub(super) request: Outgoing,
+    /// When its reply was read, ns since the epoch.
+    pub(super) replied: u64,
+    /// When it left, ns since the epoch: its TX stamp on the engine's clock, or `sent`
+    /// with user timestamps.
+    pub(super) departure: u64,
+    /// Reply minus departure, ns; `None` when the reply's recv carried no RX stamp.
+    pub(super) latency: Option<u64>,
+    pub(super) outcome: Outcome,
+}
+
+/// A reply came when no request was waiting for one: the stream is out of step with the
+/// requests, and nothing read from it can be matched any more.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+#[error("a reply arrived with no request waiting for one")]
+pub(super) struct OutOfStep;
+
+/// What [`Inflight::expire`] gave up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(super) struct Expired {
+    /// Answered requests whose TX stamp did not come within the grace.
+    pub(super) stamps_missing: u64,
+    /// The oldest request waiting for a reply, if it waited past the timeout.
+    pub(super) timeout: Option<Timeout>,
+}
+
+/// A request that waited too long for its reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Timeout {
+    /// A datagram (or its reply) was lost: that request alone is dropped.
+    Datagram,
+    /// A stream stopped answering: the connection must go, with the `awaiting` requests
+    /// still waiting on it ([`Inflight::lose`] fails them).
+    Stream { awaiting: u64 },
+}
+
+/// What [`Inflight::lose`] dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(super) struct Lost {
+    /// Requests without a reply: failed.
+    pub(super) unanswered: u64,
+    /// Answered requests not yet complete: waiting for their TX stamp, or behind an
+    /// older request that was.
+    pub(super) answered: u64,
+}
+
+/// The requests in flight on one connection, in send order.
+#[derive(Debug)]
+pub(super) struct Inflight {
+    transport: Transport,
+    queue: VecDeque<Pending>,
+    /// The first `stamped` requests of `queue` have their TX stamp, the others not.
+    stamped: usize,
+    /// The last `awaiting` requests of `queue` have no reply, the others have one.
+    awaiting: usize,
+    /// Bytes (TCP) or datagrams (UDP) handed to the socket since it opened: the kernel's
+    /// TX timestamp ids count the same way.
+    stream: u64,
+}
+
+impl Inflight {
+    /// An empty queue with room for `capacity` requests before it grows.
+    pub(super) fn new(transport: Transport, capacity: usize) -> Inflight {
+        Inflight {
+            transport,
+            queue: VecDeque::with_capacity(capacity),
+            stamped: 0,
+            awaiting: 0,
+            stream: 0,
+        }
+    }
+
+    /// Requests waiting for their reply.
+    pub(super) fn awaiting(&self) -> usize {
+        self.awaiting
+    }
+
+    /// Whether nothing is in flight.
+    pub(super) fn is_empty(&self) -> bool {
+        self.queue.is_empty()
+    }
+
+    /// `request`, `len` bytes long (one datagram on UDP), was handed to the socket.
+    pub(super) fn sent(&mut self, request: Outgoing, len: u64) {
+        self.stream += match self.transport {
+            Transport::Tcp => len,
+            Transport::Udp => 1,
+        };
+        self.queue.push_back(Pending {
+            request,
+            // OPT_ID counts from 0: the offset of the last byte, the datagram's index.
+            tx_id: self.stream.wrapping_sub(1) as u32,
+            tx: None,
+            reply: None,
+        });
+        self.awaiting += 1;
+    }
+
+    /// A TX stamp `ts` with id `id` came off the error queue. It covers every request
+    /// ending at or before `id`, in the kernel's wrapping order: one stamp may cover
+    /// several requests (sends coalesced into one buffer) and a request may need a later
+    /// stamp than its own send's (a send accepted in part is stamped at the last byte
+    /// accepted). A repeated or stale id (a retransmission, a request given up) stamps
+    /// nothing. Returns the queue positions it stamped, for [`stamp`](Inflight::stamp).
+    pub(super) fn on_tx(&mut self, id: u32, ts: u64) -> Range<usize> {
+        let from = self.stamped;
+        for p in self.queue.range_mut(from..) {
+            // Ids are 32-bit and wrap: within 2 GB of each other, the wrapped difference
+            // says which is later.
+            if (id.wrapping_sub(p.tx_id) as i32) < 0 {
+                break;
+            }
+            p.tx = Some(ts);
+            self.stamped += 1;
+        }
+        from..self.stamped
+    }
+
+    /// The request at queue position `position` and its TX stamp, if it has one.
+    pub(super) fn stamp(&self, position: usize) -> Option<(u64, u64)> {
+        let p = self.queue.get(position)?;
+        Some((p.request.seq, p.tx?))
+    }
+
+    /// A reply was parsed: it answers the oldest request still waiting for one (its RX
+    /// stamp is that of the recv that completed it: exact for the last reply of a recv,
+    /// an upper bound for the others).
+    pub(super) fn on_reply(&mut self, reply: Received) -> Result<(), OutOfStep> {
+        if self.awaiting == 0 {
+            return Err(OutOfStep);
+        }
+        let index = self.queue.len() - self.awaiting;
+        let p = self.queue.get_mut(index).ok_or(OutOfStep)?;
+        p.reply = Some(reply);
+        self.awaiting -= 1;
+        Ok(())
+    }
+
+    /// The oldest request if it is complete (answered and, with stamps, stamped): later
+    /// ones wait behind it, so that requests complete in send order.
+    pub(super) fn pop_completed(&mut self, clock: &StampClock) -> Option<Completed> {
+        let p = self.queue.front()?;
+        let reply = p.reply?;
+        let (departure, latency) = if clock.stamps() {
+            let tx = p.tx?;
+            (
+                clock.departure(tx),
+                reply.rx.map(|rx| clock.latency(tx, rx)),
+            )
+        } else {
+            let sent = p.request.sent;
+            (sent, Some(reply.at.saturating_sub(sent)))
+        };
+        let done = Completed {
+            request: p.request,
+            replied: reply.at,
+            departure,
+            latency,
+            outcome: reply.outcome,
+        };
+        self.pop_front();
+        Some(done)
+    }
+
+    /// Gives up, at `now`, what has waited too long: answered requests at the front whose
+    /// TX stamp has not come `grace` after their reply (the kernel drops stamps under
+    /// pressure), and the oldest request without a reply once `timeout` has passed since
+    /// it was sent (one per call: a lost datagram is dropped, a stalled stream reported).
+    pub(super) fn expire(
+        &mut self,
+        now: u64,
+        clock: &StampClock,
+        grace: u64,
+        timeout: u64,
+    ) -> Expired {
+        let mut expired = Expired::default();
+        while clock.stamps()
+            && let Some(p) = self.queue.front()
+            && let Some(reply) = p.reply
+            && p.tx.is_none()
+            && now.saturating_sub(reply.at) > grace
+        {
+            self.pop_front();
+            expired.stamps_missing += 1;
+        }
+        let oldest = self.queue.len() - self.awaiting;
+        if self
+            .queue
+            .get(oldest)
+            .is_some_and(|p| now.saturating_sub(p.request.sent) > timeout)
+        {
+            expired.timeout = Some(match self.transport {
+                Transport::Udp => {
+                    if oldest < self.stamped {
+                        self.stamped -= 1;
+                    }
+                    self.queue.remove(oldest);
+                    self.awaiting -= 1;
+                    Timeout::Datagram
+                }
+                Transport::Tcp => Timeout::Stream {
+                    awaiting: self.awaiting as u64,
+                },
+            });
+        }
+        expired
+    }
+
+    /// The connection is gone: everything in flight is dropped, and the stream's count
+    /// starts again from 0 for the next socket, as the kernel's ids do.
+    pub(super) fn lose(&mut self) -> Lost {
+        let lost = Lost {
+            unanswered: self.awaiting as u64,
+            answered: (self.queue.len() - self.awaiting) as u64,
+        };
+        self.queue.clear();
+        self.stamped = 0;
+        self.awaiting = 0;
+        self.stream = 0;
+        lost
+    }
+
+    fn pop_front(&mut self) {
+        if self.queue.pop_front().is_some_and(|p| p.tx.is_some()) {
+            self.stamped -= 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sys::ClockReading;
+
+    const KERNEL: StampClock = StampClock::Kernel {
+        epoch_realtime_ns: 1_000_000,
+    };
+    const GRACE: u64 = 100_000_000;
+    const TIMEOUT: u64 = 1_000_000_000;
+
+    /// A TCP queue with requests of these lengths sent (seq 0, 1, ...; sent at
+    /// 1000 × (seq + 1)).
+    fn tcp(lengths: &[u64]) -> Inflight {
+        let mut q = Inflight::new(Transport::Tcp, 8);
+        for (seq, &len) in (0u64..).zip(lengths) {
+            q.sent(request(seq), len);
+        }
+        q
+    }
+
+    fn request(seq: u64) -> Outgoing {
+        Outgoing {
+            seq,
+            scheduled: seq * 1000,
+            sent: (seq + 1) * 1000,
+            kind: RequestKind::Get,
+        }
+    }
+
+    fn got(at: u64, rx: Option<u64>, outcome: Outcome) -> Received {
+        Received { at, rx, outcome }
+    }
+
+    fn reply(q: &mut Inflight, at: u64, rx: u64) {
+        q.on_reply(got(at, Some(rx), Outcome::Hit)).unwrap();
+    }
+
+    fn drain(q: &mut Inflight, clock: &StampClock) -> Vec<Completed> {
+        std::iter::from_fn(|| q.pop_completed(clock)).collect()
+    }
+
+    #[test]
+    fn one_stamp_covers_sends_coalesced_into_one_buffer() {
+        // Requests end at offsets 9, 19 and 29; the kernel stamped only the last send.
+        let mut q = tcp(&[10, 10, 10]);
+        assert_eq!(q.on_tx(29, 5_000_000), 0..3);
+        let stamps: Vec<_> = (0..3).filter_map(|i| q.stamp(i)).collect();
+        assert_eq!(stamps, [(0, 5_000_000), (1, 5_000_000), (2, 5_000_000)]);
+        for rx in [5_000_100, 5_000_200, 5_000_300] {
+            reply(&mut q, 9_000, rx);
+        }
+        let done = drain(&mut q, &KERNEL);
+        let latencies: Vec<_> = done.iter().map(|c| c.latency).collect();
+        assert_eq!(latencies, [Some(100), Some(200), Some(300)]);
+        assert!(done.iter().all(|c| c.departure == 4_000_000));
+        assert!(q.is_empty());
+    }
+
+    #[test]
+    fn a_partial_send_stamps_only_what_it_carried_whole() {
+        // 0..=99 and 100..=199; the socket took 130 bytes, then the rest.
+        let mut q = tcp(&[100, 100]);
+        assert_eq!(q.on_tx(129, 7_000_000), 0..1);
+        reply(&mut q, 9_000, 7_000_500);
+        reply(&mut q, 9_500, 7_000_900);
+        let first = drain(&mut q, &KERNEL);
+        assert_eq!(first.len(), 1, "the second waits for its stamp: {first:?}");
+        // The first is gone from the queue: the second is now at its front.
+        assert_eq!(q.on_tx(199, 7_000_050), 0..1);
+        let second = drain(&mut q, &KERNEL);
+        assert_eq!(second[0].request.seq, 1);
+        assert_eq!(second[0].latency, Some(850));
+    }
+
+    #[test]
+    fn stream_offsets_beyond_four_gigabytes_wrap_like_the_kernels_ids() {
+        // The first request's last byte is at offset 2^32 - 41; the second crosses 2^32.
+        let mut q = tcp(&[(1 << 32) - 40, 100]);
+        // Its own stamp, just before the wrap, covers the first request only.
+        assert_eq!(q.on_tx(u32::MAX - 40, 1_000), 0..1);
+        // A stale id from far before (a retransmission) stamps nothing.
+        assert_eq!(q.on_tx(u32::MAX - 1_000, 2_000), 1..1);
+        // The second ends at offset 2^32 + 59: id 59 after the wrap.
+        assert_eq!(q.on_tx(58, 3_000), 1..1);
+        assert_eq!(q.on_tx(59, 4_000), 1..2);
+        assert_eq!(q.stamp(1), Some((1, 4_000)));
+    }
+
+    #[test]
+    fn answered_requests_whose_stamp_never_comes_are_given_up_after_the_grace() {
+        let mut q = tcp(&[10, 10, 10]);
+        reply(&mut q, 50_000, 1);
+        reply(&mut q, 60_000, 2);
+        assert_eq!(
+            q.expire(50_000 + GRACE, &KERNEL, GRACE, TIMEOUT),
+            Expired::default()
+        );
+        let expired = q.expire(60_001 + GRACE, &KERNEL, GRACE, TIMEOUT);
+        assert_eq!(expired.stamps_missing, 2);
+        assert_eq!(expired.timeout, None);
+        // The unanswered third stays, and its stamp still finds it.
+        assert_eq!(q.awaiting(), 1);
+        assert_eq!(q.on_tx(29, 8_000), 0..1);
+        assert_eq!(q.stamp(0), Some((2, 8_000)));
+    }
+
+    #[test]
+    fn a_stamp_that_comes_after_its_request_was_given_up_stamps_nothing_else() {
+        let mut q = tcp(&[10, 10]);
+        reply(&mut q, 50_000, 1);
+        assert_eq!(
+            q.expire(60_000 + GRACE, &KERNEL, GRACE, TIMEOUT)
+                .stamps_missing,
+            1
+        );
+        assert_eq!(
+            q.on_tx(9, 8_000),
+            0..0,
+            "the late stamp is not the second's"
+        );
+        assert_eq!(q.stamp(0), None);
+    }
+
+    #[test]
+    fn a_reply_before_its_tx_stamp_completes_when_the_stamp_comes() {
+        let mut q = tcp(&[10]);
+        reply(&mut q, 9_000, 5_000_700);
+        assert_eq!(q.pop_completed(&KERNEL), None);
+        assert_eq!(q.on_tx(9, 5_000_000), 0..1);
+        let done = q.pop_completed(&KERNEL).unwrap();
+        assert_eq!(done.latency, Some(700));
+        assert_eq!(done.departure, 4_000_000);
+        assert_eq!(done.replied, 9_000);
+    }
+
+    #[test]
+    fn a_reply_without_an_rx_stamp_completes_without_a_latency() {
+        let mut q = tcp(&[10]);
+        q.on_tx(9, 5_000_000);
+        q.on_reply(got(9_000, None, Outcome::Ok)).unwrap();
+        assert_eq!(q.pop_completed(&KERNEL).unwrap().latency, None);
+    }
+
+    #[test]
+    fn a_reply_to_nothing_is_out_of_step() {
+        let mut q = tcp(&[]);
+        assert_eq!(q.on_reply(got(1, None, Outcome::Ok)), Err(OutOfStep));
+        let mut q = tcp(&[10]);
+        reply(&mut q, 1, 1);
+        assert_eq!(q.on_reply(got(2, Some(2), Outcome::Ok)), Err(OutOfStep));
+    }
+
+    #[test]
+    fn udp_ids_count_datagrams_and_a_lost_one_is_dropped_alone() {
+        let mut q = Inflight::new(Transport::Udp, 4);
+        for seq in 0..3 {
+            q.sent(request(seq), 300);
+        }
+        assert_eq!(q.on_tx(0, 10), 0..1);
+        assert_eq!(q.on_tx(1, 20), 1..2);
+        reply(&mut q, 5_000, 30);
+        // The second datagram's reply was lost: past the timeout it goes, alone.
+        let expired = q.expire(2_001 + TIMEOUT, &KERNEL, GRACE, TIMEOUT);
+        assert_eq!(expired.timeout, Some(Timeout::Datagram));
+        assert_eq!(q.awaiting(), 1);
+        assert_eq!(q.on_tx(2, 40), 1..2);
+        reply(&mut q, 6_000, 70);
+        let seqs: Vec<_> = drain(&mut q, &KERNEL)
+            .iter()
+            .map(|c| c.request.seq)
+            .collect();
+        assert_eq!(seqs, [0, 2]);
+    }
+
+    #[test]
+    fn a_stalled_stream_is_reported_and_losing_it_counts_and_restarts_ids() {
+        let mut q = tcp(&[10, 10, 10]);
+        reply(&mut q, TIMEOUT, 1);
+        let expired = q.expire(2_001 + TIMEOUT, &KERNEL, GRACE, TIMEOUT);
+        assert_eq!(
+            expired.stamps_missing, 0,
+            "the answered one is within its grace"
+        );
+        assert_eq!(expired.timeout, Some(Timeout::Stream { awaiting: 2 }));
+        assert_eq!(
+            q.lose(),
+            Lost {
+                unanswered: 2,
+                answered: 1
+            }
+        );
+        assert!(q.is_empty());
+        // A new socket's ids start from 0 again.
+        q.sent(request(3), 10);
+        assert_eq!(q.on_tx(9, 1), 0..1);
+    }
+
+    #[test]
+    fn user_timestamps_complete_on_the_reply_alone() {
+        let mut q = tcp(&[10, 10]);
+        q.on_reply(got(4_500, None, Outcome::Miss)).unwrap();
+        let done = q.pop_completed(&StampClock::User).unwrap();
+        assert_eq!(
+            done,
+            Completed {
+                request: request(0),
+                replied: 4_500,
+                departure: 1_000,
+                latency: Some(3_500),
+                outcome: Outcome::Miss,
+            }
+        );
+        // No stamp is waited for, so none is given up either.
+        q.on_reply(got(5_000, None, Outcome::Hit)).unwrap();
+        let expired = q.expire(5_001 + GRACE, &StampClock::User, GRACE, TIMEOUT);
+        assert_eq!(expired, Expired::default());
+        assert_eq!(
+            q.pop_completed(&StampClock::User).map(|c| c.request.seq),
+            Some(1)
+        );
+    }
+
+    #[test]
+    fn nic_stamps_come_out_on_the_engines_clock() {
+        // The NIC's clock is on TAI, 100 ppm fast: NIC time 1.7e18 was engine time 0.
+        // Read at engine times 0, 1 s and 2 s: the second reading measures the drift and
+        // finds the map 100 µs ahead, which it slews away by the third.
+        let nic0 = 1_700_000_000_000_000_000;
+        let reading = |s: u64| ClockReading {
+            nic_ns: nic0 + s * 1_000_100_000,
+            host_ns: s * 1_000_000_000,
+            window_ns: 0,
+        };
+        let mut map = ClockMap::new(reading(0));
+        map.update(reading(1));
+        assert_eq!(
+            map.to_host(nic0 + 1_000_100_000),
+            1_000_100_000,
+            "slewed, not stepped"
+        );
+        map.update(reading(2));
+        let clock = StampClock::Nic(Box::new(map));
+        let mut q = tcp(&[10]);
+        // Sent at engine time 2.0 s, answered 50 µs (50.005 NIC µs) later.
+        q.on_tx(9, nic0 + 2_000_200_000);
+        reply(&mut q, 2_000_060_000, nic0 + 2_000_250_005);
+        let done = q.pop_completed(&clock).unwrap();
+        assert!(
+            done.departure.abs_diff(2_000_000_000) <= 1,
+            "{}",
+            done.departure
+        );
+        assert_eq!(done.latency, Some(50_000));
+    }
+}
