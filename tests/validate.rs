@@ -1,11 +1,30 @@
-//! `vernier validate --quick`: the evidence harness end to end in about a minute: the
+//! `vernier validate --quick`: the evidence harness end to end in a couple of minutes: the
 //! calibrated floor, the model beside vernier's runs, memcached, redis-server and nginx
 //! against memaslap, redis-benchmark and wrk, and docs/RESULTS.md with its plots. Its
-//! figures are not evidence (one load, short limits); that the harness works is.
+//! figures are not evidence (one load, short limits); that the harness works is. The
+//! checks read the typed report (results/validate.json), not the markdown's cells.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
+
+use serde::Deserialize;
+use vernier_workbench::validate::{
+    Outcome, Report, Server, Timestamps, Tool, ToolOutcome, ToolRun,
+};
+
+/// The fields of results/coverage.json this test reads.
+#[derive(Debug, Deserialize)]
+struct Coverage {
+    rows: Vec<CoverageRow>,
+}
+
+#[derive(Debug, Deserialize)]
+struct CoverageRow {
+    process: String,
+    p: f64,
+    coverage: f64,
+}
 
 #[test]
 fn the_quick_harness_writes_results_with_every_section_and_plot() {
@@ -23,6 +42,71 @@ fn the_quick_harness_writes_results_with_every_section_and_plot() {
     ]);
     let stderr = String::from_utf8_lossy(&result.stderr);
     assert!(result.status.success(), "{stderr}");
+    let json = std::fs::read_to_string(out.join("results/validate.json")).unwrap();
+    let report: Report = serde_json::from_str(&json).unwrap();
+    assert!(report.quick);
+    assert_eq!(report.runs, runs);
+    assert!(report.floor.rtt_p50_us > 0.0, "{:?}", report.floor);
+
+    // Part 1: the exponential at 50% with kernel and user timestamps; the model's p99 for
+    // M/M/1 at ρ = 0.5, E[S] = 25 µs is 50·ln(100) = 230 µs.
+    let exponential: Vec<_> = report
+        .accuracy
+        .iter()
+        .filter(|a| a.service == "exponential" && a.load == 0.5)
+        .collect();
+    let timestamps: Vec<Timestamps> = exponential.iter().map(|a| a.timestamps).collect();
+    assert_eq!(timestamps, [Timestamps::Kernel, Timestamps::User]);
+    let kernel = exponential[0];
+    assert_eq!(kernel.spec, "exp:25us");
+    assert!((kernel.model_p99_us - 230.3).abs() < 15.0, "{kernel:?}");
+    // Each experiment is a normal record, where the report says.
+    assert_eq!(
+        kernel.measurement.record,
+        runs.join("exponential-50pct-kernel")
+    );
+    let record = support::read_run(&kernel.measurement.record);
+    assert_eq!(record["status"], "finished");
+    assert_eq!(report.precision.len(), 2);
+
+    // Part 2: every tool ran (tests/run.sh installs them) and reported a rate; every vernier
+    // run against the servers gave a verdict.
+    for server in Server::ALL {
+        let rows: Vec<&ToolRun> = report
+            .tools
+            .iter()
+            .filter(|t| t.target == server)
+            .map(|t| &t.run)
+            .collect();
+        let tool = rows
+            .iter()
+            .find_map(|run| match run {
+                ToolRun::Other { tool, outcome, .. } => Some((*tool, outcome)),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("no tool row for {server:?}: {rows:?}"));
+        assert_eq!(tool.0, server.tool());
+        match tool.1 {
+            ToolOutcome::Measured(figures) => {
+                assert!(figures.achieved_rate > 1_000.0, "{figures:?}");
+                assert_eq!(figures.p999.is_some(), tool.0 == Tool::Memaslap);
+            }
+            ToolOutcome::Failed { error } => panic!("{}: {error}", tool.0.name()),
+        }
+        let vernier: Vec<&Outcome> = rows
+            .iter()
+            .filter_map(|run| match run {
+                ToolRun::Vernier { measurement, .. } => Some(&measurement.outcome),
+                _ => None,
+            })
+            .collect();
+        assert!(vernier.len() >= 2, "{rows:?}");
+        for outcome in vernier {
+            assert!(matches!(outcome, Outcome::Measured(_)), "{outcome:?}");
+        }
+    }
+
+    // The markdown has every section, and the headline printed is the one in it.
     let text = std::fs::read_to_string(out.join("RESULTS.md")).unwrap();
     for section in [
         "## The machine",
@@ -32,46 +116,39 @@ fn the_quick_harness_writes_results_with_every_section_and_plot() {
         "## 2. Against other tools, same targets",
         "## 3. The methodology's own dynamics",
         "## Where vernier is off, and why",
-        "vernier validate --quick",
         "## Coverage of the confidence intervals",
-        "| M/M/1 ρ = 0.8 | p99 |",
     ] {
         assert!(text.contains(section), "{section} missing:\n{text}");
     }
-    // The headline on stdout is the one in the file.
     let headline = String::from_utf8_lossy(&result.stdout);
-    assert!(
-        headline.contains("| exponential (`exp:25us`) |"),
-        "{headline}"
+    assert_eq!(
+        headline.trim(),
+        vernier_workbench::validate::headline(&report).trim()
     );
     assert!(text.contains(headline.trim()), "{headline}");
-    // The model's p99 for M/M/1 at ρ = 0.5, E[S] = 25 µs: 50·ln(100) = 230 µs.
-    let model_p99: f64 = headline
-        .lines()
-        .find(|l| l.starts_with("| exponential"))
-        .and_then(|l| l.trim_end_matches(" |").rsplit("| ").next())
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap();
-    assert!((model_p99 - 230.3).abs() < 15.0, "{headline}");
-    // Every tool ran (tests/run.sh installs them), with a rate; vernier's rows say whether
-    // its gaps passed.
-    for tool in ["| memaslap |", "| redis-benchmark |", "| wrk |"] {
-        let row = text.lines().find(|l| l.contains(tool)).unwrap();
-        assert!(!row.contains("not installed"), "{row}");
-        let achieved: f64 = row.split('|').nth(4).unwrap().trim().parse().unwrap();
-        assert!(achieved > 1_000.0, "{row}");
-    }
-    assert_eq!(
-        text.lines()
-            .filter(|l| l.contains("| vernier |") && l.contains("yes by design"))
-            .count(),
-        text.lines().filter(|l| l.contains("| vernier |")).count()
+
+    // The plots: the accuracy figure (vernier report's for the 50% run depend on what that
+    // run recorded), each where the report says.
+    assert!(
+        report
+            .figures
+            .iter()
+            .any(|f| f == "accuracy-exponential.svg")
     );
-    // The plots: the accuracy figure, and vernier report's for the 50% run.
+    for figure in &report.figures {
+        assert!(out.join("results").join(figure).is_file(), "{figure}");
+    }
     let svg = std::fs::read_to_string(out.join("results/accuracy-exponential.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("p99 ideal model"));
-    assert!(text.contains("![accuracy-exponential.svg](results/accuracy-exponential.svg)"));
-    // Each experiment is a normal record.
-    let record = support::read_run(&runs.join("exponential-50pct-kernel"));
-    assert_eq!(record["status"], "finished");
+
+    // The coverage section's own JSON.
+    let coverage: Coverage =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results/coverage.json")).unwrap())
+            .unwrap();
+    let mm1 = coverage
+        .rows
+        .iter()
+        .find(|r| r.process == "M/M/1 ρ = 0.8" && r.p == 0.99)
+        .unwrap_or_else(|| panic!("{coverage:?}"));
+    assert!((0.0..=1.0).contains(&mm1.coverage), "{mm1:?}");
 }

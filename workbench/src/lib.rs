@@ -19,6 +19,7 @@ mod samples;
 pub mod scenario;
 pub mod session;
 pub mod tui;
+pub mod validate;
 
 pub use cli::{Cli, Command};
 pub use commands::run;

@@ -2,21 +2,57 @@
 //! percentile's CI holds the true value, on processes whose quantiles are known
 //! (`vernier_fixtures::coverage`), for the dependence-valid CI the methodology uses and for
 //! the iid order-statistic CI. Written into RESULTS.md between markers, so that it can be
-//! rerun alone without touching the rest.
+//! rerun alone without touching the rest, and as `results/coverage.json`.
 
 use std::fmt::Write as _;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
+use serde::Serialize;
 use vernier_fixtures::{CoverageConfig, CoverageRow, coverage};
 
+use super::write;
 use crate::error::Error;
 
 const BEGIN: &str = "<!-- coverage:begin (vernier validate --coverage) -->";
 const END: &str = "<!-- coverage:end -->";
 
+/// What the coverage harness found: its configuration, how long it took and a row per
+/// process and percentile.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CoverageReport {
+    /// The replications, processes and percentiles.
+    pub config: CoverageConfig,
+    /// Seconds the harness took.
+    pub took_s: f64,
+    /// Per process and percentile.
+    pub rows: Vec<CoverageRow>,
+}
+
+impl CoverageReport {
+    /// A line per row, as `vernier validate` prints them.
+    pub fn lines(&self) -> Vec<String> {
+        self.rows
+            .iter()
+            .map(|r| {
+                format!(
+                    "coverage {:<40} p{:<6} {:.3} (iid CI {:.3}) width {:.3} (iid {:.3}); misses: {} above, {} below the truth",
+                    r.process,
+                    percent(r.p),
+                    r.coverage,
+                    r.coverage_iid,
+                    r.mean_width,
+                    r.mean_width_iid,
+                    r.misses_above,
+                    r.misses_below,
+                )
+            })
+            .collect()
+    }
+}
+
 /// The replications of the full run and of `--quick`.
-pub(super) fn config(quick: bool, replications: Option<usize>) -> CoverageConfig {
+fn config(quick: bool, replications: Option<usize>) -> CoverageConfig {
     let base = CoverageConfig::default();
     CoverageConfig {
         replications: replications.unwrap_or(if quick { 40 } else { base.replications }),
@@ -28,15 +64,39 @@ pub(super) fn config(quick: bool, replications: Option<usize>) -> CoverageConfig
     }
 }
 
-/// Runs the harness and returns its rows and how long it took.
-pub(super) fn run(config: &CoverageConfig) -> (Vec<CoverageRow>, Duration) {
+/// Runs the harness, splices its section into `out`/RESULTS.md and writes
+/// `out`/results/coverage.json.
+pub(super) fn run(
+    out: &Path,
+    quick: bool,
+    replications: Option<usize>,
+) -> Result<CoverageReport, Error> {
+    let config = config(quick, replications);
+    eprintln!(
+        "vernier validate: coverage, {} replications of {} processes",
+        config.replications,
+        config.processes.len()
+    );
     let started = Instant::now();
-    let rows = coverage(config);
-    (rows, started.elapsed())
+    let rows = coverage(&config);
+    let report = CoverageReport {
+        config,
+        took_s: started.elapsed().as_secs_f64(),
+        rows,
+    };
+    let path = out.join("RESULTS.md");
+    splice(&path, &section(&report))?;
+    super::write_json(&out.join("results").join("coverage.json"), &report)?;
+    eprintln!(
+        "vernier validate: coverage written into {} in {:.0} s",
+        path.display(),
+        report.took_s
+    );
+    Ok(report)
 }
 
 /// "99.9" for 0.999: the percentile as a person writes it.
-pub(super) fn percent(p: f64) -> String {
+fn percent(p: f64) -> String {
     let s = format!("{:.3}", p * 100.0);
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
@@ -46,7 +106,8 @@ fn mark(coverage: f64, target: f64) -> &'static str {
 }
 
 /// The section's markdown.
-pub(super) fn section(config: &CoverageConfig, rows: &[CoverageRow], took: Duration) -> String {
+fn section(report: &CoverageReport) -> String {
+    let (config, rows) = (&report.config, &report.rows);
     let mut s = String::new();
     let se = rows
         .first()
@@ -67,7 +128,7 @@ pub(super) fn section(config: &CoverageConfig, rows: &[CoverageRow], took: Durat
          they were independent.\n",
         config.replications,
         config.seed,
-        took.as_secs_f64(),
+        report.took_s,
         config.samples,
         config.max_samples,
         config.confidence * 100.0,
@@ -124,7 +185,7 @@ pub(super) fn section(config: &CoverageConfig, rows: &[CoverageRow], took: Durat
 }
 
 /// Replaces the section in `path` (or appends it; creates the file when missing).
-pub(super) fn splice(path: &Path, section: &str) -> Result<(), Error> {
+fn splice(path: &Path, section: &str) -> Result<(), Error> {
     let old = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
@@ -147,10 +208,7 @@ pub(super) fn splice(path: &Path, section: &str) -> Result<(), Error> {
         _ if old.is_empty() => section.to_string(),
         _ => format!("{}\n{section}", old.trim_end()),
     };
-    std::fs::write(path, new).map_err(|source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    })
+    write(path, &new)
 }
 
 #[cfg(test)]

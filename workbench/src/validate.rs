@@ -1,0 +1,193 @@
+//! `vernier validate`: how close vernier comes to the truth on this machine, written up as
+//! `docs/RESULTS.md` with its plots, and as `results/validate.json` beside them.
+//!
+//! 1. Accuracy against the ideal model (Lancet's Figures 6 and 9): the synthetic server,
+//!    one pinned busy-polling worker, service fixed, exponential and bimodal (10% of
+//!    requests 10× longer), mean 25 µs, at 10% to 80% of its capacity; vernier's p50 and
+//!    p99 with their CIs beside the M/G/1 model's at the load vernier achieved, with
+//!    kernel timestamps, and at 50% with user-space ones too. The calibrated loopback
+//!    floor, measured in the same run, says how much of the difference is the stack.
+//! 2. Other tools on the same targets, interleaved with vernier: memcached (memaslap),
+//!    redis-server (redis-benchmark) and nginx (wrk), each at what it can be asked for.
+//! 3. The methodology's own dynamics (Figure 7): the sampling rate the independence test
+//!    settled on, and the samples a 10 µs p99 CI would need, for each point of part 1.
+//!
+//! Each experiment is a normal vernier run, recorded under `--runs`; what is reported is
+//! what those runs' results say. Every load goes to 127.0.0.1 and stops by itself.
+//!
+//! By concept: `experiments` (each experiment a typed [`Scenario`](crate::scenario::Scenario)
+//! and the limits they run under), `accuracy` (part 1), `tools` (part 2, a driver and an
+//! output parser per tool), `report` (the typed [`Report`]), `render` (the report as
+//! markdown) and `coverage` (the section `--coverage` reruns alone).
+
+mod accuracy;
+mod coverage;
+mod experiments;
+mod render;
+mod report;
+mod tools;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use vernier_agent::calibrate::CalibrateOptions;
+
+pub use coverage::CoverageReport;
+pub use experiments::Timestamps;
+pub use render::{headline, markdown};
+pub use report::{
+    AccuracyRow, CoreJitter, Floor, Latency, Measured, Measurement, Outcome, PrecisionRow, Report,
+    ToolFigures, ToolOutcome, ToolRow, ToolRun,
+};
+pub use tools::{OutputError, Server, Tool, ToolError};
+
+use crate::error::Error;
+use crate::record::Machine;
+
+/// What `vernier validate` is asked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    /// Where RESULTS.md and its plots and JSON (under results/) are written.
+    pub out: PathBuf,
+    /// Where the runs' records go (`None`: runs/DATE-validate).
+    pub runs: Option<PathBuf>,
+    /// The agent's core (and the other tools'), then the server's.
+    pub cpus: Vec<usize>,
+    /// One load per distribution and short limits: the harness end to end in a couple of
+    /// minutes; its figures are not evidence.
+    pub quick: bool,
+    /// Replications per process of the coverage section (`None`: 400; 40 with `quick`).
+    pub replications: Option<usize>,
+}
+
+/// Runs every experiment, writes RESULTS.md (the coverage section included), its plots and
+/// results/validate.json under `options.out`, and returns the report. Progress goes to
+/// stderr.
+pub fn run(options: &Options) -> Result<Report, Error> {
+    let started = Instant::now();
+    let cores = match options.cpus.as_slice() {
+        [a, s] if a != s => [*a, *s],
+        other => {
+            return Err(Error::Usage(format!(
+                "--cpus {other:?}: expected two different cores, as in 0,1"
+            )));
+        }
+    };
+    let [agent_cpu, server_cpu] = cores;
+    let runs = options.runs.clone().unwrap_or_else(|| {
+        crate::session::default_record_dir(if options.quick {
+            "validate-quick"
+        } else {
+            "validate"
+        })
+    });
+    let plots = options.out.join("results");
+    for dir in [&runs, &plots] {
+        std::fs::create_dir_all(dir).map_err(|source| Error::Io {
+            path: dir.clone(),
+            source,
+        })?;
+    }
+    let say = |text: &str| {
+        eprintln!(
+            "vernier validate [{:>4.0}s] {text}",
+            started.elapsed().as_secs_f64()
+        )
+    };
+
+    say(&format!(
+        "calibrating the loopback floor on cores {agent_cpu},{server_cpu}"
+    ));
+    let floor = vernier_agent::calibrate::run(&CalibrateOptions {
+        cpus: vec![agent_cpu, server_cpu],
+        round_trips: if options.quick { 20_000 } else { 100_000 },
+        jitter: Duration::from_millis(if options.quick { 200 } else { 1000 }),
+        ..CalibrateOptions::default()
+    })
+    .map_err(|e| Error::Failed(format!("calibrate: {e}")))?;
+
+    let part1 = accuracy::part1(&runs, cores, options.quick, &say)?;
+    let tools = tools::part2(&runs, cores, options.quick, &say)?;
+
+    let mut figures = accuracy::plots(&part1, &plots)?;
+    // vernier report's own plots of one run: the exponential point at 50%.
+    if let Some(row) = part1
+        .accuracy
+        .iter()
+        .find(|r| r.service == "exponential" && r.load == 0.5 && r.timestamps == Timestamps::Kernel)
+    {
+        match crate::report::run(&row.measurement.record, Some(&plots.join("exp-50pct"))) {
+            Ok(report) => figures.extend(
+                report
+                    .plots
+                    .iter()
+                    .filter_map(|p| Some(p.strip_prefix(&plots).ok()?.display().to_string())),
+            ),
+            Err(e) => say(&format!(
+                "vernier report's plots of the exponential run: {e}"
+            )),
+        }
+    }
+
+    let report = Report {
+        quick: options.quick,
+        took_s: started.elapsed().as_secs_f64(),
+        runs,
+        machine: Machine::this(),
+        agent_cpu,
+        server_cpu,
+        floor: report::Floor::of(&floor),
+        point_limit_s: accuracy::point_limit_s(options.quick),
+        accuracy: part1.accuracy,
+        precision: part1.precision,
+        tools,
+        figures,
+    };
+    let path = options.out.join("RESULTS.md");
+    write(&path, &markdown(&report))?;
+    write_json(&plots.join("validate.json"), &report)?;
+    let coverage = coverage::run(&options.out, options.quick, options.replications)?;
+    // The headline is the command's answer on stdout; the coverage rows go to stderr with
+    // the progress.
+    for line in coverage.lines() {
+        eprintln!("{line}");
+    }
+    say(&format!(
+        "wrote {} and {} plot(s) under {}",
+        path.display(),
+        report.figures.len(),
+        plots.display()
+    ));
+    Ok(report)
+}
+
+/// Only the coverage section: runs it, writes it into RESULTS.md in place of the previous
+/// one and as results/coverage.json, and returns it.
+pub fn coverage(options: &Options) -> Result<CoverageReport, Error> {
+    std::fs::create_dir_all(&options.out).map_err(|source| Error::Io {
+        path: options.out.clone(),
+        source,
+    })?;
+    coverage::run(&options.out, options.quick, options.replications)
+}
+
+fn write(path: &Path, text: &str) -> Result<(), Error> {
+    std::fs::write(path, text).map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// `value` as pretty JSON in `path`, its directory created if missing.
+fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), Error> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|source| Error::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+    }
+    let json = serde_json::to_string_pretty(value)
+        .map_err(|e| Error::Failed(format!("{}: cannot encode as JSON: {e}", path.display())))?;
+    write(path, &json)
+}

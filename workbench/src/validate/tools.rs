@@ -1,0 +1,420 @@
+//! Part 2: the same real servers under vernier and under the tool made for each (memcached
+//! and memaslap, redis-server and redis-benchmark, nginx and wrk), interleaved. Each tool
+//! has its driver (its arguments) and its output parser in a module of its own; running it
+//! pinned to the agent's core is shared.
+
+mod memaslap;
+mod redis_benchmark;
+mod wrk;
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::{Command, ExitStatus};
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error as ThisError;
+use vernier_fixtures::{ExternalError, ExternalServer, find_binary};
+use vernier_protocols::{KeyDist, KvWorkload, Protocol, SizeDist};
+
+use super::experiments::{self, CONNECTIONS, TOOL_RATES};
+use super::render;
+use super::report::{ToolFigures, ToolOutcome, ToolRow, ToolRun};
+use crate::error::Error;
+
+/// A real server of part 2, from the distribution.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Server {
+    /// memcached (text protocol).
+    #[serde(rename = "memcached")]
+    Memcached,
+    /// redis-server.
+    #[serde(rename = "redis-server")]
+    Redis,
+    /// nginx serving static files.
+    #[serde(rename = "nginx")]
+    Nginx,
+}
+
+impl Server {
+    /// Every server, in the report's order.
+    pub const ALL: [Server; 3] = [Server::Memcached, Server::Redis, Server::Nginx];
+
+    /// As tables name it (its program).
+    pub fn name(self) -> &'static str {
+        match self {
+            Server::Memcached => "memcached",
+            Server::Redis => "redis-server",
+            Server::Nginx => "nginx",
+        }
+    }
+
+    /// The tool made for it.
+    pub fn tool(self) -> Tool {
+        match self {
+            Server::Memcached => Tool::Memaslap,
+            Server::Redis => Tool::RedisBenchmark,
+            Server::Nginx => Tool::Wrk,
+        }
+    }
+
+    /// What vernier speaks to it.
+    pub(super) fn protocol(self) -> Protocol {
+        match self {
+            Server::Memcached => Protocol::Memcached,
+            Server::Redis => Protocol::Redis,
+            Server::Nginx => Protocol::Http,
+        }
+    }
+
+    /// What vernier asks of it: nginx serves the 1,000 files of 512 bytes [`Server::start`]
+    /// writes; the key-value stores get 10% sets.
+    pub(super) fn workload(self) -> KvWorkload {
+        let (keys, key_size, value_size, read_ratio) = match self {
+            Server::Nginx => (1000, 10, 512, 1.0),
+            Server::Memcached | Server::Redis => (10_000, 16, 64, 0.9),
+        };
+        KvWorkload {
+            keys,
+            key_size: SizeDist::fixed(key_size),
+            value_size: SizeDist::fixed(value_size),
+            read_ratio,
+            key_dist: KeyDist::Uniform,
+        }
+    }
+
+    /// Starts it on a free loopback port.
+    fn start(self) -> Result<ExternalServer, ExternalError> {
+        match self {
+            Server::Memcached => ExternalServer::memcached(),
+            Server::Redis => ExternalServer::redis(),
+            Server::Nginx => ExternalServer::nginx(
+                |www| {
+                    // vernier's keys (`GET /k000000000`...) and wrk's page.
+                    for i in 0..1000 {
+                        std::fs::write(www.join(format!("k{i:09}")), "x".repeat(512))?;
+                    }
+                    std::fs::write(www.join("index.html"), "x".repeat(512))
+                },
+                "",
+            ),
+        }
+    }
+}
+
+/// A closed-loop load generator of part 2. None can be asked for a rate: memaslap's `--tps`
+/// has no effect in Debian's build, redis-benchmark and wrk have no such option (wrk2 is not
+/// packaged), so each runs as fast as its connections go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Tool {
+    /// memaslap (libmemcached-tools).
+    Memaslap,
+    /// redis-benchmark (redis-tools).
+    RedisBenchmark,
+    /// wrk.
+    Wrk,
+}
+
+/// How long a tool runs: seconds for those that run for a time, requests for
+/// redis-benchmark, which runs for a count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Budget {
+    pub seconds: u64,
+    pub requests: u64,
+}
+
+impl Budget {
+    pub(super) fn new(quick: bool) -> Budget {
+        if quick {
+            Budget {
+                seconds: 2,
+                requests: 20_000,
+            }
+        } else {
+            Budget {
+                seconds: 5,
+                requests: 200_000,
+            }
+        }
+    }
+}
+
+impl Tool {
+    /// As tables name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Tool::Memaslap => "memaslap",
+            Tool::RedisBenchmark => "redis-benchmark",
+            Tool::Wrk => "wrk",
+        }
+    }
+
+    /// Its program (Debian installs memaslap as `memcaslap`) and the package that has it.
+    fn program(self) -> (&'static str, &'static str) {
+        match self {
+            Tool::Memaslap => ("memcaslap", "libmemcached-tools"),
+            Tool::RedisBenchmark => ("redis-benchmark", "redis-tools"),
+            Tool::Wrk => ("wrk", "wrk"),
+        }
+    }
+
+    /// Its arguments against `addr`.
+    fn args(self, addr: SocketAddr, budget: Budget) -> Vec<String> {
+        match self {
+            Tool::Memaslap => memaslap::args(addr, budget.seconds),
+            Tool::RedisBenchmark => redis_benchmark::args(addr, budget.requests),
+            Tool::Wrk => wrk::args(addr, budget.seconds),
+        }
+    }
+
+    /// Its figures from its whole standard output.
+    pub fn parse(self, output: &[u8]) -> Result<ToolFigures, OutputError> {
+        match self {
+            Tool::Memaslap => memaslap::parse(output),
+            Tool::RedisBenchmark => redis_benchmark::parse(output),
+            Tool::Wrk => wrk::parse(output),
+        }
+    }
+
+    /// Runs it against `addr` pinned to `cpu` (`taskset -c`), and reads its figures.
+    fn run(self, addr: SocketAddr, cpu: usize, budget: Budget) -> Result<ToolFigures, ToolError> {
+        let (program, package) = self.program();
+        let path = find_binary(program).ok_or(ToolError::NotInstalled { program, package })?;
+        let out = Command::new("taskset")
+            .arg("-c")
+            .arg(cpu.to_string())
+            .arg(path)
+            .args(self.args(addr, budget))
+            .output()
+            .map_err(|source| ToolError::Spawn { program, source })?;
+        if !out.status.success() {
+            return Err(ToolError::Failed {
+                program,
+                status: out.status,
+                stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            });
+        }
+        Ok(self.parse(&out.stdout)?)
+    }
+}
+
+impl std::fmt::Display for Tool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Why a tool gave no figures.
+#[derive(Debug, ThisError)]
+pub enum ToolError {
+    /// Its program is not on this host.
+    #[error("{program} is not installed (apt-get install {package})")]
+    NotInstalled {
+        /// The program.
+        program: &'static str,
+        /// The Debian package that has it.
+        package: &'static str,
+    },
+    /// It could not be started.
+    #[error("{program}: {source}")]
+    Spawn {
+        /// The program.
+        program: &'static str,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// It exited with an error.
+    #[error("{program} failed ({status}): {stderr}")]
+    Failed {
+        /// The program.
+        program: &'static str,
+        /// How it exited.
+        status: ExitStatus,
+        /// What it said.
+        stderr: String,
+    },
+    /// Its output was not what its parser knows.
+    #[error(transparent)]
+    Output(#[from] OutputError),
+}
+
+/// A tool's output that its parser cannot read: the tool, the line (1-based) when one is
+/// to blame, and what was wrong.
+#[derive(Debug, Clone, PartialEq, ThisError)]
+#[error("{tool}'s output{}: {what}", line.map(|l| format!(", line {l}")).unwrap_or_default())]
+pub struct OutputError {
+    /// The tool.
+    pub tool: Tool,
+    /// The line, 1-based.
+    pub line: Option<usize>,
+    /// What was wrong, quoting what was found.
+    pub what: String,
+}
+
+impl OutputError {
+    pub(super) fn new(tool: Tool, line: Option<usize>, what: impl Into<String>) -> OutputError {
+        OutputError {
+            tool,
+            line,
+            what: what.into(),
+        }
+    }
+}
+
+/// A tool's output as text, or an error naming the first byte that is not UTF-8.
+fn text(tool: Tool, output: &[u8]) -> Result<&str, OutputError> {
+    std::str::from_utf8(output).map_err(|e| {
+        OutputError::new(
+            tool,
+            None,
+            format!("not UTF-8 text (byte {})", e.valid_up_to()),
+        )
+    })
+}
+
+/// Part 2: every server under vernier at [`TOOL_RATES`], under its own tool, and under
+/// vernier at that tool's highest rate, one after another. A server or tool that cannot
+/// run is a row saying why.
+pub(super) fn part2(
+    runs: &Path,
+    [cpu, server_cpu]: [usize; 2],
+    quick: bool,
+    say: &dyn Fn(&str),
+) -> Result<Vec<ToolRow>, Error> {
+    let mut rows = Vec::new();
+    for server in Server::ALL {
+        let process = match server.start() {
+            Ok(p) => p,
+            Err(e) => {
+                say(&format!("{}: not measured: {e}", server.name()));
+                rows.push(ToolRow {
+                    target: server,
+                    run: ToolRun::NotStarted {
+                        error: e.to_string(),
+                    },
+                });
+                continue;
+            }
+        };
+        pin(&process, server, server_cpu, say);
+        let addr = process.addr();
+        let vernier = |rate: f64| -> Result<ToolRow, Error> {
+            let scenario = experiments::against(server, addr, cpu, rate, quick)?;
+            let measurement = experiments::measure(&scenario, runs);
+            say(&format!(
+                "{}, vernier at {rate:.0} req/s: {}",
+                server.name(),
+                render::summary(&measurement)
+            ));
+            Ok(ToolRow {
+                target: server,
+                run: ToolRun::Vernier { rate, measurement },
+            })
+        };
+        rows.push(vernier(TOOL_RATES[0])?);
+        let tool = server.tool();
+        let outcome = match tool.run(addr, cpu, Budget::new(quick)) {
+            Ok(figures) => ToolOutcome::Measured(figures),
+            Err(e) => ToolOutcome::Failed {
+                error: e.to_string(),
+            },
+        };
+        say(&format!(
+            "{}, {tool}: {}",
+            server.name(),
+            render::tool_summary(&outcome)
+        ));
+        let highest = match &outcome {
+            ToolOutcome::Measured(f) => Some(f.achieved_rate),
+            ToolOutcome::Failed { .. } => None,
+        };
+        rows.push(ToolRow {
+            target: server,
+            run: ToolRun::Other {
+                tool,
+                connections: CONNECTIONS,
+                outcome,
+            },
+        });
+        rows.push(vernier(TOOL_RATES[1])?);
+        if let Some(rate) = highest.filter(|r| *r > TOOL_RATES[1]) {
+            rows.push(vernier(rate.round())?);
+        }
+    }
+    Ok(rows)
+}
+
+/// Every thread of the server on its own core, away from the load generators.
+fn pin(process: &ExternalServer, server: Server, cpu: usize, say: &dyn Fn(&str)) {
+    let pinned = Command::new("taskset")
+        .args([
+            "-a",
+            "-p",
+            "-c",
+            &cpu.to_string(),
+            &process.pid().to_string(),
+        ])
+        .output();
+    if !pinned.as_ref().is_ok_and(|o| o.status.success()) {
+        say(&format!(
+            "{}: could not pin it to core {cpu} (taskset); it runs unpinned",
+            server.name()
+        ));
+    }
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+    use crate::validate::report::Latency;
+
+    /// Checks that `tool`'s parse of each output fails with its message.
+    pub(in crate::validate) fn errors(tool: Tool, cases: &[(&[u8], &str)]) {
+        for &(output, message) in cases {
+            let error = tool
+                .parse(output)
+                .map_or_else(|e| e.to_string(), |f| panic!("parsed {f:?}"));
+            assert_eq!(error, message, "{}", String::from_utf8_lossy(output));
+        }
+    }
+
+    /// The figures of a tool that reports p50 and p99 as values, no p99.9.
+    pub(in crate::validate) fn values(achieved_rate: f64, p50: f64, p99: f64) -> ToolFigures {
+        ToolFigures {
+            achieved_rate,
+            p50: Latency::Value { us: p50 },
+            p99: Latency::Value { us: p99 },
+            p999: None,
+        }
+    }
+
+    #[test]
+    fn errors_name_the_tool_the_line_and_what_was_wrong() {
+        let e = OutputError::new(Tool::Wrk, Some(7), "`99%` has no duration: `fast`");
+        assert_eq!(
+            e.to_string(),
+            "wrk's output, line 7: `99%` has no duration: `fast`"
+        );
+        errors(
+            Tool::RedisBenchmark,
+            &[(
+                b"\"GET\",\xff",
+                "redis-benchmark's output: not UTF-8 text (byte 6)",
+            )],
+        );
+        let missing = ToolError::NotInstalled {
+            program: "memcaslap",
+            package: "libmemcached-tools",
+        };
+        assert_eq!(
+            missing.to_string(),
+            "memcaslap is not installed (apt-get install libmemcached-tools)"
+        );
+    }
+
+    #[test]
+    fn each_server_has_its_tool() {
+        let tools: Vec<&str> = Server::ALL.iter().map(|s| s.tool().name()).collect();
+        assert_eq!(tools, ["memaslap", "redis-benchmark", "wrk"]);
+    }
+}
