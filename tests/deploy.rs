@@ -103,7 +103,10 @@ fn running(binary: &str) -> usize {
 #[test]
 fn agents_are_deployed_over_ssh_run_and_stopped() {
     if !nix::unistd::geteuid().is_root() {
-        eprintln!("deploy: SKIPPED: the test's sshd needs root (CI runs as root)");
+        support::did_not_run(
+            "agents_are_deployed_over_ssh_run_and_stopped",
+            "the test's sshd needs root (CI runs as root)",
+        );
         return;
     }
     let sshd = Sshd::start();

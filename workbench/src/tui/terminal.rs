@@ -283,6 +283,8 @@ pub fn replay_screen(
 }
 
 /// The app drawn into a `width`×`height` buffer, as lines of text.
+// A test backend draws into memory: neither call can fail.
+#[allow(clippy::expect_used)]
 pub fn screen(app: &App, width: u16, height: u16) -> String {
     let backend = ratatui::backend::TestBackend::new(width, height);
     let mut terminal = ratatui::Terminal::new(backend).expect("a test backend never fails");
