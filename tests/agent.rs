@@ -84,19 +84,35 @@ fn run(spec: LoadSpec, rate: f64, duration: Duration) -> Run {
     let _one = support::machine();
     let workers = spec.workers;
     let engine = Engine::start(spec).unwrap();
-    engine.set_sampling(1.0);
+    engine.set_sampling(1.0, 1);
     engine.set_load(rate, &InterArrival::Exp);
     std::thread::sleep(duration);
     engine.pause();
     std::thread::sleep(Duration::from_millis(300));
     let batches = engine.stop().unwrap();
-    // Each worker's last batch carries its final cumulative counters.
-    let mut last = vec![Counters::default(); workers];
+    // Each batch carries what its worker counted in its interval: they add up to the
+    // worker's cumulative counters, exactly (nothing counted twice or lost between them).
+    let mut per_worker = vec![Counters::default(); workers];
     for b in &batches {
-        last[b.worker as usize] = b.counters;
+        per_worker[b.worker as usize].accumulate(&b.counts);
+    }
+    assert_eq!(per_worker, engine.counters());
+    // Each worker's batches: the one it ended when the sampling came (generation 0, at
+    // once, so at most one more before it), then only the sampling asked (generation 1).
+    for w in 0..workers as u32 {
+        let generations: Vec<u64> = batches
+            .iter()
+            .filter(|b| b.worker == w)
+            .map(|b| b.generation)
+            .collect();
+        let before = generations.iter().take_while(|&&g| g == 0).count();
+        assert!(
+            before <= 2 && generations[before..].iter().all(|&g| g == 1),
+            "worker {w}: {generations:?}"
+        );
     }
     Run {
-        total: Counters::sum(&last),
+        total: Counters::sum(&per_worker),
         batches,
     }
 }
@@ -315,7 +331,10 @@ fn a_dead_target_is_reported_not_fatal() {
     server.stop().unwrap();
     std::thread::sleep(Duration::from_millis(300));
     let batches = engine.stop().unwrap();
-    let c = batches.last().unwrap().counters;
+    let mut c = Counters::default();
+    for b in &batches {
+        c.accumulate(&b.counts);
+    }
     assert_eq!(c.sent, c.received + c.failed + c.in_flight, "{c:?}");
     assert!(c.connect_failures > 0, "{c:?}");
     // Nothing listens any more: starting an engine against it fails clearly.
@@ -324,17 +343,103 @@ fn a_dead_target_is_reported_not_fatal() {
 }
 
 fn configure_request(target: SocketAddr) -> vernier_agent::wire::pb::ConfigureRequest {
-    vernier_agent::wire::pb::ConfigureRequest {
-        target: target.to_string(),
-        protocol: "synthetic".into(),
-        service: "exp:10us".into(),
-        workers: 1,
-        connections: 4,
+    let spec = LoadSpec {
         depth: 2,
-        timestamps: "kernel".into(),
         seed: 3,
-        ..Default::default()
+        ..spec(target, Protocol::Synthetic, synthetic("exp:10us"))
+    };
+    vernier_agent::wire::configure_request(&spec, &target.to_string(), Duration::ZERO)
+}
+
+#[test]
+fn a_load_spec_survives_the_wire_for_every_protocol_and_workload() {
+    use vernier_agent::wire::{configure_request, load_spec};
+    let target: SocketAddr = "127.0.0.1:11211".parse().unwrap();
+    let lease = Duration::from_secs(7);
+    for (protocol, workload) in [
+        (Protocol::Synthetic, synthetic("lognormal:20us:2")),
+        ("echo:64".parse().unwrap(), Workload::Echo),
+        (Protocol::Memcached, kv()),
+        ("memcached-binary:getk".parse().unwrap(), kv()),
+        (Protocol::Redis, kv()),
+        (Protocol::Http, kv()),
+    ] {
+        for (kind, timestamps, transport) in [
+            (AgentKind::Symmetric, TimestampMode::Kernel, Transport::Tcp),
+            (AgentKind::Throughput, TimestampMode::User, Transport::Udp),
+            (
+                AgentKind::Latency,
+                TimestampMode::Hardware {
+                    interface: "eth1".into(),
+                },
+                Transport::Tcp,
+            ),
+        ] {
+            let sent = LoadSpec {
+                kind,
+                timestamps,
+                transport,
+                cpus: vec![1, 3],
+                workers: 2,
+                ..spec(target, protocol, workload.clone())
+            };
+            let request = configure_request(&sent, "localhost:11211", lease);
+            let (back, back_lease) = load_spec(&request, target).unwrap();
+            assert_eq!(back, sent);
+            assert_eq!(back_lease, Some(lease));
+        }
     }
+    // A zipf key choice too.
+    let mut kv: KvWorkload = match kv() {
+        Workload::KeyValue(kv) => kv,
+        _ => unreachable!(),
+    };
+    kv.key_dist = vernier_protocols::KeyDist::Zipf { theta: 0.99 };
+    let sent = spec(target, Protocol::Redis, Workload::KeyValue(kv));
+    let request = configure_request(&sent, "x", lease);
+    assert_eq!(load_spec(&request, target).unwrap().0, sent);
+}
+
+#[test]
+fn a_configure_request_with_unknown_values_names_the_field() {
+    use vernier_agent::wire::{configure_request, load_spec, pb};
+    let target: SocketAddr = "127.0.0.1:1".parse().unwrap();
+    let good = configure_request(
+        &spec(target, Protocol::Synthetic, synthetic("exp:10us")),
+        "x",
+        Duration::ZERO,
+    );
+    let error = |r: &pb::ConfigureRequest| load_spec(r, target).unwrap_err().to_string();
+    let mut bad = good.clone();
+    bad.transport = 9;
+    assert_eq!(error(&bad), "transport: 9: unknown");
+    let mut bad = good.clone();
+    bad.kind = -1;
+    assert_eq!(error(&bad), "kind: -1: unknown");
+    let mut bad = good.clone();
+    bad.timestamps = 3;
+    assert_eq!(error(&bad), "timestamps: 3: unknown");
+    let mut bad = good.clone();
+    bad.protocol = None;
+    assert_eq!(error(&bad), "missing field protocol");
+    let mut bad = good.clone();
+    bad.workload = None;
+    assert_eq!(error(&bad), "missing field workload");
+    let mut bad = good.clone();
+    bad.protocol = Some(pb::ProtocolSpec {
+        kind: pb::protocol_spec::Kind::Echo.into(),
+        echo_len: 0,
+        getk: false,
+    });
+    assert!(
+        error(&bad).starts_with("protocol.echo_len: 0"),
+        "{}",
+        error(&bad)
+    );
+    let mut bad = good.clone();
+    bad.workload = Some(pb::configure_request::Workload::Service("exp:10".into()));
+    assert!(error(&bad).starts_with("service: "), "{}", error(&bad));
+    assert!(error(&bad).contains("exp:10"), "{}", error(&bad));
 }
 
 #[test]
@@ -374,7 +479,7 @@ fn the_agent_process_behind_its_control_plane() {
             .unwrap_err();
         assert_eq!(status.code(), tonic::Code::FailedPrecondition, "{status:?}");
 
-        client.start_measure(1.0).await.unwrap();
+        client.start_measure(1.0, 1).await.unwrap();
         client.start_load(4_000.0, "exp").await.unwrap();
         let mut stream = client.stream().await.unwrap();
         let mut samples = 0;
@@ -397,7 +502,8 @@ fn the_agent_process_behind_its_control_plane() {
             tonic::Code::FailedPrecondition
         );
         let mut bad = configure_request(server.local_addr());
-        bad.service = "exp:10".into();
+        bad.workload =
+            Some(vernier_agent::wire::pb::configure_request::Workload::Service("exp:10".into()));
         let status = client.configure(bad).await.unwrap_err();
         assert_eq!(status.code(), tonic::Code::InvalidArgument);
         assert!(status.message().contains("exp:10"), "{status:?}");
@@ -464,7 +570,7 @@ fn the_control_plane_survives_abuse_and_keeps_to_its_allowed_targets() {
     let status = rt.block_on(async {
         let mut client = AgentClient::connect(&agent.addr, "tok").await.unwrap();
         let mut huge = configure_request(server.local_addr());
-        huge.kv_workload_json = "x".repeat(2 * vernier_agent::control::MAX_MESSAGE_BYTES);
+        huge.target = "x".repeat(2 * vernier_agent::control::MAX_MESSAGE_BYTES);
         client.configure(huge).await.unwrap_err()
     });
     assert_eq!(status.code(), tonic::Code::OutOfRange, "{status:?}");

@@ -224,15 +224,21 @@ fn agent_free(addr: &str) -> Result<(), String> {
         let mut client = vernier_agent::client::AgentClient::connect(addr, TOKEN)
             .await
             .map_err(|e| e.to_string())?;
-        let request = vernier_agent::wire::pb::ConfigureRequest {
+        use vernier_agent::wire::pb;
+        let request = pb::ConfigureRequest {
             // Nothing listens there: the engine fails to connect, but only once the
             // agent has taken the request, which a held agent refuses first.
             target: "127.0.0.1:9".into(),
-            protocol: "echo".into(),
+            protocol: Some(pb::ProtocolSpec {
+                kind: pb::protocol_spec::Kind::Echo.into(),
+                echo_len: 8,
+                getk: false,
+            }),
+            workload: Some(pb::configure_request::Workload::Echo(pb::Empty {})),
             workers: 1,
             connections: 1,
             depth: 1,
-            timestamps: "user".into(),
+            timestamps: pb::Timestamps::User.into(),
             ..Default::default()
         };
         match client.configure(request).await {
@@ -244,7 +250,7 @@ fn agent_free(addr: &str) -> Result<(), String> {
 
 fn skip_unless_root(test: &str) -> bool {
     if !is_root() {
-        eprintln!("{test}: SKIPPED: network namespaces need root (CI runs as root)");
+        support::did_not_run(test, "network namespaces need root (CI runs as root)");
         return true;
     }
     false
@@ -252,7 +258,7 @@ fn skip_unless_root(test: &str) -> bool {
 
 #[test]
 fn three_agents_in_namespaces_share_the_load_and_each_fault_is_named() {
-    if skip_unless_root("faults") {
+    if skip_unless_root("three_agents_in_namespaces_share_the_load_and_each_fault_is_named") {
         return;
     }
     let _one = support::machine();

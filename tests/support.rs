@@ -232,3 +232,12 @@ pub fn tls_files(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf, std::pa
         dir.join("agent.key"),
     )
 }
+
+/// Says, where the person running the tests sees it, that `test` did not run and why: a
+/// test that cannot run here (not root) passes, and must not pass silently. libtest
+/// captures `eprintln!` of passing tests, not writes to the process's stderr.
+#[allow(dead_code)] // Not every test binary has tests that need root.
+pub fn did_not_run(test: &str, why: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "NOT RUN: {test}: {why}");
+}

@@ -162,7 +162,20 @@ impl AgentClient {
         request
     }
 
-    /// Configures the load and takes the session.
+    /// Configures the load `spec` against `target` (as the user wrote it: the agent
+    /// resolves it) with a session `lease`, and takes the session.
+    pub async fn configure_load(
+        &mut self,
+        spec: &crate::LoadSpec,
+        target: &str,
+        lease: std::time::Duration,
+    ) -> Result<pb::ConfigureReply, Status> {
+        self.configure(crate::wire::configure_request(spec, target, lease))
+            .await
+    }
+
+    /// Sends a Configure request as given (see [`AgentClient::configure_load`]) and takes
+    /// the session.
     pub async fn configure(
         &mut self,
         config: pb::ConfigureRequest,
@@ -215,12 +228,18 @@ impl AgentClient {
         self.inner.start_load(self.request(r)).await.map(|_| ())
     }
 
-    /// Sets the sampling rate.
-    pub async fn start_measure(&mut self, sampling_rate: f64) -> Result<(), Status> {
-        self.inner
-            .start_measure(self.request(pb::StartMeasureRequest { sampling_rate }))
-            .await
-            .map(|_| ())
+    /// Keeps every round(1/`sampling_rate`)-th request sent from now on, its batches
+    /// marked with `generation`.
+    pub async fn start_measure(
+        &mut self,
+        sampling_rate: f64,
+        generation: u64,
+    ) -> Result<(), Status> {
+        let r = pb::StartMeasureRequest {
+            sampling_rate,
+            generation,
+        };
+        self.inner.start_measure(self.request(r)).await.map(|_| ())
     }
 
     /// Stops generating load.

@@ -15,12 +15,11 @@ use tokio::sync::{Mutex, Notify, mpsc};
 use tokio_stream::Stream;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
-use vernier_protocols::{Dist, InterArrival, KvWorkload, Protocol};
+use vernier_protocols::InterArrival;
 
-use crate::config::{AgentKind, LoadSpec, Workload};
+use crate::config::LoadSpec;
 use crate::engine::Engine;
 use crate::measure::Counters;
-use crate::sys::{TimestampMode, Transport};
 use crate::wire::pb::{self, agent_server};
 
 /// The metadata key carrying the session id.
@@ -87,13 +86,9 @@ impl tonic::service::Interceptor for TokenCheck {
             .map(|v| v.as_bytes())
             .unwrap_or_default();
         let given = given.strip_prefix(b"Bearer ").unwrap_or_default();
-        // Compare in time independent of where the first difference is.
-        let same_len = given.len() == self.expected.len();
-        let diff = given
-            .iter()
-            .zip(self.expected.iter())
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b));
-        if same_len && diff == 0 && !given.is_empty() {
+        // In time independent of where the first difference is (the length is no secret).
+        let same = bool::from(subtle::ConstantTimeEq::ct_eq(given, &self.expected[..]));
+        if same && !given.is_empty() {
             Ok(request)
         } else {
             Err(Status::unauthenticated("missing or wrong bearer token"))
@@ -213,7 +208,9 @@ fn invalid(field: &str, e: impl std::fmt::Display) -> Status {
     Status::invalid_argument(format!("{field}: {e}"))
 }
 
-/// Turns a Configure request into a validated load description.
+/// Turns a Configure request into a validated load description and its lease: the
+/// target resolved here (the agent may see another network than the coordinator), every
+/// other field converted by [`crate::wire::load_spec`].
 pub fn load_spec(r: &pb::ConfigureRequest) -> Result<(LoadSpec, Duration), Status> {
     let target = r
         .target
@@ -221,80 +218,11 @@ pub fn load_spec(r: &pb::ConfigureRequest) -> Result<(LoadSpec, Duration), Statu
         .map_err(|e| invalid("target", format!("{:?}: {e}", r.target)))?
         .next()
         .ok_or_else(|| invalid("target", format!("{:?} resolves to no address", r.target)))?;
-    let transport = match r.transport.as_str() {
-        "" | "tcp" => Transport::Tcp,
-        "udp" => Transport::Udp,
-        other => {
-            return Err(invalid(
-                "transport",
-                format!("{other:?}: expected tcp or udp"),
-            ));
-        }
-    };
-    let protocol: Protocol = r.protocol.parse().map_err(|e| invalid("protocol", e))?;
-    let workload = match protocol {
-        Protocol::Synthetic => Workload::Synthetic {
-            service: r
-                .service
-                .parse::<Dist>()
-                .map_err(|e| invalid("service", e))?,
-        },
-        Protocol::Echo { .. } => Workload::Echo,
-        _ => Workload::KeyValue(
-            serde_json::from_str::<KvWorkload>(&r.kv_workload_json)
-                .map_err(|e| invalid("kv_workload_json", e))?,
-        ),
-    };
-    let kind = match r.kind.as_str() {
-        "" | "symmetric" => AgentKind::Symmetric,
-        "throughput" => AgentKind::Throughput,
-        "latency" => AgentKind::Latency,
-        other => {
-            return Err(invalid(
-                "kind",
-                format!("{other:?}: expected symmetric, throughput or latency"),
-            ));
-        }
-    };
-    let timestamps = match r.timestamps.as_str() {
-        "" | "kernel" => TimestampMode::Kernel,
-        "user" => TimestampMode::User,
-        "hw" => TimestampMode::Hardware {
-            interface: r.interface.clone(),
-        },
-        other => {
-            return Err(invalid(
-                "timestamps",
-                format!("{other:?}: expected hw, kernel or user"),
-            ));
-        }
-    };
-    let spec = LoadSpec {
-        target,
-        transport,
-        protocol,
-        workload,
-        workers: r.workers.max(1) as usize,
-        cpus: r.cpus.iter().map(|&c| c as usize).collect(),
-        connections: r.connections as usize,
-        depth: r.depth as usize,
-        kind,
-        timestamps,
-        seed: r.seed,
-        timeout: Duration::from_millis(if r.timeout_ms == 0 {
-            1000
-        } else {
-            r.timeout_ms
-        }),
-    };
+    let (spec, lease) =
+        crate::wire::load_spec(r, target).map_err(|e| Status::invalid_argument(e.to_string()))?;
     spec.validate()
         .map_err(|e| Status::invalid_argument(e.to_string()))?;
-    let lease = if r.lease_ms == 0 {
-        DEFAULT_LEASE
-    } else {
-        Duration::from_millis(r.lease_ms)
-    };
-    Ok((spec, lease))
+    Ok((spec, lease.unwrap_or(DEFAULT_LEASE)))
 }
 
 type BatchStream = Pin<Box<dyn Stream<Item = Result<pb::BatchMessage, Status>> + Send>>;
@@ -367,14 +295,17 @@ impl agent_server::Agent for AgentService {
         request: Request<pb::StartMeasureRequest>,
     ) -> Result<Response<pb::Ack>, Status> {
         let engine = self.engine(&request).await?;
-        let rate = request.get_ref().sampling_rate;
+        let pb::StartMeasureRequest {
+            sampling_rate: rate,
+            generation,
+        } = *request.get_ref();
         if !(0.0..=1.0).contains(&rate) {
             return Err(invalid(
                 "sampling_rate",
-                format!("{rate}: expected a probability in [0, 1]"),
+                format!("{rate}: expected a share in [0, 1]"),
             ));
         }
-        engine.set_sampling(rate);
+        engine.set_sampling(rate, generation);
         Ok(Response::new(pb::Ack {}))
     }
 
@@ -409,21 +340,22 @@ impl agent_server::Agent for AgentService {
         // The engine's batches arrive on a blocking channel: forward them from a thread.
         tokio::task::spawn_blocking(move || {
             use std::sync::atomic::Ordering;
+            // Each batch, once encoded, goes back to its worker for reuse.
+            let forward = |batch| {
+                let message = pb::BatchMessage::from(&batch);
+                engine.recycle(batch);
+                tx.blocking_send(Ok(message)).is_ok()
+            };
             while !closed.load(Ordering::Relaxed) {
                 if let Some(batch) = engine.next_batch(Duration::from_millis(50))
-                    && tx
-                        .blocking_send(Ok(pb::BatchMessage::from(&batch)))
-                        .is_err()
+                    && !forward(batch)
                 {
                     break;
                 }
             }
             // Batches reported while stopping still belong to the coordinator.
             for batch in engine.drain_batches() {
-                if tx
-                    .blocking_send(Ok(pb::BatchMessage::from(&batch)))
-                    .is_err()
-                {
+                if !forward(batch) {
                     break;
                 }
             }

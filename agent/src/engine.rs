@@ -8,7 +8,7 @@ mod conn;
 mod inflight;
 mod worker;
 
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -77,8 +77,9 @@ pub(crate) enum Command {
     },
     /// Stop generating (connections stay open; requests in flight are still measured).
     Pause,
-    /// Keep each completed request as a sample with this probability.
-    Sampling(f64),
+    /// Keep every round(1/rate)-th request sent from now on, in batches of this
+    /// generation (the worker first ends the batch of the previous one).
+    Sampling { rate: f64, generation: u64 },
     /// Report and exit.
     Stop,
 }
@@ -108,8 +109,18 @@ impl Epoch {
 
 struct WorkerHandle {
     commands: Sender<Command>,
+    /// Read batches going back to the worker for reuse.
+    spares: SyncSender<Batch>,
     thread: Option<JoinHandle<()>>,
 }
+
+/// Batches waiting to be read, per worker: a bounded channel's slots are allocated once
+/// (an unbounded one allocates a block every few dozen sends), and 4,096 batches are 80 s
+/// of a worker's reports, far more than a reader that is alive falls behind.
+const QUEUED_BATCHES: usize = 4096;
+/// Read batches a worker holds for reuse: a reader returns each batch soon after the next
+/// arrives, so a few cover the ones in transit.
+const SPARE_BATCHES: usize = 8;
 
 /// A running load generator. Shareable: every method takes `&self`.
 #[derive(Debug)]
@@ -141,7 +152,7 @@ impl Engine {
         };
         let spec = Arc::new(spec);
         let epoch = Epoch::now();
-        let (batch_tx, batches) = mpsc::channel();
+        let (batch_tx, batches) = mpsc::sync_channel(QUEUED_BATCHES * spec.workers);
         let counters = Arc::new(Mutex::new(vec![Counters::default(); spec.workers]));
         let (ready_tx, ready_rx) = mpsc::channel();
         let mut workers = Vec::with_capacity(spec.workers);
@@ -153,7 +164,9 @@ impl Engine {
             let conns = first_conn..first_conn + n;
             first_conn += n;
             let (cmd_tx, cmd_rx) = mpsc::channel();
+            let (spares_tx, spares_rx) = mpsc::sync_channel(SPARE_BATCHES);
             let setup = worker::Setup {
+                spares: spares_rx,
                 index: w as u32,
                 spec: Arc::clone(&spec),
                 conns,
@@ -174,6 +187,7 @@ impl Engine {
                 })?;
             workers.push(WorkerHandle {
                 commands: cmd_tx,
+                spares: spares_tx,
                 thread: Some(thread),
             });
         }
@@ -233,9 +247,24 @@ impl Engine {
         self.broadcast(Command::Pause);
     }
 
-    /// Keeps each completed request as a sample with probability `rate` (clamped to [0, 1]).
-    pub fn set_sampling(&self, rate: f64) {
-        self.broadcast(Command::Sampling(rate.clamp(0.0, 1.0)));
+    /// Keeps every round(1/`rate`)-th request sent from now on as a sample (`rate`
+    /// clamped to [0, 1]; 0 keeps none), and marks the batches kept so with `generation`:
+    /// a batch of that generation holds only requests sent after its worker applied it.
+    pub fn set_sampling(&self, rate: f64, generation: u64) {
+        self.broadcast(Command::Sampling {
+            rate: rate.clamp(0.0, 1.0),
+            generation,
+        });
+    }
+
+    /// Gives a read batch back to its worker, emptied, for its next report: the worker's
+    /// loop then allocates no buffer or histogram. Dropped when the worker holds enough.
+    pub fn recycle(&self, mut batch: Batch) {
+        batch.clear();
+        let workers = self.workers.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(w) = workers.get(batch.worker as usize) {
+            let _ = w.spares.try_send(batch);
+        }
     }
 
     /// The next batch from any worker, waiting at most `timeout`. One reader at a time.
@@ -256,7 +285,8 @@ impl Engine {
             .collect()
     }
 
-    /// Each worker's cumulative counters as of its last report (every ~20 ms).
+    /// Each worker's cumulative counters as of its last report (every ~20 ms): the sums of
+    /// its batches' counts.
     pub fn counters(&self) -> Vec<Counters> {
         self.counters
             .lock()
@@ -275,21 +305,29 @@ impl Engine {
     }
 
     /// Stops every worker (idempotent) and returns the batches not yet taken, the last of
-    /// each worker holding its final counters.
+    /// each worker holding what it counted since the one before.
     pub fn stop(&self) -> Result<Vec<Batch>, EngineError> {
-        self.shutdown()?;
-        Ok(self.drain_batches())
+        let mut left = Vec::new();
+        self.shutdown(&mut left)?;
+        left.extend(self.drain_batches());
+        Ok(left)
     }
 
-    fn shutdown(&self) -> Result<(), EngineError> {
+    /// Stops the workers, keeping the batches they report meanwhile in `left`: a worker
+    /// whose queue is full waits for room to send its last batch.
+    fn shutdown(&self, left: &mut Vec<Batch>) -> Result<(), EngineError> {
         self.broadcast(Command::Stop);
         let mut result = Ok(());
         let mut workers = self.workers.lock().unwrap_or_else(PoisonError::into_inner);
         for (i, w) in workers.iter_mut().enumerate() {
-            if let Some(t) = w.thread.take()
-                && t.join().is_err()
-            {
-                result = Err(EngineError::WorkerDied(i as u32));
+            if let Some(t) = w.thread.take() {
+                while !t.is_finished() {
+                    left.extend(self.drain_batches());
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                if t.join().is_err() {
+                    result = Err(EngineError::WorkerDied(i as u32));
+                }
             }
         }
         result
@@ -298,6 +336,6 @@ impl Engine {
 
 impl Drop for Engine {
     fn drop(&mut self) {
-        let _ = self.shutdown();
+        let _ = self.shutdown(&mut Vec::new());
     }
 }

@@ -5,8 +5,9 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
-/// One kept request. 24 bytes: a million kept samples cost 24 MB.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// One kept request. 24 bytes: a million kept samples cost 24 MB. Plain old data with no
+/// padding, so that a batch's samples go on the wire as their own bytes (little-endian).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C)]
 pub struct Sample {
     /// When it left, ns since the engine started (kernel TX time in kernel/hw modes).
@@ -54,8 +55,11 @@ pub enum Outcome {
     Error = 3,
 }
 
-/// Cumulative counts of one worker. Every request sent is, at any instant, exactly one of
-/// received, failed or in flight: `sent = received + failed + in_flight`.
+/// Counts of one worker: cumulative (from the start, as [`crate::Engine::counters`] gives
+/// them) or over one interval (as a [`Batch`] carries them: the totals counted in it, the
+/// gauges `in_flight` and `backlog` as at its end, `backlog_max` the most in it). Every
+/// request sent is, at any instant, exactly one of received, failed or in flight: from
+/// the start, `sent = received + failed + in_flight`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Counters {
     /// Requests handed to the socket.
@@ -86,13 +90,23 @@ pub struct Counters {
     pub backlog_max: u64,
     /// Requests answered whose kernel/NIC TX timestamp never came (not in the samples).
     pub tx_timestamps_missing: u64,
+    /// CPU time the worker thread used, ns (as of its last report): divided by `sent`,
+    /// what a request costs the agent.
+    pub cpu_ns: u64,
 }
 
-/// What one worker reports for one interval.
+/// What one worker reports for one interval. Batches go back to their worker through
+/// [`crate::Engine::recycle`] once read, so that the worker's loop allocates none.
 #[derive(Debug, Clone)]
 pub struct Batch {
     /// The worker.
     pub worker: u32,
+    /// The sampling generation in force over the whole interval (the one of the last
+    /// [`crate::Engine::set_sampling`] the worker applied, 0 before any): every sample and
+    /// gap in the batch was kept under it, from a request sent after the worker applied
+    /// it. A worker ends its batch when a new generation arrives, so a batch never mixes
+    /// two: the generation is the agent's acknowledgement of the change.
+    pub generation: u64,
     /// Since the engine started, at the end of the interval.
     pub elapsed: Duration,
     /// Samples kept in the interval.
@@ -106,9 +120,43 @@ pub struct Batch {
     pub intended: Histogram<u64>,
     /// Actual minus scheduled departure of every request sent in the interval, ns.
     pub send_lag: Histogram<u64>,
-    /// Cumulative counters at the end of the interval.
-    pub counters: Counters,
+    /// What was counted in the interval (totals as deltas, gauges at its end), like the
+    /// histograms: a batch stands on its own.
+    pub counts: Counters,
 }
+
+impl Batch {
+    /// An empty batch of `worker`, its buffers sized for an interval's samples.
+    pub(crate) fn empty(worker: u32) -> Batch {
+        Batch {
+            worker,
+            generation: 0,
+            elapsed: Duration::ZERO,
+            samples: Vec::with_capacity(SAMPLES_PER_BATCH),
+            interarrivals: Vec::with_capacity(GAPS_PER_BATCH),
+            latency: histogram(),
+            intended: histogram(),
+            send_lag: histogram(),
+            counts: Counters::default(),
+        }
+    }
+
+    /// Empties the batch for reuse, keeping its buffers' capacity.
+    pub(crate) fn clear(&mut self) {
+        self.samples.clear();
+        self.interarrivals.clear();
+        self.latency.reset();
+        self.intended.reset();
+        self.send_lag.reset();
+        self.counts = Counters::default();
+        self.generation = 0;
+    }
+}
+
+/// Samples a batch has room for before its buffer grows: 20 ms at 800,000 kept a second.
+const SAMPLES_PER_BATCH: usize = 1 << 14;
+/// Gaps likewise.
+const GAPS_PER_BATCH: usize = 1 << 12;
 
 /// A histogram of nanoseconds from 1 ns to 100 s at three significant digits: the shape of
 /// every latency, intended and send-lag histogram a [`Batch`] carries.

@@ -1,9 +1,18 @@
-//! The control plane's messages and their conversion from and to the engine's types.
+//! The control plane's messages and their conversion from and to the engine's types: the
+//! load (a [`LoadSpec`] as a typed Configure request, both ways) and the batches. The one
+//! place where either side spells a message.
+
+use std::net::SocketAddr;
+use std::num::NonZeroUsize;
+use std::time::Duration;
 
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
+use vernier_protocols::{Dist, KeyDist, KvWorkload, Protocol};
 
+use crate::config::{AgentKind, LoadSpec, Workload};
 use crate::measure::{Batch, Counters, Sample};
+use crate::sys::{TimestampMode, Transport};
 
 /// The generated gRPC types and services (from proto/agent.proto).
 #[allow(
@@ -18,7 +27,7 @@ pub mod pb {
 }
 
 /// Size of one sample on the wire.
-pub const SAMPLE_BYTES: usize = 24;
+pub const SAMPLE_BYTES: usize = std::mem::size_of::<Sample>();
 
 /// Why a message from the network could not be turned back into measurements.
 #[derive(Debug, thiserror::Error)]
@@ -37,39 +46,246 @@ pub enum WireError {
     /// A field that must be present was not.
     #[error("missing field {0}")]
     Missing(&'static str),
+    /// A field's value is not one this agent knows.
+    #[error("{field}: {message}")]
+    Field {
+        /// Which field.
+        field: &'static str,
+        /// What was wrong with its value.
+        message: String,
+    },
 }
 
-/// The counters' fields, listed once for the conversions both ways and the sum; the
-/// backlog high-water mark sums as a maximum, every other field as a total.
+fn field(field: &'static str, message: impl std::fmt::Display) -> WireError {
+    WireError::Field {
+        field,
+        message: message.to_string(),
+    }
+}
+
+/// The Configure request for `spec`: `target` as the user wrote it (the agent resolves it
+/// itself, as it may see another network), and the session's `lease`.
+pub fn configure_request(spec: &LoadSpec, target: &str, lease: Duration) -> pb::ConfigureRequest {
+    use pb::configure_request::Workload as W;
+    let workload = match &spec.workload {
+        Workload::Synthetic { service } => W::Service(service.to_string()),
+        Workload::KeyValue(kv) => W::KeyValue(pb::KvWorkload {
+            keys: kv.keys,
+            key_size: kv.key_size.to_string(),
+            value_size: kv.value_size.to_string(),
+            read_ratio: kv.read_ratio,
+            key_dist: Some(pb::KeyDist {
+                kind: Some(match kv.key_dist {
+                    KeyDist::Uniform => pb::key_dist::Kind::Uniform(pb::Empty {}),
+                    KeyDist::RoundRobin => pb::key_dist::Kind::RoundRobin(pb::Empty {}),
+                    KeyDist::Zipf { theta } => pb::key_dist::Kind::Zipf(theta),
+                }),
+            }),
+        }),
+        Workload::Echo => W::Echo(pb::Empty {}),
+    };
+    let interface = match &spec.timestamps {
+        TimestampMode::Hardware { interface } => interface.clone(),
+        _ => String::new(),
+    };
+    pb::ConfigureRequest {
+        target: target.to_string(),
+        transport: match spec.transport {
+            Transport::Tcp => pb::Transport::Tcp,
+            Transport::Udp => pb::Transport::Udp,
+        }
+        .into(),
+        protocol: Some(protocol_spec(spec.protocol)),
+        workload: Some(workload),
+        workers: spec.workers as u32,
+        cpus: spec.cpus.iter().map(|&c| c as u32).collect(),
+        connections: spec.connections as u32,
+        depth: spec.depth as u32,
+        kind: match spec.kind {
+            AgentKind::Symmetric => pb::AgentKind::Symmetric,
+            AgentKind::Throughput => pb::AgentKind::Throughput,
+            AgentKind::Latency => pb::AgentKind::Latency,
+        }
+        .into(),
+        timestamps: match spec.timestamps {
+            TimestampMode::Kernel => pb::Timestamps::Kernel,
+            TimestampMode::User => pb::Timestamps::User,
+            TimestampMode::Hardware { .. } => pb::Timestamps::Hardware,
+        }
+        .into(),
+        interface,
+        seed: spec.seed,
+        timeout_ms: spec.timeout.as_millis() as u64,
+        lease_ms: lease.as_millis() as u64,
+    }
+}
+
+fn protocol_spec(protocol: Protocol) -> pb::ProtocolSpec {
+    use pb::protocol_spec::Kind;
+    let (kind, echo_len, getk) = match protocol {
+        Protocol::Synthetic => (Kind::Synthetic, 0, false),
+        Protocol::Echo { len } => (Kind::Echo, len.get() as u32, false),
+        Protocol::Memcached => (Kind::Memcached, 0, false),
+        Protocol::MemcachedBinary { getk } => (Kind::MemcachedBinary, 0, getk),
+        Protocol::Redis => (Kind::Redis, 0, false),
+        Protocol::Http => (Kind::Http, 0, false),
+    };
+    pb::ProtocolSpec {
+        kind: kind.into(),
+        echo_len,
+        getk,
+    }
+}
+
+fn protocol(p: &pb::ProtocolSpec) -> Result<Protocol, WireError> {
+    use pb::protocol_spec::Kind;
+    let kind = Kind::try_from(p.kind).map_err(|_| {
+        field(
+            "protocol.kind",
+            format!("{}: not a protocol this agent speaks", p.kind),
+        )
+    })?;
+    Ok(match kind {
+        Kind::Synthetic => Protocol::Synthetic,
+        Kind::Echo => Protocol::Echo {
+            len: NonZeroUsize::new(p.echo_len as usize)
+                .ok_or_else(|| field("protocol.echo_len", "0: expected at least 1 byte"))?,
+        },
+        Kind::Memcached => Protocol::Memcached,
+        Kind::MemcachedBinary => Protocol::MemcachedBinary { getk: p.getk },
+        Kind::Redis => Protocol::Redis,
+        Kind::Http => Protocol::Http,
+    })
+}
+
+/// The load a Configure request asks for, against `target` (resolved by the caller), and
+/// its lease (`None`: the agent's default). Every value is checked by
+/// [`LoadSpec::validate`] afterwards.
+pub fn load_spec(
+    r: &pb::ConfigureRequest,
+    target: SocketAddr,
+) -> Result<(LoadSpec, Option<Duration>), WireError> {
+    use pb::configure_request::Workload as W;
+    let enum_value = |name: &'static str, value: i32| field(name, format!("{value}: unknown"));
+    let transport = match pb::Transport::try_from(r.transport)
+        .map_err(|_| enum_value("transport", r.transport))?
+    {
+        pb::Transport::Tcp => Transport::Tcp,
+        pb::Transport::Udp => Transport::Udp,
+    };
+    let protocol = protocol(r.protocol.as_ref().ok_or(WireError::Missing("protocol"))?)?;
+    let workload = match r.workload.as_ref().ok_or(WireError::Missing("workload"))? {
+        W::Service(service) => Workload::Synthetic {
+            service: service.parse::<Dist>().map_err(|e| field("service", e))?,
+        },
+        W::KeyValue(kv) => Workload::KeyValue(KvWorkload {
+            keys: kv.keys,
+            key_size: kv
+                .key_size
+                .parse()
+                .map_err(|e| field("key_value.key_size", e))?,
+            value_size: kv
+                .value_size
+                .parse()
+                .map_err(|e| field("key_value.value_size", e))?,
+            read_ratio: kv.read_ratio,
+            key_dist: match kv.key_dist.as_ref().and_then(|k| k.kind.as_ref()) {
+                None | Some(pb::key_dist::Kind::Uniform(_)) => KeyDist::Uniform,
+                Some(pb::key_dist::Kind::RoundRobin(_)) => KeyDist::RoundRobin,
+                Some(pb::key_dist::Kind::Zipf(theta)) => KeyDist::Zipf { theta: *theta },
+            },
+        }),
+        W::Echo(_) => Workload::Echo,
+    };
+    let kind = match pb::AgentKind::try_from(r.kind).map_err(|_| enum_value("kind", r.kind))? {
+        pb::AgentKind::Symmetric => AgentKind::Symmetric,
+        pb::AgentKind::Throughput => AgentKind::Throughput,
+        pb::AgentKind::Latency => AgentKind::Latency,
+    };
+    let timestamps = match pb::Timestamps::try_from(r.timestamps)
+        .map_err(|_| enum_value("timestamps", r.timestamps))?
+    {
+        pb::Timestamps::Kernel => TimestampMode::Kernel,
+        pb::Timestamps::User => TimestampMode::User,
+        pb::Timestamps::Hardware => TimestampMode::Hardware {
+            interface: r.interface.clone(),
+        },
+    };
+    let spec = LoadSpec {
+        target,
+        transport,
+        protocol,
+        workload,
+        workers: r.workers.max(1) as usize,
+        cpus: r.cpus.iter().map(|&c| c as usize).collect(),
+        connections: r.connections as usize,
+        depth: r.depth as usize,
+        kind,
+        timestamps,
+        seed: r.seed,
+        // A request unanswered for a second fails unless the coordinator says otherwise.
+        timeout: Duration::from_millis(if r.timeout_ms == 0 {
+            1000
+        } else {
+            r.timeout_ms
+        }),
+    };
+    let lease = (r.lease_ms > 0).then(|| Duration::from_millis(r.lease_ms));
+    Ok((spec, lease))
+}
+
+/// The counters' fields, listed once for the conversions both ways, the sum over workers
+/// and the interval arithmetic: totals count events, gauges (in flight, backlog) are a
+/// state at an instant, and the backlog's high-water mark is a maximum.
 macro_rules! counters {
-    (totals: $($total:ident),*; maxima: $($max:ident),*) => {
+    (totals: $($total:ident),*; gauges: $($gauge:ident),*; maxima: $($max:ident),*) => {
         impl From<Counters> for pb::Counters {
             fn from(c: Counters) -> Self {
-                pb::Counters { $($total: c.$total,)* $($max: c.$max,)* }
+                pb::Counters { $($total: c.$total,)* $($gauge: c.$gauge,)* $($max: c.$max,)* }
             }
         }
 
         impl From<pb::Counters> for Counters {
             fn from(c: pb::Counters) -> Self {
-                Counters { $($total: c.$total,)* $($max: c.$max,)* }
+                Counters { $($total: c.$total,)* $($gauge: c.$gauge,)* $($max: c.$max,)* }
             }
         }
 
         impl Counters {
-            /// Sums workers' counters (maxima for the backlog high-water mark).
+            /// Sums workers' counters at one instant (maxima for the backlog's mark).
             pub fn sum<'a>(all: impl IntoIterator<Item = &'a Counters>) -> Counters {
                 all.into_iter().fold(Counters::default(), |a, c| Counters {
                     $($total: a.$total + c.$total,)*
+                    $($gauge: a.$gauge + c.$gauge,)*
                     $($max: a.$max.max(c.$max),)*
                 })
+            }
+
+            /// What these cumulative counters counted since `earlier`: totals as
+            /// differences, gauges as now; the maxima are the caller's to track.
+            pub fn since(&self, earlier: &Counters) -> Counters {
+                Counters {
+                    $($total: self.$total.saturating_sub(earlier.$total),)*
+                    $($gauge: self.$gauge,)*
+                    $($max: self.$max,)*
+                }
+            }
+
+            /// Adds one interval's counts (a [`Batch`]'s) to cumulative ones: totals add
+            /// up, gauges become the interval's, maxima the larger.
+            pub fn accumulate(&mut self, interval: &Counters) {
+                $(self.$total += interval.$total;)*
+                $(self.$gauge = interval.$gauge;)*
+                $(self.$max = self.$max.max(interval.$max);)*
             }
         }
     };
 }
 
 counters!(
-    totals: sent, received, failed, in_flight, error_replies, timeouts, bytes_sent, bytes_received,
-        reconnects, connect_failures, parse_errors, backlog, tx_timestamps_missing;
+    totals: sent, received, failed, error_replies, timeouts, bytes_sent, bytes_received,
+        reconnects, connect_failures, parse_errors, tx_timestamps_missing, cpu_ns;
+    gauges: in_flight, backlog;
     maxima: backlog_max
 );
 
@@ -93,26 +309,22 @@ fn decode_histogram(field: &'static str, bytes: &[u8]) -> Result<Histogram<u64>,
         })
 }
 
+// The samples travel as their own bytes, which are little-endian only on such a host.
+#[cfg(target_endian = "big")]
+compile_error!("the agent's wire format assumes a little-endian host");
+
 impl From<&Batch> for pb::BatchMessage {
     fn from(b: &Batch) -> Self {
-        let mut samples = Vec::with_capacity(b.samples.len() * SAMPLE_BYTES);
-        for s in &b.samples {
-            samples.extend_from_slice(&s.departure_ns.to_le_bytes());
-            samples.extend_from_slice(&s.latency_ns.to_le_bytes());
-            samples.extend_from_slice(&s.queueing_ns.to_le_bytes());
-            samples.extend_from_slice(&s.conn.to_le_bytes());
-            samples.push(s.request);
-            samples.push(s.outcome);
-        }
         pb::BatchMessage {
             worker: b.worker,
+            generation: b.generation,
             elapsed_ns: b.elapsed.as_nanos() as u64,
-            samples,
+            samples: bytemuck::cast_slice::<Sample, u8>(&b.samples).to_vec(),
             interarrivals: b.interarrivals.clone(),
             latency: encode_histogram(&b.latency),
             intended: encode_histogram(&b.intended),
             send_lag: encode_histogram(&b.send_lag),
-            counters: Some(b.counters.into()),
+            counts: Some(b.counts.into()),
         }
     }
 }
@@ -124,41 +336,17 @@ impl TryFrom<pb::BatchMessage> for Batch {
         if !m.samples.len().is_multiple_of(SAMPLE_BYTES) {
             return Err(WireError::Samples(m.samples.len()));
         }
-        let samples = m
-            .samples
-            .chunks_exact(SAMPLE_BYTES)
-            .map(|r| {
-                let u64_at = |i: usize| {
-                    u64::from_le_bytes([
-                        r[i],
-                        r[i + 1],
-                        r[i + 2],
-                        r[i + 3],
-                        r[i + 4],
-                        r[i + 5],
-                        r[i + 6],
-                        r[i + 7],
-                    ])
-                };
-                Sample {
-                    departure_ns: u64_at(0),
-                    latency_ns: u64_at(8),
-                    queueing_ns: u32::from_le_bytes([r[16], r[17], r[18], r[19]]),
-                    conn: u16::from_le_bytes([r[20], r[21]]),
-                    request: r[22],
-                    outcome: r[23],
-                }
-            })
-            .collect();
         Ok(Batch {
             worker: m.worker,
+            generation: m.generation,
             elapsed: std::time::Duration::from_nanos(m.elapsed_ns),
-            samples,
+            // Copied into aligned storage: the message's bytes need not be.
+            samples: bytemuck::pod_collect_to_vec::<u8, Sample>(&m.samples),
             interarrivals: m.interarrivals,
             latency: decode_histogram("latency", &m.latency)?,
             intended: decode_histogram("intended", &m.intended)?,
             send_lag: decode_histogram("send_lag", &m.send_lag)?,
-            counters: m.counters.ok_or(WireError::Missing("counters"))?.into(),
+            counts: m.counts.ok_or(WireError::Missing("counts"))?.into(),
         })
     }
 }
@@ -186,7 +374,8 @@ mod tests {
             latency,
             intended: crate::measure::histogram(),
             send_lag: crate::measure::histogram(),
-            counters: Counters {
+            generation: 7,
+            counts: Counters {
                 sent: 5,
                 received: 4,
                 in_flight: 1,
@@ -196,7 +385,8 @@ mod tests {
         let back = Batch::try_from(pb::BatchMessage::from(&batch)).unwrap();
         assert_eq!(back.samples, batch.samples);
         assert_eq!(back.interarrivals, batch.interarrivals);
-        assert_eq!(back.counters, batch.counters);
+        assert_eq!(back.counts, batch.counts);
+        assert_eq!(back.generation, 7);
         assert_eq!(back.latency.len(), 1);
         assert_eq!(
             back.latency.value_at_quantile(0.5),
@@ -213,7 +403,7 @@ mod tests {
         assert!(matches!(Batch::try_from(m), Err(WireError::Samples(25))));
         let m = pb::BatchMessage {
             latency: vec![1, 2, 3],
-            counters: Some(Default::default()),
+            counts: Some(Default::default()),
             ..Default::default()
         };
         assert!(matches!(

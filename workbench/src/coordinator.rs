@@ -182,8 +182,14 @@ pub enum Action {
         /// req/s over all agents.
         rate: f64,
     },
-    /// Keep this share of requests as samples.
-    Sampling(f64),
+    /// Keep this share of the requests sent from now on as samples, in batches marked with
+    /// `generation`: the agents' acknowledgement that they apply it.
+    Sampling {
+        /// The share kept (every round(1/rate)-th request).
+        rate: f64,
+        /// The coordinator's name for this sampling, unique over the run.
+        generation: u64,
+    },
     /// Stop generating.
     Pause,
     /// The run is over: stop the agents.
@@ -197,6 +203,23 @@ pub struct Decision {
     pub actions: Vec<Action>,
     /// For the displays and the record, in order.
     pub events: Vec<Event>,
+    /// The batch the input carried, once read, with the round it was counted in: for the
+    /// record, and then back to its agent for reuse.
+    pub taken: Option<Taken>,
+}
+
+/// A batch the coordinator has read, handed back with what it decided about it.
+#[derive(Debug, Clone)]
+pub struct Taken {
+    /// The load point it arrived in (the record's `point` column).
+    pub point: usize,
+    /// The measurement round its samples were counted in, 0 for none (the record's
+    /// `round` column): a batch is one sampling generation, so all its samples share it.
+    pub round: u32,
+    /// The agent it came from.
+    pub agent: usize,
+    /// The batch itself.
+    pub batch: Batch,
 }
 
 /// The search for the highest load meeting an SLO: doubling from `from` until a load
@@ -291,7 +314,15 @@ impl Coordinator {
             return out;
         };
         match input {
-            Input::Batch { agent, batch } => point.batch(at, agent, &batch, &mut out),
+            Input::Batch { agent, batch } => {
+                let round = point.batch(at, agent, &batch, &mut out);
+                out.taken = Some(Taken {
+                    point: self.results.len(),
+                    round,
+                    agent,
+                    batch,
+                });
+            }
             Input::Tick => point.tick(at, &mut out),
             Input::Host(reports) => point.add_host(&reports),
             Input::Command(command) => {
@@ -410,14 +441,6 @@ impl Coordinator {
             self.results.len(),
             self.point.as_ref().map_or(0, |p| p.round()),
         )
-    }
-
-    /// The measurement round a sample of `agent` sent at `departure_ns` (on the agent's
-    /// clock) belongs to, 0 if it is not part of one: the record's `round` column.
-    pub fn round_of(&self, agent: usize, departure_ns: u64) -> u32 {
-        self.point
-            .as_ref()
-            .map_or(0, |p| p.round_of(agent, departure_ns))
     }
 
     /// The finished points' results, in order.

@@ -197,7 +197,8 @@ impl Recorder {
         &self.dir
     }
 
-    /// Buffers samples that all belong to one round.
+    /// Buffers samples that all belong to one round (the coordinator's decision on their
+    /// batch: see `coordinator::Taken`).
     pub fn samples(
         &mut self,
         point: usize,
@@ -209,26 +210,6 @@ impl Recorder {
         for s in samples {
             self.columns
                 .push(point as u32, round, agent as u32, worker, s);
-        }
-    }
-
-    /// Buffers one agent's batch of samples, each with the measurement round `round` gives
-    /// it (from its departure time).
-    pub fn batch(
-        &mut self,
-        point: usize,
-        agent: usize,
-        batch: &vernier_agent::Batch,
-        round: impl Fn(u64) -> u32,
-    ) {
-        for s in &batch.samples {
-            self.columns.push(
-                point as u32,
-                round(s.departure_ns),
-                agent as u32,
-                batch.worker,
-                s,
-            );
         }
     }
 

@@ -11,13 +11,12 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 use vernier_agent::client::{AgentClient, ClientTls};
-use vernier_agent::sys::TimestampMode;
 use vernier_agent::wire::pb;
-use vernier_agent::{AgentKind, Batch, DEFAULT_PERIOD, Engine, HostProbe, LoadSpec, Workload};
+use vernier_agent::{Batch, DEFAULT_PERIOD, Engine, HostProbe};
 use vernier_protocols::InterArrival;
 
 use crate::coordinator::{
-    Action, Coordinator, Event, Input, PointConfig, PointResult, UserCommand, Verdict,
+    Action, Coordinator, Event, Input, PointConfig, PointResult, Taken, UserCommand, Verdict,
 };
 use crate::error::Error;
 use crate::record::{Machine, Recorder, RunRecord};
@@ -112,7 +111,7 @@ impl Link {
             Link::Local { engine, .. } => {
                 match action {
                     Action::Load { rate } => engine.set_load(rate * share, interarrival),
-                    Action::Sampling(r) => engine.set_sampling(r),
+                    Action::Sampling { rate, generation } => engine.set_sampling(rate, generation),
                     Action::Pause => engine.pause(),
                     Action::Finished => {}
                 }
@@ -127,7 +126,9 @@ impl Link {
                                 .start_load(rate * share, &interarrival.to_string())
                                 .await
                         }
-                        Action::Sampling(r) => client.start_measure(r).await,
+                        Action::Sampling { rate, generation } => {
+                            client.start_measure(rate, generation).await
+                        }
                         Action::Pause => client.pause().await,
                         Action::Finished => Ok(()),
                     }
@@ -175,40 +176,6 @@ impl Link {
                 }
             }
         }
-    }
-}
-
-fn configure_request(spec: &LoadSpec, target: &str) -> pb::ConfigureRequest {
-    let (service, kv) = match &spec.workload {
-        Workload::Synthetic { service } => (service.to_string(), String::new()),
-        Workload::KeyValue(kv) => (String::new(), serde_json::to_string(kv).unwrap_or_default()),
-        Workload::Echo => (String::new(), String::new()),
-    };
-    let interface = match &spec.timestamps {
-        TimestampMode::Hardware { interface } => interface.clone(),
-        _ => String::new(),
-    };
-    pb::ConfigureRequest {
-        target: target.to_string(),
-        transport: spec.transport.to_string(),
-        protocol: spec.protocol.to_string(),
-        service,
-        kv_workload_json: kv,
-        workers: spec.workers as u32,
-        cpus: spec.cpus.iter().map(|&c| c as u32).collect(),
-        connections: spec.connections as u32,
-        depth: spec.depth as u32,
-        kind: match spec.kind {
-            AgentKind::Symmetric => "symmetric",
-            AgentKind::Throughput => "throughput",
-            AgentKind::Latency => "latency",
-        }
-        .into(),
-        timestamps: spec.timestamps.name().into(),
-        interface,
-        seed: spec.seed,
-        timeout_ms: spec.timeout.as_millis() as u64,
-        lease_ms: LEASE.as_millis() as u64,
     }
 }
 
@@ -377,7 +344,7 @@ async fn start_remote(
         resolve(target_text).unwrap_or(SocketAddr::from(([127, 0, 0, 1], 0))),
     );
     let reply = client
-        .configure(configure_request(&spec, target_text))
+        .configure_load(&spec, target_text, LEASE)
         .await
         .map_err(|s| failed(s.message()))?;
     let stream = client.stream().await.map_err(|s| failed(s.message()))?;
@@ -656,11 +623,7 @@ pub async fn run(
         } else {
             tokio::select! {
                 message = rx.recv() => match message {
-                    Some(Message::Batch(agent, batch)) => {
-                        let (point, _) = coordinator.position();
-                        recorder.batch(point, agent, &batch, |departure| coordinator.round_of(agent, departure));
-                        Input::Batch { agent, batch }
-                    }
+                    Some(Message::Batch(agent, batch)) => Input::Batch { agent, batch },
                     Some(Message::Lost(agent, detail)) => Input::AgentLost { agent, detail },
                     None => Input::AgentLost { agent: 0, detail: "every agent's stream ended".into() },
                 },
@@ -684,6 +647,20 @@ pub async fn run(
             link.close();
         }
         decision = coordinator.step(at(), input);
+        // The record takes the batch's samples with the round the coordinator counted
+        // them in; then the batch goes back to its agent's workers for reuse.
+        if let Some(taken) = decision.taken.take() {
+            let Taken {
+                point,
+                round,
+                agent,
+                batch,
+            } = taken;
+            recorder.samples(point, round, agent, batch.worker, &batch.samples);
+            if let Some(Link::Local { engine, .. }) = links.get(agent) {
+                engine.recycle(batch);
+            }
+        }
         if let Err(e) = recorder.tick() {
             // The measurement goes on; the record's trouble is reported at the end.
             record_error.get_or_insert(e.to_string());

@@ -13,7 +13,7 @@
 use std::collections::VecDeque;
 use std::io;
 use std::sync::Arc;
-use std::sync::mpsc::{Receiver, Sender, TryRecvError};
+use std::sync::mpsc::{Receiver, Sender, SyncSender, TryRecvError, TrySendError};
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
@@ -76,7 +76,8 @@ pub(super) struct Setup {
     pub(super) keys: Option<Arc<KeySpace>>,
     pub(super) epoch: Epoch,
     pub(super) commands: Receiver<Command>,
-    pub(super) batches: Sender<Batch>,
+    pub(super) batches: SyncSender<Batch>,
+    pub(super) spares: Receiver<Batch>,
     pub(super) ready: Sender<Result<(), EngineError>>,
     pub(super) counters: Arc<std::sync::Mutex<Vec<Counters>>>,
 }
@@ -151,8 +152,19 @@ struct Worker {
     sampling: f64,
     /// Keep every this-many-th request ...
     sample_every: u64,
-    /// ... starting here.
+    /// ... starting here ...
     sample_phase: u64,
+    /// ... from this request on (the first sent under the current generation).
+    sample_from: u64,
+    /// The sampling generation the current batch is kept under.
+    generation: u64,
+    /// Read batches given back for reuse (see `take_batch`).
+    spares: Receiver<Batch>,
+    /// A batch the reader had no room for yet: sent before any other.
+    unsent: Option<Batch>,
+    /// The counters as of the last batch sent, and the backlog's mark since.
+    reported: Counters,
+    backlog_max_since: u64,
     // Measurements of the current interval.
     samples: Vec<Sample>,
     interarrivals: Vec<u64>,
@@ -173,11 +185,12 @@ pub(super) fn run(setup: Setup) {
         epoch,
         commands,
         batches,
+        spares,
         ready,
         counters,
     } = setup;
     let pinned = !spec.cpus.is_empty();
-    let mut worker = match Worker::new(index, spec, conns, keys, epoch) {
+    let mut worker = match Worker::new(index, spec, conns, keys, epoch, spares) {
         Ok(w) => w,
         Err(e) => {
             let _ = ready.send(Err(e));
@@ -211,6 +224,7 @@ impl Worker {
         conn_ids: std::ops::Range<usize>,
         keys: Option<Arc<KeySpace>>,
         epoch: Epoch,
+        spares: Receiver<Batch>,
     ) -> Result<Worker, EngineError> {
         if let Some(&cpu) = spec.cpus.get(index as usize) {
             pin_current_thread(cpu).map_err(|source| EngineError::Pin {
@@ -276,6 +290,12 @@ impl Worker {
             },
             sample_every: 1,
             sample_phase: 0,
+            sample_from: 0,
+            generation: 0,
+            spares,
+            unsent: None,
+            reported: Counters::default(),
+            backlog_max_since: 0,
             samples: Vec::with_capacity(1 << 14),
             interarrivals: Vec::with_capacity(1 << 12),
             latency: histogram(),
@@ -352,7 +372,7 @@ impl Worker {
     fn run(
         &mut self,
         commands: &Receiver<Command>,
-        batches: &Sender<Batch>,
+        batches: &SyncSender<Batch>,
         shared: &std::sync::Mutex<Vec<Counters>>,
     ) {
         let index = self.index as usize;
@@ -370,6 +390,19 @@ impl Worker {
         loop {
             match commands.try_recv() {
                 Ok(Command::Stop) | Err(TryRecvError::Disconnected) => break,
+                Ok(command @ Command::Sampling { .. }) => {
+                    // The batch so far belongs to the old generation: it goes first, even
+                    // if that means waiting for room (a reader 80 s behind), so that no
+                    // batch mixes two generations. The counters published are the ones
+                    // the batches add up to, so after the batch is taken.
+                    let sent = self.unsent.take().is_none_or(|u| batches.send(u).is_ok());
+                    let batch = self.take_batch();
+                    publish(self.counters);
+                    if !sent || batches.send(batch).is_err() {
+                        return;
+                    }
+                    self.apply(command);
+                }
                 Ok(command) => self.apply(command),
                 Err(TryRecvError::Empty) => {}
             }
@@ -403,19 +436,51 @@ impl Worker {
                 next_housekeeping = now + HOUSEKEEPING_EVERY.as_nanos() as u64;
             }
             if now >= next_report {
+                let reader = self.report(batches);
                 publish(self.counters);
-                if batches.send(self.take_batch()).is_err() {
+                if !reader {
                     return;
                 }
                 next_report = now + REPORT_EVERY.as_nanos() as u64;
             }
         }
-        // Final report: whatever is still in flight stays counted as such.
+        // Final report: whatever is still in flight stays counted as such. The engine
+        // reads batches while it waits for its workers, so these blocking sends end.
+        if let Some(unsent) = self.unsent.take() {
+            let _ = batches.send(unsent);
+        }
+        let last = self.take_batch();
         publish(self.counters);
-        let _ = batches.send(self.take_batch());
+        let _ = batches.send(last);
     }
 
-    fn set_sampling(&mut self, rate: f64) {
+    /// Sends the interval's batch without waiting. When the reader's queue is full, the
+    /// batch waits in `unsent` and the next ones extend the current interval until it is
+    /// sent: nothing is lost. False when the reader is gone.
+    fn report(&mut self, batches: &SyncSender<Batch>) -> bool {
+        if let Some(unsent) = self.unsent.take() {
+            match batches.try_send(unsent) {
+                Ok(()) => {}
+                Err(TrySendError::Full(unsent)) => {
+                    self.unsent = Some(unsent);
+                    return true;
+                }
+                Err(TrySendError::Disconnected(_)) => return false,
+            }
+        }
+        match batches.try_send(self.take_batch()) {
+            Ok(()) => true,
+            Err(TrySendError::Full(batch)) => {
+                self.unsent = Some(batch);
+                true
+            }
+            Err(TrySendError::Disconnected(_)) => false,
+        }
+    }
+
+    fn set_sampling(&mut self, rate: f64, generation: u64) {
+        self.generation = generation;
+        self.sample_from = self.seq;
         self.sampling = rate;
         self.sample_every = if rate > 0.0 {
             (1.0 / rate).round().max(1.0) as u64
@@ -470,10 +535,13 @@ impl Worker {
                 self.backlog.clear();
                 self.counters.backlog = 0;
             }
-            Command::Sampling(rate) => {
-                if self.spec.kind != AgentKind::Throughput {
-                    self.set_sampling(rate);
-                }
+            Command::Sampling { rate, generation } => {
+                let rate = if self.spec.kind == AgentKind::Throughput {
+                    0.0
+                } else {
+                    rate
+                };
+                self.set_sampling(rate, generation);
             }
             Command::Stop => {}
         }
@@ -517,6 +585,7 @@ impl Worker {
         };
         self.counters.backlog = waiting;
         self.counters.backlog_max = self.counters.backlog_max.max(waiting);
+        self.backlog_max_since = self.backlog_max_since.max(waiting);
     }
 
     /// The next connection, round-robin, with room for another request.
@@ -716,6 +785,7 @@ impl Worker {
     #[inline]
     fn keep(&self, seq: u64) -> bool {
         self.sampling > 0.0
+            && seq >= self.sample_from
             && (self.sample_every <= 1
                 || (seq + self.sample_phase).is_multiple_of(self.sample_every))
     }
@@ -819,19 +889,34 @@ impl Worker {
         }
     }
 
+    /// The interval's batch, its buffers swapped for a spare's (a read batch the engine
+    /// gave back, emptied): after the first few reports the worker allocates none.
     fn take_batch(&mut self) -> Batch {
-        // Hand the filled histogram over and start an empty one of the same shape, rather
-        // than copying its ~440 KB of counts and then zeroing them.
-        let take_hist = |h: &mut Histogram<u64>| std::mem::replace(h, Histogram::new_from(h));
-        Batch {
-            worker: self.index,
-            elapsed: self.epoch.mono.elapsed(),
-            samples: std::mem::replace(&mut self.samples, Vec::with_capacity(1 << 14)),
-            interarrivals: std::mem::replace(&mut self.interarrivals, Vec::with_capacity(1 << 12)),
-            latency: take_hist(&mut self.latency),
-            intended: take_hist(&mut self.intended),
-            send_lag: take_hist(&mut self.send_lag),
-            counters: self.counters,
-        }
+        let mut batch = self
+            .spares
+            .try_recv()
+            .unwrap_or_else(|_| Batch::empty(self.index));
+        std::mem::swap(&mut batch.samples, &mut self.samples);
+        std::mem::swap(&mut batch.interarrivals, &mut self.interarrivals);
+        std::mem::swap(&mut batch.latency, &mut self.latency);
+        std::mem::swap(&mut batch.intended, &mut self.intended);
+        std::mem::swap(&mut batch.send_lag, &mut self.send_lag);
+        self.counters.cpu_ns = thread_cpu_ns();
+        let mut counts = self.counters.since(&self.reported);
+        counts.backlog_max = self.backlog_max_since.max(self.counters.backlog);
+        self.backlog_max_since = self.counters.backlog;
+        self.reported = self.counters;
+        batch.worker = self.index;
+        batch.generation = self.generation;
+        batch.elapsed = self.epoch.mono.elapsed();
+        batch.counts = counts;
+        batch
     }
+}
+
+/// The calling thread's CPU time, ns (0 if the clock cannot be read).
+fn thread_cpu_ns() -> u64 {
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID)
+        .map(|t| Duration::from(t).as_nanos() as u64)
+        .unwrap_or(0)
 }

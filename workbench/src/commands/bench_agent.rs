@@ -54,6 +54,11 @@ pub struct BenchAgentArgs {
     /// How long each precision run lasts.
     #[arg(long, default_value = "5s", value_parser = crate::cli::duration_arg)]
     pub precision_duration: Duration,
+    /// Do not give read batches back to the worker, which then allocates fresh buffers
+    /// and histograms for every report (about 1.7 MB, 50 times a second), as it did
+    /// before they came back: to measure what reuse saves.
+    #[arg(long)]
+    pub no_recycle: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -70,6 +75,8 @@ struct CapacityPoint {
     latency_p99_us: f64,
     backlog_max: u64,
     failed: u64,
+    /// The worker thread's CPU time per request sent, ns: what a request costs the agent.
+    cpu_per_request_ns: f64,
 }
 
 #[derive(Debug, Serialize)]
@@ -88,6 +95,8 @@ struct Report {
     loopback_floor_p50_us: f64,
     precision: Vec<PrecisionPoint>,
     sample_bytes: usize,
+    /// Whether read batches went back to the worker for reuse.
+    recycled: bool,
 }
 
 /// The interval's batches, merged.
@@ -98,34 +107,48 @@ struct Window {
     interarrivals: Vec<f64>,
 }
 
-fn measure(engine: &Engine, warmup: Duration, duration: Duration, sampling: f64) -> Window {
-    engine.set_sampling(0.0);
-    std::thread::sleep(warmup);
-    let start: Counters = Counters::sum(&engine.counters());
-    engine.drain_batches();
-    engine.set_sampling(sampling);
+/// Measures `duration` after `warmup`, keeping `sampling` of the requests: the batches of
+/// the measuring generation (the worker's acknowledgement), merged; each read batch goes
+/// back to the worker unless `recycle` is off.
+fn measure(
+    engine: &Engine,
+    warmup: Duration,
+    duration: Duration,
+    sampling: f64,
+    recycle: bool,
+) -> Window {
+    const WARMING: u64 = 1;
+    const MEASURING: u64 = 2;
+    let give_back = |b: Batch| {
+        if recycle {
+            engine.recycle(b);
+        }
+    };
+    engine.set_sampling(0.0, WARMING);
     let t0 = Instant::now();
-    let mut batches: Vec<Batch> = Vec::new();
-    while t0.elapsed() < duration {
+    while t0.elapsed() < warmup {
         if let Some(b) = engine.next_batch(Duration::from_millis(50)) {
-            batches.push(b);
+            give_back(b);
         }
     }
-    let end = Counters::sum(&engine.counters());
+    engine.set_sampling(sampling, MEASURING);
+    let t0 = Instant::now();
+    let mut counters = Counters::default();
     let mut latency = vernier_agent::histogram();
     let mut send_lag = vernier_agent::histogram();
     let mut interarrivals = Vec::new();
-    for b in &batches {
-        let _ = latency.add(&b.latency);
-        let _ = send_lag.add(&b.send_lag);
-        interarrivals.extend(b.interarrivals.iter().map(|&g| g as f64 / 1e3));
+    while t0.elapsed() < duration {
+        let Some(b) = engine.next_batch(Duration::from_millis(50)) else {
+            continue;
+        };
+        if b.generation == MEASURING {
+            counters.accumulate(&b.counts);
+            let _ = latency.add(&b.latency);
+            let _ = send_lag.add(&b.send_lag);
+            interarrivals.extend(b.interarrivals.iter().map(|&g| g as f64 / 1e3));
+        }
+        give_back(b);
     }
-    let counters = Counters {
-        received: end.received - start.received,
-        failed: end.failed - start.failed,
-        backlog_max: end.backlog_max,
-        ..end
-    };
     Window {
         counters,
         latency,
@@ -172,7 +195,13 @@ pub fn run(args: BenchAgentArgs) -> Result<ExitCode, Error> {
         engine.set_load(rate, &InterArrival::Exp);
         // About 10,000 inter-departure gaps: the test's power, not the run's length.
         let sampling = (10_000.0 / (rate * args.duration.as_secs_f64())).min(1.0);
-        let w = measure(&engine, Duration::from_millis(300), args.duration, sampling);
+        let w = measure(
+            &engine,
+            Duration::from_millis(300),
+            args.duration,
+            sampling,
+            !args.no_recycle,
+        );
         engine.pause();
         let _ = engine.stop();
         let ad = vernier_stats::anderson_exponential(&w.interarrivals).map_err(|e| failed(&e))?;
@@ -189,9 +218,10 @@ pub fn run(args: BenchAgentArgs) -> Result<ExitCode, Error> {
             latency_p99_us: us(&w.latency, 0.99),
             backlog_max: w.counters.backlog_max,
             failed: w.counters.failed,
+            cpu_per_request_ns: w.counters.cpu_ns as f64 / w.counters.sent.max(1) as f64,
         };
         eprintln!(
-            "capacity: offered {:>8.0}/s achieved {:>8.0}/s  AD {:.3} (5%: {}) {}  send lag p99 {:.1} µs  latency p50 {:.1} p99 {:.1} µs",
+            "capacity: offered {:>8.0}/s achieved {:>8.0}/s  AD {:.3} (5%: {}) {}  send lag p99 {:.1} µs  latency p50 {:.1} p99 {:.1} µs  worker CPU {:.0} ns/request",
             point.offered,
             point.achieved,
             point.interarrival_ad_statistic,
@@ -203,7 +233,8 @@ pub fn run(args: BenchAgentArgs) -> Result<ExitCode, Error> {
             },
             point.send_lag_p99_us,
             point.latency_p50_us,
-            point.latency_p99_us
+            point.latency_p99_us,
+            point.cpu_per_request_ns
         );
         capacity.push(point);
     }
@@ -231,6 +262,7 @@ pub fn run(args: BenchAgentArgs) -> Result<ExitCode, Error> {
             Duration::from_millis(300),
             args.precision_duration,
             0.0,
+            !args.no_recycle,
         );
         engine.pause();
         let _ = engine.stop();
@@ -255,6 +287,7 @@ pub fn run(args: BenchAgentArgs) -> Result<ExitCode, Error> {
         loopback_floor_p50_us: floor_p50,
         precision,
         sample_bytes: std::mem::size_of::<vernier_agent::Sample>(),
+        recycled: !args.no_recycle,
     };
     let json = serde_json::to_string_pretty(&report).map_err(|e| failed(&e))?;
     println!("{json}");

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
-use vernier_agent::{Counters, Sample, StallReport, histogram};
+use vernier_agent::{Sample, StallReport, histogram};
 
 use super::event::*;
 use super::policy::*;
@@ -39,12 +39,8 @@ struct Window {
 /// What the point knows of one agent.
 #[derive(Debug)]
 struct AgentState {
-    /// Each worker's cumulative counters as last reported.
-    workers: BTreeMap<u32, Counters>,
-    /// The latest batch's end, ns on the agent's clock.
-    last_elapsed_ns: u64,
-    /// Samples sent before this are not part of the current round.
-    cutoff_ns: u64,
+    /// Each worker's backlog as last reported (a gauge: the agent's is their sum).
+    backlogs: BTreeMap<u32, u64>,
     gaps: Vec<u64>,
     samples: Vec<Sample>,
     /// The latencies of `samples`, for the live CCDF without sorting them at every
@@ -82,9 +78,7 @@ struct AgentState {
 impl AgentState {
     fn new() -> AgentState {
         AgentState {
-            workers: BTreeMap::new(),
-            last_elapsed_ns: 0,
-            cutoff_ns: u64::MAX,
+            backlogs: BTreeMap::new(),
             gaps: Vec::new(),
             samples: Vec::new(),
             send_lag: histogram(),
@@ -140,6 +134,9 @@ pub(crate) struct Point {
     window_started: Duration,
     last_progress: Duration,
     sampling: f64,
+    /// The sampling generation last asked of the agents (see [`Point::ask_sampling`]):
+    /// only their batches of it count in the phase that asked.
+    generation: u64,
     tries: u32,
     interarrival_tries: u32,
     /// Samples per agent the current round waits for.
@@ -169,6 +166,8 @@ impl Point {
         let mut point = Point {
             agents: (0..config.agents).map(|_| AgentState::new()).collect(),
             sampling: config.sampling.rate,
+            // Unique over the run: the point's index in the high half, a count below.
+            generation: (index as u64 + 1) << 32,
             wanted: config.sampling.samples,
             base_limits: config.limits,
             config,
@@ -231,12 +230,14 @@ impl Point {
         }
     }
 
-    /// The round a sample belongs to (0: none).
-    pub(crate) fn round_of(&self, agent: usize, departure_ns: u64) -> u32 {
-        match self.agents.get(agent) {
-            Some(a) if self.state == Phase::Measure && departure_ns >= a.cutoff_ns => self.round,
-            _ => 0,
-        }
+    /// Asks the agents to keep `rate` of the requests they send from now on, under a new
+    /// generation: their batches of it are the first to count in the phase that asks.
+    pub(super) fn ask_sampling(&mut self, rate: f64, out: &mut Decision) {
+        self.generation += 1;
+        out.actions.push(Action::Sampling {
+            rate,
+            generation: self.generation,
+        });
     }
 
     /// The point's target rate.

@@ -9,9 +9,6 @@ use vernier_stats::Percentile;
 pub(crate) const INTERARRIVAL_TRIES: u32 = 5;
 /// The lowest sampling rate the independence search may reach (`method: lancet`).
 pub(crate) const MIN_SAMPLING: f64 = 1e-4;
-/// How long the agents may take to apply a new sampling rate: samples sent earlier than
-/// this after the decision are not part of the new round.
-pub(crate) const SAMPLING_SETTLE_NS: u64 = 50_000_000;
 /// Progress events are this far apart: twice a second is live enough for a person.
 pub(crate) const PROGRESS_EVERY: Duration = Duration::from_millis(500);
 /// A backlog of this many seconds of requests means the load has gone closed-loop for good.

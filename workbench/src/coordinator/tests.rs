@@ -66,8 +66,9 @@ struct FakeAgent {
     rng: SmallRng,
     rate: f64,
     sampling: f64,
+    /// The sampling generation last applied: its batches carry it.
+    generation: u64,
     capacity: f64,
-    counters: Counters,
     clock_ns: u64,
     previous: f64,
     /// Requests due but not sent (a closed loop when `slots_bound`).
@@ -97,8 +98,8 @@ impl FakeAgent {
             rng: SmallRng::seed_from_u64(seed),
             rate: 0.0,
             sampling: 1.0,
+            generation: 0,
             capacity: f64::INFINITY,
-            counters: Counters::default(),
             clock_ns: 0,
             previous: 0.0,
             backlog: 0.0,
@@ -116,7 +117,10 @@ impl FakeAgent {
     fn apply(&mut self, action: &Action) {
         match action {
             Action::Load { rate } => self.rate = *rate,
-            Action::Sampling(s) => self.sampling = *s,
+            Action::Sampling { rate, generation } => {
+                self.sampling = *rate;
+                self.generation = *generation;
+            }
             Action::Pause => self.rate = 0.0,
             Action::Finished => {}
         }
@@ -131,18 +135,21 @@ impl FakeAgent {
         let n = sent.round() as u64;
         if self.dead {
             self.clock_ns += BATCH.as_nanos() as u64;
-            self.counters.sent += n;
-            self.counters.failed += n;
-            self.counters.connect_failures += 2;
             return Batch {
                 worker: 0,
+                generation: self.generation,
                 elapsed: Duration::from_nanos(self.clock_ns),
                 samples: Vec::new(),
                 interarrivals: Vec::new(),
                 latency: histogram(),
                 intended: histogram(),
                 send_lag: histogram(),
-                counters: self.counters,
+                counts: Counters {
+                    sent: n,
+                    failed: n,
+                    connect_failures: 2,
+                    ..Counters::default()
+                },
             };
         }
         let mut latency = histogram();
@@ -183,23 +190,27 @@ impl FakeAgent {
             }
         }
         self.clock_ns += BATCH.as_nanos() as u64;
-        self.counters.sent += n;
-        self.counters.received += n;
-        self.counters.backlog = self.backlog as u64;
+        let mut backlog = self.backlog as u64;
         let (every, held) = self.blips;
         if every > 0 && (self.clock_ns / BATCH.as_nanos() as u64).is_multiple_of(every) {
-            self.counters.backlog += held;
+            backlog += held;
         }
-        self.counters.backlog_max = self.counters.backlog_max.max(self.counters.backlog);
         Batch {
             worker: 0,
+            generation: self.generation,
             elapsed: Duration::from_nanos(self.clock_ns),
             samples,
             interarrivals,
             latency,
             intended,
             send_lag,
-            counters: self.counters,
+            counts: Counters {
+                sent: n,
+                received: n,
+                backlog,
+                backlog_max: backlog,
+                ..Counters::default()
+            },
         }
     }
 }
@@ -330,6 +341,62 @@ fn correlated_latencies_thin_the_sampling_by_the_lag() {
         independence[0].data,
         Some(CheckData::Correlogram { .. })
     ));
+}
+
+/// An agent that applies each sampling change one batch late (the command and a batch
+/// cross on the way): the batch of the old generation that arrives after the round began
+/// is not counted in it, every batch is handed back with the round it was counted in, and
+/// the result's samples are exactly those of the batches handed back with its round.
+#[test]
+fn batches_count_by_the_generation_they_acknowledge_and_come_back_with_their_round() {
+    let mut c = Coordinator::new(config(), &LoadPlan::Fixed(20_000.0));
+    // Correlated, so that the lag search asks for several rounds at thinner samplings.
+    let mut agent = FakeAgent::new(2, |_, rng: &mut SmallRng, prev| {
+        0.9 * prev + 5.0 * -(1.0 - rng.random::<f64>()).ln()
+    });
+    let mut at = Duration::ZERO;
+    let mut pending = c.start(at).actions;
+    let mut asked = 0u64;
+    let (mut stale, mut counted) = (0usize, vec![(0u32, 0usize); 0]);
+    while !c.is_done() && at < Duration::from_secs(120) {
+        at += BATCH;
+        let batch = agent.batch();
+        // The actions of the last step reach the agent only now, after its batch left.
+        for a in pending.drain(..) {
+            if let Action::Sampling { generation, .. } = a {
+                assert!(generation > asked, "generations only grow: {generation}");
+                asked = generation;
+            }
+            agent.apply(&a);
+        }
+        let d = c.step(at, Input::Batch { agent: 0, batch });
+        let taken = d.taken.expect("every batch comes back");
+        assert_eq!((taken.point, taken.agent), (0, 0));
+        if taken.batch.generation == asked {
+            if taken.round > 0 {
+                counted.push((taken.round, taken.batch.samples.len()));
+            }
+        } else {
+            assert_eq!(taken.round, 0, "a stale batch is in no round");
+            stale += 1;
+        }
+        pending = d.actions;
+    }
+    let result = &c.results()[0];
+    assert!(result.tries >= 2, "{} tries: one round only", result.tries);
+    assert!(
+        stale >= 2,
+        "{stale} stale batches: the agent was never late"
+    );
+    let recorded: usize = counted
+        .iter()
+        .filter(|(round, _)| *round == result.round)
+        .map(|(_, n)| n)
+        .sum();
+    assert_eq!(
+        recorded, result.samples,
+        "the record holds the result's samples"
+    );
 }
 
 /// The reason a point at 8,000 req/s ends with, over `connections`, when only 5,000 req/s

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
-use vernier_agent::{Batch, Counters, StallReport, histogram};
+use vernier_agent::{Batch, StallReport, histogram};
 
 use super::super::Decision;
 use super::super::event::*;
@@ -13,48 +13,39 @@ use super::super::policy::TARGET_FAILED_AFTER;
 use super::{Point, figures};
 
 impl Point {
-    /// Feeds one batch of agent `agent`.
-    pub(crate) fn batch(&mut self, at: Duration, agent: usize, batch: &Batch, out: &mut Decision) {
+    /// Feeds one batch of agent `agent`; the measurement round its samples were counted
+    /// in (0: none). Its samples count only when it is of the generation the current phase
+    /// asked for: all were then kept from requests sent after the agent applied it.
+    pub(crate) fn batch(
+        &mut self,
+        at: Duration,
+        agent: usize,
+        batch: &Batch,
+        out: &mut Decision,
+    ) -> u32 {
         if self.state == Phase::Done || agent >= self.agents.len() || self.is_lost(agent) {
-            return;
+            return 0;
         }
+        let current = batch.generation == self.generation;
         let a = &mut self.agents[agent];
-        let before = a
-            .workers
-            .insert(batch.worker, batch.counters)
-            .unwrap_or_default();
-        let sent = batch.counters.sent.saturating_sub(before.sent);
-        let received = batch.counters.received.saturating_sub(before.received);
-        let errors = (batch.counters.failed + batch.counters.error_replies)
-            .saturating_sub(before.failed + before.error_replies);
-        // A worker seen for the first time has counted since the engine started: its
-        // deltas are only trusted from its second batch on.
-        let (sent, received, errors) = if before == Counters::default() {
-            (0, 0, 0)
-        } else {
-            (sent, received, errors)
-        };
+        let c = &batch.counts;
+        let (sent, received) = (c.sent, c.received);
+        let errors = c.failed + c.error_replies;
         a.errors += errors;
         a.received_in_point += received;
         // A target that stopped answering: failures and no reply at all.
-        let connect_failures = batch
-            .counters
-            .connect_failures
-            .saturating_sub(before.connect_failures);
-        if before != Counters::default() {
-            if received > 0 {
-                a.failing_since = None;
-            } else if errors + connect_failures > 0 {
-                let (since, e, c) = a.failing_since.unwrap_or((at, 0, 0));
-                a.failing_since = Some((since, e + errors, c + connect_failures));
-            }
+        if received > 0 {
+            a.failing_since = None;
+        } else if errors + c.connect_failures > 0 {
+            let (since, e, f) = a.failing_since.unwrap_or((at, 0, 0));
+            a.failing_since = Some((since, e + errors, f + c.connect_failures));
         }
         a.recent_sent += sent;
         a.recent_received += received;
         let _ = a.recent_latency.add(&batch.latency);
         let _ = a.recent_send_lag.add(&batch.send_lag);
-        a.last_elapsed_ns = a.last_elapsed_ns.max(batch.elapsed.as_nanos() as u64);
-        a.backlog_now = a.workers.values().map(|c| c.backlog).sum();
+        a.backlogs.insert(batch.worker, c.backlog);
+        a.backlog_now = a.backlogs.values().sum();
         a.backlog_max = a.backlog_max.max(a.backlog_now);
         a.win_sent += sent;
         a.win_received += received;
@@ -65,11 +56,10 @@ impl Point {
             Phase::Warmup => {
                 let _ = a.warmup_send_lag.add(&batch.send_lag);
             }
-            Phase::Interarrival => a.gaps.extend_from_slice(&batch.interarrivals),
-            Phase::Measure => {
-                let cutoff = a.cutoff_ns;
-                for s in batch.samples.iter().filter(|s| s.departure_ns >= cutoff) {
-                    a.samples.push(*s);
+            Phase::Interarrival if current => a.gaps.extend_from_slice(&batch.interarrivals),
+            Phase::Measure if current => {
+                a.samples.extend_from_slice(&batch.samples);
+                for s in &batch.samples {
                     a.round_latency.saturating_record(s.latency_ns.max(1));
                 }
                 let _ = a.send_lag.add(&batch.send_lag);
@@ -77,9 +67,15 @@ impl Point {
                 let _ = a.latency.add(&batch.latency);
                 self.measure_received += received;
             }
-            Phase::Paused | Phase::Done => {}
+            Phase::Interarrival | Phase::Measure | Phase::Paused | Phase::Done => {}
         }
+        let round = if self.state == Phase::Measure && current {
+            self.round
+        } else {
+            0
+        };
         self.tick(at, out);
+        round
     }
 
     /// Ends the point N/A when an agent has seen only failures, no reply, for

@@ -5,10 +5,10 @@
 
 use std::time::Duration;
 
+use super::super::Decision;
 use super::super::checks;
 use super::super::event::*;
-use super::super::policy::{MIN_SAMPLING, SAMPLING_SETTLE_NS};
-use super::super::{Action, Decision};
+use super::super::policy::MIN_SAMPLING;
 use super::confidence::Snapshot;
 use super::{Point, figures};
 use crate::scenario::Method;
@@ -26,11 +26,10 @@ impl Point {
             a.send_lag.reset();
             a.intended.reset();
             a.latency.reset();
-            a.cutoff_ns = a.last_elapsed_ns + SAMPLING_SETTLE_NS;
         }
         self.measure_started = at;
         self.measure_received = 0;
-        out.actions.push(Action::Sampling(self.sampling));
+        self.ask_sampling(self.sampling, out);
         self.phase(
             at,
             Phase::Measure,

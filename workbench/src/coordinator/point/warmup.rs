@@ -25,7 +25,6 @@ impl Point {
             a.gaps.clear();
             a.samples.clear();
             a.round_latency.reset();
-            a.cutoff_ns = u64::MAX;
             a.win_sent = 0;
             a.win_received = 0;
             a.win_latency_ns = 0.0;
@@ -40,7 +39,7 @@ impl Point {
         self.independent = false;
         self.sampling = self.measure_sampling();
         self.wanted = self.config.sampling.samples;
-        out.actions.push(Action::Sampling(self.warmup_sampling()));
+        self.ask_sampling(self.warmup_sampling(), out);
         out.actions.push(Action::Load {
             rate: self.config.rate,
         });
