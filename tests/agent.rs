@@ -15,7 +15,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use vernier_agent::sys::{TimestampMode, Transport};
-use vernier_agent::{AgentKind, Batch, Counters, Engine, LoadSpec, Workload};
+use vernier_agent::{AgentKind, Batch, Counters, Engine, LoadSpec, PollMode, Workload};
 use vernier_fixtures::{ExternalServer, RunningServer, ServeConfig, ServeProtocol, Server};
 use vernier_protocols::{InterArrival, KvWorkload, Protocol};
 
@@ -37,6 +37,7 @@ fn spec(target: SocketAddr, protocol: Protocol, workload: Workload) -> LoadSpec 
         depth: 4,
         kind: AgentKind::Symmetric,
         timestamps: TimestampMode::Kernel,
+        poll: PollMode::Sleep,
         seed: 7,
         timeout: Duration::from_secs(1),
     }
@@ -126,6 +127,52 @@ fn assert_counters_add_up(c: &Counters) {
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
+}
+
+/// Each polling mode measures, and costs what it says: `spin` holds its core (its CPU time
+/// about the run's length), `sleep` leaves it free between requests, and `adaptive` spins
+/// only while replies are due, so it costs less than `spin`. The bounds are loose: a
+/// virtual core may be taken away while spinning, which its CPU time does not count.
+#[test]
+fn every_polling_mode_measures_and_spinning_holds_the_core() {
+    let server = synthetic_server(vernier_fixtures::Transport::Tcp);
+    let mut busy = Vec::new();
+    for poll in PollMode::ALL {
+        let duration = Duration::from_secs(1);
+        let r = run(
+            LoadSpec {
+                poll,
+                ..spec(
+                    server.local_addr(),
+                    Protocol::Synthetic,
+                    synthetic("fixed:10us"),
+                )
+            },
+            2_000.0,
+            duration,
+        );
+        assert_counters_add_up(&r.total);
+        assert!(
+            (1_500..2_500).contains(&r.total.received),
+            "{poll}: {:?}",
+            r.total
+        );
+        let m = median(r.latencies_us());
+        assert!((10.0..2_000.0).contains(&m), "{poll}: median {m} µs");
+        // The run lasts the load plus 300 ms for the replies in flight.
+        let share = r.total.cpu_ns as f64 / (duration.as_nanos() as f64 + 300e6);
+        eprintln!(
+            "poll {poll}: worker CPU {:.0}% of the run, median {m:.1} µs",
+            share * 100.0
+        );
+        busy.push(share);
+    }
+    let [sleep, spin, adaptive] = busy[..] else {
+        unreachable!()
+    };
+    assert!(spin > 0.6, "spin used {spin:.2} of a core");
+    assert!(sleep < 0.4, "sleep used {sleep:.2} of a core");
+    assert!(adaptive < spin, "adaptive {adaptive:.2}, spin {spin:.2}");
 }
 
 #[test]
@@ -364,21 +411,33 @@ fn a_load_spec_survives_the_wire_for_every_protocol_and_workload() {
         (Protocol::Redis, kv()),
         (Protocol::Http, kv()),
     ] {
-        for (kind, timestamps, transport) in [
-            (AgentKind::Symmetric, TimestampMode::Kernel, Transport::Tcp),
-            (AgentKind::Throughput, TimestampMode::User, Transport::Udp),
+        for (kind, timestamps, transport, poll) in [
+            (
+                AgentKind::Symmetric,
+                TimestampMode::Kernel,
+                Transport::Tcp,
+                PollMode::Sleep,
+            ),
+            (
+                AgentKind::Throughput,
+                TimestampMode::User,
+                Transport::Udp,
+                PollMode::Spin,
+            ),
             (
                 AgentKind::Latency,
                 TimestampMode::Hardware {
                     interface: "eth1".into(),
                 },
                 Transport::Tcp,
+                PollMode::Adaptive,
             ),
         ] {
             let sent = LoadSpec {
                 kind,
                 timestamps,
                 transport,
+                poll,
                 cpus: vec![1, 3],
                 workers: 2,
                 ..spec(target, protocol, workload.clone())

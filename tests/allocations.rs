@@ -55,6 +55,7 @@ fn a_loaded_worker_allocates_nothing_per_request_or_batch() {
             depth: 4,
             kind: AgentKind::Symmetric,
             timestamps: timestamps.clone(),
+            poll: vernier_agent::PollMode::Sleep,
             seed: 1,
             timeout: Duration::from_secs(1),
         })

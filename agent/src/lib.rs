@@ -25,7 +25,7 @@ mod engine;
 mod measure;
 mod probe;
 
-pub use config::{AgentKind, ConfigError, LoadSpec, Workload};
+pub use config::{AgentKind, ConfigError, LoadSpec, PollMode, Workload};
 pub use engine::{Engine, EngineError};
 pub use measure::{Batch, Counters, Outcome, RequestKind, Sample, histogram};
 pub use probe::{DEFAULT_PERIOD, HostProbe, NOT_OURS_NS, STALL_NS, StallReport, fmt_late};

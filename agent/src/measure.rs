@@ -93,6 +93,10 @@ pub struct Counters {
     /// CPU time the worker thread used, ns (as of its last report): divided by `sent`,
     /// what a request costs the agent.
     pub cpu_ns: u64,
+    /// Time the worker spent sending requests (drawing, encoding, the socket call, the
+    /// bookkeeping), ns: divided by `sent`, a request's send cost, whether or not the
+    /// worker spins between requests.
+    pub send_ns: u64,
 }
 
 /// What one worker reports for one interval. Batches go back to their worker through

@@ -10,7 +10,7 @@ use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
 use vernier_protocols::{Dist, KeyDist, KvWorkload, Protocol};
 
-use crate::config::{AgentKind, LoadSpec, Workload};
+use crate::config::{AgentKind, LoadSpec, PollMode, Workload};
 use crate::measure::{Batch, Counters, Sample};
 use crate::sys::{TimestampMode, Transport};
 
@@ -113,6 +113,12 @@ pub fn configure_request(spec: &LoadSpec, target: &str, lease: Duration) -> pb::
             TimestampMode::Hardware { .. } => pb::Timestamps::Hardware,
         }
         .into(),
+        poll: match spec.poll {
+            PollMode::Sleep => pb::Poll::Sleep,
+            PollMode::Spin => pb::Poll::Spin,
+            PollMode::Adaptive => pb::Poll::Adaptive,
+        }
+        .into(),
         interface,
         seed: spec.seed,
         timeout_ms: spec.timeout.as_millis() as u64,
@@ -211,9 +217,15 @@ pub fn load_spec(
             interface: r.interface.clone(),
         },
     };
+    let poll = match pb::Poll::try_from(r.poll).map_err(|_| enum_value("poll", r.poll))? {
+        pb::Poll::Sleep => PollMode::Sleep,
+        pb::Poll::Spin => PollMode::Spin,
+        pb::Poll::Adaptive => PollMode::Adaptive,
+    };
     let spec = LoadSpec {
         target,
         transport,
+        poll,
         protocol,
         workload,
         workers: r.workers.max(1) as usize,
@@ -284,7 +296,7 @@ macro_rules! counters {
 
 counters!(
     totals: sent, received, failed, error_replies, timeouts, bytes_sent, bytes_received,
-        reconnects, connect_failures, parse_errors, tx_timestamps_missing, cpu_ns;
+        reconnects, connect_failures, parse_errors, tx_timestamps_missing, cpu_ns, send_ns;
     gauges: in_flight, backlog;
     maxima: backlog_max
 );

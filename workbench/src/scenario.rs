@@ -73,6 +73,8 @@ pub struct Scenario {
     pub percentiles: Vec<Percentile>,
     /// Where timestamps come from.
     pub timestamps: TimestampMode,
+    /// How the agents' workers wait between departures and replies.
+    pub poll: vernier_agent::PollMode,
     /// When to give up.
     pub limits: Limits,
     /// How the measurement starts.
@@ -364,6 +366,7 @@ impl Scenario {
                 .map(AgentSpec::kind)
                 .unwrap_or_default(),
             timestamps: self.timestamps.clone(),
+            poll: self.poll,
             // Agents must not draw the same requests at the same times.
             seed: self
                 .seed

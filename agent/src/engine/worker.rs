@@ -31,7 +31,7 @@ use vernier_protocols::{
 use super::conn::{Conn, ReadError};
 use super::inflight::{Completed, Outgoing, Received, StampClock, Timeout};
 use super::{Command, EngineError, Epoch};
-use crate::config::{AgentKind, LoadSpec, Workload};
+use crate::config::{AgentKind, LoadSpec, PollMode, Workload};
 use crate::measure::{Batch, Counters, Outcome, RequestKind, Sample, histogram};
 use crate::sys::{
     ClockMap, PHC_READINGS, PHC_REFRESH, Phc, TimestampMode, TsSocket, pin_current_thread,
@@ -61,6 +61,11 @@ const RECONNECT_PATIENCE: Duration = Duration::from_millis(20);
 /// The loop spins, rather than sleeps, when the next departure is this close: a timer's
 /// wake-up takes a few tens of µs on a busy or virtual host.
 const SPIN_BEFORE_DUE: Duration = Duration::from_micros(60);
+/// `poll: adaptive` spins while a request is in flight and the last one left less than
+/// this long ago: a fast server's replies (memcached's p99 on loopback is tens to a couple
+/// of hundred µs) land on a thread that is already running, and a server that takes
+/// longer, or a reply that is lost, does not hold the core.
+const SPIN_FOR_REPLY: Duration = Duration::from_micros(200);
 /// The poller's token of the departure timer (sockets use their slot index).
 const TIMER: Token = Token(usize::MAX - 1);
 /// Sends per turn of the loop at most, so that replies, reports and commands are served
@@ -162,6 +167,8 @@ struct Worker {
     spares: Receiver<Batch>,
     /// A batch the reader had no room for yet: sent before any other.
     unsent: Option<Batch>,
+    /// When the last request was handed to the socket, monotonic ns since the epoch.
+    last_sent: u64,
     /// The counters as of the last batch sent, and the backlog's mark since.
     reported: Counters,
     backlog_max_since: u64,
@@ -294,6 +301,7 @@ impl Worker {
             generation: 0,
             spares,
             unsent: None,
+            last_sent: 0,
             reported: Counters::default(),
             backlog_max_since: 0,
             samples: Vec::with_capacity(1 << 14),
@@ -490,11 +498,20 @@ impl Worker {
         self.sample_phase = self.rng.random::<u64>() % self.sample_every;
     }
 
-    /// How long the poller may sleep: not at all when a departure is due within
+    /// How long the poller may sleep: never with `poll: spin`, nor with `poll: adaptive`
+    /// while a reply is due (see [`SPIN_FOR_REPLY`]); otherwise not at all when a departure
+    /// is due within
     /// [`SPIN_BEFORE_DUE`]; otherwise until a reply arrives or the timer, armed that long
     /// before the departure (or for `next_chore`, a report or housekeeping), fires.
     fn wait(&mut self, next_chore: u64) -> Option<Duration> {
         let now = self.epoch.now_ns();
+        let reply_due = self.counters.in_flight > 0
+            && now.saturating_sub(self.last_sent) < SPIN_FOR_REPLY.as_nanos() as u64;
+        match self.spec.poll {
+            PollMode::Spin => return Some(Duration::ZERO),
+            PollMode::Adaptive if reply_due => return Some(Duration::ZERO),
+            PollMode::Adaptive | PollMode::Sleep => {}
+        }
         let spin = SPIN_BEFORE_DUE.as_nanos() as u64;
         let wake = match &self.arrivals {
             Some(a) => a.next_due.saturating_sub(spin).min(next_chore),
@@ -602,6 +619,7 @@ impl Worker {
     }
 
     fn send(&mut self, slot: usize, scheduled: u64) {
+        let began = self.epoch.now_ns();
         let seq = self.seq;
         self.seq += 1;
         let (request, kind) = match &mut self.generator {
@@ -631,6 +649,7 @@ impl Worker {
             return;
         };
         let sent = self.epoch.now_ns();
+        self.last_sent = sent;
         conn.sent(
             Outgoing {
                 seq,
@@ -648,6 +667,7 @@ impl Worker {
             self.departed(seq, sent);
         }
         self.flush(slot);
+        self.counters.send_ns += self.epoch.now_ns().saturating_sub(began);
     }
 
     /// Hands buffered bytes to the socket (one datagram per request on UDP).

@@ -54,6 +54,9 @@ pub struct BenchAgentArgs {
     /// How long each precision run lasts.
     #[arg(long, default_value = "5s", value_parser = crate::cli::duration_arg)]
     pub precision_duration: Duration,
+    /// How the worker waits between departures and replies: sleep, spin or adaptive.
+    #[arg(long, default_value = "sleep")]
+    pub poll: vernier_agent::PollMode,
     /// Do not give read batches back to the worker, which then allocates fresh buffers
     /// and histograms for every report (about 1.7 MB, 50 times a second), as it did
     /// before they came back: to measure what reuse saves.
@@ -75,8 +78,11 @@ struct CapacityPoint {
     latency_p99_us: f64,
     backlog_max: u64,
     failed: u64,
-    /// The worker thread's CPU time per request sent, ns: what a request costs the agent.
+    /// The worker thread's CPU time per request sent, ns (a worker that spins between
+    /// departures, as it does when they are closer than 60 µs, uses its whole core).
     cpu_per_request_ns: f64,
+    /// Time the worker spent sending, per request: drawing, encoding, the socket call.
+    send_cost_ns: f64,
 }
 
 #[derive(Debug, Serialize)]
@@ -172,6 +178,7 @@ pub fn run(args: BenchAgentArgs) -> Result<ExitCode, Error> {
     config.busy_poll = args.server_busy_poll;
     let server = Server::start(config).map_err(|e| failed(&e))?;
     let spec = |timestamps: TimestampMode, connections: usize| LoadSpec {
+        poll: args.poll,
         target: server.local_addr(),
         transport: Transport::Tcp,
         protocol: Protocol::Synthetic,
@@ -219,9 +226,10 @@ pub fn run(args: BenchAgentArgs) -> Result<ExitCode, Error> {
             backlog_max: w.counters.backlog_max,
             failed: w.counters.failed,
             cpu_per_request_ns: w.counters.cpu_ns as f64 / w.counters.sent.max(1) as f64,
+            send_cost_ns: w.counters.send_ns as f64 / w.counters.sent.max(1) as f64,
         };
         eprintln!(
-            "capacity: offered {:>8.0}/s achieved {:>8.0}/s  AD {:.3} (5%: {}) {}  send lag p99 {:.1} µs  latency p50 {:.1} p99 {:.1} µs  worker CPU {:.0} ns/request",
+            "capacity: offered {:>8.0}/s achieved {:>8.0}/s  AD {:.3} (5%: {}) {}  send lag p99 {:.1} µs  latency p50 {:.1} p99 {:.1} µs  send {:.0} ns/request, worker CPU {:.0} ns/request",
             point.offered,
             point.achieved,
             point.interarrival_ad_statistic,
@@ -234,6 +242,7 @@ pub fn run(args: BenchAgentArgs) -> Result<ExitCode, Error> {
             point.send_lag_p99_us,
             point.latency_p50_us,
             point.latency_p99_us,
+            point.send_cost_ns,
             point.cpu_per_request_ns
         );
         capacity.push(point);

@@ -35,6 +35,7 @@ pub(crate) struct File {
     pub percentiles: Option<Vec<f64>>,
     pub timestamps: Option<String>,
     pub interface: Option<String>,
+    pub poll: Option<String>,
     pub limits: Option<LimitsFile>,
     pub sampling: Option<SamplingFile>,
     pub warmup: Option<WarmupFile>,

@@ -478,8 +478,13 @@ fn invalid_scenarios_say_where_and_what() {
             "targets: 127.0.0.1:7001\n",
             "bad.yaml:7: targets: unknown field; expected one of name, target, protocol, \
              service, workload, transport, agents, workers, cpus, target_cpus, connections, depth, \
-             interarrival, load, ci, percentiles, timestamps, interface, limits, sampling, \
-             warmup, alpha, timeout, seed, on_agent_loss, interarrival_check, method",
+             interarrival, load, ci, percentiles, timestamps, interface, poll, limits, \
+             sampling, warmup, alpha, timeout, seed, on_agent_loss, interarrival_check, method",
+        ),
+        (
+            "unknown polling mode",
+            "poll: busy\n",
+            "bad.yaml:7: poll: \"busy\": expected sleep, spin or adaptive",
         ),
         (
             "missing required field",

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_yaml::Value;
 use vernier_agent::sys::{TimestampMode, Transport};
-use vernier_agent::{AgentKind, ConfigError, Workload};
+use vernier_agent::{AgentKind, ConfigError, PollMode, Workload};
 use vernier_protocols::{
     Dist, InterArrival, KvWorkload, Protocol, SpecError, WorkloadError, duration_from_spec,
 };
@@ -62,6 +62,12 @@ pub(crate) fn scenario(
     let load = plan::load(context, file.load.as_ref(), &ci)?;
     let percentiles = percentiles(context, file.percentiles, &ci, &load)?;
     let timestamps = timestamps(context, file.timestamps, file.interface)?;
+    let poll = match file.poll {
+        None => PollMode::default(),
+        Some(text) => text
+            .parse()
+            .map_err(|_| context.bad("poll", &text, "expected sleep, spin or adaptive"))?,
+    };
 
     let limits = file.limits.unwrap_or_default();
     let max_tries = limits.max_tries.unwrap_or(10);
@@ -128,6 +134,7 @@ pub(crate) fn scenario(
         method,
         percentiles,
         timestamps,
+        poll,
         limits,
         sampling,
         warmup,
