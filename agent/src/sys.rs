@@ -35,6 +35,7 @@
 mod clock;
 mod error;
 mod ethtool;
+mod idle;
 mod mode;
 mod phc;
 mod socket;
@@ -46,6 +47,7 @@ pub use clock::{
 };
 pub use error::SysError;
 pub use ethtool::{TimestampCapabilities, interface_timestamping, interfaces};
+pub use idle::{HaltPoll, IdleState};
 pub use mode::{TimestampMode, Transport};
 pub use phc::Phc;
 pub use socket::{BusyPoll, TsSocket};

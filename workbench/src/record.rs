@@ -70,6 +70,10 @@ pub struct Machine {
     pub cpus: usize,
     /// The vernier version.
     pub vernier: String,
+    /// How idle cores waited at the start of the run (a virtual machine's halt polling
+    /// decides what a sleeping server's wake-up costs).
+    #[serde(default)]
+    pub idle: vernier_agent::sys::IdleState,
 }
 
 impl Machine {
@@ -85,6 +89,7 @@ impl Machine {
             kernel: read("/proc/sys/kernel/osrelease"),
             cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
             vernier: env!("CARGO_PKG_VERSION").to_string(),
+            idle: vernier_agent::sys::IdleState::read(),
         }
     }
 }

@@ -329,6 +329,7 @@ mod tests {
                 kernel: String::new(),
                 cpus: 1,
                 vernier: String::new(),
+                idle: Default::default(),
             },
             timestamps: String::new(),
             events,

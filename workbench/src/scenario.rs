@@ -75,6 +75,10 @@ pub struct Scenario {
     pub timestamps: TimestampMode,
     /// How the agents' workers wait between departures and replies.
     pub poll: vernier_agent::PollMode,
+    /// How long this host's idle vCPUs poll before they halt, set for the run and put back
+    /// after it (a KVM guest with the haltpoll cpuidle driver, as root); `None`: as the
+    /// host has it.
+    pub halt_poll: Option<Duration>,
     /// When to give up.
     pub limits: Limits,
     /// How the measurement starts.

@@ -524,6 +524,13 @@ pub async fn run(
     mut commands: mpsc::UnboundedReceiver<UserCommand>,
     mut watch: impl FnMut(Update),
 ) -> Result<Outcome, Error> {
+    // Before anything is measured, and kept until the session ends (then put back); the
+    // record's machine shows the value in force.
+    let _halt_poll = scenario
+        .halt_poll
+        .map(vernier_agent::sys::HaltPoll::set)
+        .transpose()
+        .map_err(|e| Error::Usage(format!("halt_poll: {e}")))?;
     let confinement = confine(scenario);
     let (tx, mut rx) = mpsc::unbounded_channel();
     let (mut links, timestamps) = connect(scenario, options, &tx).await?;

@@ -125,6 +125,14 @@ pub enum SysError {
         /// The accepted spellings.
         expected: &'static str,
     },
+    /// A kernel setting could not be read or changed.
+    #[error("{setting}: {source}")]
+    Setting {
+        /// The file, and what it is.
+        setting: String,
+        /// Why.
+        source: io::Error,
+    },
 }
 
 /// A word on the errors whose fix is not obvious from errno alone.

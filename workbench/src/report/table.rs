@@ -357,6 +357,7 @@ mod tests {
                 kernel: "k".into(),
                 cpus: 2,
                 vernier: "0".into(),
+                idle: Default::default(),
             },
             timestamps: "user".into(),
             events: Vec::new(),

@@ -36,6 +36,7 @@ pub(crate) struct File {
     pub timestamps: Option<String>,
     pub interface: Option<String>,
     pub poll: Option<String>,
+    pub halt_poll: Option<String>,
     pub limits: Option<LimitsFile>,
     pub sampling: Option<SamplingFile>,
     pub warmup: Option<WarmupFile>,

@@ -478,13 +478,18 @@ fn invalid_scenarios_say_where_and_what() {
             "targets: 127.0.0.1:7001\n",
             "bad.yaml:7: targets: unknown field; expected one of name, target, protocol, \
              service, workload, transport, agents, workers, cpus, target_cpus, connections, depth, \
-             interarrival, load, ci, percentiles, timestamps, interface, poll, limits, \
+             interarrival, load, ci, percentiles, timestamps, interface, poll, halt_poll, limits, \
              sampling, warmup, alpha, timeout, seed, on_agent_loss, interarrival_check, method",
         ),
         (
             "unknown polling mode",
             "poll: busy\n",
             "bad.yaml:7: poll: \"busy\": expected sleep, spin or adaptive",
+        ),
+        (
+            "halt-poll window that is not a duration",
+            "halt_poll: 200\n",
+            "bad.yaml:7: halt_poll: \"200\": expected a duration with a unit (ns, us, ms, s, m, h), as in 200us",
         ),
         (
             "missing required field",

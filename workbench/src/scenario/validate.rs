@@ -89,6 +89,10 @@ pub(crate) fn scenario(
         ));
     }
     let timeout = duration_or(context, "timeout", file.timeout, "1s")?;
+    let halt_poll = file
+        .halt_poll
+        .map(|text| duration(context, "halt_poll", &text, "200us"))
+        .transpose()?;
     let method = match file.method.as_deref().unwrap_or("vernier") {
         "vernier" => Method::Vernier,
         "lancet" => Method::Lancet,
@@ -135,6 +139,7 @@ pub(crate) fn scenario(
         percentiles,
         timestamps,
         poll,
+        halt_poll,
         limits,
         sampling,
         warmup,

@@ -349,6 +349,7 @@ pub(super) mod tests {
                 kernel: "6.1".into(),
                 cpus: 2,
                 vernier: "0.1.0".into(),
+                idle: Default::default(),
             },
             agent_cpu: 1,
             server_cpu: 0,
