@@ -145,7 +145,15 @@ pub fn run(options: &Options) -> Result<Report, Error> {
         figures,
     };
     let path = options.out.join("RESULTS.md");
-    write(&path, &markdown(&report))?;
+    // Sections measured by hand (their commands given in them) outlive a new run.
+    let previous = std::fs::read_to_string(&path).unwrap_or_default();
+    let mut text = markdown(&report);
+    if let Some(kept) = hand_measured(&previous) {
+        text.push('\n');
+        text.push_str(kept);
+        text.push('\n');
+    }
+    write(&path, &text)?;
     write_json(&plots.join("validate.json"), &report)?;
     let coverage = coverage::run(&options.out, options.quick, options.replications)?;
     // The headline is the command's answer on stdout; the coverage rows go to stderr with
@@ -172,6 +180,17 @@ pub fn coverage(options: &Options) -> Result<CoverageReport, Error> {
     coverage::run(&options.out, options.quick, options.replications)
 }
 
+/// Where RESULTS.md keeps what was measured by hand rather than by this harness.
+const HAND_BEGIN: &str = "<!-- measured by hand:begin (kept by vernier validate) -->";
+const HAND_END: &str = "<!-- measured by hand:end -->";
+
+/// The hand-measured sections of a RESULTS.md, markers included.
+fn hand_measured(text: &str) -> Option<&str> {
+    let start = text.find(HAND_BEGIN)?;
+    let end = text[start..].find(HAND_END)? + start + HAND_END.len();
+    Some(&text[start..end])
+}
+
 fn write(path: &Path, text: &str) -> Result<(), Error> {
     std::fs::write(path, text).map_err(|source| Error::Io {
         path: path.to_path_buf(),
@@ -190,4 +209,28 @@ fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), Error> {
     let json = serde_json::to_string_pretty(value)
         .map_err(|e| Error::Failed(format!("{}: cannot encode as JSON: {e}", path.display())))?;
     write(path, &json)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hand_measured_sections_are_found_between_their_markers() {
+        let text = format!(
+            "# Results\n\ngenerated\n\n{HAND_BEGIN}\n## By hand\n\nfigures\n{HAND_END}\nafter\n"
+        );
+        let kept = hand_measured(&text).unwrap_or_default();
+        assert!(
+            kept.starts_with(HAND_BEGIN) && kept.ends_with(HAND_END),
+            "{kept}"
+        );
+        assert!(kept.contains("## By hand\n\nfigures"));
+        assert_eq!(hand_measured("# Results\n"), None);
+        assert_eq!(
+            hand_measured(HAND_BEGIN),
+            None,
+            "an unclosed section is not kept"
+        );
+    }
 }
