@@ -60,6 +60,7 @@ fn every_example_loads_and_validates() {
         [
             "demo.yaml",
             "http.yaml",
+            "memcached-10k-halt-poll.yaml",
             "memcached-10k.yaml",
             "memcached.yaml",
             "redis.yaml",
@@ -121,6 +122,20 @@ fn examples_mean_what_their_comments_say() {
     assert_eq!(memcached.limits.max_duration, Duration::from_secs(120));
     assert_eq!(memcached.timestamps, TimestampMode::Kernel);
     assert_eq!(memcached.method, Method::Vernier);
+    assert_eq!(memcached.halt_poll, None);
+    // The same scenario, with the guest's halt polling set for the run.
+    let halt_poll = load("memcached-10k-halt-poll.yaml");
+    assert_eq!(halt_poll.halt_poll, Some(Duration::from_micros(200)));
+    assert_eq!(
+        Scenario {
+            name: memcached.name.clone(),
+            halt_poll: None,
+            source: memcached.source.clone(),
+            yaml: memcached.yaml.clone(),
+            ..halt_poll
+        },
+        memcached
+    );
     let LoadPlan::Slo(slo) = load("synthetic-slo.yaml").load else {
         panic!("an SLO search");
     };
