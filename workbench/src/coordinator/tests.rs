@@ -437,6 +437,47 @@ fn a_backlog_the_slots_could_carry_is_the_target_s_not_a_call_for_connections() 
     );
 }
 
+/// A load that goes closed-loop only once measuring (warm-up saw the rate it asked) and
+/// runs out of time is N/A closed_loop: the backlog is why the samples came short.
+#[test]
+fn a_measurement_that_turns_closed_loop_and_runs_out_of_time_says_closed_loop() {
+    let mut cfg = vernier();
+    cfg.connections = 1;
+    cfg.ci.width = CiWidth::Absolute(Duration::from_nanos(10));
+    cfg.limits.max_duration = Duration::from_secs(8);
+    let mut c = Coordinator::new(cfg, &LoadPlan::Fixed(8000.0));
+    let mut agent = FakeAgent::new(4, exp_latency(100.0));
+    agent.slots_bound = true;
+    let mut at = Duration::ZERO;
+    let mut decision = c.start(at);
+    while !c.is_done() && at < Duration::from_secs(20) {
+        for a in &decision.actions {
+            agent.apply(a);
+            // The measurement's sampling (the point's second generation) slows the target.
+            if let Action::Sampling { generation, .. } = a
+                && generation & 0xffff_ffff >= 2
+            {
+                agent.capacity = 6000.0;
+            }
+        }
+        at += BATCH;
+        decision = c.step(
+            at,
+            Input::Batch {
+                agent: 0,
+                batch: agent.batch(),
+            },
+        );
+    }
+    let result = &c.results()[0];
+    assert_eq!(result.verdict, Verdict::NotAvailable);
+    assert_eq!(
+        result.reasons[0].check, "closed_loop",
+        "{:?}",
+        result.reasons
+    );
+}
+
 #[test]
 fn an_agent_that_falls_behind_is_load_not_reached() {
     let mut c = Coordinator::new(config(), &LoadPlan::Fixed(1_000_000.0));

@@ -56,6 +56,16 @@ impl Point {
             detail: detail.clone(),
             figures: figures(&[("ci_width_us", self.ci_width_us.unwrap_or(f64::NAN))]),
         };
+        // A load that went closed-loop while it measured (requests waited for a slot, and
+        // fewer were answered than asked) is why the samples came short, whatever the
+        // host did meanwhile: one connection at 80% of the server's capacity reached the
+        // limit this way on this host, when warm-up had happened to see the rate within
+        // its tolerance.
+        if measuring && self.measured_closed_loop(at) {
+            let reason = self.closed_loop_reason(at);
+            self.finish_na(at, vec![reason], out);
+            return;
+        }
         if measuring {
             let p = self.config.ci.percentile;
             let value_us = percentile(&self.merged_sorted(), p.fraction()).unwrap_or(f64::NAN);
@@ -67,6 +77,17 @@ impl Point {
             });
         }
         self.finish_na(at, vec![reason], out);
+    }
+
+    /// Whether the load went closed-loop while it measured: a backlog of requests waiting
+    /// for a slot, and an answered rate short of the one asked by more than warm-up's
+    /// tolerance.
+    fn measured_closed_loop(&self, at: Duration) -> bool {
+        let seconds = at.saturating_sub(self.measure_started).as_secs_f64();
+        let answered = self.measure_received as f64 / seconds.max(1e-9);
+        seconds > 0.0
+            && self.agents.iter().any(|a| a.backlog_max > 0)
+            && answered < self.config.rate * (1.0 - self.rate_tolerance())
     }
 
     /// The probe report of the measurement with the latest wake-up (the worst core).
