@@ -27,6 +27,8 @@ mod render;
 mod report;
 mod tools;
 
+pub(crate) use tools::memaslap_rate;
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 

@@ -62,7 +62,40 @@ pub struct BenchAgentArgs {
     /// before they came back: to measure what reuse saves.
     #[arg(long)]
     pub no_recycle: bool,
+    /// Also measure against this memcached (start it pinned to the server's core): the
+    /// highest open-loop rate one worker holds at 4 and 32 connections, beside the rate
+    /// memaslap reaches closed-loop with the same connections.
+    #[arg(long)]
+    pub memcached: Option<std::net::SocketAddr>,
 }
+
+/// One open-loop rate tried against memcached.
+#[derive(Debug, Serialize)]
+struct OpenLoopTry {
+    offered: f64,
+    achieved: f64,
+    send_lag_p50_us: f64,
+    send_lag_p99_us: f64,
+    backlog_max: u64,
+    /// Held: at least 98% of the offered rate answered, and the median request left
+    /// within 10 µs of its schedule (the departures the methodology judges on time).
+    holds: bool,
+}
+
+/// The open-loop capacity at one connection count, beside memaslap's closed loop.
+#[derive(Debug, Serialize)]
+struct MemcachedCapacity {
+    connections: usize,
+    memaslap_closed_loop_rate: Option<f64>,
+    memaslap_error: Option<String>,
+    tries: Vec<OpenLoopTry>,
+    highest_held: Option<f64>,
+}
+
+/// The shares of memaslap's rate tried open-loop (or of 100,000 req/s without it).
+const CAPACITY_SHARES: [f64; 8] = [0.5, 0.7, 0.8, 0.9, 0.95, 1.0, 1.1, 1.2];
+/// The connection counts the capacity is measured at: the 4 and 32.
+const CAPACITY_CONNECTIONS: [usize; 2] = [4, 32];
 
 #[derive(Debug, Serialize)]
 struct CapacityPoint {
@@ -103,6 +136,8 @@ struct Report {
     sample_bytes: usize,
     /// Whether read batches went back to the worker for reuse.
     recycled: bool,
+    /// Against memcached, when `--memcached` names one.
+    memcached: Vec<MemcachedCapacity>,
 }
 
 /// The interval's batches, merged.
@@ -291,14 +326,111 @@ pub fn run(args: BenchAgentArgs) -> Result<ExitCode, Error> {
         });
     }
     let _ = server.stop();
+    let memcached = match args.memcached {
+        Some(addr) => memcached_capacity(&args, addr).map_err(|e| failed(&e))?,
+        None => Vec::new(),
+    };
     let report = Report {
         capacity,
         loopback_floor_p50_us: floor_p50,
         precision,
         sample_bytes: std::mem::size_of::<vernier_agent::Sample>(),
         recycled: !args.no_recycle,
+        memcached,
     };
     let json = serde_json::to_string_pretty(&report).map_err(|e| failed(&e))?;
     println!("{json}");
     Ok(ExitCode::SUCCESS)
+}
+
+/// The highest open-loop rate one worker holds against the memcached at `addr`, at each
+/// of [`CAPACITY_CONNECTIONS`], beside memaslap's closed-loop rate with as many
+/// connections (both pinned to the agent's core).
+fn memcached_capacity(
+    args: &BenchAgentArgs,
+    addr: std::net::SocketAddr,
+) -> Result<Vec<MemcachedCapacity>, vernier_agent::EngineError> {
+    let workload: vernier_protocols::KvWorkload = vernier_protocols::KvWorkload {
+        keys: 10_000,
+        key_size: vernier_protocols::Dist::fixed(16),
+        value_size: vernier_protocols::Dist::fixed(64),
+        read_ratio: 0.9,
+        key_dist: Default::default(),
+    };
+    let mut all = Vec::new();
+    for connections in CAPACITY_CONNECTIONS {
+        let seconds = args.duration.as_secs().max(1);
+        let memaslap = crate::validate::memaslap_rate(addr, connections, seconds, args.agent_cpu);
+        let reference = memaslap.as_ref().map_or(100_000.0, |&r| r);
+        let mut tries = Vec::new();
+        for share in CAPACITY_SHARES {
+            let offered = (reference * share).round();
+            let engine = Engine::start(LoadSpec {
+                target: addr,
+                transport: Transport::Tcp,
+                protocol: Protocol::Memcached,
+                workload: Workload::KeyValue(workload.clone()),
+                workers: 1,
+                cpus: vec![args.agent_cpu],
+                connections,
+                depth: 1,
+                kind: AgentKind::Symmetric,
+                timestamps: TimestampMode::Kernel,
+                poll: args.poll,
+                seed: 1,
+                timeout: Duration::from_secs(1),
+            })?;
+            engine.set_load(offered, &InterArrival::Exp);
+            let w = measure(
+                &engine,
+                Duration::from_millis(300),
+                args.duration,
+                0.0,
+                !args.no_recycle,
+            );
+            engine.pause();
+            let _ = engine.stop();
+            let achieved = w.counters.received as f64 / args.duration.as_secs_f64();
+            let send_lag_p50_us = us(&w.send_lag, 0.5);
+            let t = OpenLoopTry {
+                offered,
+                achieved,
+                send_lag_p50_us,
+                send_lag_p99_us: us(&w.send_lag, 0.99),
+                backlog_max: w.counters.backlog_max,
+                holds: achieved >= 0.98 * offered && send_lag_p50_us <= 10.0,
+            };
+            eprintln!(
+                "memcached, {connections} connections: offered {:>8.0}/s achieved {:>8.0}/s  send lag p50 {:.1} p99 {:.1} µs  backlog max {}  {}",
+                t.offered,
+                t.achieved,
+                t.send_lag_p50_us,
+                t.send_lag_p99_us,
+                t.backlog_max,
+                if t.holds { "holds" } else { "does not hold" }
+            );
+            tries.push(t);
+        }
+        let highest_held = tries
+            .iter()
+            .filter(|t| t.holds)
+            .map(|t| t.offered)
+            .reduce(f64::max);
+        eprintln!(
+            "memcached, {connections} connections: open loop holds {} req/s; memaslap closed loop {}",
+            highest_held.map_or("none of the rates tried".into(), |r| format!("{r:.0}")),
+            match &memaslap {
+                Ok(r) => format!("{r:.0} req/s"),
+                Err(e) => format!("not measured: {e}"),
+            }
+        );
+        all.push(MemcachedCapacity {
+            connections,
+            memaslap_closed_loop_rate: memaslap.as_ref().ok().copied(),
+            memaslap_error: memaslap.err().map(|e| e.to_string()),
+            tries,
+            highest_held,
+        });
+    }
+    Ok(all)
 }

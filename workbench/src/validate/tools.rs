@@ -178,13 +178,18 @@ impl Tool {
 
     /// Runs it against `addr` pinned to `cpu` (`taskset -c`), and reads its figures.
     fn run(self, addr: SocketAddr, cpu: usize, budget: Budget) -> Result<ToolFigures, ToolError> {
+        self.run_with(self.args(addr, budget), cpu)
+    }
+
+    /// Runs it with `args` pinned to `cpu`, and reads its figures.
+    fn run_with(self, args: Vec<String>, cpu: usize) -> Result<ToolFigures, ToolError> {
         let (program, package) = self.program();
         let path = find_binary(program).ok_or(ToolError::NotInstalled { program, package })?;
         let out = Command::new("taskset")
             .arg("-c")
             .arg(cpu.to_string())
             .arg(path)
-            .args(self.args(addr, budget))
+            .args(args)
             .output()
             .map_err(|source| ToolError::Spawn { program, source })?;
         if !out.status.success() {
@@ -196,6 +201,20 @@ impl Tool {
         }
         Ok(self.parse(&out.stdout)?)
     }
+}
+
+/// The rate memaslap reaches closed-loop against the memcached at `addr` with
+/// `connections` connections for `seconds`, pinned to `cpu`: what an open-loop agent's
+/// capacity is compared with (`vernier bench-agent --memcached`).
+pub(crate) fn memaslap_rate(
+    addr: SocketAddr,
+    connections: usize,
+    seconds: u64,
+    cpu: usize,
+) -> Result<f64, ToolError> {
+    Tool::Memaslap
+        .run_with(memaslap::args_with(addr, seconds, connections), cpu)
+        .map(|f| f.achieved_rate)
 }
 
 impl std::fmt::Display for Tool {

@@ -16,6 +16,11 @@ const TOTAL: &str = "Total Statistics (";
 /// `-s ADDR -t Ns -T 1 -c 16 -S Ns`: the statistics (with the histograms) printed once, at
 /// the end.
 pub(super) fn args(addr: SocketAddr, seconds: u64) -> Vec<String> {
+    args_with(addr, seconds, CONNECTIONS)
+}
+
+/// [`args`] with `connections` connections.
+pub(super) fn args_with(addr: SocketAddr, seconds: u64, connections: usize) -> Vec<String> {
     vec![
         "-s".into(),
         addr.to_string(),
@@ -24,7 +29,7 @@ pub(super) fn args(addr: SocketAddr, seconds: u64) -> Vec<String> {
         "-T".into(),
         "1".into(),
         "-c".into(),
-        CONNECTIONS.to_string(),
+        connections.to_string(),
         "-S".into(),
         format!("{seconds}s"),
     ]
