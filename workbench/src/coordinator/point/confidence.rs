@@ -335,6 +335,7 @@ impl Point {
                 // Samples beyond the percentile that come in clusters are the host's doing
                 // when its stalls reach that far.
                 let reason = self.tail_cause(
+                    at,
                     estimate.value,
                     Reason {
                         check: ReasonKind::TooFewSamples,
@@ -472,7 +473,7 @@ impl Point {
                     ),
                     figures,
                 };
-                self.tail_cause(estimate.value, correlated, |h| {
+                self.tail_cause(at, estimate.value, correlated, |h| {
                     format!(
                         "the host's stalls keep the {p} CI wide: {found}; on {}, {h}: {p} ({:.1} µs) lies within their reach, so requests caught by a stall make the tail and come in clusters (variance ×{:.1}); {beyond}",
                         probe_name(h),

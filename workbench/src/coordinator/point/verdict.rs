@@ -69,7 +69,7 @@ impl Point {
         if measuring {
             let p = self.config.ci.percentile;
             let value_us = percentile(&self.merged_sorted(), p.fraction()).unwrap_or(f64::NAN);
-            reason = self.tail_cause(value_us, reason, |h| {
+            reason = self.tail_cause(at, value_us, reason, |h| {
                 format!(
                     "{detail}; the host's stalls kept the {p} CI wide: on {}, {h}: {p} ({value_us:.1} µs) lies within their reach",
                     probe_name(h)
@@ -115,16 +115,22 @@ impl Point {
             .cloned()
     }
 
-    /// Why the target percentile's tail at `value_us` could not be pinned down: the host's
+    /// Why the target percentile's tail at `value_us` could not be pinned down: a load gone
+    /// closed-loop while it measured ([`Point::measured_closed_loop`]), then the host's
     /// stalls, with the probe's figures, when they explain it ([`Point::host_cause`];
     /// `blame` words it), otherwise `otherwise`. Every N/A about that tail asks here, the
     /// evaluation's and the time limit's alike, so one tail gets one cause.
     pub(super) fn tail_cause(
         &self,
+        at: Duration,
         value_us: f64,
         otherwise: Reason,
         blame: impl FnOnce(&StallReport) -> String,
     ) -> Reason {
+        // A load gone closed-loop is why the samples fall short, before any stall.
+        if self.measured_closed_loop(at) {
+            return self.closed_loop_reason(at);
+        }
         let Some(h) = self.host_cause(value_us) else {
             return otherwise;
         };
