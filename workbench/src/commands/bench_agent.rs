@@ -148,6 +148,29 @@ struct Window {
     interarrivals: Vec<f64>,
 }
 
+/// Starts an engine for `spec`, loads it at `rate` (Poisson), measures `duration` after a
+/// 300 ms warm-up and stops it: every run of this command goes this way.
+fn run_load(
+    spec: LoadSpec,
+    rate: f64,
+    duration: Duration,
+    sampling: f64,
+    recycle: bool,
+) -> Result<Window, vernier_agent::EngineError> {
+    let engine = Engine::start(spec)?;
+    engine.set_load(rate, &InterArrival::Exp);
+    let w = measure(
+        &engine,
+        Duration::from_millis(300),
+        duration,
+        sampling,
+        recycle,
+    );
+    engine.pause();
+    let _ = engine.stop();
+    Ok(w)
+}
+
 /// Measures `duration` after `warmup`, keeping `sampling` of the requests: the batches of
 /// the measuring generation (the worker's acknowledgement), merged; each read batch goes
 /// back to the worker unless `recycle` is off.
@@ -232,20 +255,16 @@ pub fn run(args: BenchAgentArgs) -> Result<ExitCode, Error> {
 
     let mut capacity = Vec::new();
     for &rate in &args.rates {
-        let engine =
-            Engine::start(spec(TimestampMode::Kernel, args.connections)).map_err(|e| failed(&e))?;
-        engine.set_load(rate, &InterArrival::Exp);
         // About 10,000 inter-departure gaps: the test's power, not the run's length.
         let sampling = (10_000.0 / (rate * args.duration.as_secs_f64())).min(1.0);
-        let w = measure(
-            &engine,
-            Duration::from_millis(300),
+        let w = run_load(
+            spec(TimestampMode::Kernel, args.connections),
+            rate,
             args.duration,
             sampling,
             !args.no_recycle,
-        );
-        engine.pause();
-        let _ = engine.stop();
+        )
+        .map_err(|e| failed(&e))?;
         let ad = vernier_stats::anderson_exponential(&w.interarrivals).map_err(|e| failed(&e))?;
         let point = CapacityPoint {
             offered: rate,
@@ -299,17 +318,14 @@ pub fn run(args: BenchAgentArgs) -> Result<ExitCode, Error> {
         ("kernel", TimestampMode::Kernel),
         ("user", TimestampMode::User),
     ] {
-        let engine = Engine::start(spec(mode, 1)).map_err(|e| failed(&e))?;
-        engine.set_load(args.precision_rate, &InterArrival::Exp);
-        let w = measure(
-            &engine,
-            Duration::from_millis(300),
+        let w = run_load(
+            spec(mode, 1),
+            args.precision_rate,
             args.precision_duration,
             0.0,
             !args.no_recycle,
-        );
-        engine.pause();
-        let _ = engine.stop();
+        )
+        .map_err(|e| failed(&e))?;
         let p50 = us(&w.latency, 0.5);
         eprintln!(
             "precision: {name:>6} timestamps at {:.0}/s: p50 {p50:.2} µs ({:+.2} µs above the floor)",
@@ -365,7 +381,7 @@ fn memcached_capacity(
         let mut tries = Vec::new();
         for share in CAPACITY_SHARES {
             let offered = (reference * share).round();
-            let engine = Engine::start(LoadSpec {
+            let spec = LoadSpec {
                 target: addr,
                 transport: Transport::Tcp,
                 protocol: Protocol::Memcached,
@@ -379,17 +395,8 @@ fn memcached_capacity(
                 poll: args.poll,
                 seed: 1,
                 timeout: Duration::from_secs(1),
-            })?;
-            engine.set_load(offered, &InterArrival::Exp);
-            let w = measure(
-                &engine,
-                Duration::from_millis(300),
-                args.duration,
-                0.0,
-                !args.no_recycle,
-            );
-            engine.pause();
-            let _ = engine.stop();
+            };
+            let w = run_load(spec, offered, args.duration, 0.0, !args.no_recycle)?;
             let achieved = w.counters.received as f64 / args.duration.as_secs_f64();
             let send_lag_p50_us = us(&w.send_lag, 0.5);
             let t = OpenLoopTry {

@@ -56,16 +56,6 @@ impl Point {
             detail: detail.clone(),
             figures: figures(&[("ci_width_us", self.ci_width_us.unwrap_or(f64::NAN))]),
         };
-        // A load that went closed-loop while it measured (requests waited for a slot, and
-        // fewer were answered than asked) is why the samples came short, whatever the
-        // host did meanwhile: one connection at 80% of the server's capacity reached the
-        // limit this way on this host, when warm-up had happened to see the rate within
-        // its tolerance.
-        if measuring && self.measured_closed_loop(at) {
-            let reason = self.closed_loop_reason(at);
-            self.finish_na(at, vec![reason], out);
-            return;
-        }
         if measuring {
             let p = self.config.ci.percentile;
             let value_us = percentile(&self.merged_sorted(), p.fraction()).unwrap_or(f64::NAN);
@@ -127,7 +117,10 @@ impl Point {
         otherwise: Reason,
         blame: impl FnOnce(&StallReport) -> String,
     ) -> Reason {
-        // A load gone closed-loop is why the samples fall short, before any stall.
+        // A load gone closed-loop (requests waited for a slot, fewer answered than asked)
+        // is why the samples fall short, whatever the host did meanwhile: one connection at
+        // 80% of the server's capacity ended that way on this host, when warm-up had
+        // happened to see the rate within its tolerance.
         if self.measured_closed_loop(at) {
             return self.closed_loop_reason(at);
         }
