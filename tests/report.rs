@@ -395,6 +395,99 @@ fn json_says_the_same_and_out_puts_the_plots_elsewhere() {
     assert!(!run.join("report").exists());
 }
 
+/// A PNG's width and height, from a real decode (the `png` crate vernier encodes with;
+/// the header alone could be right over a broken image).
+fn png_size(path: &Path) -> (u32, u32) {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert_eq!(
+        &bytes[..8],
+        b"\x89PNG\r\n\x1a\n",
+        "{} is not a PNG",
+        path.display()
+    );
+    let mut reader = png::Decoder::new(std::io::Cursor::new(bytes))
+        .read_info()
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut pixels = vec![0; reader.output_buffer_size().unwrap()];
+    let frame = reader
+        .next_frame(&mut pixels)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    // Something was drawn: not one colour throughout.
+    assert!(
+        pixels.iter().any(|&b| b != pixels[0]),
+        "{} is blank",
+        path.display()
+    );
+    (frame.width, frame.height)
+}
+
+#[test]
+fn every_plot_is_written_as_png_beside_svg_or_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    sweep(&run);
+    let both = tmp.path().join("both");
+    let (_, stderr) = ok(&vernier(&[
+        "report",
+        run.to_str().unwrap(),
+        "--format",
+        "both",
+        "--out",
+        both.to_str().unwrap(),
+    ]));
+    let mut names: Vec<String> = std::fs::read_dir(&both)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    let svgs: Vec<&String> = names.iter().filter(|n| n.ends_with(".svg")).collect();
+    assert_eq!(svgs.len(), 7, "{names:?}");
+    for svg_name in svgs {
+        let png = both.join(svg_name.replace(".svg", ".png"));
+        assert!(
+            stderr.contains(&format!("wrote {}", png.display())),
+            "{stderr}"
+        );
+        assert_eq!(png_size(&png), (900, 600), "{}", png.display());
+        svg(&both.join(svg_name));
+    }
+    assert_eq!(names.len(), 14, "{names:?}");
+
+    let only = tmp.path().join("png");
+    ok(&vernier(&[
+        "report",
+        run.to_str().unwrap(),
+        "--format",
+        "png",
+        "--out",
+        only.to_str().unwrap(),
+    ]));
+    let written: Vec<PathBuf> = std::fs::read_dir(&only)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(written.len(), 7, "{written:?}");
+    assert!(
+        written
+            .iter()
+            .all(|p| p.extension().is_some_and(|e| e == "png"))
+    );
+    // The same drawing as the SVG: a PNG of the CCDF is the PNG written beside it.
+    assert_eq!(
+        std::fs::read(only.join("ccdf.png")).unwrap(),
+        std::fs::read(both.join("ccdf.png")).unwrap()
+    );
+
+    let out = vernier(&["report", run.to_str().unwrap(), "--format", "jpeg"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("invalid value 'jpeg' for '--format"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("svg, png, both"), "{stderr}");
+}
+
 #[test]
 fn a_run_killed_in_warm_up_still_reports() {
     let tmp = tempfile::tempdir().unwrap();

@@ -1,5 +1,6 @@
 //! Reports on a recorded run: a table of the load points (each percentile with its CI,
-//! the verdict and the reasons for an N/A) and SVG plots of what the methodology saw: the
+//! the verdict and the reasons for an N/A) and plots (SVG, PNG or both) of what the
+//! methodology saw: the
 //! latency CCDF, the tail percentile against the achieved load, each agent's
 //! inter-departure gaps against the target distribution, and each agent's correlogram.
 //!
@@ -32,6 +33,7 @@ pub use ccdf::{CcdfPoint, DEEPEST, ccdf_points};
 pub use interarrival::{GapDensity, gap_density};
 pub use load::{LoadPoint, load_points};
 pub(crate) use plot::fmt_percentile;
+use plot::{Chart, Figure};
 pub use table::{PointRow, Summary, render_table, summarize};
 
 /// What `vernier report` made of a run directory.
@@ -46,6 +48,61 @@ pub struct Report {
     pub notes: Vec<String>,
 }
 
+/// The files each plot is written as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum PlotFormat {
+    /// `NAME.svg`: scalable, text kept as text.
+    #[default]
+    Svg,
+    /// `NAME.png`: 900x600 pixels, for slides and documents that take no SVG.
+    Png,
+    /// Both files, from one drawing.
+    Both,
+}
+
+impl PlotFormat {
+    /// The extensions written, in the order written.
+    fn extensions(self) -> &'static [&'static str] {
+        match self {
+            PlotFormat::Svg => &["svg"],
+            PlotFormat::Png => &["png"],
+            PlotFormat::Both => &["svg", "png"],
+        }
+    }
+
+    /// The file names of plot `stem`, as notes name them (`ccdf.svg`, `ccdf.svg/.png`).
+    fn names(self, stem: &str) -> String {
+        format!("{stem}.{}", self.extensions().join("/."))
+    }
+}
+
+/// Writes plots into one directory in the chosen formats and lists the files written.
+struct Writer<'a> {
+    out: &'a Path,
+    format: PlotFormat,
+    written: Vec<PathBuf>,
+}
+
+impl Writer<'_> {
+    /// Draws `figure` once per format and writes it as `out/STEM.EXT`.
+    fn write<C: Chart>(&mut self, stem: &str, figure: Figure<C>) -> Result<(), Error> {
+        for &ext in self.format.extensions() {
+            let path = self.out.join(format!("{stem}.{ext}"));
+            let bytes = match ext {
+                "png" => figure.png(),
+                _ => figure.svg().map(String::into_bytes),
+            }
+            .map_err(|e| Error::Failed(format!("{}: cannot draw: {e}", path.display())))?;
+            std::fs::write(&path, bytes).map_err(|source| Error::Io {
+                path: path.clone(),
+                source,
+            })?;
+            self.written.push(path);
+        }
+        Ok(())
+    }
+}
+
 /// One load point as the plots see it: its result and where its samples are.
 #[derive(Debug, Clone, Copy)]
 struct Measured<'a> {
@@ -54,13 +111,13 @@ struct Measured<'a> {
     result: &'a PointResult,
 }
 
-/// Reads `dir` (a run directory), writes the plots into `out` (default `dir/report/`) and
-/// returns the table and the list of files written.
+/// Reads `dir` (a run directory), writes the plots into `out` (default `dir/report/`) as
+/// `format` says and returns the table and the list of files written.
 ///
 /// Bad input (no such directory, a run.json that is not a vernier record, a samples part
 /// that is not Parquet) is an error naming the file; a run that ended early is not: its
 /// report says what is missing in [`Report::notes`].
-pub fn run(dir: &Path, out: Option<&Path>) -> Result<Report, Error> {
+pub fn run(dir: &Path, out: Option<&Path>, format: PlotFormat) -> Result<Report, Error> {
     if !dir.is_dir() {
         let source = match std::fs::metadata(dir) {
             Ok(_) => std::io::Error::other("not a directory (expected a run directory)"),
@@ -89,17 +146,10 @@ pub fn run(dir: &Path, out: Option<&Path>) -> Result<Report, Error> {
         path: out.clone(),
         source,
     })?;
-    let mut plots = Vec::new();
-    let mut write = |name: &str, svg: Result<String, plot::DrawError>| -> Result<(), Error> {
-        let path = out.join(name);
-        let svg =
-            svg.map_err(|e| Error::Failed(format!("{}: cannot draw: {e}", path.display())))?;
-        std::fs::write(&path, svg).map_err(|source| Error::Io {
-            path: path.clone(),
-            source,
-        })?;
-        plots.push(path);
-        Ok(())
+    let mut plots = Writer {
+        out: &out,
+        format,
+        written: Vec::new(),
     };
 
     let measured = measured_points(&record);
@@ -111,17 +161,20 @@ pub fn run(dir: &Path, out: Option<&Path>) -> Result<Report, Error> {
             None => Vec::new(),
         };
         if series.is_empty() {
-            notes.push("no measured samples for any load point: ccdf.svg skipped".into());
+            notes.push(format!(
+                "no measured samples for any load point: {} skipped",
+                format.names("ccdf")
+            ));
         } else {
-            write("ccdf.svg", ccdf::draw(&series))?;
+            plots.write("ccdf", ccdf::draw(&series))?;
         }
 
         let results: Vec<&PointResult> = measured.iter().map(|m| m.result).collect();
         let (percentile, points) = load_points(&results);
         let drawable = points.iter().filter(|p| p.value.is_some()).count();
         if drawable >= 2 {
-            write(
-                "latency-vs-load.svg",
+            plots.write(
+                "latency-vs-load",
                 load::draw(percentile, &points, record.slo_rate),
             )?;
             let without_ci: Vec<String> = points
@@ -131,13 +184,15 @@ pub fn run(dir: &Path, out: Option<&Path>) -> Result<Report, Error> {
                 .collect();
             if !without_ci.is_empty() {
                 notes.push(format!(
-                    "latency-vs-load.svg: no CI at {} (drawn hollow)",
+                    "{}: no CI at {} (drawn hollow)",
+                    format.names("latency-vs-load"),
                     without_ci.join(", ")
                 ));
             }
         } else {
             notes.push(format!(
-                "latency-vs-load.svg skipped: {drawable} point(s) with a {} (2 needed)",
+                "{} skipped: {drawable} point(s) with a {} (2 needed)",
+                format.names("latency-vs-load"),
                 percentile
             ));
         }
@@ -153,8 +208,8 @@ pub fn run(dir: &Path, out: Option<&Path>) -> Result<Report, Error> {
         {
             let density = gap_density(*bin_ns, counts);
             let title = check_title("Inter-departure gaps", event, agent);
-            write(
-                &format!("interarrival-p{point}-a{}.svg", agent_name(agent)),
+            plots.write(
+                &format!("interarrival-p{point}-a{}", agent_name(agent)),
                 interarrival::draw(&title, &density, *target_mean_ns, shape, check),
             )?;
         }
@@ -165,8 +220,8 @@ pub fn run(dir: &Path, out: Option<&Path>) -> Result<Report, Error> {
                 continue;
             }
             let title = check_title("Spearman correlogram", event, agent);
-            write(
-                &format!("correlogram-p{point}-a{}.svg", agent_name(agent)),
+            plots.write(
+                &format!("correlogram-p{point}-a{}", agent_name(agent)),
                 correlogram::draw(&title, lags, check),
             )?;
         }
@@ -174,7 +229,7 @@ pub fn run(dir: &Path, out: Option<&Path>) -> Result<Report, Error> {
 
     Ok(Report {
         summary,
-        plots,
+        plots: plots.written,
         notes,
     })
 }

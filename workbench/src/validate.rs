@@ -119,7 +119,11 @@ pub fn run(options: &Options) -> Result<Report, Error> {
         .iter()
         .find(|r| r.service == "exponential" && r.load == 0.5 && r.timestamps == Timestamps::Kernel)
     {
-        match crate::report::run(&row.measurement.record, Some(&plots.join("exp-50pct"))) {
+        match crate::report::run(
+            &row.measurement.record,
+            Some(&plots.join("exp-50pct")),
+            crate::report::PlotFormat::Svg,
+        ) {
             Ok(report) => figures.extend(
                 report
                     .plots

@@ -1,15 +1,14 @@
 //! `vernier report RUN_DIR`: the table of a recorded run on stdout (or JSON), its plots
-//! as SVG files, and the list of files written on stderr.
+//! as SVG or PNG files (or both), and the list of files written on stderr.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
 
-use super::print_json;
+use super::{print, print_json};
 use crate::error::Error;
-use crate::report;
+use crate::report::{self, PlotFormat};
 
 /// Options of `vernier report`.
 #[derive(Debug, Args)]
@@ -22,28 +21,18 @@ pub struct ReportArgs {
     /// Print the table as one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Write each plot as SVG, PNG (900x600) or both.
+    #[arg(long, value_enum, default_value_t = PlotFormat::Svg)]
+    pub format: PlotFormat,
 }
 
 /// Makes the report, prints it, and lists what was written.
 pub(crate) fn run(args: ReportArgs) -> Result<ExitCode, Error> {
-    let report = report::run(&args.run_dir, args.out.as_deref())?;
+    let report = report::run(&args.run_dir, args.out.as_deref(), args.format)?;
     if args.json {
         print_json(&report, false)?;
     } else {
-        let mut out = std::io::stdout().lock();
-        match out
-            .write_all(report::render_table(&report.summary).as_bytes())
-            .and_then(|()| out.flush())
-        {
-            // A reader that stopped early (`| head`) is not an error of ours.
-            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-                return Err(Error::Io {
-                    path: "<stdout>".into(),
-                    source: e,
-                });
-            }
-            _ => {}
-        }
+        print(report::render_table(&report.summary).as_bytes())?;
     }
     for note in &report.notes {
         eprintln!("note: {note}");

@@ -3,7 +3,7 @@
 
 use plotters::prelude::*;
 
-use super::plot::{Area, CAPTION_SIZE, DrawError, color, fmt_num, legend, render};
+use super::plot::{Area, CAPTION_SIZE, Chart, DrawError, Figure, color, fmt_num, legend};
 
 /// One load's measured and ideal values, µs.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,10 +32,31 @@ pub(crate) fn accuracy_svg(
     series: &[AccuracySeries],
     caption: &[String],
 ) -> Result<String, DrawError> {
-    render(caption, |area| draw_chart(area, title, series))
+    Figure::new(caption.to_vec(), AccuracyChart { title, series }).svg()
 }
 
-fn draw_chart(area: &Area<'_>, title: &str, series: &[AccuracySeries]) -> Result<(), DrawError> {
+struct AccuracyChart<'a> {
+    title: &'a str,
+    series: &'a [AccuracySeries],
+}
+
+impl Chart for AccuracyChart<'_> {
+    fn draw<DB: DrawingBackend>(&self, area: &Area<DB>) -> Result<(), DrawError>
+    where
+        DB::ErrorType: 'static,
+    {
+        draw_chart(area, self.title, self.series)
+    }
+}
+
+fn draw_chart<DB: DrawingBackend>(
+    area: &Area<DB>,
+    title: &str,
+    series: &[AccuracySeries],
+) -> Result<(), DrawError>
+where
+    DB::ErrorType: 'static,
+{
     let ymax = series
         .iter()
         .flat_map(|s| &s.points)

@@ -4,7 +4,7 @@
 use plotters::prelude::*;
 use serde::Serialize;
 
-use super::plot::{Area, CAPTION_SIZE, DrawError, color, fmt_num, fmt_percentile, render};
+use super::plot::{Area, CAPTION_SIZE, Chart, DrawError, Figure, color, fmt_num, fmt_percentile};
 
 /// The deepest CCDF level drawn: 1e-4, the 99.99th percentile.
 pub const DEEPEST: f64 = 1e-4;
@@ -78,16 +78,32 @@ pub(super) struct Series {
 }
 
 /// Draws every point's CCDF on one plot.
-pub(super) fn draw(series: &[Series]) -> Result<String, DrawError> {
+pub(super) fn draw(series: &[Series]) -> Figure<CcdfChart<'_>> {
     let caption = vec![format!(
         "Each curve: the samples of a load point's measured round (the round its percentiles \
          came from). y: the fraction of those samples at or above the latency, down to {DEEPEST:.0e} \
          (p99.99) or to 1/n where n samples cannot say more."
     )];
-    render(&caption, |area| draw_chart(area, series))
+    Figure::new(caption, CcdfChart(series))
 }
 
-fn draw_chart(area: &Area<'_>, series: &[Series]) -> Result<(), DrawError> {
+/// The curves of [`draw`].
+#[derive(Debug)]
+pub(super) struct CcdfChart<'a>(&'a [Series]);
+
+impl Chart for CcdfChart<'_> {
+    fn draw<DB: DrawingBackend>(&self, area: &Area<DB>) -> Result<(), DrawError>
+    where
+        DB::ErrorType: 'static,
+    {
+        draw_chart(area, self.0)
+    }
+}
+
+fn draw_chart<DB: DrawingBackend>(area: &Area<DB>, series: &[Series]) -> Result<(), DrawError>
+where
+    DB::ErrorType: 'static,
+{
     let xmax = series
         .iter()
         .flat_map(|s| s.points.iter().map(|p| p.latency_us))
@@ -205,7 +221,7 @@ mod tests {
                 points: ccdf_points(&(1..=1000).map(|i| i * 200).collect::<Vec<_>>()),
             },
         ];
-        let svg = draw(&series).unwrap();
+        let svg = draw(&series).svg().unwrap();
         assert!(svg.contains("<svg") && svg.contains("Latency CCDF"));
         assert!(svg.contains("10000 req/s") && svg.contains("20000 req/s"));
         assert!(

@@ -4,7 +4,7 @@
 
 use plotters::prelude::*;
 
-use super::plot::{Area, CAPTION_SIZE, DrawError, color, fmt_num, render};
+use super::plot::{Area, CAPTION_SIZE, Chart, DrawError, Figure, color, fmt_num};
 use crate::coordinator::Check;
 
 /// The two-sided 5% quantile of the standard normal.
@@ -22,11 +22,11 @@ pub(super) fn band(n: usize) -> Option<f64> {
 const ALPHA: f64 = 0.05;
 
 /// Draws ρ per lag as stems, the band, and which lags the test itself found significant.
-pub(super) fn draw(
-    title: &str,
-    lags: &[(usize, f64, f64)],
+pub(super) fn draw<'a>(
+    title: &'a str,
+    lags: &'a [(usize, f64, f64)],
     check: &Check,
-) -> Result<String, DrawError> {
+) -> Figure<Correlogram<'a>> {
     let band = band(check.n);
     let mut caption = vec![format!(
         "{}: {} (n = {}).",
@@ -44,15 +44,35 @@ pub(super) fn draw(
         ),
         None => format!("No band: the check saw no samples. Filled markers: p < {ALPHA}."),
     });
-    render(&caption, |area| draw_chart(area, title, lags, band))
+    Figure::new(caption, Correlogram { title, lags, band })
 }
 
-fn draw_chart(
-    area: &Area<'_>,
+/// The stems and the band of [`draw`].
+#[derive(Debug)]
+pub(super) struct Correlogram<'a> {
+    title: &'a str,
+    lags: &'a [(usize, f64, f64)],
+    band: Option<f64>,
+}
+
+impl Chart for Correlogram<'_> {
+    fn draw<DB: DrawingBackend>(&self, area: &Area<DB>) -> Result<(), DrawError>
+    where
+        DB::ErrorType: 'static,
+    {
+        draw_chart(area, self.title, self.lags, self.band)
+    }
+}
+
+fn draw_chart<DB: DrawingBackend>(
+    area: &Area<DB>,
     title: &str,
     lags: &[(usize, f64, f64)],
     band: Option<f64>,
-) -> Result<(), DrawError> {
+) -> Result<(), DrawError>
+where
+    DB::ErrorType: 'static,
+{
     let max_lag = lags.iter().map(|l| l.0).max().unwrap_or(1).max(1) as f64;
     let bound = lags
         .iter()
@@ -171,6 +191,7 @@ mod tests {
             &lags,
             &check,
         )
+        .svg()
         .unwrap();
         assert!(svg.contains("<svg"));
         assert!(svg.contains("Spearman correlogram: point 1 (2000 req/s), agent 1"));

@@ -5,7 +5,7 @@
 use plotters::prelude::*;
 use serde::Serialize;
 
-use super::plot::{Area, CAPTION_SIZE, DrawError, color, fmt_num, render};
+use super::plot::{Area, CAPTION_SIZE, Chart, DrawError, Figure, color, fmt_num};
 use crate::coordinator::Check;
 
 /// The gap histogram as a density, so that it can be laid over the target's.
@@ -60,13 +60,13 @@ enum Target {
 }
 
 /// Draws the bars, the target and the check's verdict in words.
-pub(super) fn draw(
-    title: &str,
-    density: &GapDensity,
+pub(super) fn draw<'a>(
+    title: &'a str,
+    density: &'a GapDensity,
     target_mean_ns: f64,
-    shape: &str,
+    shape: &'a str,
     check: &Check,
-) -> Result<String, DrawError> {
+) -> Figure<GapChart<'a>> {
     let mean_us = target_mean_ns / 1e3;
     let target = match shape {
         "exp" => Target::Exp(mean_us),
@@ -93,18 +93,45 @@ pub(super) fn draw(
             fmt_num(density.bin_us * density.density.len() as f64)
         ));
     }
-    render(&caption, |area| {
-        draw_chart(area, title, density, target, shape)
-    })
+    Figure::new(
+        caption,
+        GapChart {
+            title,
+            density,
+            target,
+            shape,
+        },
+    )
 }
 
-fn draw_chart(
-    area: &Area<'_>,
+/// The bars and the target of [`draw`].
+#[derive(Debug)]
+pub(super) struct GapChart<'a> {
+    title: &'a str,
+    density: &'a GapDensity,
+    target: Target,
+    shape: &'a str,
+}
+
+impl Chart for GapChart<'_> {
+    fn draw<DB: DrawingBackend>(&self, area: &Area<DB>) -> Result<(), DrawError>
+    where
+        DB::ErrorType: 'static,
+    {
+        draw_chart(area, self.title, self.density, self.target, self.shape)
+    }
+}
+
+fn draw_chart<DB: DrawingBackend>(
+    area: &Area<DB>,
     title: &str,
     density: &GapDensity,
     target: Target,
     shape: &str,
-) -> Result<(), DrawError> {
+) -> Result<(), DrawError>
+where
+    DB::ErrorType: 'static,
+{
     let (Target::Exp(mean) | Target::Fixed(mean) | Target::Mean(mean)) = target;
     let mean = if mean.is_finite() && mean > 0.0 {
         mean
@@ -228,6 +255,7 @@ mod tests {
             "exp",
             &check(false),
         )
+        .svg()
         .unwrap();
         assert!(svg.contains("Fail"));
     }
@@ -242,13 +270,18 @@ mod tests {
             "exp",
             &check(true),
         )
+        .svg()
         .unwrap();
         assert!(svg.contains("target: exponential, mean 100 µs"), "{svg}");
         assert!(svg.contains("Pass: A² = 0.400, p = 0.8000 (n = 100)"));
         assert!(svg.contains("Not drawn: 3 of 100 gaps (3%)"));
-        let svg = draw("t", &d, 100_000.0, "fixed", &check(true)).unwrap();
+        let svg = draw("t", &d, 100_000.0, "fixed", &check(true))
+            .svg()
+            .unwrap();
         assert!(svg.contains("target: fixed gap 100 µs"));
-        let svg = draw("t", &d, 100_000.0, "lognormal:100us,2", &check(true)).unwrap();
+        let svg = draw("t", &d, 100_000.0, "lognormal:100us,2", &check(true))
+            .svg()
+            .unwrap();
         assert!(svg.contains("target mean 100 µs (lognormal:100us,2)"));
     }
 }

@@ -7,7 +7,7 @@ use plotters::prelude::*;
 use serde::Serialize;
 use vernier_stats::Percentile;
 
-use super::plot::{Area, CAPTION_SIZE, DrawError, color, fmt_num, fmt_rate, render};
+use super::plot::{Area, CAPTION_SIZE, Chart, DrawError, Figure, color, fmt_num, fmt_rate};
 use crate::coordinator::{PointResult, Verdict};
 
 /// One load point on the plot.
@@ -69,7 +69,7 @@ pub(super) fn draw(
     percentile: Percentile,
     points: &[LoadPoint],
     slo_rate: Option<f64>,
-) -> Result<String, DrawError> {
+) -> Figure<LoadChart<'_>> {
     let name = percentile.to_string();
     let mut caption = vec![format!(
         "Each marker: a load point's {name} estimate at the rate it achieved; bars: its \
@@ -94,7 +94,31 @@ pub(super) fn draw(
             missing.join(", ")
         ));
     }
-    render(&caption, |area| draw_chart(area, &name, points, slo_rate))
+    Figure::new(
+        caption,
+        LoadChart {
+            name,
+            points,
+            slo_rate,
+        },
+    )
+}
+
+/// The points, bars and lines of [`draw`].
+#[derive(Debug)]
+pub(super) struct LoadChart<'a> {
+    name: String,
+    points: &'a [LoadPoint],
+    slo_rate: Option<f64>,
+}
+
+impl Chart for LoadChart<'_> {
+    fn draw<DB: DrawingBackend>(&self, area: &Area<DB>) -> Result<(), DrawError>
+    where
+        DB::ErrorType: 'static,
+    {
+        draw_chart(area, &self.name, self.points, self.slo_rate)
+    }
 }
 
 /// A point that has a value to draw.
@@ -106,12 +130,15 @@ struct Drawn {
     verdict: Verdict,
 }
 
-fn draw_chart(
-    area: &Area<'_>,
+fn draw_chart<DB: DrawingBackend>(
+    area: &Area<DB>,
     name: &str,
     points: &[LoadPoint],
     slo_rate: Option<f64>,
-) -> Result<(), DrawError> {
+) -> Result<(), DrawError>
+where
+    DB::ErrorType: 'static,
+{
     let mut drawn: Vec<Drawn> = points
         .iter()
         .filter_map(|p| {
@@ -257,7 +284,7 @@ mod tests {
         let c = result(3000.0, Verdict::NotAvailable, None);
         let (p, points) = load_points(&[&a, &b, &c]);
         assert!(points.iter().all(|p| p.from_schedule.is_none()));
-        let svg = draw(p, &points, None).unwrap();
+        let svg = draw(p, &points, None).svg().unwrap();
         assert!(!svg.contains("from schedule") && !svg.contains("Dashed"));
         assert_eq!(p.percent(), 99.0);
         assert_eq!(points[0].achieved_rate, 999.0);
@@ -268,7 +295,7 @@ mod tests {
         assert_eq!((points[1].value, points[1].ci), (Some(50.0), None));
         assert_eq!((points[2].value, points[2].ci), (None, None));
 
-        let svg = draw(p, &points, Some(1000.0)).unwrap();
+        let svg = draw(p, &points, Some(1000.0)).svg().unwrap();
         assert!(svg.contains("p99 latency vs achieved load"), "{svg}");
         assert!(svg.contains("converged") && svg.contains("n/a") && svg.contains("no CI"));
         assert!(svg.contains("SLO rate 1000 req/s"));
@@ -285,7 +312,7 @@ mod tests {
         let (p, points) = load_points(&[&a, &b]);
         assert_eq!(points[0].from_schedule, Some(21.0));
         assert_eq!(points[1].from_schedule, Some(900.0));
-        let svg = draw(p, &points, None).unwrap();
+        let svg = draw(p, &points, None).svg().unwrap();
         assert!(svg.contains("p99 from schedule"), "the legend entry: {svg}");
         assert!(
             svg.contains("Dashed, triangles: the p99 of every request"),

@@ -101,7 +101,7 @@ enum Message {
 
 /// Makes the report of `dir` for the UI.
 fn make_report(dir: &std::path::Path) -> Result<ReportView, String> {
-    report::run(dir, None)
+    report::run(dir, None, report::PlotFormat::Svg)
         .map(|r| ReportView {
             table: report::render_table(&r.summary),
             plots: r.plots,
