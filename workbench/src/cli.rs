@@ -6,8 +6,10 @@ use crate::commands::agent::AgentArgs;
 use crate::commands::analyze::AnalyzeArgs;
 use crate::commands::bench_agent::BenchAgentArgs;
 use crate::commands::calibrate::CalibrateArgs;
+use crate::commands::completions::CompletionsArgs;
 use crate::commands::demo::DemoArgs;
 use crate::commands::deploy::DeployArgs;
+use crate::commands::man::ManArgs;
 use crate::commands::model::ModelArgs;
 use crate::commands::replay::ReplayArgs;
 use crate::commands::report::ReportArgs;
@@ -54,6 +56,12 @@ pub enum Command {
     /// Measure how close vernier comes to the truth here (the ideal model, the loopback
     /// floor, other tools) and write docs/RESULTS.md with its plots.
     Validate(ValidateArgs),
+    /// Print the shell completion script for bash, zsh, fish, elvish or powershell
+    /// (e.g. `vernier completions bash > /etc/bash_completion.d/vernier`).
+    Completions(CompletionsArgs),
+    /// Print the man page (roff) of vernier, or of one subcommand
+    /// (e.g. `vernier man | man -l -`, `vernier man run`).
+    Man(ManArgs),
 }
 
 /// A positive duration as scenario files write it (`30s`, `500ms`, `1.5s`), for clap.

@@ -4,8 +4,10 @@ pub(crate) mod agent;
 pub(crate) mod analyze;
 pub(crate) mod bench_agent;
 pub(crate) mod calibrate;
+pub(crate) mod completions;
 pub(crate) mod demo;
 pub(crate) mod deploy;
+pub(crate) mod man;
 pub(crate) mod model;
 pub(crate) mod replay;
 pub(crate) mod report;
@@ -36,6 +38,8 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
         Command::Model(args) => model::run(args),
         Command::Report(args) => report::run(args),
         Command::Validate(args) => validate::run(args),
+        Command::Completions(args) => completions::run(&args),
+        Command::Man(args) => man::run(&args),
     }
 }
 
