@@ -766,3 +766,135 @@ fn a_lost_agent_ends_the_point_na_and_keeps_what_was_collected() {
     let run: Value = read_run(&record);
     assert_eq!(run["status"], "finished");
 }
+
+/// The Python reader of interval logs: `VERNIER_PYTHON` (tests/run.sh makes a virtual
+/// environment with the `hdrhistogram` package from PyPI) or `python3`, if it can import
+/// `hdrh`.
+fn python_with_hdrh() -> Result<String, String> {
+    let python = std::env::var("VERNIER_PYTHON").unwrap_or_else(|_| "python3".into());
+    match Command::new(&python)
+        .args(["-c", "import hdrh.log"])
+        .output()
+    {
+        Ok(o) if o.status.success() => Ok(python),
+        Ok(o) => Err(format!(
+            "{python} cannot import hdrh (pip install hdrhistogram): {}",
+            String::from_utf8_lossy(&o.stderr).trim()
+        )),
+        Err(e) => Err(format!("cannot run {python}: {e}")),
+    }
+}
+
+/// Reads an interval log with HdrHistogram's Python implementation: the intervals whose
+/// tag starts with argv[2], merged; their count and p50/p99/p99.9.
+const READ_HLOG_PY: &str = r#"
+import json, sys
+from hdrh.histogram import HdrHistogram
+from hdrh.log import HistogramLogReader
+path, prefix = sys.argv[1], sys.argv[2]
+reader = HistogramLogReader(path, HdrHistogram(1, 3600 * 10**9, 3))
+total = HdrHistogram(1, 3600 * 10**9, 3)
+intervals = 0
+while True:
+    h = reader.get_next_interval_histogram()
+    if h is None:
+        break
+    if (h.get_tag() or "").startswith(prefix):
+        total.add(h)
+        intervals += 1
+print(json.dumps({"intervals": intervals, "count": total.get_total_count(),
+                  "p": [total.get_value_at_percentile(p) for p in (50.0, 99.0, 99.9)]}))
+"#;
+
+/// A record keeps each point's latency of every request as an HdrHistogram interval log:
+/// HdrHistogram's own Python reader finds the same requests and percentiles in it as
+/// `vernier analyze` does, and their median is that of the samples the record kept.
+#[test]
+fn a_record_s_interval_log_reads_the_same_in_python() {
+    let python = match python_with_hdrh() {
+        Ok(p) => p,
+        Err(why) if std::env::var_os("VERNIER_PYTHON").is_some() => panic!("{why}"),
+        Err(why) => {
+            return support::did_not_run("a_record_s_interval_log_reads_the_same_in_python", &why);
+        }
+    };
+    let _m = machine();
+    let served = served();
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = "
+name: hlog
+target: TARGET
+protocol: synthetic
+service: fixed:10us
+agents: [local]
+connections: 4
+load: 1500
+ci: {percentile: 99, width: 1us}
+limits: {max_duration: 6s}
+";
+    let path = scenario(dir.path(), "hlog", yaml, served.addr);
+    let record = dir.path().join("record");
+    let _ = run(&path, &record, &[]);
+    let hlog = record.join("point-000.hlog");
+    let hlog_text = std::fs::read_to_string(&hlog).unwrap();
+    assert!(
+        hlog_text.contains("Tag=point0/round0/agent0/worker0,")
+            && hlog_text.contains("Tag=point0/round1/"),
+        "{}",
+        &hlog_text[..hlog_text.len().min(2_000)]
+    );
+    for prefix in ["point0/", "point0/round1/"] {
+        let rust = vernier(&[
+            "analyze",
+            hlog.to_str().unwrap(),
+            "--tag",
+            prefix,
+            "--percentiles",
+            "50,99,99.9",
+        ]);
+        assert!(rust.status.success(), "{}", stderr(&rust));
+        let rust: Value = serde_json::from_slice(&rust.stdout).unwrap();
+        let py = Command::new(&python)
+            .args(["-c", READ_HLOG_PY, hlog.to_str().unwrap(), prefix])
+            .output()
+            .unwrap();
+        assert!(
+            py.status.success(),
+            "{}",
+            String::from_utf8_lossy(&py.stderr)
+        );
+        let py: Value = serde_json::from_slice(&py.stdout).unwrap();
+        eprintln!("{prefix}: vernier {rust}\npython {py}");
+        assert_eq!(rust["intervals"], py["intervals"], "{prefix}");
+        assert_eq!(rust["count"], py["count"], "{prefix}");
+        assert!(rust["count"].as_u64().unwrap() > 1_000, "{rust}");
+        for (i, p) in rust["percentiles"].as_array().unwrap().iter().enumerate() {
+            let (ours, theirs) = (p["value"].as_f64().unwrap(), py["p"][i].as_f64().unwrap());
+            // The same bucket: 3 significant digits.
+            assert!(
+                (ours - theirs).abs() <= 1e-3 * theirs,
+                "{prefix} p{}: vernier {ours} ns, python {theirs} ns",
+                p["p"]
+            );
+        }
+    }
+    // The samples kept (every request at this rate) have the same median, in ns.
+    let samples = vernier(&[
+        "analyze",
+        record.join("samples.parquet").to_str().unwrap(),
+        "--column",
+        "latency_ns",
+        "--percentiles",
+        "50",
+    ]);
+    assert!(samples.status.success(), "{}", stderr(&samples));
+    let samples: Value = serde_json::from_slice(&samples.stdout).unwrap();
+    let from_samples = samples["percentiles"][0]["value"].as_f64().unwrap();
+    let all = vernier(&["analyze", hlog.to_str().unwrap(), "--percentiles", "50"]);
+    let all: Value = serde_json::from_slice(&all.stdout).unwrap();
+    let from_log = all["percentiles"][0]["value"].as_f64().unwrap();
+    assert!(
+        (from_log - from_samples).abs() <= 0.02 * from_samples,
+        "p50: log {from_log} ns, samples {from_samples} ns"
+    );
+}

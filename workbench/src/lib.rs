@@ -13,6 +13,7 @@ mod commands;
 pub mod coordinator;
 pub mod deploy;
 mod error;
+pub mod hlog;
 pub mod record;
 pub mod report;
 mod samples;

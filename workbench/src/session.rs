@@ -664,6 +664,16 @@ pub async fn run(
                 batch,
             } = taken;
             recorder.samples(point, round, agent, batch.worker, &batch.samples);
+            if let Err(e) = recorder.latency(
+                point,
+                round,
+                agent,
+                batch.worker,
+                batch.elapsed,
+                &batch.latency,
+            ) {
+                record_error.get_or_insert(e.to_string());
+            }
             if let Some(Link::Local { engine, .. }) = links.get(agent) {
                 engine.recycle(batch);
             }
