@@ -812,16 +812,19 @@ impl Worker {
             }
             return;
         }
+        // Requests that shared a send (see `dispatch`) share its stamp: the gaps are
+        // between sends, and the zero between two requests of one send is none (an
+        // exponential has no mass there, and one zero would make the fit test infinite).
         let ring = DEPARTURE_RING as u64;
         self.departures[(seq % ring) as usize] = (seq, at);
         if seq > 0 {
             let (s, t) = self.departures[((seq - 1) % ring) as usize];
-            if s == seq - 1 && self.keep(seq) {
+            if s == seq - 1 && at != t && self.keep(seq) {
                 self.interarrivals.push(at.saturating_sub(t));
             }
         }
         let (s, t) = self.departures[((seq + 1) % ring) as usize];
-        if s == seq + 1 && self.keep(seq + 1) {
+        if s == seq + 1 && t != at && self.keep(seq + 1) {
             self.interarrivals.push(t.saturating_sub(at));
         }
     }
