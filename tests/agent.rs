@@ -234,6 +234,14 @@ fn requests_due_together_share_a_send_on_tcp_only() {
         assert!(t.sent > 1_000, "{transport:?}: {t:?}");
         let per_send = t.sent as f64 / t.send_calls as f64;
         eprintln!("{transport:?}: {per_send:.2} requests per send call");
+        // Requests of one send share its stamp: the gaps tested are between sends.
+        let zeros = r
+            .batches
+            .iter()
+            .flat_map(|b| &b.interarrivals)
+            .filter(|&&g| g == 0)
+            .count();
+        assert_eq!(zeros, 0, "{transport:?}: zero inter-departure gaps");
         match transport {
             Transport::Tcp => assert!(per_send > 1.5, "TCP: {per_send:.2} requests per send"),
             Transport::Udp => assert!(per_send <= 1.0, "UDP: {per_send:.2} requests per send"),
