@@ -767,6 +767,25 @@ fn a_lost_agent_ends_the_point_na_and_keeps_what_was_collected() {
     assert_eq!(run["status"], "finished");
 }
 
+/// A scenario file in `dir` that loads `vernier serve` at `rate` with 10 µs of service,
+/// asking for a CI no run reaches, so that it lasts its `limit`.
+fn short_run(dir: &Path, name: &str, rate: u32, limit: &str, target: SocketAddr) -> PathBuf {
+    let yaml = format!(
+        "
+name: {name}
+target: TARGET
+protocol: synthetic
+service: fixed:10us
+agents: [local]
+connections: 4
+load: {rate}
+ci: {{percentile: 99, width: 1us}}
+limits: {{max_duration: {limit}}}
+"
+    );
+    scenario(dir, name, &yaml, target)
+}
+
 /// The Python reader of interval logs: `VERNIER_PYTHON` (tests/run.sh makes a virtual
 /// environment with the `hdrhistogram` package from PyPI) or `python3`, if it can import
 /// `hdrh`.
@@ -821,18 +840,7 @@ fn a_record_s_interval_log_reads_the_same_in_python() {
     let _m = machine();
     let served = served();
     let dir = tempfile::tempdir().unwrap();
-    let yaml = "
-name: hlog
-target: TARGET
-protocol: synthetic
-service: fixed:10us
-agents: [local]
-connections: 4
-load: 1500
-ci: {percentile: 99, width: 1us}
-limits: {max_duration: 6s}
-";
-    let path = scenario(dir.path(), "hlog", yaml, served.addr);
+    let path = short_run(dir.path(), "hlog", 1_500, "6s", served.addr);
     let record = dir.path().join("record");
     let _ = run(&path, &record, &[]);
     let hlog = record.join("point-000.hlog");
@@ -897,4 +905,101 @@ limits: {max_duration: 6s}
         (from_log - from_samples).abs() <= 0.02 * from_samples,
         "p50: log {from_log} ns, samples {from_samples} ns"
     );
+}
+
+/// One HTTP/1.1 GET of `path` at `addr`: the status line and the body.
+fn http_get(addr: &str, path: &str) -> (String, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: {addr}\r\n\r\n").unwrap();
+    let mut text = String::new();
+    stream.read_to_string(&mut text).unwrap();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    (
+        head.lines().next().unwrap_or("").to_string(),
+        body.to_string(),
+    )
+}
+
+/// `vernier run --metrics`: scraped while the run measures, the figures name the point's
+/// asked rate, each agent's rates and latency histogram and the phase, and Prometheus's
+/// own checker (`promtool check metrics`) accepts them; other paths are 404, and the
+/// figures end with the run.
+#[test]
+fn live_metrics_pass_promtool_during_a_run() {
+    if Command::new("promtool").arg("--version").output().is_err() {
+        return support::did_not_run(
+            "live_metrics_pass_promtool_during_a_run",
+            "promtool (Debian's prometheus package) is not installed",
+        );
+    }
+    let _m = machine();
+    let served = served();
+    let dir = tempfile::tempdir().unwrap();
+    let path = short_run(dir.path(), "metrics", 2_000, "8s", served.addr);
+    let record = dir.path().join("record");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_vernier"))
+        .args([
+            "run",
+            path.to_str().unwrap(),
+            "--headless",
+            "--quiet",
+            "--record",
+        ])
+        .arg(&record)
+        .args(["--metrics", "127.0.0.1:0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stderr));
+    let addr = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .find_map(|l| {
+            l.strip_prefix("vernier: live figures at http://")
+                .and_then(|rest| rest.strip_suffix("/metrics"))
+                .map(String::from)
+        })
+        .expect("the metrics address on stderr");
+    // Keep reading stderr so that the run never blocks on it.
+    let drain = std::thread::spawn(move || lines.map_while(Result::ok).count());
+    std::thread::sleep(Duration::from_secs(4));
+    let (status, body) = http_get(&addr, "/metrics");
+    assert_eq!(status, "HTTP/1.1 200 OK", "{body}");
+    for needle in [
+        "vernier_asked_rate{point=\"0\"} 2000",
+        "vernier_achieved_rate{point=\"0\",agent=\"0\"}",
+        "vernier_latency_seconds_bucket{le=\"+Inf\",point=\"0\",agent=\"0\"}",
+        "vernier_latency_seconds_count{point=\"0\",agent=\"0\"}",
+        "vernier_phase{point=\"0\",phase=",
+    ] {
+        assert!(body.contains(needle), "{needle} missing from:\n{body}");
+    }
+    let mut promtool = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut promtool.stdin.take().unwrap(), body.as_bytes()).unwrap();
+    let checked = promtool.wait_with_output().unwrap();
+    assert!(
+        checked.status.success(),
+        "promtool: {}{}\n{body}",
+        String::from_utf8_lossy(&checked.stdout),
+        String::from_utf8_lossy(&checked.stderr)
+    );
+    let (status, _) = http_get(&addr, "/");
+    assert_eq!(status, "HTTP/1.1 404 Not Found");
+    // The run ends by its limit; its figures go with it.
+    let exit = child.wait().unwrap();
+    drain.join().unwrap();
+    assert!(exit.code().is_some_and(|c| c == 0 || c == 3), "{exit:?}");
+    assert!(std::net::TcpStream::connect(&addr).is_err());
 }

@@ -17,6 +17,7 @@ declare -A needs=(
   [sshd]=openssh-server
   [openssl]=openssl
   [wrk]=wrk
+  [promtool]=prometheus
 )
 missing=()
 for cmd in "${!needs[@]}"; do

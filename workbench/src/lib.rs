@@ -14,6 +14,7 @@ pub mod coordinator;
 pub mod deploy;
 mod error;
 pub mod hlog;
+pub mod metrics;
 pub mod record;
 pub mod report;
 mod samples;
