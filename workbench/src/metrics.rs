@@ -6,7 +6,8 @@
 //! The session feeds [`LiveMetrics`] the events it records and the latency histograms of
 //! the batches it takes (every request, not only the samples kept); a scrape renders what
 //! it holds then. Labels: `point` (0-based, in the order measured) and `agent` (its index
-//! in the scenario).
+//! in the scenario). `vernier agent --metrics ADDR` serves an agent's own figures
+//! ([`agent_text`]): the rate asked of it, its workers' counters and its latencies.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -129,12 +130,7 @@ impl LiveMetrics {
 
     /// The OpenMetrics text of what is held now.
     pub fn render(&self) -> String {
-        let mut registry = Registry::default();
-        registry.register_collector(Box::new(self.clone()));
-        let mut text = String::new();
-        // Writing into a String cannot fail.
-        let _ = prometheus_client::encoding::text::encode(&mut text, &registry);
-        text
+        encode(self.clone())
     }
 
     /// Serves `/metrics` at `addr` until the returned task is dropped or aborted: the
@@ -143,29 +139,41 @@ impl LiveMetrics {
         &self,
         addr: SocketAddr,
     ) -> Result<(SocketAddr, tokio::task::JoinHandle<()>), Error> {
-        let listener = TcpListener::bind(addr)
-            .await
-            .map_err(|e| Error::Usage(format!("--metrics {addr}: cannot listen there: {e}")))?;
-        let local = listener
-            .local_addr()
-            .map_err(|e| Error::Failed(format!("--metrics {addr}: {e}")))?;
         let metrics = self.clone();
-        let task = tokio::spawn(async move {
-            while let Ok((stream, _)) = listener.accept().await {
-                let metrics = metrics.clone();
-                tokio::spawn(async move {
-                    // A scraper that goes away or sends garbage only loses its answer.
-                    let _ = answer(stream, &metrics).await;
-                });
-            }
-        });
-        Ok((local, task))
+        serve(addr, Arc::new(move || metrics.render())).await
     }
+}
+
+/// What renders the figures at each scrape.
+pub type Render = Arc<dyn Fn() -> String + Send + Sync>;
+
+/// Serves `render`'s text at `/metrics` on `addr` until the returned task is dropped or
+/// aborted: the address it listens on (port 0 picks one) and the task.
+pub async fn serve(
+    addr: SocketAddr,
+    render: Render,
+) -> Result<(SocketAddr, tokio::task::JoinHandle<()>), Error> {
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|e| Error::Usage(format!("--metrics {addr}: cannot listen there: {e}")))?;
+    let local = listener
+        .local_addr()
+        .map_err(|e| Error::Failed(format!("--metrics {addr}: {e}")))?;
+    let task = tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let render = Arc::clone(&render);
+            tokio::spawn(async move {
+                // A scraper that goes away or sends garbage only loses its answer.
+                let _ = answer(stream, &render).await;
+            });
+        }
+    });
+    Ok((local, task))
 }
 
 /// Answers one HTTP/1.x request: `GET /metrics` with the figures, anything else 404 or
 /// 405; the connection closes after the answer.
-async fn answer(mut stream: tokio::net::TcpStream, metrics: &LiveMetrics) -> std::io::Result<()> {
+async fn answer(mut stream: tokio::net::TcpStream, render: &Render) -> std::io::Result<()> {
     let mut request = Vec::with_capacity(512);
     let mut chunk = [0u8; 1024];
     while !request.windows(4).any(|w| w == b"\r\n\r\n") {
@@ -196,7 +204,7 @@ async fn answer(mut stream: tokio::net::TcpStream, metrics: &LiveMetrics) -> std
     let path = path.split('?').next().unwrap_or("");
     match (method, path) {
         ("GET", "/metrics") => {
-            let body = metrics.render();
+            let body = render();
             respond(
                 &mut stream,
                 "200 OK",
@@ -362,6 +370,102 @@ impl Collector for LiveMetrics {
         }
         Ok(())
     }
+}
+
+/// An agent's figures, for `vernier agent --metrics`.
+#[derive(Debug)]
+struct AgentFigures(vernier_agent::control::Figures);
+
+impl Collector for AgentFigures {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let f = &self.0;
+        let none = Vec::<(&'static str, String)>::new;
+        gauges(
+            &mut encoder,
+            "vernier_agent_held",
+            "1 while a coordinator holds the agent.",
+            vec![(none(), if f.held { 1.0 } else { 0.0 })],
+        )?;
+        gauges(
+            &mut encoder,
+            "vernier_agent_sessions",
+            "Sessions configured since the agent started.",
+            vec![(none(), f.sessions as f64)],
+        )?;
+        gauges(
+            &mut encoder,
+            "vernier_agent_asked_rate",
+            "The rate asked of this agent, requests per second (0 when paused or idle).",
+            vec![(none(), f.asked_rate)],
+        )?;
+        type Field = fn(&vernier_agent::Counters) -> u64;
+        let fields: [(&str, &str, Field); 6] = [
+            ("vernier_agent_sent", "Requests sent in the session.", |c| {
+                c.sent
+            }),
+            (
+                "vernier_agent_received",
+                "Replies received in the session.",
+                |c| c.received,
+            ),
+            (
+                "vernier_agent_failed",
+                "Requests that failed in the session.",
+                |c| c.failed,
+            ),
+            (
+                "vernier_agent_timeouts",
+                "Requests that timed out in the session.",
+                |c| c.timeouts,
+            ),
+            (
+                "vernier_agent_in_flight",
+                "Requests waiting for a reply now.",
+                |c| c.in_flight,
+            ),
+            (
+                "vernier_agent_backlog",
+                "Due requests waiting for a free connection slot now.",
+                |c| c.backlog,
+            ),
+        ];
+        for (name, help, field) in fields {
+            let rows = f
+                .workers
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (vec![("worker", i.to_string())], field(c) as f64))
+                .collect();
+            gauges(&mut encoder, name, help, rows)?;
+        }
+        if let Some(h) = f.latency.as_ref().filter(|h| !h.is_empty()) {
+            let (sum, count, buckets) = buckets(h);
+            encoder
+                .encode_descriptor(
+                    "vernier_agent_latency_seconds",
+                    "Latency of every request answered in the session.",
+                    None,
+                    MetricType::Histogram,
+                )?
+                .encode_histogram::<Vec<(String, String)>>(sum, count, &buckets, None)?;
+        }
+        Ok(())
+    }
+}
+
+/// The OpenMetrics text of an agent's figures.
+pub fn agent_text(figures: vernier_agent::control::Figures) -> String {
+    encode(AgentFigures(figures))
+}
+
+/// The OpenMetrics text of one collector.
+fn encode(collector: impl Collector) -> String {
+    let mut registry = Registry::default();
+    registry.register_collector(Box::new(collector));
+    let mut text = String::new();
+    // Writing into a String cannot fail.
+    let _ = prometheus_client::encoding::text::encode(&mut text, &registry);
+    text
 }
 
 /// An HDR histogram (ns) as OpenMetrics buckets (seconds, counts per bucket, the last
