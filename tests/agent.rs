@@ -1,7 +1,8 @@
 //! The agent driving real servers: the in-process engine against `vernier serve`'s
 //! synthetic server (TCP and UDP, kernel and user timestamps) and against memcached,
 //! redis-server and nginx for every protocol; the closed-loop case; and the agent as a
-//! process behind its gRPC control plane (token, one coordinator, counters).
+//! process behind its gRPC control plane (token, one coordinator, counters), and where its
+//! token may come from (a file, the environment, argv with a warning) without ever showing.
 //!
 //! Every load here is bounded (≤ 1.5 s at ≤ 20,000 requests/s) and goes to 127.0.0.1.
 
@@ -889,4 +890,233 @@ fn the_control_channel_over_tls() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("--tls-ca"), "{stderr}");
+}
+
+/// A `vernier agent` process whose whole stderr is kept; killed by PID on drop.
+struct WatchedAgent {
+    child: std::process::Child,
+    addr: String,
+    stderr: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl WatchedAgent {
+    /// Starts `vernier agent ARGS` with `token_env` as VERNIER_TOKEN (or none) and waits for
+    /// its `listening on` line.
+    fn start(args: &[&str], token_env: Option<&str>) -> WatchedAgent {
+        use std::io::BufRead;
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_vernier"));
+        command
+            .args(["agent", "--listen", "127.0.0.1:0"])
+            .args(args)
+            .env_remove("VERNIER_TOKEN")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        if let Some(token) = token_env {
+            command.env("VERNIER_TOKEN", token);
+        }
+        let mut child = command.spawn().expect("start vernier agent");
+        let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+        let addr = loop {
+            let line = lines.next().expect("the agent's stderr ended").unwrap();
+            stderr.lock().unwrap().push_str(&format!("{line}\n"));
+            if let Some((_, rest)) = line.split_once("listening on ") {
+                break rest.split(' ').next().unwrap().to_string();
+            }
+        };
+        let kept = std::sync::Arc::clone(&stderr);
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                kept.lock().unwrap().push_str(&format!("{line}\n"));
+            }
+        });
+        WatchedAgent {
+            child,
+            addr,
+            stderr,
+        }
+    }
+
+    /// Stops it and returns everything it printed.
+    fn stop(mut self) -> String {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        // The reader thread sees the pipe close; give it a moment to take the last lines.
+        std::thread::sleep(Duration::from_millis(100));
+        let mut out = String::new();
+        if let Some(mut stdout) = self.child.stdout.take() {
+            std::io::Read::read_to_string(&mut stdout, &mut out).unwrap();
+        }
+        out + &self.stderr.lock().unwrap()
+    }
+}
+
+impl Drop for WatchedAgent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn the_token_is_taken_from_a_file_the_environment_or_argv_and_never_shown() {
+    use std::os::unix::fs::PermissionsExt;
+    use vernier_agent::client::AgentClient;
+
+    const TOKEN: &str = "tok-9f2c61d4e7-distinctive";
+    const WRONG: &str = "wrong-5a0b3e88c1-distinctive";
+    let leaks = |what: &str, text: &str| {
+        for secret in [TOKEN, WRONG] {
+            assert!(!text.contains(secret), "{what} shows {secret}:\n{text}");
+        }
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let token_file = |name: &str, mode: u32| {
+        let path = tmp.path().join(name);
+        std::fs::write(&path, format!("{TOKEN}\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+        path
+    };
+    let tight = token_file("tight", 0o600);
+    let loose = token_file("loose", 0o640);
+    let server = support::ServeProcess::start(&[]);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+
+    let tight_arg = tight.to_str().unwrap();
+    let ways: [(&str, Vec<&str>, Option<&str>); 3] = [
+        ("--token", vec!["--token", TOKEN], None),
+        ("--token-file", vec!["--token-file", tight_arg], None),
+        ("VERNIER_TOKEN", vec![], Some(TOKEN)),
+    ];
+    for (way, args, env) in ways {
+        let agent = WatchedAgent::start(&args, env);
+        rt.block_on(async {
+            // A wrong token is refused, and the refusal quotes neither token.
+            let mut intruder = AgentClient::connect(&agent.addr, WRONG).await.unwrap();
+            let status = intruder
+                .configure(configure_request(server.addr))
+                .await
+                .unwrap_err();
+            assert_eq!(
+                status.code(),
+                tonic::Code::Unauthenticated,
+                "{way}: {status:?}"
+            );
+            leaks(&format!("{way}: the refusal"), &format!("{status:?}"));
+            // The right one is taken.
+            let mut client = AgentClient::connect(&agent.addr, TOKEN).await.unwrap();
+            client
+                .configure(configure_request(server.addr))
+                .await
+                .unwrap();
+            client.stop().await.unwrap();
+        });
+
+        // A coordinator with the wrong token: an error naming the agent, no token.
+        let scenario = tmp.path().join("wrong.yaml");
+        std::fs::write(
+            &scenario,
+            format!(
+                "name: wrong-token\ntarget: {}\nprotocol: synthetic\nservice: fixed:10us\n\
+                 connections: 1\nload: 1000\nci: {{percentile: 50, width: 200us}}\n\
+                 limits: {{max_duration: 5s}}\n\
+                 agents: [{{address: '{}', token_env: WRONG_AGENT_TOKEN}}]\n",
+                server.addr, agent.addr
+            ),
+        )
+        .unwrap();
+        let record = tmp
+            .path()
+            .join(format!("run-{}", way.trim_start_matches('-')));
+        let run = std::process::Command::new(env!("CARGO_BIN_EXE_vernier"))
+            .arg("run")
+            .arg(&scenario)
+            .arg("--headless")
+            .arg("--record")
+            .arg(&record)
+            .env("WRONG_AGENT_TOKEN", WRONG)
+            .output()
+            .unwrap();
+        let run_stderr = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(1), "{way}: {run_stderr}");
+        assert!(run_stderr.contains(&agent.addr), "{way}: {run_stderr}");
+        leaks(&format!("{way}: vernier run's stderr"), &run_stderr);
+        leaks(
+            &format!("{way}: vernier run's stdout"),
+            &String::from_utf8_lossy(&run.stdout),
+        );
+        if let Ok(json) = std::fs::read_to_string(record.join("run.json")) {
+            leaks(&format!("{way}: the record"), &json);
+        }
+
+        let printed = agent.stop();
+        leaks(&format!("{way}: the agent's output"), &printed);
+        let warned = printed.contains(
+            "vernier agent: warning: --token is visible to every user of this host (ps, /proc/",
+        );
+        assert_eq!(warned, way == "--token", "{way}: {printed}");
+    }
+
+    // Errors in the configuration around the token: each named, no token in any.
+    let missing = tmp.path().join("missing.pem");
+    let missing = missing.to_str().unwrap();
+    let bad = tmp.path().join("missing-token");
+    let cases: [(&[&str], i32, &str); 5] = [
+        (
+            &[
+                "--token",
+                TOKEN,
+                "--tls-cert",
+                missing,
+                "--tls-key",
+                missing,
+            ],
+            1,
+            missing,
+        ),
+        (
+            &["--token-file", tight_arg, "--allow-targets", "10.0.0/8"],
+            2,
+            "\"10.0.0/8\": expected a network",
+        ),
+        (
+            &["--token", TOKEN, "--token-file", tight_arg],
+            2,
+            "cannot be used with",
+        ),
+        (
+            &["--token-file", bad.to_str().unwrap()],
+            2,
+            &format!("--token-file {}: cannot open it: ", bad.display()),
+        ),
+        (
+            &[
+                "--token-file",
+                loose.to_str().unwrap(),
+                "--tls-cert",
+                missing,
+                "--tls-key",
+                missing,
+            ],
+            1,
+            &format!(
+                "vernier agent: warning: --token-file {}: readable by others than its owner (mode 0640)",
+                loose.display()
+            ),
+        ),
+    ];
+    for (args, code, says) in cases {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_vernier"))
+            .args(["agent", "--listen", "127.0.0.1:0"])
+            .args(args)
+            .env("VERNIER_TOKEN", WRONG)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+        leaks(&format!("{args:?}"), &stderr);
+        leaks(&format!("{args:?}"), &String::from_utf8_lossy(&out.stdout));
+    }
 }

@@ -1,7 +1,13 @@
 //! `vernier agent`: a load-generating, latency-measuring agent controlled over gRPC.
+//!
+//! Its bearer token comes from a file (`--token-file`), the `VERNIER_TOKEN` variable or,
+//! with a warning, the command line, which every user of the host can read in `ps`. The
+//! token is never printed, not even in an error about it.
 
+use std::io::Read;
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
@@ -18,9 +24,14 @@ pub struct AgentArgs {
     /// Where to listen for a coordinator (loopback unless told otherwise).
     #[arg(long, default_value = "127.0.0.1:5001")]
     pub listen: SocketAddr,
-    /// The bearer token every call must carry.
-    #[arg(long, env = "VERNIER_TOKEN", hide_env_values = true)]
-    pub token: String,
+    /// A file holding the bearer token every call must carry (one line; readable by you
+    /// alone). Without it, the token is taken from the VERNIER_TOKEN variable.
+    #[arg(long, value_name = "PATH", conflicts_with = "token")]
+    pub token_file: Option<PathBuf>,
+    /// The bearer token itself. Every user of this host sees it in `ps` and
+    /// /proc/PID/cmdline: prefer --token-file or VERNIER_TOKEN.
+    #[arg(long, value_name = "SECRET")]
+    pub token: Option<Secret>,
     /// Load only targets in these networks (comma-separated, `10.0.0.0/8` or one address);
     /// a coordinator asking for another target is refused. Default: any target.
     #[arg(long, value_delimiter = ',', value_name = "CIDR", value_parser = network)]
@@ -32,6 +43,117 @@ pub struct AgentArgs {
     /// The certificate's private key (PEM).
     #[arg(long, value_name = "PEM", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
+}
+
+/// A token given on the command line; `Debug` does not show it.
+#[derive(Clone)]
+pub struct Secret(String);
+
+impl std::str::FromStr for Secret {
+    type Err = std::convert::Infallible;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(Secret(s.to_owned()))
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(..)")
+    }
+}
+
+/// The variable the token is read from when no option gives it.
+const TOKEN_ENV: &str = "VERNIER_TOKEN";
+
+/// A token file larger than this is not a token file (and is not read to its end).
+const TOKEN_FILE_LIMIT: u64 = 4096;
+
+/// The token and the warnings to print about how it was given (the token never in them).
+#[derive(Debug)]
+struct Token {
+    secret: Secret,
+    warnings: Vec<String>,
+}
+
+/// The token from `--token-file`, `--token` or `env` (VERNIER_TOKEN's value), in that
+/// order. Errors name where the token was looked for and what was wrong, never its value.
+fn token(args: &AgentArgs, env: Option<std::ffi::OsString>) -> Result<Token, Error> {
+    let mut warnings = Vec::new();
+    let (text, from) = if let Some(path) = &args.token_file {
+        let (text, mode) = read_token_file(path)?;
+        if mode & 0o077 != 0 {
+            warnings.push(format!(
+                "--token-file {}: readable by others than its owner (mode {:04o}); \
+                 `chmod 600 {0}`",
+                path.display(),
+                mode & 0o7777
+            ));
+        }
+        (text, format!("--token-file {}", path.display()))
+    } else if let Some(Secret(text)) = &args.token {
+        warnings.push(format!(
+            "--token is visible to every user of this host (ps, /proc/{}/cmdline); \
+             use --token-file PATH or the {TOKEN_ENV} variable",
+            std::process::id()
+        ));
+        (text.clone(), "--token".to_owned())
+    } else if let Some(value) = env {
+        let text = value
+            .into_string()
+            .map_err(|_| Error::Usage(format!("{TOKEN_ENV} is not UTF-8")))?;
+        (text, TOKEN_ENV.to_owned())
+    } else {
+        return Err(Error::Usage(format!(
+            "no token: give --token-file PATH or set {TOKEN_ENV} (--token works too, but \
+             `ps` shows it)"
+        )));
+    };
+    let text = text.trim();
+    if text.is_empty() {
+        return Err(Error::Usage(format!("{from}: the token is empty")));
+    }
+    if text.contains('\n') {
+        return Err(Error::Usage(format!(
+            "{from}: the token is more than one line"
+        )));
+    }
+    // What an HTTP/2 header carries; coordinators could never send anything else.
+    if let Some(at) = text
+        .chars()
+        .position(|c| !(c == ' ' || c.is_ascii_graphic()))
+    {
+        return Err(Error::Usage(format!(
+            "{from}: the token's character {} is not printable ASCII",
+            at + 1
+        )));
+    }
+    Ok(Token {
+        secret: Secret(text.to_owned()),
+        warnings,
+    })
+}
+
+/// The token file's text and permission bits, every failure naming the file.
+fn read_token_file(path: &Path) -> Result<(String, u32), Error> {
+    let failed = |what: &str| Error::Usage(format!("--token-file {}: {what}", path.display()));
+    let file = std::fs::File::open(path).map_err(|e| failed(&format!("cannot open it: {e}")))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| failed(&format!("cannot read it: {e}")))?;
+    if !meta.is_file() {
+        return Err(failed("not a regular file"));
+    }
+    let mut bytes = Vec::new();
+    file.take(TOKEN_FILE_LIMIT + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| failed(&format!("cannot read it: {e}")))?;
+    if bytes.len() as u64 > TOKEN_FILE_LIMIT {
+        return Err(failed(&format!(
+            "longer than {TOKEN_FILE_LIMIT} bytes: not a token"
+        )));
+    }
+    let text = String::from_utf8(bytes).map_err(|_| failed("not UTF-8 text"))?;
+    Ok((text, meta.permissions().mode()))
 }
 
 /// The server's TLS settings from `--tls-cert` and `--tls-key`, each file named when it
@@ -57,10 +179,9 @@ fn network(text: &str) -> Result<ipnet::IpNet, String> {
 
 /// Serves the control plane until Ctrl-C, SIGTERM or a coordinator's Shutdown.
 pub fn run(args: AgentArgs) -> Result<ExitCode, Error> {
-    if args.token.trim().is_empty() {
-        return Err(Error::Usage(
-            "--token (or VERNIER_TOKEN) must not be empty".into(),
-        ));
+    let token = token(&args, std::env::var_os(TOKEN_ENV))?;
+    for warning in &token.warnings {
+        eprintln!("vernier agent: warning: {warning}");
     }
     let io = |what: &'static str| {
         move |source| Error::Io {
@@ -94,7 +215,7 @@ pub fn run(args: AgentArgs) -> Result<ExitCode, Error> {
         );
         let service = AgentService::allowing(args.allow_targets.clone());
         let shutdown = service.shutdown_requested();
-        let server = service.into_server(&args.token);
+        let server = service.into_server(&token.secret.0);
         let stop = async move {
             let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
             tokio::select! {
@@ -111,4 +232,119 @@ pub fn run(args: AgentArgs) -> Result<ExitCode, Error> {
             .map_err(|e| Error::Failed(format!("agent control plane failed: {e}")))?;
         Ok(ExitCode::SUCCESS)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    const SECRET: &str = "s3cr3t-in-no-message";
+
+    fn args(argv: &[&str]) -> AgentArgs {
+        let mut full = vec!["vernier", "agent"];
+        full.extend_from_slice(argv);
+        match crate::Cli::parse_from(full).command {
+            crate::Command::Agent(args) => args,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// A token file with `text` and `mode`.
+    fn file(dir: &Path, name: &str, text: &str, mode: u32) -> PathBuf {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+        path
+    }
+
+    fn error(args: &AgentArgs, env: Option<&str>) -> String {
+        let e = token(args, env.map(Into::into)).unwrap_err().to_string();
+        assert!(!e.contains(SECRET), "{e}");
+        e
+    }
+
+    #[test]
+    fn a_token_file_is_read_and_a_loose_one_warned_about() {
+        let dir = tempfile::tempdir().unwrap();
+        let tight = file(dir.path(), "tight", &format!("{SECRET}\n"), 0o600);
+        let t = token(
+            &args(&["--token-file", tight.to_str().unwrap()]),
+            Some("env".into()),
+        )
+        .unwrap();
+        assert_eq!(t.secret.0, SECRET, "the file wins over the variable");
+        assert!(t.warnings.is_empty(), "{:?}", t.warnings);
+
+        let loose = file(dir.path(), "loose", SECRET, 0o644);
+        let t = token(&args(&["--token-file", loose.to_str().unwrap()]), None).unwrap();
+        assert_eq!(t.secret.0, SECRET);
+        assert_eq!(t.warnings.len(), 1);
+        let w = &t.warnings[0];
+        assert!(
+            w.contains(loose.to_str().unwrap()) && w.contains("mode 0644"),
+            "{w}"
+        );
+        assert!(!w.contains(SECRET), "{w}");
+    }
+
+    #[test]
+    fn a_token_on_the_command_line_works_with_a_warning() {
+        let t = token(&args(&["--token", SECRET]), Some("env".into())).unwrap();
+        assert_eq!(t.secret.0, SECRET);
+        let w = &t.warnings[0];
+        assert!(
+            w.starts_with("--token is visible to every user of this host (ps, /proc/"),
+            "{w}"
+        );
+        assert!(w.contains("--token-file") && w.contains("VERNIER_TOKEN") && !w.contains(SECRET));
+        assert!(!format!("{:?}", args(&["--token", SECRET])).contains(SECRET));
+
+        let t = token(&args(&[]), Some(SECRET.into())).unwrap();
+        assert_eq!(t.secret.0, SECRET);
+        assert!(t.warnings.is_empty());
+    }
+
+    #[test]
+    fn a_bad_token_source_is_named_and_the_token_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("missing");
+        let e = error(&args(&["--token-file", missing.to_str().unwrap()]), None);
+        assert!(
+            e.starts_with(&format!(
+                "--token-file {}: cannot open it: ",
+                missing.display()
+            )),
+            "{e}"
+        );
+        let empty = file(dir.path(), "empty", " \n", 0o600);
+        let e = error(&args(&["--token-file", empty.to_str().unwrap()]), None);
+        assert_eq!(
+            e,
+            format!("--token-file {}: the token is empty", empty.display())
+        );
+        let e = error(&args(&["--token-file", dir.path().to_str().unwrap()]), None);
+        assert!(e.ends_with(": not a regular file"), "{e}");
+        let two = file(dir.path(), "two", &format!("{SECRET}\n{SECRET}\n"), 0o600);
+        let e = error(&args(&["--token-file", two.to_str().unwrap()]), None);
+        assert!(e.ends_with(": the token is more than one line"), "{e}");
+        let big = file(dir.path(), "big", &"x".repeat(5000), 0o600);
+        let e = error(&args(&["--token-file", big.to_str().unwrap()]), None);
+        assert!(e.ends_with(": longer than 4096 bytes: not a token"), "{e}");
+        let e = error(&args(&[]), Some(&format!("{SECRET}\u{e9}")));
+        assert_eq!(
+            e,
+            format!(
+                "VERNIER_TOKEN: the token's character {} is not printable ASCII",
+                SECRET.len() + 1
+            )
+        );
+        let e = error(&args(&["--token", "  "]), None);
+        assert_eq!(e, "--token: the token is empty");
+        let e = error(&args(&[]), None);
+        assert!(
+            e.starts_with("no token: give --token-file PATH or set VERNIER_TOKEN"),
+            "{e}"
+        );
+    }
 }
