@@ -690,7 +690,22 @@ fn two_remote_agents_share_the_load_over_grpc() {
     let _m = machine();
     let served = served();
     let token = "remote-test-token";
-    let (a0, a1) = (AgentProcess::start(token), AgentProcess::start(token));
+    // Agent 0 serves its live figures too (on a port free a moment ago).
+    let metrics = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .to_string();
+    let (a0, a1) = (
+        AgentProcess::start_with(token, &["--metrics", &metrics]),
+        AgentProcess::start(token),
+    );
+    let (status, idle) = http_get(&metrics, "/metrics");
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    assert!(
+        idle.contains("vernier_agent_held 0") && idle.contains("vernier_agent_sessions 0"),
+        "{idle}"
+    );
     let dir = tempfile::tempdir().unwrap();
     // Two agents with one connection each cannot carry 16,000 req/s of 100 µs requests:
     // a verdict that needs both agents' counters, reached in seconds.
@@ -714,6 +729,17 @@ fn two_remote_agents_share_the_load_over_grpc() {
         assert!(share > 1000.0, "{result:#}");
     }
     assert_eq!(result["timestamps"], "kernel");
+    // What agent 0 did, in its figures: one session, over, its requests and latencies.
+    let (_, after) = http_get(&metrics, "/metrics");
+    for needle in [
+        "vernier_agent_held 0",
+        "vernier_agent_sessions 1",
+        "vernier_agent_sent{worker=\"0\"}",
+        "vernier_agent_latency_seconds_count",
+    ] {
+        assert!(after.contains(needle), "{needle} missing from:\n{after}");
+    }
+    promtool_accepts(&after);
     // A wrong token is an error (exit 1) naming the agent, not a verdict.
     let (output, _) = {
         let output = Command::new(env!("CARGO_BIN_EXE_vernier"))
@@ -907,6 +933,28 @@ fn a_record_s_interval_log_reads_the_same_in_python() {
     );
 }
 
+/// `promtool check metrics` accepts `body` (where promtool is installed; tests/run.sh
+/// installs it, and a test that needs it says when it is missing).
+fn promtool_accepts(body: &str) {
+    let Ok(mut promtool) = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+    else {
+        return support::did_not_run("promtool check metrics", "promtool is not installed");
+    };
+    std::io::Write::write_all(&mut promtool.stdin.take().unwrap(), body.as_bytes()).unwrap();
+    let checked = promtool.wait_with_output().unwrap();
+    assert!(
+        checked.status.success(),
+        "promtool: {}{}\n{body}",
+        String::from_utf8_lossy(&checked.stdout),
+        String::from_utf8_lossy(&checked.stderr)
+    );
+}
+
 /// One HTTP/1.1 GET of `path` at `addr`: the status line and the body.
 fn http_get(addr: &str, path: &str) -> (String, String) {
     use std::io::{Read, Write};
@@ -980,21 +1028,7 @@ fn live_metrics_pass_promtool_during_a_run() {
     ] {
         assert!(body.contains(needle), "{needle} missing from:\n{body}");
     }
-    let mut promtool = Command::new("promtool")
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::io::Write::write_all(&mut promtool.stdin.take().unwrap(), body.as_bytes()).unwrap();
-    let checked = promtool.wait_with_output().unwrap();
-    assert!(
-        checked.status.success(),
-        "promtool: {}{}\n{body}",
-        String::from_utf8_lossy(&checked.stdout),
-        String::from_utf8_lossy(&checked.stderr)
-    );
+    promtool_accepts(&body);
     let (status, _) = http_get(&addr, "/");
     assert_eq!(status, "HTTP/1.1 404 Not Found");
     // The run ends by its limit; its figures go with it.

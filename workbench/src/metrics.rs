@@ -133,12 +133,9 @@ impl LiveMetrics {
         encode(self.clone())
     }
 
-    /// Serves `/metrics` at `addr` until the returned task is dropped or aborted: the
-    /// address it listens on (port 0 picks one) and the task.
-    pub async fn serve(
-        &self,
-        addr: SocketAddr,
-    ) -> Result<(SocketAddr, tokio::task::JoinHandle<()>), Error> {
+    /// Serves `/metrics` at `addr` until the returned [`Serving`] is dropped: the address it
+    /// listens on (port 0 picks one) and the server.
+    pub async fn serve(&self, addr: SocketAddr) -> Result<(SocketAddr, Serving), Error> {
         let metrics = self.clone();
         serve(addr, Arc::new(move || metrics.render())).await
     }
@@ -147,12 +144,9 @@ impl LiveMetrics {
 /// What renders the figures at each scrape.
 pub type Render = Arc<dyn Fn() -> String + Send + Sync>;
 
-/// Serves `render`'s text at `/metrics` on `addr` until the returned task is dropped or
-/// aborted: the address it listens on (port 0 picks one) and the task.
-pub async fn serve(
-    addr: SocketAddr,
-    render: Render,
-) -> Result<(SocketAddr, tokio::task::JoinHandle<()>), Error> {
+/// Serves `render`'s text at `/metrics` on `addr` until the returned [`Serving`] is
+/// dropped: the address it listens on (port 0 picks one) and the server.
+pub async fn serve(addr: SocketAddr, render: Render) -> Result<(SocketAddr, Serving), Error> {
     let listener = TcpListener::bind(addr)
         .await
         .map_err(|e| Error::Usage(format!("--metrics {addr}: cannot listen there: {e}")))?;
@@ -168,7 +162,17 @@ pub async fn serve(
             });
         }
     });
-    Ok((local, task))
+    Ok((local, Serving(task)))
+}
+
+/// A server of figures, stopped when dropped.
+#[derive(Debug)]
+pub struct Serving(tokio::task::JoinHandle<()>);
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// Answers one HTTP/1.x request: `GET /metrics` with the figures, anything else 404 or
@@ -256,7 +260,11 @@ fn gauges(
     }
     let mut family = encoder.encode_descriptor(name, help, None, MetricType::Gauge)?;
     for (labels, value) in rows {
-        family.encode_family(&labels)?.encode_gauge(&value)?;
+        if labels.is_empty() {
+            family.encode_gauge(&value)?;
+        } else {
+            family.encode_family(&labels)?.encode_gauge(&value)?;
+        }
     }
     Ok(())
 }

@@ -542,10 +542,7 @@ pub async fn run(
         Some(addr) => Some(live.serve(addr).await?),
         None => None,
     };
-    // The server goes with the session.
-    let _serving = served
-        .as_ref()
-        .map(|(_, task)| AbortOnDrop(task.abort_handle()));
+    // (The server stops when `served` goes, with the session.)
     let confinement = confine(scenario);
     let (tx, mut rx) = mpsc::unbounded_channel();
     let (mut links, timestamps) = connect(scenario, options, &tx).await?;
@@ -727,13 +724,4 @@ pub async fn run(
         timestamps,
         record_error,
     })
-}
-
-/// Aborts a task when dropped.
-struct AbortOnDrop(tokio::task::AbortHandle);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
 }
