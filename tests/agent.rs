@@ -176,6 +176,80 @@ fn every_polling_mode_measures_and_spinning_holds_the_core() {
     assert!(adaptive < spin, "adaptive {adaptive:.2}, spin {spin:.2}");
 }
 
+/// A request costs one socket call to send and two to read (its reply, its TX stamp)
+/// when the worker keeps up: no read that only finds the socket empty, no read of an
+/// empty error queue. (It took eight reads per request before they were counted.)
+#[test]
+fn a_request_costs_one_send_and_two_reads() {
+    let server = synthetic_server(vernier_fixtures::Transport::Tcp);
+    let r = run(
+        spec(
+            server.local_addr(),
+            Protocol::Synthetic,
+            synthetic("fixed:10us"),
+        ),
+        2_000.0,
+        Duration::from_secs(1),
+    );
+    assert_counters_add_up(&r.total);
+    let t = &r.total;
+    assert!(t.received > 1_000, "{t:?}");
+    let sends = t.send_calls as f64 / t.sent as f64;
+    let reads = t.read_calls as f64 / t.received as f64;
+    eprintln!("per request: {sends:.2} send calls, {reads:.2} read calls");
+    assert!(
+        (0.5..=1.05).contains(&sends),
+        "{sends:.2} send calls per request"
+    );
+    assert!(
+        (1.5..=2.5).contains(&reads),
+        "{reads:.2} read calls per request answered"
+    );
+}
+
+/// A worker far behind its load (a million requests a second) sends the requests due
+/// together on one TCP connection in one call, as many as the depth allows; on UDP every
+/// request is its own datagram and its own call.
+#[test]
+fn requests_due_together_share_a_send_on_tcp_only() {
+    for transport in [Transport::Tcp, Transport::Udp] {
+        let server = synthetic_server(match transport {
+            Transport::Tcp => vernier_fixtures::Transport::Tcp,
+            Transport::Udp => vernier_fixtures::Transport::Udp,
+        });
+        let r = run(
+            LoadSpec {
+                transport,
+                connections: 1,
+                depth: 8,
+                ..spec(
+                    server.local_addr(),
+                    Protocol::Synthetic,
+                    synthetic("fixed:0us"),
+                )
+            },
+            1_000_000.0,
+            Duration::from_millis(500),
+        );
+        let t = &r.total;
+        assert!(t.sent > 1_000, "{transport:?}: {t:?}");
+        let per_send = t.sent as f64 / t.send_calls as f64;
+        eprintln!("{transport:?}: {per_send:.2} requests per send call");
+        // Requests of one send share its stamp: the gaps tested are between sends.
+        let zeros = r
+            .batches
+            .iter()
+            .flat_map(|b| &b.interarrivals)
+            .filter(|&&g| g == 0)
+            .count();
+        assert_eq!(zeros, 0, "{transport:?}: zero inter-departure gaps");
+        match transport {
+            Transport::Tcp => assert!(per_send > 1.5, "TCP: {per_send:.2} requests per send"),
+            Transport::Udp => assert!(per_send <= 1.0, "UDP: {per_send:.2} requests per send"),
+        }
+    }
+}
+
 #[test]
 fn synthetic_over_tcp_with_kernel_timestamps() {
     let server = synthetic_server(vernier_fixtures::Transport::Tcp);

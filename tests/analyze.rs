@@ -315,3 +315,47 @@ fn percentiles_carry_the_ci_under_dependence() {
     let reason = p9999["ci_under_dependence_reason"].as_str().unwrap();
     assert!(reason.contains("samples needed"), "{reason}");
 }
+
+/// What `mutilate --save` writes (send time in s, latency in µs, one request a line) reads
+/// with `--column 2` and answers as the one-number file of its latencies does; without a
+/// column, or with an interval log's options, the error says what to pass.
+#[test]
+fn a_mutilate_save_file_reads_by_column_number() {
+    let dir = tempfile::tempdir().unwrap();
+    let values = series(3000);
+    let saved = dir.path().join("mutilate.txt");
+    let text: String = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| format!("{:.6} {v:.6}\n", i as f64 * 1e-4))
+        .collect();
+    std::fs::write(&saved, text).unwrap();
+    let lines = write_lines(
+        dir.path(),
+        "lat.txt",
+        &values
+            .iter()
+            .map(|v| format!("{v:.6}").parse().unwrap())
+            .collect::<Vec<f64>>(),
+    );
+    let by_column = json(&vernier(&[
+        "analyze",
+        saved.to_str().unwrap(),
+        "--column",
+        "2",
+    ]));
+    let plain = json(&vernier(&["analyze", lines.to_str().unwrap()]));
+    assert_eq!(by_column["percentiles"], plain["percentiles"]);
+    assert_eq!(by_column["n"], 3000);
+    expect_bad_input(
+        &vernier(&["analyze", saved.to_str().unwrap()]),
+        &["mutilate.txt:1", "has 2 columns", "--column 2"],
+    );
+    let out = vernier(&["analyze", saved.to_str().unwrap(), "--tag", "point0/"]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

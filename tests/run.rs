@@ -690,7 +690,22 @@ fn two_remote_agents_share_the_load_over_grpc() {
     let _m = machine();
     let served = served();
     let token = "remote-test-token";
-    let (a0, a1) = (AgentProcess::start(token), AgentProcess::start(token));
+    // Agent 0 serves its live figures too (on a port free a moment ago).
+    let metrics = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .to_string();
+    let (a0, a1) = (
+        AgentProcess::start_with(token, &["--metrics", &metrics]),
+        AgentProcess::start(token),
+    );
+    let (status, idle) = http_get(&metrics, "/metrics");
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    assert!(
+        idle.contains("vernier_agent_held 0") && idle.contains("vernier_agent_sessions 0"),
+        "{idle}"
+    );
     let dir = tempfile::tempdir().unwrap();
     // Two agents with one connection each cannot carry 16,000 req/s of 100 µs requests:
     // a verdict that needs both agents' counters, reached in seconds.
@@ -714,6 +729,17 @@ fn two_remote_agents_share_the_load_over_grpc() {
         assert!(share > 1000.0, "{result:#}");
     }
     assert_eq!(result["timestamps"], "kernel");
+    // What agent 0 did, in its figures: one session, over, its requests and latencies.
+    let (_, after) = http_get(&metrics, "/metrics");
+    for needle in [
+        "vernier_agent_held 0",
+        "vernier_agent_sessions 1",
+        "vernier_agent_sent{worker=\"0\"}",
+        "vernier_agent_latency_seconds_count",
+    ] {
+        assert!(after.contains(needle), "{needle} missing from:\n{after}");
+    }
+    promtool_accepts(&after);
     // A wrong token is an error (exit 1) naming the agent, not a verdict.
     let (output, _) = {
         let output = Command::new(env!("CARGO_BIN_EXE_vernier"))
@@ -765,4 +791,249 @@ fn a_lost_agent_ends_the_point_na_and_keeps_what_was_collected() {
     );
     let run: Value = read_run(&record);
     assert_eq!(run["status"], "finished");
+}
+
+/// A scenario file in `dir` that loads `vernier serve` at `rate` with 10 µs of service,
+/// asking for a CI no run reaches, so that it lasts its `limit`.
+fn short_run(dir: &Path, name: &str, rate: u32, limit: &str, target: SocketAddr) -> PathBuf {
+    let yaml = format!(
+        "
+name: {name}
+target: TARGET
+protocol: synthetic
+service: fixed:10us
+agents: [local]
+connections: 4
+load: {rate}
+ci: {{percentile: 99, width: 1us}}
+limits: {{max_duration: {limit}}}
+"
+    );
+    scenario(dir, name, &yaml, target)
+}
+
+/// The Python reader of interval logs: `VERNIER_PYTHON` (tests/run.sh makes a virtual
+/// environment with the `hdrhistogram` package from PyPI) or `python3`, if it can import
+/// `hdrh`.
+fn python_with_hdrh() -> Result<String, String> {
+    let python = std::env::var("VERNIER_PYTHON").unwrap_or_else(|_| "python3".into());
+    match Command::new(&python)
+        .args(["-c", "import hdrh.log"])
+        .output()
+    {
+        Ok(o) if o.status.success() => Ok(python),
+        Ok(o) => Err(format!(
+            "{python} cannot import hdrh (pip install hdrhistogram): {}",
+            String::from_utf8_lossy(&o.stderr).trim()
+        )),
+        Err(e) => Err(format!("cannot run {python}: {e}")),
+    }
+}
+
+/// Reads an interval log with HdrHistogram's Python implementation: the intervals whose
+/// tag starts with argv[2], merged; their count and p50/p99/p99.9.
+const READ_HLOG_PY: &str = r#"
+import json, sys
+from hdrh.histogram import HdrHistogram
+from hdrh.log import HistogramLogReader
+path, prefix = sys.argv[1], sys.argv[2]
+reader = HistogramLogReader(path, HdrHistogram(1, 3600 * 10**9, 3))
+total = HdrHistogram(1, 3600 * 10**9, 3)
+intervals = 0
+while True:
+    h = reader.get_next_interval_histogram()
+    if h is None:
+        break
+    if (h.get_tag() or "").startswith(prefix):
+        total.add(h)
+        intervals += 1
+print(json.dumps({"intervals": intervals, "count": total.get_total_count(),
+                  "p": [total.get_value_at_percentile(p) for p in (50.0, 99.0, 99.9)]}))
+"#;
+
+/// A record keeps each point's latency of every request as an HdrHistogram interval log:
+/// HdrHistogram's own Python reader finds the same requests and percentiles in it as
+/// `vernier analyze` does, and their median is that of the samples the record kept.
+#[test]
+fn a_record_s_interval_log_reads_the_same_in_python() {
+    let python = match python_with_hdrh() {
+        Ok(p) => p,
+        Err(why) if std::env::var_os("VERNIER_PYTHON").is_some() => panic!("{why}"),
+        Err(why) => {
+            return support::did_not_run("a_record_s_interval_log_reads_the_same_in_python", &why);
+        }
+    };
+    let _m = machine();
+    let served = served();
+    let dir = tempfile::tempdir().unwrap();
+    let path = short_run(dir.path(), "hlog", 1_500, "6s", served.addr);
+    let record = dir.path().join("record");
+    let _ = run(&path, &record, &[]);
+    let hlog = record.join("point-000.hlog");
+    let hlog_text = std::fs::read_to_string(&hlog).unwrap();
+    assert!(
+        hlog_text.contains("Tag=point0/round0/agent0/worker0,")
+            && hlog_text.contains("Tag=point0/round1/"),
+        "{}",
+        &hlog_text[..hlog_text.len().min(2_000)]
+    );
+    for prefix in ["point0/", "point0/round1/"] {
+        let rust = vernier(&[
+            "analyze",
+            hlog.to_str().unwrap(),
+            "--tag",
+            prefix,
+            "--percentiles",
+            "50,99,99.9",
+        ]);
+        assert!(rust.status.success(), "{}", stderr(&rust));
+        let rust: Value = serde_json::from_slice(&rust.stdout).unwrap();
+        let py = Command::new(&python)
+            .args(["-c", READ_HLOG_PY, hlog.to_str().unwrap(), prefix])
+            .output()
+            .unwrap();
+        assert!(
+            py.status.success(),
+            "{}",
+            String::from_utf8_lossy(&py.stderr)
+        );
+        let py: Value = serde_json::from_slice(&py.stdout).unwrap();
+        eprintln!("{prefix}: vernier {rust}\npython {py}");
+        assert_eq!(rust["intervals"], py["intervals"], "{prefix}");
+        assert_eq!(rust["count"], py["count"], "{prefix}");
+        assert!(rust["count"].as_u64().unwrap() > 1_000, "{rust}");
+        for (i, p) in rust["percentiles"].as_array().unwrap().iter().enumerate() {
+            let (ours, theirs) = (p["value"].as_f64().unwrap(), py["p"][i].as_f64().unwrap());
+            // The same bucket: 3 significant digits.
+            assert!(
+                (ours - theirs).abs() <= 1e-3 * theirs,
+                "{prefix} p{}: vernier {ours} ns, python {theirs} ns",
+                p["p"]
+            );
+        }
+    }
+    // The samples kept (every request at this rate) have the same median, in ns.
+    let samples = vernier(&[
+        "analyze",
+        record.join("samples.parquet").to_str().unwrap(),
+        "--column",
+        "latency_ns",
+        "--percentiles",
+        "50",
+    ]);
+    assert!(samples.status.success(), "{}", stderr(&samples));
+    let samples: Value = serde_json::from_slice(&samples.stdout).unwrap();
+    let from_samples = samples["percentiles"][0]["value"].as_f64().unwrap();
+    let all = vernier(&["analyze", hlog.to_str().unwrap(), "--percentiles", "50"]);
+    let all: Value = serde_json::from_slice(&all.stdout).unwrap();
+    let from_log = all["percentiles"][0]["value"].as_f64().unwrap();
+    assert!(
+        (from_log - from_samples).abs() <= 0.02 * from_samples,
+        "p50: log {from_log} ns, samples {from_samples} ns"
+    );
+}
+
+/// `promtool check metrics` accepts `body` (where promtool is installed; tests/run.sh
+/// installs it, and a test that needs it says when it is missing).
+fn promtool_accepts(body: &str) {
+    let Ok(mut promtool) = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+    else {
+        return support::did_not_run("promtool check metrics", "promtool is not installed");
+    };
+    std::io::Write::write_all(&mut promtool.stdin.take().unwrap(), body.as_bytes()).unwrap();
+    let checked = promtool.wait_with_output().unwrap();
+    assert!(
+        checked.status.success(),
+        "promtool: {}{}\n{body}",
+        String::from_utf8_lossy(&checked.stdout),
+        String::from_utf8_lossy(&checked.stderr)
+    );
+}
+
+/// One HTTP/1.1 GET of `path` at `addr`: the status line and the body.
+fn http_get(addr: &str, path: &str) -> (String, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: {addr}\r\n\r\n").unwrap();
+    let mut text = String::new();
+    stream.read_to_string(&mut text).unwrap();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    (
+        head.lines().next().unwrap_or("").to_string(),
+        body.to_string(),
+    )
+}
+
+/// `vernier run --metrics`: scraped while the run measures, the figures name the point's
+/// asked rate, each agent's rates and latency histogram and the phase, and Prometheus's
+/// own checker (`promtool check metrics`) accepts them; other paths are 404, and the
+/// figures end with the run.
+#[test]
+fn live_metrics_pass_promtool_during_a_run() {
+    if Command::new("promtool").arg("--version").output().is_err() {
+        return support::did_not_run(
+            "live_metrics_pass_promtool_during_a_run",
+            "promtool (Debian's prometheus package) is not installed",
+        );
+    }
+    let _m = machine();
+    let served = served();
+    let dir = tempfile::tempdir().unwrap();
+    let path = short_run(dir.path(), "metrics", 2_000, "8s", served.addr);
+    let record = dir.path().join("record");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_vernier"))
+        .args([
+            "run",
+            path.to_str().unwrap(),
+            "--headless",
+            "--quiet",
+            "--record",
+        ])
+        .arg(&record)
+        .args(["--metrics", "127.0.0.1:0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stderr));
+    let addr = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .find_map(|l| {
+            l.strip_prefix("vernier: live figures at http://")
+                .and_then(|rest| rest.strip_suffix("/metrics"))
+                .map(String::from)
+        })
+        .expect("the metrics address on stderr");
+    // Keep reading stderr so that the run never blocks on it.
+    let drain = std::thread::spawn(move || lines.map_while(Result::ok).count());
+    std::thread::sleep(Duration::from_secs(4));
+    let (status, body) = http_get(&addr, "/metrics");
+    assert_eq!(status, "HTTP/1.1 200 OK", "{body}");
+    for needle in [
+        "vernier_asked_rate{point=\"0\"} 2000",
+        "vernier_achieved_rate{point=\"0\",agent=\"0\"}",
+        "vernier_latency_seconds_bucket{le=\"+Inf\",point=\"0\",agent=\"0\"}",
+        "vernier_latency_seconds_count{point=\"0\",agent=\"0\"}",
+        "vernier_phase{point=\"0\",phase=",
+    ] {
+        assert!(body.contains(needle), "{needle} missing from:\n{body}");
+    }
+    promtool_accepts(&body);
+    let (status, _) = http_get(&addr, "/");
+    assert_eq!(status, "HTTP/1.1 404 Not Found");
+    // The run ends by its limit; its figures go with it.
+    let exit = child.wait().unwrap();
+    drain.join().unwrap();
+    assert!(exit.code().is_some_and(|c| c == 0 || c == 3), "{exit:?}");
+    assert!(std::net::TcpStream::connect(&addr).is_err());
 }

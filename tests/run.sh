@@ -17,6 +17,7 @@ declare -A needs=(
   [sshd]=openssh-server
   [openssl]=openssl
   [wrk]=wrk
+  [promtool]=prometheus
 )
 missing=()
 for cmd in "${!needs[@]}"; do
@@ -32,5 +33,20 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 export PATH="$PATH:/usr/sbin"
+
+# HdrHistogram's Python implementation (PyPI's `hdrhistogram`), the independent reader of
+# the records' interval logs, in a virtual environment of its own under target/.
+py=target/python
+if ! "$py/bin/python" -c 'import hdrh.log' >/dev/null 2>&1; then
+  if ! python3 -m venv "$py" >/dev/null 2>&1; then
+    echo "tests/run.sh: installing python3-venv" >&2
+    sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends python3 python3-venv >/dev/null
+    python3 -m venv "$py"
+  fi
+  "$py/bin/pip" install -q hdrhistogram
+fi
+export VERNIER_PYTHON="$PWD/$py/bin/python"
 
 cargo test --workspace --release -j2 "$@"

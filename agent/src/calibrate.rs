@@ -93,8 +93,100 @@ pub struct Calibration {
     pub host_jitter_us: Vec<CoreJitter>,
     /// How idle cores wait (the cpuidle driver, and a KVM guest's halt polling).
     pub idle: crate::sys::IdleState,
+    /// The figures above in the layout of "Where has my time gone?" (Zilberman et al.),
+    /// Table 1: one row per contributor to a request's latency, each with its spread.
+    pub contributors: Vec<Contributor>,
     /// Caveats about these figures (e.g. client and server sharing a core).
     pub notes: Vec<String>,
+}
+
+/// The spread of one contributor's figure.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct Spread {
+    pub min: f64,
+    pub p50: f64,
+    pub p99: f64,
+    pub max: f64,
+    /// How many values the spread is of.
+    pub count: u64,
+}
+
+impl Spread {
+    /// The spread of ascending values (nearest rank); zeros when empty.
+    pub fn of_sorted(sorted: &[f64]) -> Spread {
+        let Some((&min, &max)) = sorted.first().zip(sorted.last()) else {
+            return Spread::default();
+        };
+        let rank =
+            |q: f64| sorted[((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1];
+        Spread {
+            min,
+            p50: rank(0.5),
+            p99: rank(0.99),
+            max,
+            count: sorted.len() as u64,
+        }
+    }
+}
+
+/// One row of the contributors' table.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Contributor {
+    /// What adds to the latency.
+    pub contributor: String,
+    /// How it was measured, and what one value of the spread is.
+    pub how: String,
+    /// The unit of the spread: `ns` or `µs`.
+    pub unit: &'static str,
+    #[serde(flatten)]
+    pub spread: Spread,
+}
+
+/// The contributors' table of a calibration's figures.
+fn contributors(
+    clocks: &ClockReadCost,
+    rtt: &LoopbackRtt,
+    jitter: &[CoreJitter],
+) -> Vec<Contributor> {
+    let mut rows = vec![
+        Contributor {
+            contributor: "clock read (user-space timestamp)".into(),
+            how: format!(
+                "clock_gettime(CLOCK_MONOTONIC) through the vDSO on CPU {}: each value the mean of 1,000 reads",
+                rtt.client_cpu
+            ),
+            unit: "ns",
+            spread: clocks.monotonic_spread,
+        },
+        Contributor {
+            contributor: "user space and kernel, one local round trip".into(),
+            how: format!(
+                "busy-polling TCP ping-pong over loopback, {}-byte messages, CPU {} to CPU {}: each value one round trip",
+                rtt.message_bytes, rtt.client_cpu, rtt.server_cpu
+            ),
+            unit: "µs",
+            spread: Spread {
+                min: rtt.min,
+                p50: rtt.p50,
+                p99: rtt.p99,
+                max: rtt.max,
+                count: rtt.round_trips,
+            },
+        },
+    ];
+    for core in jitter {
+        rows.push(Contributor {
+            contributor: format!("host interference on CPU {}", core.cpu),
+            how: format!(
+                "gaps over 10 µs between consecutive clock reads in a {:.1} s spin ({:.1} ms lost in all)",
+                core.seconds,
+                core.lost_over_10us / 1e3
+            ),
+            unit: "µs",
+            spread: core.stalls.unwrap_or_default(),
+        });
+    }
+    rows
 }
 
 /// Why a calibration could not be completed.
@@ -207,6 +299,7 @@ pub fn run(options: &CalibrateOptions) -> Result<Calibration, CalibrateError> {
         );
     }
     Ok(Calibration {
+        contributors: contributors(&clock_read_ns, &loopback_rtt_us, &host_jitter_us),
         clock_read_ns,
         loopback_rtt_us,
         timestamp_sources,
@@ -282,6 +375,41 @@ mod tests {
             assert!(json.get(field).is_some(), "{field} missing from {json}");
         }
         assert!(json["loopback_rtt_us"]["p999"].is_number(), "{json}");
+        // The paper's layout: the clock read, the round trip, each core's interference.
+        let rows = &calibration.contributors;
+        assert_eq!(rows.len(), 2 + calibration.host_jitter_us.len(), "{rows:?}");
+        assert_eq!(rows[0].spread.count, 201, "{rows:?}");
+        assert!(
+            (rows[0].spread.p50 - clocks.clock_gettime_monotonic).abs() < 0.01,
+            "{rows:?}"
+        );
+        assert_eq!((rows[1].spread.p50, rows[1].spread.count), (rtt.p50, 2_000));
+        for row in rows {
+            let s = row.spread;
+            assert!(
+                s.count == 0 || (s.min <= s.p50 && s.p50 <= s.p99 && s.p99 <= s.max),
+                "{row:?}"
+            );
+        }
+        for (core, row) in calibration.host_jitter_us.iter().zip(&rows[2..]) {
+            assert_eq!(row.spread.count, core.gaps_over_10us, "{row:?}");
+            assert!(row.spread.count == 0 || row.spread.min >= 10.0, "{row:?}");
+        }
+        assert_eq!(json["contributors"][1]["unit"], "µs", "{json}");
+        assert!(json["contributors"][1]["p99"].is_number(), "{json}");
+    }
+
+    #[test]
+    fn a_spread_is_of_nearest_ranks() {
+        let values: Vec<f64> = (1..=200).map(f64::from).collect();
+        let s = Spread::of_sorted(&values);
+        assert_eq!(
+            (s.min, s.p50, s.p99, s.max, s.count),
+            (1.0, 100.0, 198.0, 200.0, 200)
+        );
+        assert_eq!(Spread::of_sorted(&[]), Spread::default());
+        let one = Spread::of_sorted(&[7.0]);
+        assert_eq!((one.min, one.p50, one.p99, one.max), (7.0, 7.0, 7.0, 7.0));
     }
 
     #[test]

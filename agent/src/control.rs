@@ -38,10 +38,33 @@ struct Session {
     closed: Arc<std::sync::atomic::AtomicBool>,
 }
 
+/// What the agent's live figures show (`vernier agent --metrics`): the current or last
+/// session's load, counters and latencies.
+#[derive(Debug, Clone, Default)]
+pub struct Figures {
+    /// Whether a coordinator holds the agent now.
+    pub held: bool,
+    /// Sessions configured since the agent started.
+    pub sessions: u64,
+    /// The rate the coordinator asked of this agent, requests per second (0 when paused).
+    pub asked_rate: f64,
+    /// Each worker's counters in the current (or last) session.
+    pub workers: Vec<Counters>,
+    /// Latency of every request answered in the current (or last) session, ns.
+    pub latency: Option<hdrhistogram::Histogram<u64>>,
+}
+
+#[derive(Default)]
+struct FiguresState {
+    figures: Figures,
+    engine: Option<Arc<Engine>>,
+}
+
 /// The agent's control service (wrap it with [`AgentService::into_server`]).
 #[derive(Clone)]
 pub struct AgentService {
     session: Arc<Mutex<Option<Session>>>,
+    figures: Arc<std::sync::Mutex<FiguresState>>,
     shutdown: Arc<Notify>,
     /// The networks targets must lie in (empty: any).
     allowed: Arc<[ipnet::IpNet]>,
@@ -101,6 +124,7 @@ impl AgentService {
     pub fn new() -> Self {
         AgentService {
             session: Arc::new(Mutex::new(None)),
+            figures: Arc::default(),
             shutdown: Arc::new(Notify::new()),
             allowed: Arc::new([]),
         }
@@ -125,6 +149,30 @@ impl AgentService {
             "target {target} is outside this agent's --allow-targets ({})",
             list.join(", ")
         )))
+    }
+
+    fn with_figures<R>(&self, f: impl FnOnce(&mut FiguresState) -> R) -> R {
+        f(&mut self
+            .figures
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner))
+    }
+
+    /// The live figures now.
+    pub fn figures(&self) -> Figures {
+        // Whether a session is held; while a call holds the lock, as last known.
+        let held = self.session.try_lock().map(|g| g.is_some()).ok();
+        self.with_figures(|s| {
+            let mut figures = s.figures.clone();
+            figures.held = held.unwrap_or(figures.held);
+            if !figures.held {
+                figures.asked_rate = 0.0;
+            }
+            if let Some(engine) = &s.engine {
+                figures.workers = engine.counters();
+            }
+            figures
+        })
     }
 
     /// Resolves when a coordinator has called Shutdown.
@@ -256,9 +304,18 @@ impl agent_server::Agent for AgentService {
             .map_err(|e| Status::internal(format!("engine start panicked: {e}")))?
             .map_err(|e| Status::unavailable(e.to_string()))?;
         let id = format!("{:016x}", rand::random::<u64>());
+        let engine = Arc::new(engine);
+        self.with_figures(|s| {
+            s.figures = Figures {
+                held: true,
+                sessions: s.figures.sessions + 1,
+                ..Figures::default()
+            };
+            s.engine = Some(Arc::clone(&engine));
+        });
         *guard = Some(Session {
             id: id.clone(),
-            engine: Arc::new(engine),
+            engine,
             last_seen: Instant::now(),
             lease,
             closed: Arc::default(),
@@ -287,6 +344,7 @@ impl agent_server::Agent for AgentService {
         };
         let interarrival: InterArrival = shape.parse().map_err(|e| invalid("interarrival", e))?;
         engine.set_load(r.rate, &interarrival);
+        self.with_figures(|s| s.figures.asked_rate = r.rate);
         Ok(Response::new(pb::Ack {}))
     }
 
@@ -311,6 +369,7 @@ impl agent_server::Agent for AgentService {
 
     async fn pause(&self, request: Request<pb::Empty>) -> Result<Response<pb::Ack>, Status> {
         self.engine(&request).await?.pause();
+        self.with_figures(|s| s.figures.asked_rate = 0.0);
         Ok(Response::new(pb::Ack {}))
     }
 
@@ -337,11 +396,19 @@ impl agent_server::Agent for AgentService {
                 .unwrap_or_default()
         };
         let (tx, rx) = mpsc::channel(64);
+        let service = self.clone();
         // The engine's batches arrive on a blocking channel: forward them from a thread.
         tokio::task::spawn_blocking(move || {
             use std::sync::atomic::Ordering;
             // Each batch, once encoded, goes back to its worker for reuse.
-            let forward = |batch| {
+            let forward = |batch: crate::Batch| {
+                service.with_figures(|s| match &mut s.figures.latency {
+                    // A value beyond the agents' own bounds cannot come; dropped if it did.
+                    Some(h) => {
+                        let _ = h.add(&batch.latency);
+                    }
+                    None => s.figures.latency = Some(batch.latency.clone()),
+                });
                 let message = pb::BatchMessage::from(&batch);
                 engine.recycle(batch);
                 tx.blocking_send(Ok(message)).is_ok()

@@ -97,6 +97,11 @@ pub struct Counters {
     /// bookkeeping), ns: divided by `sent`, a request's send cost, whether or not the
     /// worker spins between requests.
     pub send_ns: u64,
+    /// Socket calls that sent (partial and refused sends included): divided by `sent`,
+    /// how many requests share a send.
+    pub send_calls: u64,
+    /// Socket calls that read, replies and TX stamps, those that found nothing included.
+    pub read_calls: u64,
 }
 
 /// What one worker reports for one interval. Batches go back to their worker through

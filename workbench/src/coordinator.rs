@@ -13,7 +13,7 @@
 mod checks;
 mod event;
 mod point;
-mod policy;
+pub(crate) mod policy;
 mod schedule;
 
 use std::collections::VecDeque;

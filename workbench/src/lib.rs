@@ -13,6 +13,8 @@ mod commands;
 pub mod coordinator;
 pub mod deploy;
 mod error;
+pub mod hlog;
+pub mod metrics;
 pub mod record;
 pub mod report;
 mod samples;

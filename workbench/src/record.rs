@@ -10,6 +10,10 @@
 //!   once a second), each complete on its own: `pl.read_parquet("samples.parquet/*.parquet")`
 //!   or `pd.read_parquet("samples.parquet")`. A killed run loses at most the last second.
 //!
+//! - `point-NNN.hlog`: each load point's HdrHistogram interval log, the latency of every
+//!   request (not only the samples kept), one interval per worker report, tagged by point,
+//!   round, agent and worker: see [`crate::hlog`].
+//!
 //! Columns of the samples: `point` and `round` (u32: the load point, and the measurement
 //! round within it, 0 for warm-up; a point's result says which round it used), `agent`,
 //! `worker` (u32), `departure_ns` (u64, since the agent's engine started), `latency_ns`
@@ -169,6 +173,7 @@ pub struct Recorder {
     parts: usize,
     last_flush: Instant,
     dirty: bool,
+    hlog: crate::hlog::HlogWriter,
 }
 
 impl Recorder {
@@ -192,6 +197,7 @@ impl Recorder {
             parts: 0,
             last_flush: Instant::now(),
             dirty: true,
+            hlog: crate::hlog::HlogWriter::new(dir, std::time::SystemTime::now()),
         };
         recorder.write_json()?;
         Ok(recorder)
@@ -216,6 +222,21 @@ impl Recorder {
             self.columns
                 .push(point as u32, round, agent as u32, worker, s);
         }
+    }
+
+    /// Appends a worker's report interval to the point's interval log: `latency` (ns) of
+    /// every request completed in it, up to `end` since its engine started.
+    pub fn latency(
+        &mut self,
+        point: usize,
+        round: u32,
+        agent: usize,
+        worker: u32,
+        end: Duration,
+        latency: &hdrhistogram::Histogram<u64>,
+    ) -> Result<(), Error> {
+        self.hlog
+            .interval(point, round, agent, worker, end, latency)
     }
 
     /// Adds an event (a verdict also records the point's result and writes at once).
@@ -248,6 +269,7 @@ impl Recorder {
     /// Writes buffered samples and run.json now.
     pub fn flush(&mut self) -> Result<(), Error> {
         self.last_flush = Instant::now();
+        self.hlog.flush()?;
         if self.columns.len() > 0 {
             let path = self
                 .dir

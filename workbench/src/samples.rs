@@ -1,5 +1,8 @@
-//! Reading latency samples, in send order, from the files users have: one number a line,
-//! a CSV with a header, or Parquet (as vernier's own records and pandas/polars write).
+//! Reading latency samples, in send order, from the files users have: one number a line, or
+//! columns split by blanks or commas chosen by number (as `mutilate --save` writes: send
+//! time and latency), a CSV with a header, or Parquet (as vernier's own records and
+//! pandas/polars write). HdrHistogram interval logs are histograms, not series: see
+//! [`crate::hlog`].
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -10,12 +13,16 @@ use crate::error::Error;
 /// The layout of a samples file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
-    /// One number a line (blank lines and lines starting with `#` are skipped).
+    /// One number a line, or columns split by blanks or commas with `--column N` (blank
+    /// lines and lines starting with `#` are skipped).
     Lines,
     /// Comma-separated with a header row; needs a column name.
     Csv,
     /// Apache Parquet; needs a column name.
     Parquet,
+    /// An HdrHistogram interval log (wrk2, memtier, HdrHistogram's own tools, vernier's
+    /// records): percentiles only, from the histograms.
+    Hlog,
 }
 
 impl Format {
@@ -29,6 +36,7 @@ impl Format {
         {
             Some("csv") => Format::Csv,
             Some("parquet" | "pq") => Format::Parquet,
+            Some("hlog") => Format::Hlog,
             _ => Format::Lines,
         }
     }
@@ -41,7 +49,7 @@ pub struct SampleSource {
     pub path: PathBuf,
     /// Its layout.
     pub format: Format,
-    /// The column, for CSV and Parquet.
+    /// The column: a name (CSV, Parquet) or a number from 1 (any layout but Parquet).
     pub column: Option<String>,
 }
 
@@ -50,10 +58,19 @@ pub struct SampleSource {
 pub fn read_samples(source: &SampleSource) -> Result<Vec<f64>, Error> {
     let path = &source.path;
     let values = match (source.format, source.column.as_deref()) {
-        (Format::Lines, None) => read_lines(path)?,
-        (Format::Lines, Some(column)) => {
+        (Format::Lines, None) => read_lines(path, None)?,
+        (Format::Lines, Some(column)) => match column_number(column) {
+            Some(n) => read_lines(path, Some(n))?,
+            None => {
+                return Err(Error::Usage(format!(
+                    "{}: a file without a header has no column names: --column takes a number from 1, or name the file .csv or .parquet (or pass --format) to choose {column:?} by name",
+                    path.display()
+                )));
+            }
+        },
+        (Format::Hlog, _) => {
             return Err(Error::Usage(format!(
-                "{}: --column {column:?} needs a CSV or Parquet file (name it .csv or .parquet, or pass --format)",
+                "{}: an HdrHistogram interval log holds histograms, not samples in send order",
                 path.display()
             )));
         }
@@ -89,7 +106,15 @@ fn number(path: &Path, line: usize, field: &str) -> Result<f64, Error> {
     }
 }
 
-fn read_lines(path: &Path) -> Result<Vec<f64>, Error> {
+/// `--column`'s value as a column number from 1, if it is one.
+fn column_number(column: &str) -> Option<usize> {
+    column.trim().parse::<usize>().ok().filter(|&n| n >= 1)
+}
+
+/// One number a line, or with `column` (from 1) that field of lines split by blanks or
+/// commas; a line with several fields and no column chosen is an error saying how to
+/// choose.
+fn read_lines(path: &Path, column: Option<usize>) -> Result<Vec<f64>, Error> {
     let reader = BufReader::new(open(path)?);
     let mut values = Vec::new();
     for (i, line) in reader.lines().enumerate() {
@@ -99,7 +124,28 @@ fn read_lines(path: &Path) -> Result<Vec<f64>, Error> {
         if text.is_empty() || text.starts_with('#') {
             continue;
         }
-        values.push(number(path, i + 1, text)?);
+        let mut fields = text
+            .split(|c: char| c.is_whitespace() || c == ',')
+            .filter(|f| !f.is_empty());
+        let field = match column {
+            None => {
+                let count = fields.count();
+                if count > 1 {
+                    return Err(Error::input(
+                        path,
+                        Some(i + 1),
+                        format!(
+                            "{text:?} has {count} columns: choose one with --column N (from 1; `mutilate --save` writes send time and latency: --column 2)"
+                        ),
+                    ));
+                }
+                text
+            }
+            Some(n) => fields.nth(n - 1).ok_or_else(|| {
+                Error::input(path, Some(i + 1), format!("{text:?} has no column {n}"))
+            })?,
+        };
+        values.push(number(path, i + 1, field)?);
     }
     Ok(values)
 }
@@ -126,7 +172,11 @@ fn read_csv(path: &Path, column: Option<&str>) -> Result<Vec<f64>, Error> {
         .map(|h| h.trim().to_string())
         .collect();
     let index = match column {
-        Some(c) => headers.iter().position(|h| h == c),
+        Some(c) => headers.iter().position(|h| h == c).or_else(|| {
+            column_number(c)
+                .filter(|&n| n <= headers.len())
+                .map(|n| n - 1)
+        }),
         None if headers.len() == 1 => Some(0),
         None => None,
     }
@@ -266,6 +316,60 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert_eq!(err, format!("{}: no samples in the file", path.display()));
+    }
+
+    #[test]
+    fn columns_by_number_as_mutilate_saves_them() {
+        let dir = tempfile::tempdir().unwrap();
+        // `mutilate --save`: send time (s) and latency (µs), one request a line.
+        let path = write(
+            &dir,
+            "mutilate.txt",
+            "0.014158 38.862228\n0.014302\t41.5\n\n0.0151,40\n",
+        );
+        assert_eq!(
+            read_samples(&source(path.clone(), Some("2"))).unwrap(),
+            vec![38.862228, 41.5, 40.0]
+        );
+        let err = read_samples(&source(path.clone(), None))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("mutilate.txt:1")
+                && err.contains("\"0.014158 38.862228\" has 2 columns")
+                && err.contains("--column 2"),
+            "{err}"
+        );
+        let err = read_samples(&source(path.clone(), Some("3")))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("mutilate.txt:1") && err.contains("has no column 3"),
+            "{err}"
+        );
+        let err = read_samples(&source(path, Some("latency")))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("--column takes a number"), "{err}");
+        let bad = write(&dir, "bad.txt", "0.1 38\n0.2 x\n");
+        let err = read_samples(&source(bad, Some("2")))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("bad.txt:2") && err.contains("\"x\" is not a number"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn csv_column_by_number() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(&dir, "run.csv", "send_ns,latency_us\n1,10.5\n2,11\n");
+        assert_eq!(
+            read_samples(&source(path.clone(), Some("2"))).unwrap(),
+            vec![10.5, 11.0]
+        );
+        assert!(read_samples(&source(path, Some("3"))).is_err());
     }
 
     #[test]

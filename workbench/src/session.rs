@@ -43,6 +43,9 @@ pub struct SessionOptions {
     /// The CA (PEM) for remote agents' TLS certificates, for agents whose scenario entry
     /// names none (`None`: those are reached in plain text).
     pub tls_ca: Option<PathBuf>,
+    /// Serve live figures at `/metrics` on this address for the run (OpenMetrics text;
+    /// see [`crate::metrics`]).
+    pub metrics: Option<std::net::SocketAddr>,
 }
 
 /// What a finished session measured.
@@ -74,6 +77,8 @@ pub enum Update {
         /// The cores vernier's own threads (all but the pinned workers) were confined to:
         /// the local workers' cores, when the scenario pins them (empty: not confined).
         confined: Vec<usize>,
+        /// Where the live figures are served (`--metrics`), the port chosen.
+        metrics: Option<std::net::SocketAddr>,
     },
     /// The coordinator said something.
     Event(Event),
@@ -531,6 +536,13 @@ pub async fn run(
         .map(vernier_agent::sys::HaltPoll::set)
         .transpose()
         .map_err(|e| Error::Usage(format!("halt_poll: {e}")))?;
+    // Listening first: a bad address ends the run before any load.
+    let live = crate::metrics::LiveMetrics::new();
+    let served = match options.metrics {
+        Some(addr) => Some(live.serve(addr).await?),
+        None => None,
+    };
+    // (The server stops when `served` goes, with the session.)
     let confinement = confine(scenario);
     let (tx, mut rx) = mpsc::unbounded_channel();
     let (mut links, timestamps) = connect(scenario, options, &tx).await?;
@@ -569,6 +581,7 @@ pub async fn run(
             .as_ref()
             .map(|c| c.cpus().to_vec())
             .unwrap_or_default(),
+        metrics: served.as_ref().map(|(addr, _)| *addr),
     });
     let interarrival = scenario.interarrival;
     let mut coordinator = Coordinator::new(
@@ -616,6 +629,7 @@ pub async fn run(
             }
         }
         for event in decision.events.drain(..) {
+            live.event(&event);
             if let Err(e) = recorder.event(&event) {
                 record_error.get_or_insert(e.to_string());
             }
@@ -664,6 +678,17 @@ pub async fn run(
                 batch,
             } = taken;
             recorder.samples(point, round, agent, batch.worker, &batch.samples);
+            live.latency(point, agent, &batch.latency);
+            if let Err(e) = recorder.latency(
+                point,
+                round,
+                agent,
+                batch.worker,
+                batch.elapsed,
+                &batch.latency,
+            ) {
+                record_error.get_or_insert(e.to_string());
+            }
             if let Some(Link::Local { engine, .. }) = links.get(agent) {
                 engine.recycle(batch);
             }

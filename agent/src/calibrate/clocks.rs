@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::{CalibrateError, join};
+use super::{CalibrateError, Spread, join};
 use crate::sys::{monotonic_ns, pin_current_thread, realtime_ns};
 
 /// Reads timed together, so that the cost of the two `Instant` reads around them is
@@ -25,6 +25,10 @@ pub struct ClockReadCost {
     pub clock_gettime_monotonic: f64,
     /// `clock_gettime(CLOCK_REALTIME)`: the clock of kernel software timestamps.
     pub clock_gettime_realtime: f64,
+    /// The spread of `clock_gettime(CLOCK_MONOTONIC)`'s batch means (what user-space
+    /// timestamps cost), for the contributors' table.
+    #[serde(skip)]
+    pub monotonic_spread: Spread,
 }
 
 /// Measures each clock on `cpu`.
@@ -32,24 +36,26 @@ pub(super) fn measure(cpu: usize) -> Result<ClockReadCost, CalibrateError> {
     let handle = std::thread::spawn(move || {
         pin_current_thread(cpu)?;
         let clock = quanta::Clock::new();
+        let monotonic = batch_costs(|| {
+            black_box(monotonic_ns());
+        });
         Ok(ClockReadCost {
-            quanta: median_cost(|| {
+            quanta: median(&batch_costs(|| {
                 black_box(clock.now());
-            }),
-            clock_gettime_monotonic: median_cost(|| {
-                black_box(monotonic_ns());
-            }),
-            clock_gettime_realtime: median_cost(|| {
+            })),
+            clock_gettime_monotonic: median(&monotonic),
+            clock_gettime_realtime: median(&batch_costs(|| {
                 black_box(realtime_ns());
-            }),
+            })),
+            monotonic_spread: Spread::of_sorted(&monotonic),
         })
     });
     join(handle, "clock-cost")
 }
 
-/// The median over [`BATCHES`] of the mean cost of `read` in a batch, in ns.
-fn median_cost(mut read: impl FnMut()) -> f64 {
-    let mut costs = [0.0f64; BATCHES];
+/// The mean cost of `read` in each of [`BATCHES`] batches, in ns, ascending.
+fn batch_costs(mut read: impl FnMut()) -> Vec<f64> {
+    let mut costs = vec![0.0f64; BATCHES];
     for cost in &mut costs {
         let start = Instant::now();
         for _ in 0..READS_PER_BATCH {
@@ -58,6 +64,10 @@ fn median_cost(mut read: impl FnMut()) -> f64 {
         *cost = start.elapsed().as_nanos() as f64 / f64::from(READS_PER_BATCH);
     }
     costs.sort_by(f64::total_cmp);
-    // To the picosecond: the figure is a median of means, not that precise.
-    (costs[BATCHES / 2] * 1_000.0).round() / 1_000.0
+    costs
+}
+
+/// The median batch, to the picosecond: the figure is a median of means, not that precise.
+fn median(sorted: &[f64]) -> f64 {
+    (sorted[sorted.len() / 2] * 1_000.0).round() / 1_000.0
 }

@@ -5,7 +5,7 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use super::{CalibrateError, join, us};
+use super::{CalibrateError, Spread, join, us};
 use crate::sys::pin_current_thread;
 
 /// A gap longer than this is time the spinning thread did not run (an interrupt, a
@@ -33,6 +33,9 @@ pub struct CoreJitter {
     pub reads: u64,
     /// How long the spin ran, in seconds.
     pub seconds: f64,
+    /// The gaps over 10 µs (µs), for the contributors' table; `None` without any.
+    #[serde(skip)]
+    pub stalls: Option<Spread>,
 }
 
 /// Spins on every core of `cpus` at once (each in a thread pinned to it) for `spin`.
@@ -56,6 +59,7 @@ fn spin_on(cpu: usize, spin: Duration) -> Result<CoreJitter, CalibrateError> {
     // 1 ns to 100 s: a gap beyond that is clamped, not lost.
     let mut gaps = Histogram::<u64>::new_with_bounds(1, 100_000_000_000, 3)
         .map_err(|e| CalibrateError::Options(format!("jitter histogram: {e}")))?;
+    let mut stalls = gaps.clone();
     let spin_ns = u64::try_from(spin.as_nanos()).unwrap_or(u64::MAX);
     let (mut over, mut lost, mut reads, mut max) = (0u64, 0u64, 0u64, 0u64);
     let start = clock.raw();
@@ -70,6 +74,7 @@ fn spin_on(cpu: usize, spin: Duration) -> Result<CoreJitter, CalibrateError> {
             if gap > GAP_THRESHOLD_NS {
                 over += 1;
                 lost += gap;
+                stalls.saturating_record(gap);
             }
         }
         reads += u64::from(READS_PER_CHECK);
@@ -83,6 +88,15 @@ fn spin_on(cpu: usize, spin: Duration) -> Result<CoreJitter, CalibrateError> {
                 lost_over_10us: us(lost),
                 reads,
                 seconds: elapsed as f64 / 1e9,
+                // The histogram's values are its buckets' highest (3 digits): never past
+                // the exact longest gap.
+                stalls: (over > 0).then(|| Spread {
+                    min: us(stalls.min()),
+                    p50: us(stalls.value_at_quantile(0.5).min(max)),
+                    p99: us(stalls.value_at_quantile(0.99).min(max)),
+                    max: us(max),
+                    count: over,
+                }),
             });
         }
     }

@@ -32,6 +32,20 @@ pub(super) enum ReadError {
     Io(io::Error),
 }
 
+/// What one read got.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Read {
+    /// Bytes read; 0 is a TCP peer's orderly close.
+    pub(super) bytes: usize,
+    /// The RX timestamp, see [`TsSocket::recv`].
+    pub(super) rx: Option<u64>,
+    /// The socket had nothing more: a TCP read that left room in the buffer took all
+    /// that was queued, and anything arriving later raises a new readiness edge, so
+    /// the read that would only say `WouldBlock` is saved. Never set for UDP (one
+    /// datagram per read).
+    pub(super) drained: bool,
+}
+
 #[derive(Debug)]
 pub(super) struct Conn {
     /// Index within the agent (reported in samples).
@@ -49,6 +63,15 @@ pub(super) struct Conn {
     backoff: Duration,
     /// Whether the poller watches the socket for writability (bytes are waiting in `out`).
     wants_write: bool,
+    /// Socket calls made, every socket of the connection's life counted.
+    calls: SocketCalls,
+}
+
+/// Socket calls a connection made, for the worker's counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct SocketCalls {
+    pub(super) sends: u64,
+    pub(super) reads: u64,
 }
 
 impl Conn {
@@ -65,6 +88,7 @@ impl Conn {
             reconnect_at: 0,
             backoff: FIRST_BACKOFF,
             wants_write: false,
+            calls: SocketCalls::default(),
         }
     }
 
@@ -109,6 +133,7 @@ impl Conn {
         };
         let udp = socket.transport() == Transport::Udp;
         while self.written < self.out.len() {
+            self.calls.sends += 1;
             match socket.send(&self.out[self.written..]) {
                 Ok(n) => {
                     self.written += if udp {
@@ -147,7 +172,7 @@ impl Conn {
 
     /// Reads what the socket has into the input buffer, growing it up to
     /// [`MAX_READ_BUFFER`]: the byte count and the RX timestamp; `None` without a socket.
-    pub(super) fn read(&mut self) -> Option<Result<(usize, Option<u64>), ReadError>> {
+    pub(super) fn read(&mut self) -> Option<Result<Read, ReadError>> {
         let socket = self.socket.as_ref()?;
         if self.input.len() - self.filled < READ_CHUNK / 4 {
             if self.input.len() >= MAX_READ_BUFFER {
@@ -156,11 +181,19 @@ impl Conn {
             let grown = (self.input.len() * 2).min(MAX_READ_BUFFER);
             self.input.resize(grown, 0);
         }
+        let room = self.input.len() - self.filled;
+        self.calls.reads += 1;
+        let tcp = socket.transport() == Transport::Tcp;
         let got = socket
             .recv(&mut self.input[self.filled..])
-            .map_err(ReadError::Io);
-        if let Ok((n, _)) = got {
-            self.filled += n;
+            .map_err(ReadError::Io)
+            .map(|(bytes, rx)| Read {
+                bytes,
+                rx,
+                drained: tcp && bytes < room,
+            });
+        if let Ok(r) = &got {
+            self.filled += r.bytes;
         }
         Some(got)
     }
@@ -184,20 +217,35 @@ impl Conn {
         self.inflight.on_reply(reply)
     }
 
-    /// Matches the TX timestamps on the socket's error queue to the requests they cover:
-    /// the queue positions stamped, for [`stamp`](Conn::stamp).
-    pub(super) fn drain_tx(&mut self) -> Range<usize> {
+    /// Matches the TX timestamps on the socket's error queue to the requests they cover,
+    /// reading until no request waits for one (or the queue is empty): the queue
+    /// positions stamped, for [`stamp`](Conn::stamp), and how many stamps were read. With
+    /// every request stamped it reads nothing unless `always` (the poller reported the
+    /// error queue: a retransmission's repeated stamp, or a real error, may be there).
+    pub(super) fn drain_tx(&mut self, always: bool) -> (Range<usize>, usize) {
         let Some(socket) = self.socket.as_ref() else {
-            return 0..0;
+            return (0..0, 0);
         };
         let inflight = &mut self.inflight;
+        if !always && inflight.unstamped() == 0 {
+            return (0..0, 0);
+        }
         let mut stamped: Option<Range<usize>> = None;
         // An error reading the queue leaves the stamps to the next drain or the grace.
-        let _ = socket.drain_tx_timestamps(|id, ts| {
-            let got = inflight.on_tx(id, ts);
-            stamped = Some(stamped.as_ref().map_or(got.clone(), |s| s.start..got.end));
-        });
-        stamped.unwrap_or(0..0)
+        let (read, calls) = socket
+            .drain_tx_timestamps_while(|id, ts| {
+                let got = inflight.on_tx(id, ts);
+                stamped = Some(stamped.as_ref().map_or(got.clone(), |s| s.start..got.end));
+                inflight.unstamped() > 0
+            })
+            .unwrap_or((0, 1));
+        self.calls.reads += calls as u64;
+        (stamped.unwrap_or(0..0), read)
+    }
+
+    /// The socket calls made so far.
+    pub(super) fn calls(&self) -> SocketCalls {
+        self.calls
     }
 
     /// The request at queue position `position` and its TX stamp; see

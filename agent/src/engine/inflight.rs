@@ -175,6 +175,11 @@ impl Inflight {
         self.awaiting
     }
 
+    /// Requests handed to the socket whose TX stamp has not come yet.
+    pub(super) fn unstamped(&self) -> usize {
+        self.queue.len() - self.stamped
+    }
+
     /// Whether nothing is in flight.
     pub(super) fn is_empty(&self) -> bool {
         self.queue.is_empty()

@@ -28,14 +28,14 @@ use vernier_protocols::{
     KeySpace, KvGenerator, Protocol, ReplyKind, Request, Sampler, worker_seed,
 };
 
-use super::conn::{Conn, ReadError};
+use super::conn::{Conn, Read, ReadError};
 use super::inflight::{Completed, Outgoing, Received, StampClock, Timeout};
 use super::{Command, EngineError, Epoch};
 use crate::config::{AgentKind, LoadSpec, PollMode, Workload};
 use crate::measure::{Batch, Counters, Outcome, RequestKind, Sample, histogram};
 use crate::sys::{
-    ClockMap, PHC_READINGS, PHC_REFRESH, Phc, TimestampMode, TsSocket, pin_current_thread,
-    read_clocks,
+    ClockMap, PHC_READINGS, PHC_REFRESH, Phc, TimestampMode, Transport, TsSocket,
+    pin_current_thread, read_clocks,
 };
 
 /// How often a worker reports a batch.
@@ -138,6 +138,8 @@ struct Worker {
     protocol: Protocol,
     depth: usize,
     kernel_timestamps: bool,
+    /// Whether requests due together share a send (TCP: a datagram is one request).
+    coalesce: bool,
     /// Where departures and latencies are read from (the map from the NIC's clock to the
     /// engine's with hardware timestamps).
     clock: StampClock,
@@ -278,6 +280,7 @@ impl Worker {
             protocol: spec.protocol,
             depth,
             kernel_timestamps: !matches!(spec.timestamps, TimestampMode::User),
+            coalesce: spec.transport == Transport::Tcp,
             // Set once the sockets are up (see below).
             clock: StampClock::User,
             nic: None,
@@ -434,8 +437,9 @@ impl Worker {
                 if event.is_writable() {
                     self.flush(slot);
                 }
-                if event.is_readable() || event.is_error() || event.is_read_closed() {
-                    self.on_readable(slot);
+                let readable = event.is_readable() || event.is_read_closed();
+                if readable || event.is_error() {
+                    self.on_readable(slot, readable);
                 }
             }
             let now = self.epoch.now_ns();
@@ -579,19 +583,33 @@ impl Worker {
         }
     }
 
-    /// Sends backlogged requests, oldest first, while connections have free slots.
+    /// Sends backlogged requests, oldest first, while connections have free slots. On
+    /// TCP, requests due together go out together: the next connection takes as many
+    /// as its depth allows in one send, which costs the kernel's whole loopback path
+    /// (the peer's receive and its wake-up included) once instead of once each. A
+    /// worker that keeps up has one due at a time, so this changes nothing for it;
+    /// one that falls behind catches up with fewer system calls.
     fn dispatch(&mut self) {
         let mut no_slot = false;
-        for _ in 0..SENDS_PER_TURN {
-            let Some(&scheduled) = self.backlog.front() else {
-                break;
-            };
+        let mut turn = 0;
+        while turn < SENDS_PER_TURN && !self.backlog.is_empty() {
             let Some(slot) = self.free_slot() else {
                 no_slot = true;
                 break;
             };
-            self.backlog.pop_front();
-            self.send(slot, scheduled);
+            let began = self.epoch.now_ns();
+            while let Some(scheduled) = self.backlog.pop_front() {
+                self.enqueue(slot, scheduled);
+                turn += 1;
+                if !self.coalesce
+                    || turn >= SENDS_PER_TURN
+                    || !self.conns[slot].has_slot(self.depth)
+                {
+                    break;
+                }
+            }
+            self.flush(slot);
+            self.counters.send_ns += self.epoch.now_ns().saturating_sub(began);
         }
         // Only requests kept waiting by a lack of slots are the closed-loop backlog; those
         // left by the cap are late because the worker cannot keep up (their send lag says).
@@ -618,8 +636,9 @@ impl Worker {
         None
     }
 
-    fn send(&mut self, slot: usize, scheduled: u64) {
-        let began = self.epoch.now_ns();
+    /// Encodes the request due at `scheduled` into `slot`'s output and counts it as
+    /// sent; [`flush`](Worker::flush) hands it to the socket.
+    fn enqueue(&mut self, slot: usize, scheduled: u64) {
         let seq = self.seq;
         self.seq += 1;
         let (request, kind) = match &mut self.generator {
@@ -666,8 +685,6 @@ impl Worker {
         if !self.kernel_timestamps {
             self.departed(seq, sent);
         }
-        self.flush(slot);
-        self.counters.send_ns += self.epoch.now_ns().saturating_sub(began);
     }
 
     /// Hands buffered bytes to the socket (one datagram per request on UDP).
@@ -680,9 +697,14 @@ impl Worker {
         }
     }
 
-    fn on_readable(&mut self, slot: usize) {
-        if self.kernel_timestamps {
-            self.drain_tx(slot);
+    /// The poller reported the socket: `readable` (data, or the peer's close), or only
+    /// its error queue (a TX stamp, on loopback queued within the send itself). Each
+    /// request costs one read for its reply and one for its stamp: a short TCP read ends
+    /// the reading, the stamps are read only while a request waits for one, and a
+    /// report of the error queue alone reads no data unless the queue held no stamp.
+    fn on_readable(&mut self, slot: usize, readable: bool) {
+        if self.kernel_timestamps && !readable && self.drain_tx(slot, true) > 0 {
+            return;
         }
         loop {
             let got = match self.conns[slot].read() {
@@ -692,22 +714,24 @@ impl Worker {
                     self.counters.parse_errors += 1;
                     return self.lose(slot);
                 }
-                Some(Ok((0, _))) => return self.lose(slot),
+                Some(Ok(Read { bytes: 0, .. })) => return self.lose(slot),
                 Some(Ok(got)) => got,
                 Some(Err(ReadError::Io(e))) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Some(Err(ReadError::Io(e))) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Some(Err(ReadError::Io(_))) => return self.lose(slot),
             };
-            let (n, kernel_rx) = got;
             let at = self.epoch.now_ns();
-            self.counters.bytes_received += n as u64;
-            if !self.parse_replies(slot, at, kernel_rx) {
+            self.counters.bytes_received += got.bytes as u64;
+            if !self.parse_replies(slot, at, got.rx) {
                 self.counters.parse_errors += 1;
                 return self.lose(slot);
             }
+            if got.drained {
+                break;
+            }
         }
         if self.kernel_timestamps {
-            self.drain_tx(slot);
+            self.drain_tx(slot, false);
         }
         self.finish_front(slot);
     }
@@ -764,13 +788,17 @@ impl Worker {
 
     /// Matches TX timestamps from the error queue to the requests they cover, and records
     /// their departures.
-    fn drain_tx(&mut self, slot: usize) {
-        for position in self.conns[slot].drain_tx() {
+    /// Returns how many stamps it read; `always` reads the queue even when no request
+    /// waits for a stamp (see [`Conn::drain_tx`]).
+    fn drain_tx(&mut self, slot: usize, always: bool) -> usize {
+        let (stamped, read) = self.conns[slot].drain_tx(always);
+        for position in stamped {
             if let Some((seq, tx)) = self.conns[slot].stamp(position) {
                 self.departed(seq, self.clock.departure(tx));
             }
         }
         self.finish_front(slot);
+        read
     }
 
     /// Records a departure; the gap to its predecessor or successor, once both are known,
@@ -784,16 +812,19 @@ impl Worker {
             }
             return;
         }
+        // Requests that shared a send (see `dispatch`) share its stamp: the gaps are
+        // between sends, and the zero between two requests of one send is none (an
+        // exponential has no mass there, and one zero would make the fit test infinite).
         let ring = DEPARTURE_RING as u64;
         self.departures[(seq % ring) as usize] = (seq, at);
         if seq > 0 {
             let (s, t) = self.departures[((seq - 1) % ring) as usize];
-            if s == seq - 1 && self.keep(seq) {
+            if s == seq - 1 && at != t && self.keep(seq) {
                 self.interarrivals.push(at.saturating_sub(t));
             }
         }
         let (s, t) = self.departures[((seq + 1) % ring) as usize];
-        if s == seq + 1 && self.keep(seq + 1) {
+        if s == seq + 1 && t != at && self.keep(seq + 1) {
             self.interarrivals.push(t.saturating_sub(at));
         }
     }
@@ -922,6 +953,8 @@ impl Worker {
         std::mem::swap(&mut batch.intended, &mut self.intended);
         std::mem::swap(&mut batch.send_lag, &mut self.send_lag);
         self.counters.cpu_ns = thread_cpu_ns();
+        self.counters.send_calls = self.conns.iter().map(|c| c.calls().sends).sum();
+        self.counters.read_calls = self.conns.iter().map(|c| c.calls().reads).sum();
         let mut counts = self.counters.since(&self.reported);
         counts.backlog_max = self.backlog_max_since.max(self.counters.backlog);
         self.backlog_max_since = self.counters.backlog;

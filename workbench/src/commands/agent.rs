@@ -43,6 +43,11 @@ pub struct AgentArgs {
     /// The certificate's private key (PEM).
     #[arg(long, value_name = "PEM", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
+    /// Serve the agent's live figures (the rate asked of it, each worker's counters, the
+    /// session's latency histogram) at http://ADDR/metrics in the OpenMetrics text format
+    /// (port 0 picks one; the address is said on stderr).
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<SocketAddr>,
 }
 
 /// A token given on the command line; `Debug` does not show it.
@@ -214,6 +219,20 @@ pub fn run(args: AgentArgs) -> Result<ExitCode, Error> {
             if serves_tls { " (TLS)" } else { "" }
         );
         let service = AgentService::allowing(args.allow_targets.clone());
+        // Served while the agent runs; dropped (and so stopped) with it.
+        let _metrics = match args.metrics {
+            Some(addr) => {
+                let figures = service.clone();
+                let (at, task) = crate::metrics::serve(
+                    addr,
+                    std::sync::Arc::new(move || crate::metrics::agent_text(figures.figures())),
+                )
+                .await?;
+                eprintln!("vernier agent: live figures at http://{at}/metrics");
+                Some(task)
+            }
+            None => None,
+        };
         let shutdown = service.shutdown_requested();
         let server = service.into_server(&token.secret.0);
         let stop = async move {

@@ -13,15 +13,23 @@ use crate::samples::{Format, SampleSource, read_samples};
 /// Options of `vernier analyze`.
 #[derive(Debug, Args)]
 pub struct AnalyzeArgs {
-    /// Latency samples in send order: one number a line, a CSV with a header, or Parquet (a
-    /// file, or a directory of parts such as a record's `samples.parquet`).
+    /// Latency samples in send order: one number a line, or columns split by blanks or
+    /// commas (`mutilate --save`: `--column 2`), a CSV with a header, or Parquet (a file, or
+    /// a directory of parts such as a record's `samples.parquet`); or an HdrHistogram
+    /// interval log (`.hlog`: wrk2, memtier, a record's `point-NNN.hlog`), which gives
+    /// percentiles only.
     pub file: PathBuf,
-    /// The column holding the samples (CSV and Parquet).
+    /// The column holding the samples: a name (CSV, Parquet) or a number from 1.
     #[arg(long)]
     pub column: Option<String>,
-    /// The file's layout [default: from the extension: .csv, .parquet/.pq, else lines].
+    /// The file's layout [default: from the extension: .csv, .parquet/.pq, .hlog, else
+    /// lines].
     #[arg(long, value_enum)]
     pub format: Option<Format>,
+    /// With an interval log: only the intervals whose tag starts with this (a record's
+    /// `point0/round1/` is point 0's first measuring round).
+    #[arg(long)]
+    pub tag: Option<String>,
     /// Inter-departure times to test against an exponential (a file; the same layouts).
     #[arg(long)]
     pub interarrival: Option<PathBuf>,
@@ -125,6 +133,22 @@ impl AnalyzeArgs {
 /// Nothing reaches stdout unless the whole analysis succeeded.
 pub fn run(args: AnalyzeArgs) -> Result<ExitCode, Error> {
     let options = args.options()?;
+    if args.format.unwrap_or_else(|| Format::from_path(&args.file)) == Format::Hlog {
+        if args.interarrival.is_some() || args.interarrival_column.is_some() {
+            return Err(Error::Usage(format!(
+                "{}: an interval log keeps no inter-departure times to test",
+                args.file.display()
+            )));
+        }
+        let analysis = crate::hlog::analyze(&args.file, args.tag.as_deref(), &options.percentiles)?;
+        print_json(&analysis, args.pretty)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.tag.is_some() {
+        return Err(Error::Usage(
+            "--tag chooses intervals of an .hlog file".into(),
+        ));
+    }
     let samples = read_samples(&args.source(&args.file, args.column.as_ref()))?;
     let interarrivals = match (&args.interarrival, &args.interarrival_column) {
         (None, None) => None,

@@ -33,6 +33,10 @@ pub struct CalibrateArgs {
     /// Indent the JSON.
     #[arg(long)]
     pub pretty: bool,
+    /// Print the contributors' table (the layout of "Where has my time gone?", Table 1:
+    /// min, p50, p99, max and count per contributor) instead of the JSON.
+    #[arg(long)]
+    pub table: bool,
 }
 
 /// Measures, then prints one JSON object; nothing reaches stdout unless all of it
@@ -53,6 +57,67 @@ pub fn run(args: CalibrateArgs) -> Result<ExitCode, Error> {
         },
         other => Error::Failed(format!("calibrate: {other}")),
     })?;
-    print_json(&calibration, args.pretty)?;
+    if args.table {
+        print!("{}", table(&calibration.contributors));
+        for note in &calibration.notes {
+            println!("note: {note}");
+        }
+    } else {
+        print_json(&calibration, args.pretty)?;
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The contributors as an aligned text table, each row's method below it.
+fn table(rows: &[vernier_agent::calibrate::Contributor]) -> String {
+    let mut out = format!(
+        "{:<46} {:>4} {:>10} {:>10} {:>10} {:>10} {:>9}\n",
+        "contributor", "unit", "min", "p50", "p99", "max", "count"
+    );
+    for r in rows {
+        let s = r.spread;
+        if s.count == 0 {
+            out += &format!("{:<46} {:>4} {:>54}\n", r.contributor, r.unit, "none seen");
+        } else {
+            out += &format!(
+                "{:<46} {:>4} {:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>9}\n",
+                r.contributor, r.unit, s.min, s.p50, s.p99, s.max, s.count
+            );
+        }
+        out += &format!("    {}\n", r.how);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use vernier_agent::calibrate::{Contributor, Spread};
+
+    #[test]
+    fn the_table_has_a_row_per_contributor() {
+        let rows = [
+            Contributor {
+                contributor: "clock read (user-space timestamp)".into(),
+                how: "each value the mean of 1,000 reads".into(),
+                unit: "ns",
+                spread: Spread::of_sorted(&[20.5, 21.0, 30.25]),
+            },
+            Contributor {
+                contributor: "host interference on CPU 1".into(),
+                how: "gaps over 10 µs".into(),
+                unit: "µs",
+                spread: Spread::default(),
+            },
+        ];
+        let text = table(&rows);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 5, "{text}");
+        assert!(lines[0].starts_with("contributor") && lines[0].ends_with("count"));
+        assert!(
+            lines[1].contains("20.500") && lines[1].contains("30.250") && lines[1].ends_with(" 3"),
+            "{text}"
+        );
+        assert!(lines[3].ends_with("none seen"), "{text}");
+    }
 }

@@ -51,6 +51,11 @@ pub struct RunArgs {
     /// the scenario gives an agent its own `tls_ca`.
     #[arg(long, value_name = "PEM")]
     pub tls_ca: Option<PathBuf>,
+    /// Serve the run's live figures (rates, latency histograms, phase and verdict per
+    /// point and agent) at http://ADDR/metrics in the OpenMetrics text format, for
+    /// Prometheus and dashboards (port 0 picks one; the address is said on stderr).
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<std::net::SocketAddr>,
 }
 
 /// How the result is printed.
@@ -84,6 +89,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Error> {
     let options = SessionOptions {
         record: args.record.clone(),
         tls_ca: args.tls_ca.clone(),
+        metrics: args.metrics,
     };
     let outcome = run_session(&scenario, &options, args.headless, args.quiet)?;
     print_outcome(&scenario, &outcome, args.output, args.pretty)?;
@@ -264,7 +270,13 @@ impl Progress {
                 record,
                 timestamps,
                 confined,
-            } => Some(format!(
+                metrics,
+            } => {
+                // Asked for: said even when quiet.
+                if let Some(addr) = metrics {
+                    eprintln!("vernier: live figures at http://{addr}/metrics");
+                }
+                Some(format!(
                 "agents ready ({timestamps} timestamps); recording to {}{}",
                 record.display(),
                 if confined.is_empty() {
@@ -281,7 +293,8 @@ impl Progress {
                     )
                 }
             ))
-            .filter(|_| !self.quiet),
+            .filter(|_| !self.quiet)
+            }
             Update::Event(e) => self.line(e),
         };
         if let Some(line) = line {

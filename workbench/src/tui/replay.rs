@@ -152,6 +152,7 @@ impl Player {
             record: self.dir.clone(),
             timestamps: self.record.timestamps.clone(),
             confined: Vec::new(),
+            metrics: None,
         }));
         app.update(AppEvent::Replay(self.status()));
         app

@@ -70,6 +70,7 @@ fn running() -> App {
         record: PathBuf::from("runs/x"),
         timestamps: "kernel".into(),
         confined: Vec::new(),
+        metrics: None,
     }));
     app.update(event(0.0, 0, phase(Phase::Warmup)));
     app
@@ -123,6 +124,7 @@ fn events_move_the_steps_and_fill_the_rows() {
         record: PathBuf::from("runs/x"),
         timestamps: "kernel".into(),
         confined: Vec::new(),
+        metrics: None,
     }));
     assert_eq!(app.step, Some(Step::Load));
     assert_eq!(app.record, Some(PathBuf::from("runs/x")));

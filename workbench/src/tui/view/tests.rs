@@ -28,6 +28,7 @@ fn live_at(until: f64, color: bool) -> App {
         record: PathBuf::from("runs/2026-11-22T01-04-41-demo"),
         timestamps: record.timestamps.clone(),
         confined: Vec::new(),
+        metrics: None,
     }));
     for e in record.events.iter().filter(|e| e.at <= until) {
         app.update(AppEvent::Session(Update::Event(e.clone())));

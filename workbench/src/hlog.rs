@@ -1,0 +1,307 @@
+//! HdrHistogram interval logs (`.hlog`), the format wrk2, memtier_benchmark and
+//! HdrHistogram's own tools speak, through the `hdrhistogram` crate's interval-log support.
+//!
+//! A record keeps one log per load point, `point-NNN.hlog`: one interval per agent worker's
+//! report (about 20 ms), holding the latency of *every* request completed in it, in
+//! nanoseconds (the samples in `samples.parquet` may be a systematic 1-in-k of them), tagged
+//! `point<P>/round<R>/agent<A>/worker<W>` (round 0 is the warm-up; a point's result says
+//! which round its answer used). Interval timestamps are seconds since the agent's engine
+//! started, against the log's `BaseTime`, when the record was created.
+//!
+//! Reading one back gives percentiles only: a histogram keeps how many requests fell in
+//! each value bucket, not the requests in the order they were sent, which the confidence
+//! intervals and the independence and stationarity tests need.
+
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use hdrhistogram::Histogram;
+use hdrhistogram::serialization::interval_log::{
+    IntervalLogIterator, IntervalLogWriterBuilder, LogEntry, Tag,
+};
+use hdrhistogram::serialization::{Deserializer, V2DeflateSerializer};
+use serde::Serialize;
+
+use crate::error::Error;
+
+/// A point's log file name in a record.
+pub fn file_name(point: usize) -> String {
+    format!("point-{point:03}.hlog")
+}
+
+/// An interval's tag: which point, round, agent and worker it came from.
+pub fn tag(point: usize, round: u32, agent: usize, worker: u32) -> String {
+    format!("point{point}/round{round}/agent{agent}/worker{worker}")
+}
+
+/// Writes the interval logs of one record as batches come.
+pub struct HlogWriter {
+    dir: PathBuf,
+    base: SystemTime,
+    files: HashMap<usize, BufWriter<File>>,
+    /// Where each worker's previous interval ended, since its engine started.
+    last_end: HashMap<(usize, u32), Duration>,
+    serializer: V2DeflateSerializer,
+}
+
+impl std::fmt::Debug for HlogWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HlogWriter")
+            .field("dir", &self.dir)
+            .field("points", &self.files.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl HlogWriter {
+    /// Logs go in `dir`, their timestamps counted from `base`.
+    pub fn new(dir: &Path, base: SystemTime) -> HlogWriter {
+        HlogWriter {
+            dir: dir.to_path_buf(),
+            base,
+            files: HashMap::new(),
+            last_end: HashMap::new(),
+            serializer: V2DeflateSerializer::new(),
+        }
+    }
+
+    /// Appends one worker's interval: `latency` (ns) of the requests completed between its
+    /// previous report and `end` (since its engine started). An empty interval is skipped.
+    pub fn interval(
+        &mut self,
+        point: usize,
+        round: u32,
+        agent: usize,
+        worker: u32,
+        end: Duration,
+        latency: &Histogram<u64>,
+    ) -> Result<(), Error> {
+        let start = self
+            .last_end
+            .insert((agent, worker), end)
+            .filter(|&s| s <= end)
+            .unwrap_or(end);
+        if latency.is_empty() {
+            return Ok(());
+        }
+        let path = self.dir.join(file_name(point));
+        let io = |source| Error::Io {
+            path: path.clone(),
+            source,
+        };
+        let file = match self.files.entry(point) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                let mut file = BufWriter::new(
+                    OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(&path)
+                        .map_err(io)?,
+                );
+                // The header: what the values are, and the time base.
+                IntervalLogWriterBuilder::new()
+                    .add_comment(&format!(
+                        "vernier: point {point}, latency of every request in ns, one interval per worker report; tags point/round/agent/worker (round 0 is the warm-up)"
+                    ))
+                    .with_base_time(self.base)
+                    .with_start_time(self.base)
+                    .begin_log_with(&mut file, &mut self.serializer)
+                    .map_err(io)?;
+                e.insert(file)
+            }
+        };
+        let text = tag(point, round, agent, worker);
+        // A builder with nothing set writes no header: only the interval goes on.
+        let mut log = IntervalLogWriterBuilder::new()
+            .begin_log_with(file, &mut self.serializer)
+            .map_err(io)?;
+        log.write_histogram(latency, start, end - start, Tag::new(&text))
+            .map_err(|e| Error::Failed(format!("{}: {e}", path.display())))
+    }
+
+    /// Writes out what is buffered.
+    pub fn flush(&mut self) -> Result<(), Error> {
+        for (point, file) in &mut self.files {
+            file.flush().map_err(|source| Error::Io {
+                path: self.dir.join(file_name(*point)),
+                source,
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// What `vernier analyze` answers for an interval log.
+#[derive(Debug, Serialize)]
+pub struct HlogAnalysis {
+    pub source: &'static str,
+    /// The tag prefix the intervals were chosen by, if any.
+    pub tag: Option<String>,
+    pub intervals: usize,
+    pub count: u64,
+    /// In the log's unit (vernier's logs: ns).
+    pub min: u64,
+    pub max: u64,
+    pub mean: f64,
+    pub percentiles: Vec<HlogPercentile>,
+    /// What an interval log cannot give, and why.
+    pub not_computed: Vec<NotComputed>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct HlogPercentile {
+    /// As a fraction, as `vernier analyze` reports percentiles.
+    pub p: f64,
+    pub value: u64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct NotComputed {
+    pub what: &'static str,
+    pub why: &'static str,
+}
+
+/// Reads the log at `path`, merging the intervals whose tag starts with `tag` (all when
+/// `None`), and answers the `percentiles` (fractions) of the merged histogram. Errors name
+/// the file and line.
+pub fn analyze(path: &Path, tag: Option<&str>, percentiles: &[f64]) -> Result<HlogAnalysis, Error> {
+    let bytes =
+        std::fs::read(path).map_err(|e| Error::input(path, None, format!("cannot read: {e}")))?;
+    let mut merged: Histogram<u64> =
+        Histogram::new(3).map_err(|e| Error::Failed(format!("cannot make a histogram: {e}")))?;
+    let mut deserializer = Deserializer::new();
+    let mut intervals = 0;
+    for (index, entry) in IntervalLogIterator::new(&bytes).enumerate() {
+        let entry = entry.map_err(|e| {
+            Error::input(
+                path,
+                None,
+                format!(
+                    "not an HdrHistogram interval log (entry {}): {e:?}",
+                    index + 1
+                ),
+            )
+        })?;
+        let LogEntry::Interval(interval) = entry else {
+            continue;
+        };
+        if let Some(prefix) = tag
+            && !interval
+                .tag()
+                .is_some_and(|t| t.as_str().starts_with(prefix))
+        {
+            continue;
+        }
+        let bad =
+            |what: String| Error::input(path, None, format!("interval {}: {what}", intervals + 1));
+        use base64::Engine as _;
+        let raw = base64::engine::general_purpose::STANDARD
+            .decode(interval.encoded_histogram())
+            .map_err(|e| bad(format!("not base64: {e}")))?;
+        let h: Histogram<u64> = deserializer
+            .deserialize(&mut raw.as_slice())
+            .map_err(|e| bad(format!("not a histogram: {e:?}")))?;
+        merged
+            .add(&h)
+            .map_err(|e| bad(format!("cannot be merged: {e:?}")))?;
+        intervals += 1;
+    }
+    if intervals == 0 || merged.is_empty() {
+        return Err(Error::input(
+            path,
+            None,
+            match tag {
+                Some(t) => format!("no interval with a tag starting {t:?} holds a value"),
+                None => "no interval holds a value".to_string(),
+            },
+        ));
+    }
+    Ok(HlogAnalysis {
+        source: "hdrhistogram interval log",
+        tag: tag.map(String::from),
+        intervals,
+        count: merged.len(),
+        min: merged.min(),
+        max: merged.max(),
+        mean: merged.mean(),
+        percentiles: percentiles
+            .iter()
+            .map(|&p| HlogPercentile {
+                p,
+                value: merged.value_at_quantile(p),
+            })
+            .collect(),
+        not_computed: vec![
+            NotComputed {
+                what: "confidence intervals of the percentiles",
+                why: "a histogram keeps how many requests fell in each value bucket, not the requests in send order, which the order-statistic and dependence-valid intervals need",
+            },
+            NotComputed {
+                what: "independence, stationarity and inter-arrival tests",
+                why: "they test the series in send order, which a histogram does not keep",
+            },
+        ],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn histogram(values: &[u64]) -> Histogram<u64> {
+        let mut h = Histogram::new(3).unwrap();
+        for &v in values {
+            h.record(v).unwrap();
+        }
+        h
+    }
+
+    #[test]
+    fn a_written_log_reads_back_by_tag() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = HlogWriter::new(dir.path(), SystemTime::now());
+        let ms = Duration::from_millis;
+        w.interval(0, 0, 0, 0, ms(20), &histogram(&[1_000_000]))
+            .unwrap();
+        w.interval(0, 1, 0, 0, ms(40), &histogram(&[10_000, 20_000]))
+            .unwrap();
+        w.interval(0, 1, 0, 1, ms(40), &histogram(&[30_000]))
+            .unwrap();
+        // Empty: skipped.
+        w.interval(0, 1, 0, 1, ms(60), &histogram(&[])).unwrap();
+        w.flush().unwrap();
+        let path = dir.path().join(file_name(0));
+        let all = analyze(&path, None, &[0.5, 1.0]).unwrap();
+        assert_eq!((all.intervals, all.count), (3, 4));
+        assert_eq!(all.max, histogram(&[1_000_000]).max());
+        let measured = analyze(&path, Some("point0/round1/"), &[0.5, 1.0]).unwrap();
+        assert_eq!((measured.intervals, measured.count), (2, 3));
+        assert!(
+            histogram(&[20_000]).equivalent(measured.percentiles[0].value, 20_000),
+            "{:?}",
+            measured.percentiles
+        );
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.contains("Tag=point0/round1/agent0/worker1,0.040,0.000,"),
+            "{text}"
+        );
+        assert!(analyze(&path, Some("point1/"), &[0.5]).is_err());
+    }
+
+    #[test]
+    fn garbage_is_an_error_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bad.hlog");
+        std::fs::write(&path, "Tag=x,0.0,1.0,2.0,notbase64!!\n").unwrap();
+        let err = analyze(&path, None, &[0.5]).unwrap_err().to_string();
+        assert!(err.contains("bad.hlog"), "{err}");
+        std::fs::write(&path, "#just a comment\n").unwrap();
+        let err = analyze(&path, None, &[0.5]).unwrap_err().to_string();
+        assert!(err.contains("no interval"), "{err}");
+    }
+}
