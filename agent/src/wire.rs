@@ -310,16 +310,61 @@ fn encode_histogram(h: &Histogram<u64>) -> Vec<u8> {
     out
 }
 
+/// The cookie of `V2Serializer`'s encoding, the only one the agent writes (hdrhistogram keeps
+/// its own constant private).
+const V2_COOKIE: u32 = 0x1c84_9313;
+
+/// The bytes of a V2 encoding before its payload: cookie, payload length, normalising offset,
+/// significant digits, lowest and highest trackable values, integer-to-double ratio.
+const V2_HEADER: usize = 40;
+
 fn decode_histogram(field: &'static str, bytes: &[u8]) -> Result<Histogram<u64>, WireError> {
     if bytes.is_empty() {
         return Ok(crate::measure::histogram());
     }
+    // hdrhistogram allocates the payload length a header claims before reading the payload:
+    // a few bytes claiming 4 GB would abort the process. The payload is what follows the
+    // header, so no more than that is believed.
+    let word = |at: usize| Some(u32::from_be_bytes(bytes.get(at..at + 4)?.try_into().ok()?));
+    let payload = bytes.get(V2_HEADER..).unwrap_or_default();
+    let error = |message: String| WireError::Histogram { field, message };
+    match (word(0), word(4)) {
+        (Some(V2_COOKIE), Some(len)) if len as usize <= payload.len() => {}
+        (Some(V2_COOKIE), Some(len)) => {
+            return Err(error(format!(
+                "a payload of {len} bytes claimed in {} bytes",
+                bytes.len()
+            )));
+        }
+        _ => return Err(error("not an uncompressed V2 encoding".into())),
+    }
+    if has_unreadable_run(payload) {
+        return Err(error("a run of 2^63 empty buckets".into()));
+    }
     Deserializer::new()
         .deserialize(&mut &bytes[..])
-        .map_err(|e| WireError::Histogram {
-            field,
-            message: format!("{e:?}"),
-        })
+        .map_err(|e| error(format!("{e:?}")))
+}
+
+/// Whether a V2 payload holds the one number hdrhistogram 7.6 cannot read without overflow
+/// (a panic where overflow is checked, as in debug builds): a run of i64::MIN empty buckets,
+/// written as nine 0xff bytes. The payload is a sequence of zig-zag varints, each ending at
+/// a byte without the high bit or at its ninth byte (LEB128-64b9B).
+fn has_unreadable_run(payload: &[u8]) -> bool {
+    let mut rest = payload;
+    while !rest.is_empty() {
+        let len = rest
+            .iter()
+            .take(8)
+            .position(|b| b & 0x80 == 0)
+            .map_or(9, |last| last + 1)
+            .min(rest.len());
+        if rest[..len] == [0xff; 9] {
+            return true;
+        }
+        rest = &rest[len..];
+    }
+    false
 }
 
 // The samples travel as their own bytes, which are little-endian only on such a host.
@@ -426,5 +471,53 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    /// Found by the `decode_control` fuzz target (agent/fuzz): the `intended` histogram's
+    /// header claims a payload of 4,283,432,972 bytes, which hdrhistogram allocated; then a
+    /// payload that made it panic (where overflow is checked).
+    #[test]
+    fn fuzzed_histograms_are_errors_not_allocations_or_panics() {
+        use prost::Message;
+        let fuzzed = b"\x08\x01\x10\x80\xda\xc4\x09\x1a\x18\0\0\0\0\0\0\0\090\0\
+            \0\0\0\0\0\0\0\0\0\x04\0\0\0\"\x03\x0a\x14\x1e*4\
+            \x1c\x84\x93\x13\0\0\0\x0c\0\0\0\0\0\0\0\x03\0\0\0\0\
+            \0\0\0\x01\0\0\0\x17Hv\xe8\0?\xf0\0\0\0\0\0\0\
+            \xcf\x0f\x02\xbb0\x02\x830\x02\xf1Z\x0224\x1c\x84\x93\x13\xffP\
+            \0\x0c\0\0\0\0\0\0\0\x03\0\0\0\0\0\0\0\x01\0\0\
+            \0PHv\xe8\0?\xf0\0\0\0\0\0\0\xcf\x0f\x02\xbb9\x02\
+            \x830\x02\xf1Z\x09:)\x1c\x84\x93\x134\0\0\0\0\0\0\0\
+            \0\0\0\x03\0\0\0\0\0\0\0\x01\0\0\0\x17Hv\xe8\0\
+            ?\xf0\0\0\0\0\0\0\0H\x03R\x06\x08\x05\x10\x04 \x01";
+        let m = pb::BatchMessage::decode(&fuzzed[..]).unwrap();
+        assert_eq!(m.intended.len(), 52);
+        let error = Batch::try_from(m).unwrap_err().to_string();
+        assert_eq!(
+            error,
+            "intended histogram: a payload of 4283432972 bytes claimed in 52 bytes"
+        );
+        // Found next: a zero run of i64::MIN, which hdrhistogram negates.
+        let fuzzed = b"\x08\x01\x10\x80\xda\x0224\x1c\x84\x93\x13\0\0\0\x0c\0\0\0\0\
+            \0\0\0\x03\0\0\0\0\0\0\xff\0\xff\xf8\0\x17Hv\xe8\0\
+            ?\xf0\0\0\0\0\0\0\xff\xff\xff\xff\xff\xff\xff\xff\xff\xda\xc4\x09\
+            \x1a\x18\0\0Hv\xe8\0?\xf0\0@\0\0\0H\x03R\xe7\x06\
+            \x08\x05\x10\x04\x20\x01";
+        let m = pb::BatchMessage::decode(&fuzzed[..]).unwrap();
+        assert_eq!(
+            Batch::try_from(m).unwrap_err().to_string(),
+            "intended histogram: a run of 2^63 empty buckets"
+        );
+        // A header cut short is an error too.
+        assert!(decode_histogram("latency", &V2_COOKIE.to_be_bytes()).is_err());
+        assert!(decode_histogram("latency", &[0x1c, 0x84, 0x93, 0x13, 0, 0, 0, 0]).is_err());
+        // What the agent itself writes still decodes.
+        let mut h = crate::measure::histogram();
+        h.record(12_345).unwrap();
+        let m = pb::BatchMessage {
+            latency: encode_histogram(&h),
+            counts: Some(Default::default()),
+            ..Default::default()
+        };
+        assert_eq!(Batch::try_from(m).unwrap().latency, h);
     }
 }

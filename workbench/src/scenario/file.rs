@@ -95,6 +95,12 @@ impl File {
                 .flatten();
             let (path, message) = split_message(&error);
             let (field, value, expected) = explain(&path, &message);
+            // An error about a key of the file's own map (`? {a: 1}`) is about no field.
+            let field = if field.is_empty() {
+                "(top level)".into()
+            } else {
+                field
+            };
             context.located(&field, line, value, expected)
         })
     }
@@ -134,6 +140,8 @@ fn explain(path: &str, message: &str) -> (String, Option<String>, String) {
         && let Some((name, after)) = backticked(rest)
     {
         let expected = after.trim_start_matches(", ").replace('`', "");
+        // A key with no name (`?` alone, `"": 1`) is named as it can be written.
+        let name = if name.is_empty() { "\"\"".into() } else { name };
         return (
             format!("{path}{name}"),
             None,
@@ -175,6 +183,7 @@ fn explain(path: &str, message: &str) -> (String, Option<String>, String) {
             "f64" => "a number",
             "a string" => "text",
             "a sequence" => "a list",
+            "field identifier" => "a field name",
             "u8" | "i64" => "a whole number",
             w if w.starts_with("struct ") => "a map of fields",
             w => w,
@@ -227,6 +236,17 @@ mod tests {
         assert_eq!(
             error("cpus: [0, 1.5]\n"),
             "s.yaml:1: cpus[1]: \"1.5\": expected a whole number ≥ 0"
+        );
+        // Found by fuzzing (workbench/fuzz): an empty key was an error naming no field.
+        assert!(
+            error("name: x\n?\n")
+                .starts_with("s.yaml:2: \"\": unknown field; expected one of name, target, "),
+            "{}",
+            error("name: x\n?\n")
+        );
+        assert_eq!(
+            error("name: x\n? {a: 1}\n"),
+            "s.yaml:2: (top level): expected a field name, not a map"
         );
         assert_eq!(
             error("ci: [99]\n"),
