@@ -318,32 +318,64 @@ const V2_COOKIE: u32 = 0x1c84_9313;
 /// significant digits, lowest and highest trackable values, integer-to-double ratio.
 const V2_HEADER: usize = 40;
 
+/// The cookie of `V2DeflateSerializer`'s encoding (the V2 encoding, zlib-compressed, after
+/// the cookie and the compressed length), which interval logs use.
+const V2_COMPRESSED_COOKIE: u32 = 0x1c84_9314;
+
+/// The most a compressed histogram may inflate to: hdrhistogram's largest (every bucket of
+/// a 1 ns to 2^63 range at 5 digits) encodes to about 54 MiB.
+const MAX_INFLATED: u64 = 64 << 20;
+
 fn decode_histogram(field: &'static str, bytes: &[u8]) -> Result<Histogram<u64>, WireError> {
     if bytes.is_empty() {
         return Ok(crate::measure::histogram());
     }
-    // hdrhistogram allocates the payload length a header claims before reading the payload:
-    // a few bytes claiming 4 GB would abort the process. The payload is what follows the
-    // header, so no more than that is believed.
+    read_v2(bytes).map_err(|message| WireError::Histogram { field, message })
+}
+
+/// An uncompressed V2 encoding, checked before hdrhistogram reads it: it allocates the
+/// payload length a header claims before reading the payload (a few bytes claiming 4 GB
+/// would abort the process), so no more than what follows the header is believed.
+fn read_v2(bytes: &[u8]) -> Result<Histogram<u64>, String> {
     let word = |at: usize| Some(u32::from_be_bytes(bytes.get(at..at + 4)?.try_into().ok()?));
     let payload = bytes.get(V2_HEADER..).unwrap_or_default();
-    let error = |message: String| WireError::Histogram { field, message };
     match (word(0), word(4)) {
         (Some(V2_COOKIE), Some(len)) if len as usize <= payload.len() => {}
         (Some(V2_COOKIE), Some(len)) => {
-            return Err(error(format!(
+            return Err(format!(
                 "a payload of {len} bytes claimed in {} bytes",
                 bytes.len()
-            )));
+            ));
         }
-        _ => return Err(error("not an uncompressed V2 encoding".into())),
+        _ => return Err("not an uncompressed V2 encoding".into()),
     }
     if has_unreadable_run(payload) {
-        return Err(error("a run of 2^63 empty buckets".into()));
+        return Err("a run of 2^63 empty buckets".into());
     }
     Deserializer::new()
         .deserialize(&mut &bytes[..])
-        .map_err(|e| error(format!("{e:?}")))
+        .map_err(|e| format!("{e:?}"))
+}
+
+/// A histogram as HdrHistogram's interval logs and tools carry it: the V2 encoding,
+/// compressed (as they write it) or not, inflated here within a bound and checked as the
+/// agent's own batches are, so that a hostile file is an error rather than an abort.
+pub fn read_histogram(bytes: &[u8]) -> Result<Histogram<u64>, String> {
+    let word = |at: usize| Some(u32::from_be_bytes(bytes.get(at..at + 4)?.try_into().ok()?));
+    if word(0) != Some(V2_COMPRESSED_COOKIE) {
+        return read_v2(bytes);
+    }
+    let compressed = bytes.get(8..).unwrap_or_default();
+    let mut inflated = Vec::new();
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(flate2::read::ZlibDecoder::new(compressed), MAX_INFLATED + 1),
+        &mut inflated,
+    )
+    .map_err(|e| format!("not zlib-compressed: {e}"))?;
+    if inflated.len() as u64 > MAX_INFLATED {
+        return Err(format!("inflates to more than {MAX_INFLATED} bytes"));
+    }
+    read_v2(&inflated)
 }
 
 /// Whether a V2 payload holds the one number hdrhistogram 7.6 cannot read without overflow
@@ -476,6 +508,39 @@ mod tests {
     /// Found by the `decode_control` fuzz target (agent/fuzz): the `intended` histogram's
     /// header claims a payload of 4,283,432,972 bytes, which hdrhistogram allocated; then a
     /// payload that made it panic (where overflow is checked).
+    #[test]
+    fn compressed_histograms_read_as_interval_logs_carry_them() {
+        let mut h = crate::measure::histogram();
+        for v in [1_000, 25_000, 3_000_000] {
+            h.record(v).unwrap();
+        }
+        let mut compressed = Vec::new();
+        hdrhistogram::serialization::V2DeflateSerializer::new()
+            .serialize(&h, &mut compressed)
+            .unwrap();
+        assert_eq!(read_histogram(&compressed).unwrap(), h);
+        assert_eq!(read_histogram(&encode_histogram(&h)).unwrap(), h);
+        // A compressed header over garbage, and a compressed 4 GB claim: errors.
+        let mut garbage = compressed[..8].to_vec();
+        garbage.extend_from_slice(b"not zlib at all");
+        assert!(read_histogram(&garbage).is_err());
+        let mut claim = encode_histogram(&h);
+        claim[4..8].copy_from_slice(&u32::MAX.to_be_bytes());
+        let mut packed = Vec::new();
+        {
+            use std::io::Write;
+            let mut z =
+                flate2::write::ZlibEncoder::new(&mut packed, flate2::Compression::default());
+            z.write_all(&claim).unwrap();
+            z.finish().unwrap();
+        }
+        let mut hostile = V2_COMPRESSED_COOKIE.to_be_bytes().to_vec();
+        hostile.extend_from_slice(&(packed.len() as u32).to_be_bytes());
+        hostile.extend_from_slice(&packed);
+        let err = read_histogram(&hostile).unwrap_err();
+        assert!(err.contains("claimed"), "{err}");
+    }
+
     #[test]
     fn fuzzed_histograms_are_errors_not_allocations_or_panics() {
         use prost::Message;

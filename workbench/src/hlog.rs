@@ -19,10 +19,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use hdrhistogram::Histogram;
+use hdrhistogram::serialization::V2DeflateSerializer;
 use hdrhistogram::serialization::interval_log::{
     IntervalLogIterator, IntervalLogWriterBuilder, LogEntry, Tag,
 };
-use hdrhistogram::serialization::{Deserializer, V2DeflateSerializer};
 use serde::Serialize;
 
 use crate::error::Error;
@@ -173,7 +173,6 @@ pub fn analyze(path: &Path, tag: Option<&str>, percentiles: &[f64]) -> Result<Hl
         std::fs::read(path).map_err(|e| Error::input(path, None, format!("cannot read: {e}")))?;
     let mut merged: Histogram<u64> =
         Histogram::new(3).map_err(|e| Error::Failed(format!("cannot make a histogram: {e}")))?;
-    let mut deserializer = Deserializer::new();
     let mut intervals = 0;
     for (index, entry) in IntervalLogIterator::new(&bytes).enumerate() {
         let entry = entry.map_err(|e| {
@@ -202,9 +201,10 @@ pub fn analyze(path: &Path, tag: Option<&str>, percentiles: &[f64]) -> Result<Hl
         let raw = base64::engine::general_purpose::STANDARD
             .decode(interval.encoded_histogram())
             .map_err(|e| bad(format!("not base64: {e}")))?;
-        let h: Histogram<u64> = deserializer
-            .deserialize(&mut raw.as_slice())
-            .map_err(|e| bad(format!("not a histogram: {e:?}")))?;
+        // Checked before hdrhistogram reads it: a few bytes claiming gigabytes would abort
+        // the process.
+        let h = vernier_agent::wire::read_histogram(&raw)
+            .map_err(|e| bad(format!("not a histogram: {e}")))?;
         merged
             .add(&h)
             .map_err(|e| bad(format!("cannot be merged: {e:?}")))?;
@@ -300,6 +300,32 @@ mod tests {
         std::fs::write(&path, "Tag=x,0.0,1.0,2.0,notbase64!!\n").unwrap();
         let err = analyze(&path, None, &[0.5]).unwrap_err().to_string();
         assert!(err.contains("bad.hlog"), "{err}");
+        // A compressed histogram whose inner header claims 4 GB: an error, not an abort.
+        let mut claim = Vec::new();
+        use hdrhistogram::serialization::Serializer as _;
+        hdrhistogram::serialization::V2Serializer::new()
+            .serialize(&histogram(&[10_000]), &mut claim)
+            .unwrap();
+        claim[4..8].copy_from_slice(&u32::MAX.to_be_bytes());
+        let mut packed = Vec::new();
+        {
+            use std::io::Write;
+            let mut z =
+                flate2::write::ZlibEncoder::new(&mut packed, flate2::Compression::default());
+            z.write_all(&claim).unwrap();
+            z.finish().unwrap();
+        }
+        let mut hostile = 0x1c84_9314u32.to_be_bytes().to_vec();
+        hostile.extend_from_slice(&(packed.len() as u32).to_be_bytes());
+        hostile.extend_from_slice(&packed);
+        use base64::Engine as _;
+        let line = format!(
+            "Tag=x,0.000,1.000,1.0,{}\n",
+            base64::engine::general_purpose::STANDARD.encode(&hostile)
+        );
+        std::fs::write(&path, line).unwrap();
+        let err = analyze(&path, None, &[0.5]).unwrap_err().to_string();
+        assert!(err.contains("bad.hlog") && err.contains("claimed"), "{err}");
         std::fs::write(&path, "#just a comment\n").unwrap();
         let err = analyze(&path, None, &[0.5]).unwrap_err().to_string();
         assert!(err.contains("no interval"), "{err}");
