@@ -317,7 +317,7 @@ protocol: synthetic
 service: fixed:0us
 connections: 256
 depth: 1024
-load: 5000000
+load: 50000000
 ci: {percentile: 99, width: 10us}
 limits: {max_tries: 4, max_duration: 20s}
 ";
@@ -332,7 +332,9 @@ limits: {max_tries: 4, max_duration: 20s}
     let reason = &result["reasons"][0];
     assert_eq!(reason["check"], "load_not_reached", "{result:#}");
     let achieved = reason["figures"]["achieved_rate"].as_f64().unwrap();
-    assert!(achieved > 0.0 && achieved < 5_000_000.0 * 0.95, "{reason}");
+    // (5 million a second was beyond one worker until requests due together shared a
+    // send: with 1,024 to a connection it then answered 5.0 million.)
+    assert!(achieved > 0.0 && achieved < 50_000_000.0 * 0.95, "{reason}");
     assert!(
         reason["detail"]
             .as_str()
@@ -847,8 +849,13 @@ while True:
     if (h.get_tag() or "").startswith(prefix):
         total.add(h)
         intervals += 1
-print(json.dumps({"intervals": intervals, "count": total.get_total_count(),
-                  "p": [total.get_value_at_percentile(p) for p in (50.0, 99.0, 99.9)]}))
+n = total.get_total_count()
+# Each percentile with the values one rank either side: implementations round the rank
+# (q * n) differently.
+span = lambda p: [total.get_value_at_percentile(min(100.0, max(0.0, p + d * 100.0 / n)))
+                  for d in (-1, 0, 1)]
+print(json.dumps({"intervals": intervals, "count": n,
+                  "p": [span(p) for p in (50.0, 99.0, 99.9)]}))
 "#;
 
 /// A record keeps each point's latency of every request as an HdrHistogram interval log:
@@ -903,11 +910,12 @@ fn a_record_s_interval_log_reads_the_same_in_python() {
         assert_eq!(rust["count"], py["count"], "{prefix}");
         assert!(rust["count"].as_u64().unwrap() > 1_000, "{rust}");
         for (i, p) in rust["percentiles"].as_array().unwrap().iter().enumerate() {
-            let (ours, theirs) = (p["value"].as_f64().unwrap(), py["p"][i].as_f64().unwrap());
-            // The same bucket: 3 significant digits.
+            let ours = p["value"].as_f64().unwrap();
+            let [below, theirs, above] = [0, 1, 2].map(|j| py["p"][i][j].as_f64().unwrap());
+            // The same buckets, up to how each rounds the percentile's rank.
             assert!(
-                (ours - theirs).abs() <= 1e-3 * theirs,
-                "{prefix} p{}: vernier {ours} ns, python {theirs} ns",
+                below <= ours && ours <= above,
+                "{prefix} p{}: vernier {ours} ns, python {theirs} ns ({below} to {above} a rank either side)",
                 p["p"]
             );
         }
