@@ -12,7 +12,7 @@
 
 mod checks;
 mod event;
-mod point;
+pub(crate) mod point;
 pub(crate) mod policy;
 mod schedule;
 

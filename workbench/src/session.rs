@@ -537,10 +537,11 @@ pub async fn run(
         .transpose()
         .map_err(|e| Error::Usage(format!("halt_poll: {e}")))?;
     // Listening first: a bad address ends the run before any load.
-    let live = crate::metrics::LiveMetrics::new();
-    let served = match options.metrics {
-        Some(addr) => Some(live.serve(addr).await?),
-        None => None,
+    // Fed only when served: without `--metrics` the loop does none of its work.
+    let live = options.metrics.map(|_| crate::metrics::LiveMetrics::new());
+    let served = match (options.metrics, &live) {
+        (Some(addr), Some(live)) => Some(live.serve(addr).await?),
+        _ => None,
     };
     // (The server stops when `served` goes, with the session.)
     let confinement = confine(scenario);
@@ -629,7 +630,9 @@ pub async fn run(
             }
         }
         for event in decision.events.drain(..) {
-            live.event(&event);
+            if let Some(live) = &live {
+                live.event(&event);
+            }
             if let Err(e) = recorder.event(&event) {
                 record_error.get_or_insert(e.to_string());
             }
@@ -678,7 +681,9 @@ pub async fn run(
                 batch,
             } = taken;
             recorder.samples(point, round, agent, batch.worker, &batch.samples);
-            live.latency(point, agent, &batch.latency);
+            if let Some(live) = &live {
+                live.latency(point, agent, &batch.latency);
+            }
             if let Err(e) = recorder.latency(
                 point,
                 round,

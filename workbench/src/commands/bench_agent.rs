@@ -251,38 +251,36 @@ fn measure(
 
 /// The departure check of `method: vernier` on `samples` (departure, latency, send lag in
 /// ns) for a p99 asked within 10%: the p99 of all, of those on schedule, and their share,
-/// and whether the late ones leave the p99 where it is (see [`OpenLoopTry::holds`]): the
-/// on-schedule p99 within the band, or its own dependence-valid 95% interval reaching
-/// into it.
+/// and whether the late ones leave the p99 where it is (see [`OpenLoopTry::holds`]), by the
+/// coordinator's own comparison.
 fn departure_check(samples: &mut [(u64, u64, u32)]) -> (f64, f64, f64, bool) {
+    use crate::coordinator::point::departures::{OnSchedule, on_schedule};
     use crate::coordinator::policy::{
         DEPARTURE_SHARE_OF_WIDTH, MIN_ON_SCHEDULE_SHARE, ON_SCHEDULE_NS,
     };
     const ASKED_WIDTH: f64 = 0.10;
-    let p99 = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        vernier_stats::percentile(&v, 0.99).unwrap_or(f64::NAN)
-    };
     samples.sort_unstable_by_key(|&(departure, _, _)| departure);
-    let all = p99(samples.iter().map(|&(_, l, _)| l as f64 / 1e3).collect());
+    let mut all: Vec<f64> = samples.iter().map(|&(_, l, _)| l as f64 / 1e3).collect();
+    all.sort_by(f64::total_cmp);
+    let all = vernier_stats::percentile(&all, 0.99).unwrap_or(f64::NAN);
     let on: Vec<f64> = samples
         .iter()
         .filter(|&&(_, _, lag)| lag <= ON_SCHEDULE_NS)
         .map(|&(_, l, _)| l as f64 / 1e3)
         .collect();
     let share = on.len() as f64 / samples.len().max(1) as f64;
-    let allowed = DEPARTURE_SHARE_OF_WIDTH * ASKED_WIDTH * all;
-    let reaches = {
-        let mut sorted = on.clone();
-        sorted.sort_by(f64::total_cmp);
-        matches!(
-            vernier_stats::percentile_ci_dependent(&on, &sorted, 0.99, 0.95),
-            Ok(Ok(ci)) if ci.high >= all - allowed && ci.low <= all + allowed
-        )
+    let Ok(p99) = vernier_stats::Percentile::from_percent(99.0) else {
+        return (all, f64::NAN, share, false);
     };
-    let on_p99 = p99(on);
-    let passes = share >= MIN_ON_SCHEDULE_SHARE && ((on_p99 - all).abs() <= allowed || reaches);
-    (all, on_p99, share, passes)
+    let OnSchedule { value, agrees, .. } = on_schedule(
+        &on,
+        p99,
+        0.95,
+        all,
+        DEPARTURE_SHARE_OF_WIDTH * ASKED_WIDTH * all,
+    );
+    let passes = share >= MIN_ON_SCHEDULE_SHARE && agrees;
+    (all, value.unwrap_or(f64::NAN), share, passes)
 }
 
 fn us(h: &Histogram<u64>, q: f64) -> f64 {

@@ -20,7 +20,7 @@ use super::{Action, Decision, PointConfig};
 use crate::scenario::Limits;
 
 mod confidence;
-mod departures;
+pub(crate) mod departures;
 mod intake;
 mod interarrival;
 mod measure;

@@ -18,6 +18,44 @@ use super::super::policy::{DEPARTURE_SHARE_OF_WIDTH, MIN_ON_SCHEDULE_SHARE, ON_S
 use super::confidence::Estimate;
 use super::{Point, figures};
 
+/// Percentile `p` of the on-schedule requests' latencies `on` (send order), with its
+/// dependence-valid interval (NaN bounds without one), and whether it agrees with `all_us`,
+/// that of all requests: within ± `allowed`, or its own interval reaching into that band.
+pub(crate) struct OnSchedule {
+    pub(crate) value: Option<f64>,
+    pub(crate) low: f64,
+    pub(crate) high: f64,
+    pub(crate) agrees: bool,
+}
+
+pub(crate) fn on_schedule(
+    on: &[f64],
+    p: Percentile,
+    confidence: f64,
+    all_us: f64,
+    allowed: f64,
+) -> OnSchedule {
+    // The on-schedule percentile stands only with a few samples beyond it.
+    let estimate = (on.len() as f64 * (1.0 - p.fraction()) >= 10.0)
+        .then(|| Estimate::of(on, p, confidence))
+        .flatten()
+        .map(|(_, e)| e);
+    let value = estimate.as_ref().map(|e| e.value);
+    let (low, high) = estimate
+        .as_ref()
+        .and_then(Estimate::interval)
+        .map_or((f64::NAN, f64::NAN), |c| (c.low, c.high));
+    // Within the band, or its own interval reaches into it: not shown to matter.
+    let agrees = value.is_some_and(|v| (all_us - v).abs() <= allowed)
+        || (high >= all_us - allowed && low <= all_us + allowed);
+    OnSchedule {
+        value,
+        low,
+        high,
+        agrees,
+    }
+}
+
 impl Point {
     /// Compares percentile `p` of the on-schedule requests with `all_us`,
     /// that of all requests, against the CI width the user asked for, `asked_us`: the
@@ -61,21 +99,12 @@ impl Point {
         let lag = |q: f64| percentile(&lags, q).unwrap_or(f64::NAN);
         let (lag_p50, lag_p99, lag_max) = (lag(0.5), lag(0.99), lag(1.0));
         let share = on.len() as f64 / n.max(1) as f64;
-        let q = p.fraction();
-        // The on-schedule percentile stands only with a few samples beyond it.
-        let estimate = (on.len() as f64 * (1.0 - q) >= 10.0)
-            .then(|| Estimate::of(&on, p, self.config.ci.confidence))
-            .flatten()
-            .map(|(_, e)| e);
-        let on_us = estimate.as_ref().map(|e| e.value);
-        let diff = on_us.map(|v| all_us - v);
-        // Within the band, or its own interval reaches into it: not shown to matter.
-        let (low, high) = estimate
-            .as_ref()
-            .and_then(Estimate::interval)
-            .map_or((f64::NAN, f64::NAN), |c| (c.low, c.high));
-        let agrees = diff.is_some_and(|d| d.abs() <= allowed)
-            || (high >= all_us - allowed && low <= all_us + allowed);
+        let OnSchedule {
+            value: on_us,
+            low,
+            high,
+            agrees,
+        } = on_schedule(&on, p, self.config.ci.confidence, all_us, allowed);
         let pass = share >= MIN_ON_SCHEDULE_SHARE && agrees;
         let on_text = match (on_us, low.is_finite()) {
             (Some(v), true) => format!("{v:.1} µs [{low:.1}, {high:.1}]"),
@@ -148,7 +177,7 @@ impl Point {
             check: CheckKind::Departures,
             agent: None,
             pass,
-            statistic: diff,
+            statistic: on_us.map(|v| all_us - v),
             pvalue: None,
             n,
             detail: detail.clone(),
