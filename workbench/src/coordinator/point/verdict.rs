@@ -75,9 +75,24 @@ impl Point {
     fn measured_closed_loop(&self, at: Duration) -> bool {
         let seconds = at.saturating_sub(self.measure_started).as_secs_f64();
         let answered = self.measure_received as f64 / seconds.max(1e-9);
+        // Or a backlog that held most requests back past the send path's tolerance, as
+        // the departure check's `persistent`: an agent quick enough to answer nearly the
+        // rate through one busy connection is still a closed loop.
+        let held_back = || {
+            let (late, all) = self
+                .measuring()
+                .flat_map(|i| self.agents[i].samples.iter())
+                .fold((0usize, 0usize), |(late, all), s| {
+                    (
+                        late + usize::from(s.queueing_ns > super::super::policy::ON_SCHEDULE_NS),
+                        all + 1,
+                    )
+                });
+            all > 0 && 2 * late > all
+        };
         seconds > 0.0
             && self.agents.iter().any(|a| a.backlog_max > 0)
-            && answered < self.config.rate * (1.0 - self.rate_tolerance())
+            && (answered < self.config.rate * (1.0 - self.rate_tolerance()) || held_back())
     }
 
     /// The probe report of the measurement with the latest wake-up (the worst core).
