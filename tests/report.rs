@@ -103,6 +103,8 @@ fn result(
         agents: Vec::new(),
         host: Vec::new(),
         record: None,
+        run: None,
+        replication: None,
     }
 }
 

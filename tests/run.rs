@@ -655,6 +655,15 @@ fn the_demo_runs_its_sweep_with_nothing_installed() {
     assert_eq!(run["status"], "finished");
 }
 
+/// An address of loopback whose port was free a moment ago.
+fn free_addr() -> String {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .to_string()
+}
+
 /// Runs `vernier run` with the token in its environment.
 fn run_with_token(path: &Path, record: &Path, token: &str) -> (Output, Value) {
     let output = Command::new(env!("CARGO_BIN_EXE_vernier"))
@@ -692,12 +701,8 @@ fn two_remote_agents_share_the_load_over_grpc() {
     let _m = machine();
     let served = served();
     let token = "remote-test-token";
-    // Agent 0 serves its live figures too (on a port free a moment ago).
-    let metrics = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .to_string();
+    // Agent 0 serves its live figures too.
+    let metrics = free_addr();
     let (a0, a1) = (
         AgentProcess::start_with(token, &["--metrics", &metrics]),
         AgentProcess::start(token),
@@ -1044,4 +1049,125 @@ fn live_metrics_pass_promtool_during_a_run() {
     drain.join().unwrap();
     assert!(exit.code().is_some_and(|c| c == 0 || c == 3), "{exit:?}");
     assert!(std::net::TcpStream::connect(&addr).is_err());
+}
+
+const REPLICATED: &str = "
+name: replicated
+target: TARGET
+protocol: synthetic
+service: exp:20us
+agents:
+  - local
+  - {address: REMOTE_AGENT, token_env: TEST_AGENT_TOKEN}
+connections: 8
+load: 2000
+ci: {percentile: 99, width: 40%}
+sampling: {rate: 0.5, samples: 3000, interarrival_samples: 500}
+limits: {max_tries: 6, max_duration: 20s}
+replications: {min: 2, max: 2, width: 60%, pause: 200ms}
+";
+
+#[test]
+fn a_replicated_point_runs_again_on_fresh_sessions_and_reports_across_runs() {
+    let _m = machine();
+    let served = served();
+    let token = "replicated-test-token";
+    let metrics = free_addr();
+    let agent = AgentProcess::start_with(token, &["--metrics", &metrics]);
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = REPLICATED.replace("REMOTE_AGENT", &agent.addr);
+    let path = scenario(dir.path(), "replicated", &yaml, served.addr);
+    let record = dir.path().join("record");
+    let (output, result) = run_with_token(&path, &record, token);
+    assert!(
+        matches!(output.status.code(), Some(0 | 3)),
+        "{result:#}\n{}",
+        stderr(&output)
+    );
+    let runs = result["replication"]["runs"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no runs: {result:#}"));
+    // A run that ended N/A for a cause (not for precision) ends the point after it: then
+    // this host could not run the load, and that is what the result must say.
+    if runs.len() == 1 {
+        let check = result["reasons"][0]["check"].as_str().unwrap();
+        assert!(
+            result["reasons"][0]["detail"]
+                .as_str()
+                .unwrap()
+                .starts_with("run 1: ")
+                && !["too_few_samples", "confidence", "heavy_tail", "host_stalls"].contains(&check),
+            "{result:#}"
+        );
+        eprintln!("run 1 ended the point: {check}; the renewal is not exercised this time");
+        return;
+    }
+    assert_eq!(runs.len(), 2, "{result:#}");
+    for (i, run) in runs.iter().enumerate() {
+        assert_eq!(run["run"], i + 1, "{run:#}");
+    }
+    // Each run's rounds come after the last run's: (point, round) keys the record.
+    let rounds: Vec<u64> = runs.iter().map(|r| r["round"].as_u64().unwrap()).collect();
+    assert!(rounds.windows(2).all(|w| w[0] < w[1]), "{rounds:?}");
+    // The remote agent was configured afresh for each run: a session per run.
+    let (_, figures) = http_get(&metrics, "/metrics");
+    assert!(
+        figures.contains(&format!("vernier_agent_sessions {}", runs.len())),
+        "{} runs:\n{figures}",
+        runs.len()
+    );
+    // The point's p99 is the mean of the runs' with the t-interval across them.
+    let across = result["replication"]["across"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["p"] == 99.0)
+        .unwrap();
+    let estimates: Vec<f64> = runs
+        .iter()
+        .map(|r| {
+            r["percentiles"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|p| p["p"] == 99.0)
+                .unwrap()["value"]
+                .as_f64()
+                .unwrap()
+        })
+        .collect();
+    let mean = estimates.iter().sum::<f64>() / estimates.len() as f64;
+    assert!(
+        (across["mean"].as_f64().unwrap() - mean).abs() < 1e-6,
+        "{across:#}"
+    );
+    let (value, low, high) = p99(&result);
+    assert!((value - mean).abs() < 1e-6 && low <= value && value <= high);
+    assert_eq!(result["replication"]["method"], "t-interval over runs");
+    // The record keeps every run: a run event each, and the point's verdict once.
+    let run_json: Value = read_run(&record);
+    let events = run_json["events"].as_array().unwrap();
+    let kinds = |k: &str| events.iter().filter(|e| e["kind"] == k).count();
+    assert_eq!((kinds("run"), kinds("verdict")), (runs.len(), 1));
+    assert_eq!(
+        run_json["points"][0]["replication"]["runs"]
+            .as_array()
+            .unwrap()
+            .len(),
+        runs.len()
+    );
+    // And the report draws the runs.
+    let report = vernier(&["report", record.to_str().unwrap()]);
+    assert!(report.status.success(), "{}", stderr(&report));
+    assert!(record.join("report/runs.svg").is_file());
+    let table = String::from_utf8_lossy(&report.stdout);
+    assert!(
+        table.contains(" run 1") && table.contains(" run 2"),
+        "{table}"
+    );
+    eprintln!(
+        "{} runs, p99 per run {estimates:?}, across {value:.1} [{low:.1}, {high:.1}], verdict {}",
+        runs.len(),
+        result["verdict"]
+    );
 }

@@ -33,6 +33,7 @@ mod dependent;
 mod error;
 mod kernels;
 mod percentile;
+mod replicas;
 mod spearman;
 mod tail;
 
@@ -54,6 +55,7 @@ pub use percentile::{
     OrderStatRanks, Percentile, min_samples_for_ci, order_statistic_ranks, percentile,
     percentile_ci, sort_samples,
 };
+pub use replicas::{Heterogeneity, MeanCi, heterogeneity, mean_ci};
 pub use spearman::{
     Correlation, LagSearch, SendOrder, decorrelation_lag, default_lag_ladder, spearman,
     spearman_lag,

@@ -14,6 +14,7 @@ mod checks;
 mod event;
 pub(crate) mod point;
 pub(crate) mod policy;
+pub mod replication;
 mod schedule;
 
 use std::collections::VecDeque;
@@ -26,7 +27,8 @@ use vernier_stats::Percentile;
 pub use event::*;
 
 use crate::scenario::{
-    CiTarget, Limits, LoadPlan, Method, OnAgentLoss, Sampling, Scenario, SloSearch, Warmup,
+    CiTarget, Limits, LoadPlan, Method, OnAgentLoss, Replications, Sampling, Scenario, SloSearch,
+    Warmup,
 };
 use point::Point;
 
@@ -71,6 +73,8 @@ pub struct PointConfig {
     pub slo: Option<Duration>,
     /// The timestamp source, as reported.
     pub timestamps: String,
+    /// Each point run again and again (`None`: once).
+    pub replications: Option<Replications>,
 }
 
 impl PointConfig {
@@ -109,6 +113,7 @@ impl PointConfig {
             alpha: scenario.alpha,
             slo,
             timestamps: timestamps.to_string(),
+            replications: scenario.replications,
         }
     }
 }
@@ -192,6 +197,12 @@ pub enum Action {
     },
     /// Stop generating.
     Pause,
+    /// Close every connection and open new ones, the workers reseeded for run `run` of a
+    /// replicated point (the load stays stopped until the next `Load`).
+    Renew {
+        /// The run about to start (from 2).
+        run: u32,
+    },
     /// The run is over: stop the agents.
     Finished,
 }
@@ -266,6 +277,10 @@ pub struct Coordinator {
     search: Option<Search>,
     point: Option<Point>,
     results: Vec<PointResult>,
+    /// The runs of the current replicated point so far.
+    runs: Vec<PointResult>,
+    /// Between two runs of a replicated point: when the next may start.
+    between: Option<Duration>,
     /// The user quit or an agent was lost: no further points.
     stopped: bool,
     done: bool,
@@ -292,6 +307,8 @@ impl Coordinator {
             search,
             point: None,
             results: Vec::new(),
+            runs: Vec::new(),
+            between: None,
             stopped: false,
             done: false,
         }
@@ -311,6 +328,9 @@ impl Coordinator {
             return out;
         }
         let Some(point) = self.point.as_mut() else {
+            if self.between.is_some() {
+                self.between_runs(at, input, &mut out);
+            }
             return out;
         };
         match input {
@@ -394,18 +414,156 @@ impl Coordinator {
             }
         }
         if let Some(result) = self.point.as_ref().and_then(|p| p.result()).cloned() {
-            let rate = result.target_rate;
-            self.results.push(result);
-            if !self.stopped
-                && let Some(search) = self.search.as_mut()
-                && let Some(last) = self.results.last()
-                && let Some(next) = search.next(rate, last)
-            {
-                self.queue.push_back(next);
+            if result.run.is_some() {
+                self.run_ended(at, result, &mut out);
+            } else {
+                self.point_ended(at, result, &mut out);
             }
-            self.next_point(at, &mut out);
         }
         out
+    }
+
+    /// A point has its result (a replicated point's, across its runs).
+    fn point_ended(&mut self, at: Duration, result: PointResult, out: &mut Decision) {
+        let rate = result.target_rate;
+        self.results.push(result);
+        if !self.stopped
+            && let Some(search) = self.search.as_mut()
+            && let Some(last) = self.results.last()
+            && let Some(next) = search.next(rate, last)
+        {
+            self.queue.push_back(next);
+        }
+        self.next_point(at, out);
+    }
+
+    /// A run of a replicated point has its own verdict: another run, or the point's.
+    fn run_ended(&mut self, at: Duration, run: PointResult, out: &mut Decision) {
+        self.point = None;
+        self.runs.push(run);
+        let next = match self.base.replications {
+            Some(plan) => replication::next(&self.runs, &plan, self.base.ci.confidence),
+            None => replication::Next::Done(Box::new(self.runs[self.runs.len() - 1].clone())),
+        };
+        match next {
+            replication::Next::Run => {
+                let pause = self.base.replications.map_or(Duration::ZERO, |p| p.pause);
+                out.actions.push(Action::Pause);
+                out.actions.push(Action::Renew {
+                    run: self.runs.len() as u32 + 1,
+                });
+                self.between = Some(at + pause);
+            }
+            replication::Next::Done(result) => self.replicated_point_ended(at, *result, out),
+        }
+    }
+
+    /// A replicated point's result: its verdict event, then on to the next point.
+    fn replicated_point_ended(&mut self, at: Duration, result: PointResult, out: &mut Decision) {
+        self.runs.clear();
+        self.between = None;
+        out.events.push(Event {
+            at: at.as_secs_f64(),
+            point: self.results.len(),
+            rate: result.target_rate,
+            kind: EventKind::Verdict(Box::new(result.clone())),
+        });
+        self.point_ended(at, result, out);
+    }
+
+    /// Between two runs: the next starts once the pause is over; a quit, an accept or a
+    /// lost agent ends the point with the runs so far.
+    fn between_runs(&mut self, at: Duration, input: Input, out: &mut Decision) {
+        let (Some(plan), Some(last)) = (self.base.replications, self.runs.last()) else {
+            self.between = None;
+            return;
+        };
+        let rate = last.target_rate;
+        let end = |reason: Option<Reason>| -> PointResult {
+            let runs = &self.runs;
+            // With the runs so far: the across-run CI decides, with no more runs.
+            let k = runs.len() as u32;
+            let plan = Replications {
+                min: k.min(plan.min),
+                max: k,
+                ..plan
+            };
+            let mut result = match replication::next(runs, &plan, self.base.ci.confidence) {
+                replication::Next::Done(r) => *r,
+                replication::Next::Run => replication::summary(
+                    last,
+                    runs,
+                    &plan,
+                    self.base.ci.confidence,
+                    Verdict::NotAvailable,
+                    Vec::new(),
+                ),
+            };
+            if let Some(reason) = reason {
+                result.verdict = Verdict::NotAvailable;
+                result.reasons.insert(0, reason);
+            }
+            result
+        };
+        let command = |out: &mut Decision, text: String| {
+            out.events.push(Event {
+                at: at.as_secs_f64(),
+                point: self.results.len(),
+                rate,
+                kind: EventKind::Command { command: text },
+            });
+        };
+        match input {
+            Input::Command(UserCommand::Quit) => {
+                command(out, UserCommand::Quit.to_string());
+                let result = end(Some(Reason {
+                    check: ReasonKind::Quit,
+                    detail: "the user quit between runs; the runs so far are kept".into(),
+                    figures: Default::default(),
+                }));
+                self.queue.clear();
+                self.stopped = true;
+                self.replicated_point_ended(at, result, out);
+            }
+            Input::Command(UserCommand::Accept) => {
+                command(out, UserCommand::Accept.to_string());
+                let result = end(None);
+                self.replicated_point_ended(at, result, out);
+            }
+            Input::Command(c) => {
+                command(out, format!("{c}: ignored between runs"));
+            }
+            Input::AgentLost { agent, detail } => {
+                let result = end(Some(Reason {
+                    check: ReasonKind::AgentLost,
+                    detail: format!("agent {agent} was lost between runs: {detail}"),
+                    figures: Default::default(),
+                }));
+                self.queue.clear();
+                self.stopped = true;
+                self.replicated_point_ended(at, result, out);
+            }
+            Input::Tick | Input::Batch { .. } | Input::Host(_)
+                if self.between.is_some_and(|t| at >= t) =>
+            {
+                self.between = None;
+                let run = self.runs.len() as u32 + 1;
+                let rounds = self.runs.iter().map(|r| r.round).max().unwrap_or(0);
+                let config = PointConfig {
+                    rate,
+                    ..self.base.clone()
+                };
+                self.point = Some(Point::start(
+                    config,
+                    self.results.len(),
+                    Some((run, rounds)),
+                    at,
+                    out,
+                ));
+            }
+            // Batches of the last run still in flight are not counted.
+            Input::Tick | Input::Batch { .. } | Input::Host(_) => {}
+        }
     }
 
     fn next_point(&mut self, at: Duration, out: &mut Decision) {
@@ -419,7 +577,8 @@ impl Coordinator {
                     rate,
                     ..self.base.clone()
                 };
-                self.point = Some(Point::start(config, self.results.len(), at, out));
+                let run = self.base.replications.map(|_| (1, 0));
+                self.point = Some(Point::start(config, self.results.len(), run, at, out));
             }
             None => {
                 self.point = None;

@@ -99,7 +99,10 @@ impl LiveMetrics {
                     }
                 }
                 EventKind::Verdict(result) => point.verdict = Some(result.verdict),
-                EventKind::Window { .. } | EventKind::Check(_) | EventKind::Command { .. } => {}
+                EventKind::Window { .. }
+                | EventKind::Check(_)
+                | EventKind::Command { .. }
+                | EventKind::Run(_) => {}
             }
         });
     }

@@ -1,8 +1,9 @@
 //! Reports on a recorded run: a table of the load points (each percentile with its CI,
 //! the verdict and the reasons for an N/A) and plots (SVG, PNG or both) of what the
 //! methodology saw: the
-//! latency CCDF, the tail percentile against the achieved load, each agent's
-//! inter-departure gaps against the target distribution, and each agent's correlogram.
+//! latency CCDF, the tail percentile against the achieved load, a replicated point's runs
+//! side by side, each agent's inter-departure gaps against the target distribution, and
+//! each agent's correlogram.
 //!
 //! Everything here works from the record alone (`run.json` and `samples.parquet/`), so a
 //! report can be made long after the run, on another machine, or from a run that was
@@ -16,6 +17,7 @@ mod correlogram;
 mod interarrival;
 mod load;
 mod plot;
+mod runs;
 mod table;
 
 use std::collections::BTreeMap;
@@ -34,6 +36,7 @@ pub use interarrival::{GapDensity, gap_density};
 pub use load::{LoadPoint, load_points};
 pub(crate) use plot::fmt_percentile;
 use plot::{Chart, Figure};
+pub use runs::{RunEstimate, RunsPoint, runs_points};
 pub use table::{PointRow, Summary, render_table, summarize};
 
 /// What `vernier report` made of a run directory.
@@ -196,6 +199,12 @@ pub fn run(dir: &Path, out: Option<&Path>, format: PlotFormat) -> Result<Report,
                 percentile
             ));
         }
+    }
+
+    let results: Vec<&PointResult> = record.points.iter().collect();
+    let (percentile, replicated) = runs_points(&results);
+    if !replicated.is_empty() {
+        plots.write("runs", runs::draw(percentile, &replicated))?;
     }
 
     for ((point, agent), (event, check)) in last_checks(&record.events, CheckKind::Interarrival) {

@@ -97,6 +97,24 @@ pub struct Scenario {
     /// Whether a failed inter-arrival test ends the point (`enforce`, the default) or is
     /// only reported on the result (`report`).
     pub interarrival_enforced: bool,
+    /// Each point run again and again against hysteresis (`None`: once).
+    pub replications: Option<Replications>,
+}
+
+/// Repeated runs of each load point (TailBench's defence against hysteresis: a run's
+/// memory layout, connection placement and cores bias all of it, which no CI within the
+/// run can see). Each run has fresh connections and a fresh seed and reaches its own
+/// verdict; the point's answer is the CI across the runs' estimates.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Replications {
+    /// Runs before the across-run CI is judged (≥ 2).
+    pub min: u32,
+    /// Runs before the point ends N/A.
+    pub max: u32,
+    /// The widest acceptable across-run CI of the target percentile.
+    pub width: CiWidth,
+    /// Idle time between runs (the load stopped, the connections closed).
+    pub pause: Duration,
 }
 
 /// What a lost agent (killed, partitioned) does to the run.

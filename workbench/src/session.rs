@@ -102,7 +102,13 @@ enum Link {
         closed: Arc<AtomicBool>,
         /// The agent this session started over SSH, shut down at the end.
         deployed: Option<crate::deploy::Deployed>,
+        /// How it was reached: a replicated point's runs reach it again.
+        address: String,
+        token: String,
+        tls: Option<ClientTls>,
     },
+    /// An agent that could not be started again between runs (closed).
+    Gone { closed: Arc<AtomicBool> },
 }
 
 impl Link {
@@ -118,10 +124,12 @@ impl Link {
                     Action::Load { rate } => engine.set_load(rate * share, interarrival),
                     Action::Sampling { rate, generation } => engine.set_sampling(rate, generation),
                     Action::Pause => engine.pause(),
-                    Action::Finished => {}
+                    // The session renews links itself (see `renew`).
+                    Action::Renew { .. } | Action::Finished => {}
                 }
                 Ok(())
             }
+            Link::Gone { .. } => Ok(()),
             Link::Remote { client, .. } => {
                 let address = client.address().to_string();
                 let call = async {
@@ -135,7 +143,7 @@ impl Link {
                             client.start_measure(rate, generation).await
                         }
                         Action::Pause => client.pause().await,
-                        Action::Finished => Ok(()),
+                        Action::Renew { .. } | Action::Finished => Ok(()),
                     }
                 };
                 match tokio::time::timeout(CALL_TIMEOUT, call).await {
@@ -148,7 +156,9 @@ impl Link {
 
     fn closed(&self) -> &AtomicBool {
         match self {
-            Link::Local { closed, .. } | Link::Remote { closed, .. } => closed,
+            Link::Local { closed, .. } | Link::Remote { closed, .. } | Link::Gone { closed } => {
+                closed
+            }
         }
     }
 
@@ -168,10 +178,12 @@ impl Link {
                 closed.store(true, Ordering::Relaxed);
                 let _ = tokio::task::spawn_blocking(move || engine.stop()).await;
             }
+            Link::Gone { .. } => {}
             Link::Remote {
                 mut client,
                 closed,
                 deployed,
+                ..
             } => {
                 closed.store(true, Ordering::Relaxed);
                 // An agent that does not answer stops by itself when its lease lapses.
@@ -309,6 +321,22 @@ async fn connect_one(
             (d.address.clone(), d.token.clone(), None, Some(d))
         }
     };
+    remote_link(scenario, i, address, token, tls, deployed, tx)
+        .await
+        .map(|(link, timestamps)| (link, Some(timestamps)))
+}
+
+/// Configures the remote agent at `address` for `scenario` and forwards its batches: its
+/// link and the timestamp source it reports. On failure, a `deployed` agent is stopped.
+async fn remote_link(
+    scenario: &Scenario,
+    i: usize,
+    address: String,
+    token: String,
+    tls: Option<ClientTls>,
+    deployed: Option<crate::deploy::Deployed>,
+    tx: &mpsc::UnboundedSender<Message>,
+) -> Result<(Link, String), Error> {
     let closed = Arc::new(AtomicBool::new(false));
     match start_remote(scenario, i, &address, &token, tls.as_ref(), tx, &closed).await {
         Ok((client, timestamps)) => Ok((
@@ -316,8 +344,11 @@ async fn connect_one(
                 client,
                 closed,
                 deployed,
+                address,
+                token,
+                tls,
             },
-            Some(timestamps),
+            timestamps,
         )),
         Err(e) => {
             if let Some(d) = deployed {
@@ -377,6 +408,45 @@ pub(crate) fn read_pem(path: &Path, what: &str, label: &str) -> Result<Vec<u8>, 
 async fn stop_all(links: Vec<Link>) {
     for link in links {
         link.stop().await;
+    }
+}
+
+/// The seed of run `run` of a replicated point: the scenario's for the first, another
+/// for each later one (every worker derives its own from it).
+fn run_seed(seed: u64, run: u32) -> u64 {
+    seed.wrapping_add(u64::from(run.saturating_sub(1)).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+}
+
+/// Agent `i` again for a new run of a replicated point: its connections closed and opened
+/// afresh, its workers seeded from `scenario` (a local engine is started anew; a remote
+/// agent's session is stopped and configured again, the process kept).
+async fn renew(
+    link: Link,
+    scenario: &Scenario,
+    options: &SessionOptions,
+    i: usize,
+    tx: &mpsc::UnboundedSender<Message>,
+) -> Result<Link, Error> {
+    match link {
+        Link::Gone { .. } => Ok(link),
+        Link::Local { .. } => {
+            link.stop().await;
+            connect_one(scenario, options, i, tx).await.map(|(l, _)| l)
+        }
+        Link::Remote {
+            mut client,
+            closed,
+            deployed,
+            address,
+            token,
+            tls,
+        } => {
+            closed.store(true, Ordering::Relaxed);
+            let _ = tokio::time::timeout(CALL_TIMEOUT, client.stop()).await;
+            remote_link(scenario, i, address, token, tls, deployed, tx)
+                .await
+                .map(|(link, _)| link)
+        }
     }
 }
 
@@ -547,6 +617,9 @@ pub async fn run(
     let confinement = confine(scenario);
     let (tx, mut rx) = mpsc::unbounded_channel();
     let (mut links, timestamps) = connect(scenario, options, &tx).await?;
+    // Kept only for a replicated point's runs, which start the agents again: otherwise
+    // the channel closes when the last agent's forwarder ends.
+    let renew_tx = scenario.replications.is_some().then(|| tx.clone());
     drop(tx);
     let dir = options
         .record
@@ -620,6 +693,29 @@ pub async fn run(
         // A lost agent's link is closed: no more calls to it, and the others share the load.
         let share = 1.0 / links.iter().filter(|l| !l.is_closed()).count().max(1) as f64;
         for action in &decision.actions {
+            if let (Action::Renew { run }, Some(tx)) = (action, &renew_tx) {
+                let run_scenario = Scenario {
+                    seed: run_seed(scenario.seed, *run),
+                    ..scenario.clone()
+                };
+                for (i, link) in std::mem::take(&mut links).into_iter().enumerate() {
+                    // A lost agent stays lost.
+                    if link.is_closed() {
+                        links.push(link);
+                        continue;
+                    }
+                    match renew(link, &run_scenario, options, i, tx).await {
+                        Ok(link) => links.push(link),
+                        Err(e) => {
+                            failure.get_or_insert((i, format!("starting run {run}: {e}")));
+                            links.push(Link::Gone {
+                                closed: Arc::new(AtomicBool::new(true)),
+                            });
+                        }
+                    }
+                }
+                continue;
+            }
             for (i, link) in links.iter_mut().enumerate() {
                 if link.is_closed() {
                     continue;

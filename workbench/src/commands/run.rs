@@ -311,6 +311,11 @@ impl Progress {
                 Some(format!("{head}  {}", verdict_line(r))).filter(|_| !self.quiet || !self.single)
             }
             _ if self.quiet => None,
+            EventKind::Run(r) => Some(format!(
+                "{head}  run {} {}",
+                r.run.unwrap_or(0),
+                verdict_line(r)
+            )),
             EventKind::Phase { phase, detail } if *phase != Phase::Done => {
                 Some(format!("{head}  {}: {detail}", phase.name()))
             }
@@ -366,6 +371,26 @@ fn verdict_line(r: &PointResult) -> String {
         r.samples,
         r.duration_s
     );
+    if let Some(rep) = &r.replication {
+        let p = r.target_percentile;
+        line.push_str(&format!(
+            "\n             across {} runs ({}; {:.1} µs wide asked): {p} per run {}",
+            rep.runs.len(),
+            rep.method,
+            rep.width_target_us,
+            rep.runs
+                .iter()
+                .map(|run| run.percentile_text(p.percent()))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ));
+        if let Some(h) = &rep.hysteresis {
+            line.push_str(&format!(
+                "\n             hysteresis: the runs disagree beyond their own CIs ({:.1} to {:.1} µs, I² = {:.2}, τ = {:.1} µs)",
+                h.low, h.high, h.i2, h.tau_us
+            ));
+        }
+    }
     for reason in &r.reasons {
         line.push_str(&format!(
             "\n             {}: {}",

@@ -53,6 +53,8 @@ pub enum EventKind {
     },
     /// A load point ended.
     Verdict(Box<PointResult>),
+    /// One run of a replicated load point ended (its own verdict; the point goes on).
+    Run(Box<PointResult>),
 }
 
 /// The methodology's phases (Lancet §4.3).
@@ -300,6 +302,10 @@ pub enum ReasonKind {
     TargetFailed,
     /// Accepted with nothing measured.
     AcceptedEmpty,
+    /// Replicated runs disagree beyond their own CIs, more than the width asked allows.
+    Hysteresis,
+    /// The runs' estimates are too spread for the across-run CI asked by the last run.
+    Replications,
 }
 
 impl ReasonKind {
@@ -322,6 +328,8 @@ impl ReasonKind {
             ReasonKind::AgentLost => "agent_lost",
             ReasonKind::TargetFailed => "target_failed",
             ReasonKind::AcceptedEmpty => "accepted_empty",
+            ReasonKind::Hysteresis => "hysteresis",
+            ReasonKind::Replications => "replications",
         }
     }
 }
@@ -389,6 +397,12 @@ impl Reason {
                 "an agent stopped answering: check its host and network, then run again"
             }
             ReasonKind::AcceptedEmpty => "accept once measurement has started",
+            ReasonKind::Hysteresis => {
+                "each run settles somewhere else (memory layout, connection placement, cores): report the across-run spread, pin the server and the agents (cpus, target_cpus), or allow more runs (replications.max)"
+            }
+            ReasonKind::Replications => {
+                "allow more runs (replications.max) or a wider replications.width"
+            }
             ReasonKind::TargetFailed => {
                 "the target stopped answering: check that it is up and reachable, then run again"
             }
@@ -543,6 +557,65 @@ pub struct PointResult {
     /// The run directory, once recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub record: Option<String>,
+    /// In a replicated point, which run this is (from 1); `None` for a point's own result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<u32>,
+    /// A replicated point's runs and their across-run CIs (its `percentiles` are those).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replication: Option<Box<Replication>>,
+}
+
+/// A replicated point: every run's own result, and the CI across their estimates.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Replication {
+    /// How the across-run CIs are made.
+    pub method: String,
+    /// Each run's result, in order.
+    pub runs: Vec<PointResult>,
+    /// Per reported percentile: the runs' estimates and the CI across them.
+    pub across: Vec<AcrossRuns>,
+    /// The widest across-run CI of the target percentile the scenario accepts, µs.
+    pub width_target_us: f64,
+    /// Whether the runs disagree beyond their own CIs (the target percentile), with the
+    /// figures; a converged point may carry it (its across-run CI includes the spread).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hysteresis: Option<Spread>,
+}
+
+/// One percentile across a replicated point's runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AcrossRuns {
+    /// In percent.
+    pub p: f64,
+    /// Each run's estimate, µs, in run order.
+    pub estimates: Vec<f64>,
+    /// Their mean.
+    pub mean: f64,
+    /// Their standard deviation.
+    pub sd: f64,
+    /// The t-interval of the mean (None for fewer than two runs).
+    pub ci_low: Option<f64>,
+    /// Its high end.
+    pub ci_high: Option<f64>,
+}
+
+/// How far replicated runs' estimates of a percentile lie apart, against their own CIs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Spread {
+    /// In percent.
+    pub p: f64,
+    /// The lowest and the highest run estimate, µs.
+    pub low: f64,
+    /// The highest.
+    pub high: f64,
+    /// Cochran's Q over the runs with a CI (each weighted by its CI's precision).
+    pub q: f64,
+    /// I² = (Q − df)/Q, the share of the spread beyond what the runs' own CIs explain.
+    pub i2: f64,
+    /// The between-run standard deviation, µs (DerSimonian-Laird τ).
+    pub tau_us: f64,
+    /// Pairs of runs whose CIs do not overlap, as run numbers.
+    pub disjoint: Vec<(u32, u32)>,
 }
 
 impl PointResult {
@@ -605,6 +678,8 @@ impl PointResult {
             agents: Vec::new(),
             host: Vec::new(),
             record: None,
+            run: None,
+            replication: None,
         }
     }
 }

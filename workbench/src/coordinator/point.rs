@@ -143,6 +143,8 @@ pub(crate) struct Point {
     wanted: usize,
     /// The measurement round (the `round` column of the record); 0 is warm-up.
     round: u32,
+    /// Which run of a replicated point this is (from 1).
+    run: Option<u32>,
     /// Whether the current round has passed the independence test.
     independent: bool,
     measure_started: Duration,
@@ -156,18 +158,24 @@ pub(crate) struct Point {
 }
 
 impl Point {
-    /// Starts the point at `at`: sets the warm-up sampling rate and the load.
+    /// Starts the point at `at`: sets the warm-up sampling rate and the load. `run`, for
+    /// a replicated point: which run (from 1), its measurement rounds numbered after those
+    /// of the earlier runs (the second figure), so that the record's (point, round) stays a
+    /// key.
     pub(crate) fn start(
         config: PointConfig,
         index: usize,
+        run: Option<(u32, u32)>,
         at: Duration,
         out: &mut Decision,
     ) -> Point {
+        let (run, first_round) = run.map_or((None, 0), |(r, first)| (Some(r), first));
         let mut point = Point {
             agents: (0..config.agents).map(|_| AgentState::new()).collect(),
             sampling: config.sampling.rate,
-            // Unique over the run: the point's index in the high half, a count below.
-            generation: (index as u64 + 1) << 32,
+            // Unique over the run: the point's index in the high half, the run's number
+            // and a count below.
+            generation: ((index as u64 + 1) << 32) | (u64::from(run.unwrap_or(0)) << 24),
             wanted: config.sampling.samples,
             base_limits: config.limits,
             config,
@@ -182,7 +190,8 @@ impl Point {
             last_progress: at,
             tries: 0,
             interarrival_tries: 0,
-            round: 0,
+            round: first_round,
+            run,
             independent: false,
             measure_started: at,
             measure_received: 0,
@@ -191,7 +200,11 @@ impl Point {
             host: Vec::new(),
             result: None,
         };
-        point.begin_warmup(at, "load applied", out);
+        let why = match run {
+            Some(r) => format!("run {r}: fresh connections, load applied"),
+            None => "load applied".to_string(),
+        };
+        point.begin_warmup(at, &why, out);
         point
     }
 

@@ -57,6 +57,7 @@ fn config() -> PointConfig {
         alpha: 0.05,
         slo: None,
         timestamps: "kernel".into(),
+        replications: None,
     }
 }
 
@@ -89,6 +90,14 @@ struct FakeAgent {
     /// Every this many batches, this many due requests wait for a free slot in that batch
     /// (a target that pauses now and then): (batches, requests); 0 batches for never.
     blips: (u64, u64),
+    /// The run of a replicated point (from 1; renewed by the coordinator).
+    run: u32,
+    /// Each run after the first adds this many µs to every latency (a bias that holds for
+    /// a whole run, as a run's memory layout or connection placement does).
+    run_shift_us: f64,
+    /// The connections were renewed this many times.
+    renewals: u32,
+    seed: u64,
     latency: LatencyFn,
 }
 
@@ -110,6 +119,10 @@ impl FakeAgent {
             queueing_us: 0.0,
             late: (0.0, 0.0),
             blips: (0, 0),
+            run: 1,
+            run_shift_us: 0.0,
+            renewals: 0,
+            seed,
             latency: Box::new(latency),
         }
     }
@@ -122,6 +135,15 @@ impl FakeAgent {
                 self.generation = *generation;
             }
             Action::Pause => self.rate = 0.0,
+            Action::Renew { run } => {
+                // Fresh connections and a fresh seed: nothing of the last run carries over.
+                assert_eq!(self.rate, 0.0, "renewed while loading");
+                self.run = *run;
+                self.renewals += 1;
+                self.rng = SmallRng::seed_from_u64(self.seed + u64::from(*run) * 1_000);
+                self.backlog = 0.0;
+                self.previous = 0.0;
+            }
             Action::Finished => {}
         }
     }
@@ -166,7 +188,7 @@ impl FakeAgent {
             } else {
                 0.0
             };
-            let l = l + late_us;
+            let l = l + late_us + self.run_shift_us * f64::from(self.run - 1);
             let _ = latency.record((l * 1e3) as u64);
             let lag = if self.capacity < self.rate && !self.slots_bound {
                 300_000_000
@@ -1264,4 +1286,149 @@ fn out_of_time_stays_confidence_when_the_host_is_quiet() {
         !reason.figures.keys().any(|k| k.starts_with("host_")),
         "{reason:?}"
     );
+}
+
+fn replicated(min: u32, max: u32, width: CiWidth) -> PointConfig {
+    PointConfig {
+        ci: CiTarget {
+            width: CiWidth::Relative(0.2),
+            ..vernier().ci
+        },
+        replications: Some(Replications {
+            min,
+            max,
+            width,
+            pause: Duration::from_millis(500),
+        }),
+        ..vernier()
+    }
+}
+
+#[test]
+fn replicated_runs_agreeing_converge_on_the_ci_across_them() {
+    let mut c = Coordinator::new(
+        replicated(3, 6, CiWidth::Relative(0.08)),
+        &LoadPlan::Fixed(20_000.0),
+    );
+    let mut agent = FakeAgent::new(1, exp_latency(50.0));
+    let events = drive(&mut c, &mut agent, Duration::from_secs(600));
+    assert!(c.is_done());
+    let result = &c.results()[0];
+    assert_eq!(result.verdict, Verdict::Converged, "{:#?}", result.reasons);
+    let rep = result.replication.as_deref().expect("the runs");
+    let k = rep.runs.len();
+    assert!((3..=6).contains(&k), "{k} runs");
+    // Each run its own result, fresh connections between runs, rounds numbered on.
+    assert_eq!(agent.renewals as usize, k - 1);
+    for (i, run) in rep.runs.iter().enumerate() {
+        assert_eq!(run.run, Some(i as u32 + 1));
+        assert_eq!(run.verdict, Verdict::Converged, "{:#?}", run.reasons);
+    }
+    let rounds: Vec<u32> = rep.runs.iter().map(|r| r.round).collect();
+    assert!(rounds.windows(2).all(|w| w[0] < w[1]), "{rounds:?}");
+    // The point's p99 is the runs' mean with the t-interval across them, within the width
+    // asked, and around the exponential's p99 (50·ln 100 = 230 µs).
+    let p99 = result.target().unwrap();
+    let across = rep.across.iter().find(|a| a.p == 99.0).unwrap();
+    assert_eq!(across.estimates.len(), k);
+    let mean = across.estimates.iter().sum::<f64>() / k as f64;
+    assert!((p99.value - mean).abs() < 1e-9);
+    let (low, high) = (p99.ci_low.unwrap(), p99.ci_high.unwrap());
+    assert!(
+        high - low <= 0.08 * mean + 1e-9,
+        "[{low}, {high}] around {mean}"
+    );
+    assert!((low..=high).contains(&230.3) || (p99.value - 230.3).abs() < 15.0);
+    assert!(rep.hysteresis.is_none(), "{:?}", rep.hysteresis);
+    assert!(rep.method.contains("t-interval"));
+    // One verdict event for the point, a run event for each run.
+    let verdicts = events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::Verdict(_)))
+        .count();
+    let runs = events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::Run(_)))
+        .count();
+    assert_eq!((verdicts, runs), (1, k));
+}
+
+#[test]
+fn runs_that_differ_by_a_bias_end_na_hysteresis_naming_the_spread() {
+    let mut c = Coordinator::new(
+        replicated(3, 4, CiWidth::Relative(0.05)),
+        &LoadPlan::Fixed(20_000.0),
+    );
+    let mut agent = FakeAgent::new(1, exp_latency(50.0));
+    // Each run 40 µs above the last: far beyond each run's own CI of p99.
+    agent.run_shift_us = 40.0;
+    drive(&mut c, &mut agent, Duration::from_secs(600));
+    let result = &c.results()[0];
+    assert_eq!(result.verdict, Verdict::NotAvailable);
+    let rep = result.replication.as_deref().unwrap();
+    assert_eq!(rep.runs.len(), 4, "the runs up to the most allowed");
+    let reason = &result.reasons[0];
+    assert_eq!(
+        reason.check,
+        ReasonKind::Hysteresis,
+        "{:#?}",
+        result.reasons
+    );
+    let h = rep.hysteresis.as_ref().unwrap();
+    assert!(h.i2 > 0.9, "{h:?}");
+    assert!(h.high - h.low > 100.0, "{h:?}");
+    assert!(!h.disjoint.is_empty());
+    assert!(reason.figures["spread_us"] > 100.0, "{reason:?}");
+    assert!(
+        reason.detail.contains("disagree beyond their own CIs"),
+        "{reason:?}"
+    );
+    eprintln!("{}", reason.detail);
+    // Every run's estimate is named.
+    for run in &rep.runs {
+        let v = format!("{:.1}", run.target().unwrap().value);
+        assert!(reason.detail.contains(&v), "{v} not in {}", reason.detail);
+    }
+}
+
+#[test]
+fn runs_too_noisy_for_the_width_end_na_replications_not_hysteresis() {
+    // Runs that agree within their CIs, but a width no four runs reach.
+    let mut c = Coordinator::new(
+        replicated(2, 4, CiWidth::Relative(0.001)),
+        &LoadPlan::Fixed(20_000.0),
+    );
+    let mut agent = FakeAgent::new(3, exp_latency(50.0));
+    drive(&mut c, &mut agent, Duration::from_secs(600));
+    let result = &c.results()[0];
+    assert_eq!(result.verdict, Verdict::NotAvailable);
+    assert_eq!(
+        result.reasons[0].check,
+        ReasonKind::Replications,
+        "{:#?}",
+        result.reasons
+    );
+    assert!(result.reasons[0].figures["runs_needed"] > 4.0);
+}
+
+#[test]
+fn a_run_that_fails_for_a_cause_ends_the_replicated_point() {
+    let mut c = Coordinator::new(
+        replicated(3, 6, CiWidth::Relative(0.05)),
+        &LoadPlan::Fixed(20_000.0),
+    );
+    let mut agent = FakeAgent::new(1, exp_latency(50.0));
+    agent.capacity = 10_000.0;
+    drive(&mut c, &mut agent, Duration::from_secs(600));
+    let result = &c.results()[0];
+    assert_eq!(result.verdict, Verdict::NotAvailable);
+    assert_eq!(
+        result.reasons[0].check,
+        ReasonKind::LoadNotReached,
+        "{:#?}",
+        result.reasons
+    );
+    assert!(result.reasons[0].detail.starts_with("run 1: "));
+    assert_eq!(result.replication.as_deref().unwrap().runs.len(), 1);
+    assert_eq!(agent.renewals, 0);
 }

@@ -35,11 +35,14 @@ pub struct Summary {
     pub points: Vec<PointRow>,
 }
 
-/// One load point's row.
+/// One load point's row, or one run's of a replicated point (right under the point's).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PointRow {
     /// Its position in the run.
     pub point: usize,
+    /// Which run of the point this row is (from 1); `None` for the point's own row.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run: Option<u32>,
     /// req/s asked for, all agents.
     pub target_rate: f64,
     /// req/s answered, all agents.
@@ -77,19 +80,30 @@ pub fn summarize(dir: &Path, record: &RunRecord) -> Summary {
         points: super::point_numbers(record)
             .into_iter()
             .zip(&record.points)
-            .map(|(point, r)| PointRow {
-                point,
-                target_rate: r.target_rate,
-                achieved_rate: r.achieved_rate,
-                verdict: r.verdict,
-                samples: r.samples,
-                target_percentile: r.target_percentile,
-                percentiles: r.percentiles.clone(),
-                from_schedule: r.from_schedule.clone(),
-                reasons: r.reasons.clone(),
-                host: r.host.clone(),
+            .flat_map(|(point, r)| {
+                let runs = r
+                    .replication
+                    .as_deref()
+                    .map_or(&[][..], |rep| &rep.runs[..]);
+                std::iter::once(row(point, r)).chain(runs.iter().map(move |run| row(point, run)))
             })
             .collect(),
+    }
+}
+
+fn row(point: usize, r: &crate::coordinator::PointResult) -> PointRow {
+    PointRow {
+        point,
+        run: r.run,
+        target_rate: r.target_rate,
+        achieved_rate: r.achieved_rate,
+        verdict: r.verdict,
+        samples: r.samples,
+        target_percentile: r.target_percentile,
+        percentiles: r.percentiles.clone(),
+        from_schedule: r.from_schedule.clone(),
+        reasons: r.reasons.clone(),
+        host: r.host.clone(),
     }
 }
 
@@ -201,7 +215,8 @@ fn points_table(points: &[PointRow]) -> String {
         .iter()
         .map(|r| {
             let mut row = vec![
-                r.point.to_string(),
+                r.run
+                    .map_or_else(|| r.point.to_string(), |k| format!(" run {k}")),
                 fmt_num(r.target_rate),
                 format!("{:.1}", r.achieved_rate),
                 r.verdict.name().to_string(),
@@ -403,6 +418,39 @@ latencies in µs: estimate [CI low, CI high]; * the target percentile
 verdict: n/a
 ";
         assert_eq!(text, expected, "\n{text}");
+    }
+
+    #[test]
+    fn a_replicated_point_has_its_runs_under_it() {
+        let run = |k: u32, value: f64| PointResult {
+            run: Some(k),
+            ..point(
+                10_000.0,
+                Verdict::Converged,
+                vec![pct(99.0, value, Some((value - 1.0, value + 1.0)))],
+            )
+        };
+        let mut across = point(
+            10_000.0,
+            Verdict::Converged,
+            vec![pct(99.0, 41.0, Some((38.5, 43.5)))],
+        );
+        across.replication = Some(Box::new(crate::coordinator::Replication {
+            method: "t-interval over runs".into(),
+            runs: vec![run(1, 40.0), run(2, 42.0)],
+            across: Vec::new(),
+            width_target_us: 5.0,
+            hysteresis: None,
+        }));
+        let summary = summarize(Path::new("/runs/x"), &record(vec![across]));
+        let runs: Vec<Option<u32>> = summary.points.iter().map(|r| r.run).collect();
+        assert_eq!(runs, [None, Some(1), Some(2)]);
+        let text = render_table(&summary);
+        assert!(
+            text.contains(" run 1     10000      9990.0  converged    20000  40.0 [39.0, 41.0]"),
+            "\n{text}"
+        );
+        assert!(text.contains(" run 2"), "\n{text}");
     }
 
     fn sched(p: f64, value: f64, actual: f64) -> SchedulePercentile {

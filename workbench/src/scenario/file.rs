@@ -46,6 +46,7 @@ pub(crate) struct File {
     pub on_agent_loss: Option<String>,
     pub interarrival_check: Option<String>,
     pub method: Option<String>,
+    pub replications: Option<ReplicationsFile>,
 }
 
 /// `ci:`, the answer wanted.
@@ -55,6 +56,16 @@ pub(crate) struct CiFile {
     pub percentile: Option<f64>,
     pub width: Option<String>,
     pub confidence: Option<f64>,
+}
+
+/// `replications:`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ReplicationsFile {
+    pub min: Option<u32>,
+    pub max: Option<u32>,
+    pub width: Option<String>,
+    pub pause: Option<String>,
 }
 
 /// `limits:`.

@@ -62,6 +62,7 @@ fn every_example_loads_and_validates() {
             "http.yaml",
             "memcached-10k-halt-poll.yaml",
             "memcached-10k.yaml",
+            "memcached-replicated.yaml",
             "memcached.yaml",
             "redis.yaml",
             "remote-agents.yaml",
@@ -77,6 +78,26 @@ fn examples_mean_what_their_comments_say() {
     let load = |name: &str| Scenario::load(&scenarios_dir().join(name), &[]).unwrap();
     let demo = load("demo.yaml");
     assert_eq!(demo.load, LoadPlan::Sweep(vec![2000.0, 3000.0, 4000.0]));
+    assert_eq!(demo.replications, None);
+    assert_eq!(
+        load("memcached-replicated.yaml").replications,
+        Some(Replications {
+            min: 3,
+            max: 6,
+            width: CiWidth::Relative(0.1),
+            pause: Duration::from_secs(2),
+        })
+    );
+    // Unstated, the runs' fields take their defaults: 3 to 10 runs, 1%, no pause.
+    assert_eq!(
+        valid(&edit(MINIMAL, "replications: {}\n"), &[]).replications,
+        Some(Replications {
+            min: 3,
+            max: 10,
+            width: CiWidth::Relative(0.01),
+            pause: Duration::ZERO,
+        })
+    );
     assert_eq!(demo.ci.width, CiWidth::Relative(0.2));
     assert_eq!(demo.sampling.samples, 5000);
     assert_eq!(demo.limits.max_duration, Duration::from_secs(30));
@@ -494,7 +515,33 @@ fn invalid_scenarios_say_where_and_what() {
             "bad.yaml:7: targets: unknown field; expected one of name, target, protocol, \
              service, workload, transport, agents, workers, cpus, target_cpus, connections, depth, \
              interarrival, load, ci, percentiles, timestamps, interface, poll, halt_poll, limits, \
-             sampling, warmup, alpha, timeout, seed, on_agent_loss, interarrival_check, method",
+             sampling, warmup, alpha, timeout, seed, on_agent_loss, interarrival_check, method, \
+             replications",
+        ),
+        (
+            "one replication",
+            "replications: {min: 1}\n",
+            "bad.yaml:7: replications.min: \"1\": expected at least 2 runs (one run has no spread to judge), as in 3",
+        ),
+        (
+            "fewer replications at most than at least",
+            "replications: {min: 5, max: 4}\n",
+            "bad.yaml:7: replications.max: \"4\": expected from replications.min (5) to 100, as in 10",
+        ),
+        (
+            "a replication width of nothing",
+            "replications: {width: 0%}\n",
+            "bad.yaml:7: replications.width: \"0%\": expected a share of the value strictly between 0% and 100%, as in 20%",
+        ),
+        (
+            "a pause between runs that is not a duration",
+            "replications: {pause: soon}\n",
+            "bad.yaml:7: replications.pause: \"soon\": expected a duration with a unit (ns, us, ms, s, m, h), as in 1s",
+        ),
+        (
+            "unknown replications field",
+            "replications: {runs: 3}\n",
+            "bad.yaml:7: replications.runs: unknown field; expected one of min, max, width, pause",
         ),
         (
             "unknown polling mode",

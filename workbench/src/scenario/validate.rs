@@ -14,11 +14,11 @@ use vernier_protocols::{
 use vernier_stats::Percentile;
 
 use super::error::Context;
-use super::file::{CiFile, File};
+use super::file::{CiFile, File, ReplicationsFile};
 use super::plan;
 use super::{
-    CiTarget, CiWidth, Limits, LoadPlan, Method, OnAgentLoss, Sampling, Scenario, ScenarioError,
-    Warmup,
+    CiTarget, CiWidth, Limits, LoadPlan, Method, OnAgentLoss, Replications, Sampling, Scenario,
+    ScenarioError, Warmup,
 };
 
 /// Reported besides the target percentile when the scenario does not say.
@@ -105,6 +105,10 @@ pub(crate) fn scenario(
             ));
         }
     };
+    let replications = file
+        .replications
+        .map(|r| replications(context, r))
+        .transpose()?;
     let on_agent_loss = match file.on_agent_loss.as_deref().unwrap_or("stop") {
         "stop" => OnAgentLoss::Stop,
         "continue" => OnAgentLoss::Continue,
@@ -147,6 +151,7 @@ pub(crate) fn scenario(
         timeout,
         seed: file.seed.unwrap_or(1),
         on_agent_loss,
+        replications,
         interarrival_enforced: match file.interarrival_check.as_deref().unwrap_or("enforce") {
             "enforce" => true,
             "report" => false,
@@ -290,7 +295,7 @@ fn ci(context: &Context<'_>, ci: Option<CiFile>) -> Result<CiTarget, ScenarioErr
             &format!("the widest acceptable interval, {CI_WIDTH}"),
         )
     })?;
-    let width = ci_width(context, &width)?;
+    let width = ci_width(context, "ci.width", &width)?;
     let confidence = ci.confidence.unwrap_or(0.95);
     if !(confidence > 0.0 && confidence < 1.0) {
         return Err(context.bad(
@@ -306,19 +311,61 @@ fn ci(context: &Context<'_>, ci: Option<CiFile>) -> Result<CiTarget, ScenarioErr
     })
 }
 
+/// `replications:`: how many runs of each point, and how close their estimates must be.
+fn replications(
+    context: &Context<'_>,
+    file: ReplicationsFile,
+) -> Result<Replications, ScenarioError> {
+    let min = file.min.unwrap_or(3);
+    if min < 2 {
+        return Err(context.bad(
+            "replications.min",
+            min,
+            "expected at least 2 runs (one run has no spread to judge), as in 3",
+        ));
+    }
+    let max = file.max.unwrap_or(10);
+    if max < min || max > MAX_REPLICATIONS {
+        return Err(context.bad(
+            "replications.max",
+            max,
+            format!("expected from replications.min ({min}) to {MAX_REPLICATIONS}, as in 10"),
+        ));
+    }
+    let width = ci_width(
+        context,
+        "replications.width",
+        file.width.as_deref().unwrap_or("1%"),
+    )?;
+    let pause = match file.pause {
+        None => Duration::ZERO,
+        Some(text) if text.trim() == "0" => Duration::ZERO,
+        Some(text) => duration(context, "replications.pause", &text, "1s")?,
+    };
+    Ok(Replications {
+        min,
+        max,
+        width,
+        pause,
+    })
+}
+
+/// The most runs a replicated point may take.
+const MAX_REPLICATIONS: u32 = 100;
+
 /// What `ci.width` may be, for its errors.
 const CI_WIDTH: &str = "a duration such as 10us or a share of the value such as 20%";
 
 /// `ci.width`: a duration (`10us`), or a share of the percentile's value (`20%`), strictly
 /// between 0% and 100% since a CI as wide as its value says nothing.
-fn ci_width(context: &Context<'_>, text: &str) -> Result<CiWidth, ScenarioError> {
+fn ci_width(context: &Context<'_>, field: &str, text: &str) -> Result<CiWidth, ScenarioError> {
     if let Some(percent) = text.trim().strip_suffix('%') {
         return match percent.trim().parse::<f64>() {
             Ok(percent) if percent > 0.0 && percent < 100.0 => {
                 Ok(CiWidth::Relative(percent / 100.0))
             }
             _ => Err(context.bad(
-                "ci.width",
+                field,
                 text,
                 "expected a share of the value strictly between 0% and 100%, as in 20%",
             )),
@@ -329,11 +376,9 @@ fn ci_width(context: &Context<'_>, text: &str) -> Result<CiWidth, ScenarioError>
         // Neither form: say both. A duration that is only out of range (0us) keeps its
         // own message.
         Err(expected) if expected.starts_with(UNREADABLE_DURATION) => {
-            Err(context.bad("ci.width", text, format!("expected {CI_WIDTH}")))
+            Err(context.bad(field, text, format!("expected {CI_WIDTH}")))
         }
-        Err(expected) => {
-            Err(context.bad("ci.width", text, format!("expected {expected}, as in 10us")))
-        }
+        Err(expected) => Err(context.bad(field, text, format!("expected {expected}, as in 10us"))),
     }
 }
 

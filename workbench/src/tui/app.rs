@@ -275,6 +275,8 @@ pub struct App {
     pub throughput: VecDeque<u64>,
     /// Finished points.
     pub results: Vec<PointResult>,
+    /// The finished runs of the replicated point going on.
+    pub runs: Vec<PointResult>,
     /// The coordinator's decisions, newest last.
     pub log: VecDeque<String>,
     /// The load is paused.
@@ -492,6 +494,23 @@ impl App {
                             ),
                         );
                         self.results.push((**r).clone());
+                        self.runs.clear();
+                    }
+                    EventKind::Run(r) => {
+                        self.log(
+                            e.at,
+                            format!(
+                                "run {} {} at {:.0} req/s: {} µs{}",
+                                r.run.unwrap_or(0),
+                                r.verdict.name(),
+                                r.target_rate,
+                                r.percentile_text(r.target_percentile.percent()),
+                                r.reasons
+                                    .first()
+                                    .map_or(String::new(), |x| format!(" ({})", x.check))
+                            ),
+                        );
+                        self.runs.push((**r).clone());
                     }
                     EventKind::Window { .. } => {}
                 }
@@ -501,6 +520,7 @@ impl App {
 
     fn new_point(&mut self, point: usize) {
         self.point = point;
+        self.runs.clear();
         self.marks = [None; 9];
         self.ccdf.clear();
         self.host.clear();

@@ -84,6 +84,7 @@ impl std::str::FromStr for Until {
 fn event_name(kind: &EventKind) -> Option<&'static str> {
     Some(match kind {
         EventKind::Verdict(_) => "verdict",
+        EventKind::Run(_) => "run",
         EventKind::Command { .. } => "command",
         EventKind::Phase { phase, .. } => phase.name(),
         EventKind::Check(c) => match c.check {

@@ -263,26 +263,33 @@ impl Point {
                 .map(StallReport::without_histogram)
                 .collect(),
             record: None,
+            run: self.run,
+            replication: None,
         };
         self.progress(at, out);
-        self.phase(
-            at,
-            Phase::Done,
-            match verdict {
-                Verdict::NotAvailable => format!(
-                    "N/A: {}",
-                    result
-                        .reasons
-                        .iter()
-                        .map(|r| r.check.name())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-                v => v.name().to_string(),
-            },
-            out,
-        );
-        self.event(at, EventKind::Verdict(Box::new(result.clone())), out);
+        let detail = match verdict {
+            Verdict::NotAvailable => format!(
+                "N/A: {}",
+                result
+                    .reasons
+                    .iter()
+                    .map(|r| r.check.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            v => v.name().to_string(),
+        };
+        let detail = match self.run {
+            Some(r) => format!("run {r}: {detail}"),
+            None => detail,
+        };
+        self.phase(at, Phase::Done, detail, out);
+        let kind = if self.run.is_some() {
+            EventKind::Run(Box::new(result.clone()))
+        } else {
+            EventKind::Verdict(Box::new(result.clone()))
+        };
+        self.event(at, kind, out);
         self.result = Some(result);
     }
 }

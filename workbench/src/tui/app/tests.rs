@@ -61,6 +61,8 @@ fn result(verdict: Verdict) -> PointResult {
         agents: vec![],
         host: Vec::new(),
         record: None,
+        run: None,
+        replication: None,
     }
 }
 

@@ -15,7 +15,7 @@ use ratatui::widgets::{
 use super::super::app::App;
 use super::super::theme::Theme;
 use super::rate;
-use crate::coordinator::{PercentileResult, Verdict};
+use crate::coordinator::{PercentileResult, PointResult, Verdict};
 use vernier_stats::Percentile;
 
 /// Wide enough for the table and both charts side by side.
@@ -57,6 +57,20 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
 }
 
 /// The verdict as a mark and a word.
+/// A point's row label (its load) and result, then each of its runs', if it was replicated.
+pub(super) fn with_runs(r: &PointResult) -> Vec<(String, &PointResult)> {
+    let mut rows = vec![(rate(r.target_rate), r)];
+    if let Some(replication) = &r.replication {
+        rows.extend(replication.runs.iter().map(|run| (run_label(run), run)));
+    }
+    rows
+}
+
+/// A run's row label: ` r3` under its point.
+pub(super) fn run_label(run: &PointResult) -> String {
+    format!(" r{}", run.run.unwrap_or(0))
+}
+
 pub(super) fn verdict_mark(v: Verdict) -> &'static str {
     match v {
         Verdict::NotAvailable => "✗ n/a",
@@ -75,13 +89,17 @@ fn points(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
     let from_schedule =
         area.width >= base + 1 + SCHEDULE_COLUMN + if wide { 1 + P50_COLUMN } else { 0 };
     let target = app.ci_percentile.to_string();
+    // A replicated point's runs are rows under it; the runs of the point still going
+    // come before its live row.
     let mut rows: Vec<Row> = app
         .results
         .iter()
-        .map(|r| {
+        .flat_map(with_runs)
+        .chain(app.runs.iter().map(|r| (run_label(r), r)))
+        .map(|(label, r)| {
             let pct = |p: f64| r.percentile_text(p);
             let mut cells = vec![
-                Cell::from(rate(r.target_rate)),
+                Cell::from(label),
                 Cell::from(Span::styled(
                     verdict_mark(r.verdict),
                     theme.pass(r.verdict != Verdict::NotAvailable),

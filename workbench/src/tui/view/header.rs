@@ -22,10 +22,14 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
 
 fn title(app: &App, theme: Theme) -> Line<'static> {
     let info = &app.info;
-    let point = match info.points {
+    let mut point = match info.points {
         Some(n) => format!("point {}/{n}", (app.point + 1).min(n)),
         None => format!("point {}", app.point + 1),
     };
+    // A replicated point's run going on, once one has ended.
+    if !app.runs.is_empty() && app.finished.is_none() {
+        point.push_str(&format!(" run {}", app.runs.len() + 1));
+    }
     let mut spans = vec![Span::styled(info.name.clone(), theme.title())];
     if !info.target.is_empty() {
         spans.push(Span::raw(format!(" → {}", info.target)));

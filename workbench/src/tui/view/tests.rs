@@ -262,3 +262,66 @@ fn the_agents_panel_names_the_host_stall_once_a_probe_reported() {
     app.update(AppEvent::Session(Update::Event(next)));
     assert!(app.host.is_empty());
 }
+
+#[test]
+fn a_replicated_point_shows_its_runs_as_rows() {
+    use crate::coordinator::{
+        Event, EventKind, PercentileResult, PointResult, Replication, Verdict,
+    };
+    let mut app = live_at(12.0, false);
+    let (point, rate) = (app.point, app.rate);
+    let run = |k: u32, value: f64| PointResult {
+        run: Some(k),
+        ..PointResult::example(
+            rate,
+            Verdict::Converged,
+            vec![PercentileResult::example(
+                99.0,
+                value,
+                Some((value - 4.0, value + 4.0)),
+            )],
+        )
+    };
+    let event = |at: f64, kind: EventKind| {
+        AppEvent::Session(Update::Event(Event {
+            at,
+            point,
+            rate,
+            kind,
+        }))
+    };
+    // Two runs done, the third measuring: their rows come before the live one.
+    app.update(event(12.5, EventKind::Run(Box::new(run(1, 312.0)))));
+    app.update(event(13.0, EventKind::Run(Box::new(run(2, 348.0)))));
+    assert_eq!(app.runs.len(), 2);
+    let text = screen(&app, 100, 30);
+    let r1 = text.find(" r1").expect("run 1's row");
+    let r2 = text.find(" r2").expect("run 2's row");
+    let now = text.find("… now").expect("the live row");
+    assert!(r1 < r2 && r2 < now, "{text}");
+    assert!(text.contains("point 1/3 run 3: 2000 req/s"), "{text}");
+    assert!(text.contains("312.0 [308.0, 316.0]"), "{text}");
+    assert!(
+        text.contains("run 2 converged at 2000 req/s: 348.0 [344.0, 352.0] µs"),
+        "{text}"
+    );
+    insta::assert_snapshot!("replicated_runs_100x30", text);
+    // The point's verdict: its row (the CI across runs), its runs under it.
+    let mut across = PointResult::example(
+        rate,
+        Verdict::NotAvailable,
+        vec![PercentileResult::example(99.0, 330.0, Some((101.3, 558.7)))],
+    );
+    across.replication = Some(Box::new(Replication {
+        method: "t-interval over runs".into(),
+        runs: vec![run(1, 312.0), run(2, 348.0)],
+        across: Vec::new(),
+        width_target_us: 33.0,
+        hysteresis: None,
+    }));
+    app.update(event(14.0, EventKind::Verdict(Box::new(across))));
+    assert!(app.runs.is_empty());
+    let text = screen(&app, 100, 30);
+    let point_row = text.find("330.0 [101.3, 558.7]").expect("the point's row");
+    assert!(point_row < text.find(" r1").unwrap(), "{text}");
+}

@@ -10,7 +10,7 @@ use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
 
 use super::super::app::App;
 use super::super::theme::Theme;
-use super::aggregate::{ccdf_chart, load_chart, verdict_mark};
+use super::aggregate::{ccdf_chart, load_chart, verdict_mark, with_runs};
 use super::rate;
 use crate::coordinator::Verdict;
 
@@ -29,7 +29,9 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
     };
     let finished = app.finished.clone().unwrap_or_default();
     let files = files(app);
-    let rows = (app.results.len() as u16).min(8) + 1;
+    let listed: Vec<(String, &crate::coordinator::PointResult)> =
+        app.results.iter().flat_map(with_runs).collect();
+    let rows = (listed.len() as u16).min(8) + 1;
     let [head, table, why, where_] = Layout::vertical([
         Constraint::Length(2),
         Constraint::Length(rows),
@@ -75,16 +77,15 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
     let wide = table.width >= 76;
     // The target percentile from the schedule (11 characters and a gap) once the rest fits.
     let from_schedule = table.width >= 12 + if wide { 76 } else { 52 };
-    let body: Vec<Row> = app
-        .results
+    let body: Vec<Row> = listed
         .iter()
         .rev()
         .take(8)
         .rev()
-        .map(|r| {
+        .map(|(label, r)| {
             let pct = |p: f64| r.percentile_text(p);
             let mut cells = vec![
-                Cell::from(rate(r.target_rate)),
+                Cell::from(label.clone()),
                 Cell::from(rate(r.achieved_rate)),
                 Cell::from(Span::styled(
                     verdict_mark(r.verdict),
@@ -148,6 +149,22 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
                     r.target_percentile,
                     r.ci_width_us.map_or("-".into(), |w| format!("{w:.1}")),
                     app.ci_target_us.map_or("-".into(), |t| format!("{t:.1}"))
+                ),
+                theme.accent(),
+            ));
+        }
+        if let Some(rep) = &r.replication
+            && let Some(h) = &rep.hysteresis
+            && r.verdict != Verdict::NotAvailable
+        {
+            items.push((
+                format!(
+                    "! {} req/s: the {} runs disagree beyond their own CIs ({:.1} to {:.1} µs, I² = {:.2}); the CI across runs includes that spread",
+                    rate(r.target_rate),
+                    rep.runs.len(),
+                    h.low,
+                    h.high,
+                    h.i2
                 ),
                 theme.accent(),
             ));
