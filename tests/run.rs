@@ -130,13 +130,20 @@ fn converges(service: &str, rate: f64, width: &str) {
     let took = started.elapsed();
     let model = model_p99(service, rate);
     // On a host that stalls for milliseconds, an honest run may end N/A: then it must say
-    // the host is why (its stalls, or the client's late sends), with the probe's figures.
+    // the host is why (its stalls, or the client's late sends), with the probe's figures;
+    // or that its samples depend on each other over seconds, which at this load (ρ 0.075
+    // and 0.15: busy periods of a few hundred µs in the model) no queue does, and a host
+    // whose speed drifts over seconds does.
     if result["verdict"] == "n/a" {
         assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
         let reason = &result["reasons"][0];
         let check = reason["check"].as_str().unwrap();
+        let drift = check == "too_few_samples"
+            && reason["figures"]["dependence_s"]
+                .as_f64()
+                .is_some_and(|s| s >= 1.0);
         assert!(
-            ["host_stalls", "departures"].contains(&check),
+            ["host_stalls", "departures"].contains(&check) || drift,
             "N/A for a cause other than the host: {result:#}"
         );
         assert!(

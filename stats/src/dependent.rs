@@ -123,6 +123,10 @@ pub struct NeedMore {
     pub needed: usize,
     /// Samples given.
     pub have: usize,
+    /// When the batches stayed correlated: the batch size (samples) they were still
+    /// correlated at, so that a caller can say over how long a time the samples depend on
+    /// each other.
+    pub correlated_over: Option<usize>,
 }
 
 /// The lag-1 sample autocorrelation of `x` (0 for fewer than 3 values or a constant).
@@ -250,6 +254,7 @@ pub fn percentile_ci_dependent(
             reason: "no samples".into(),
             needed: iid_min.max(MIN_BATCHES),
             have: 0,
+            correlated_over: None,
         }));
     };
     let tail = p.min(1.0 - p);
@@ -271,6 +276,7 @@ pub fn percentile_ci_dependent(
             reason,
             needed: batched.max(tail_min),
             have: n,
+            correlated_over: None,
         }));
     }
     let mut m = (n / MAX_BATCHES).max(m_min);
@@ -299,6 +305,7 @@ pub fn percentile_ci_dependent(
                 // At least MIN_BATCHES batches twice the size.
                 needed: 2 * m * MIN_BATCHES,
                 have: n,
+                correlated_over: Some(m),
             }));
         }
         m *= 2;
@@ -346,6 +353,7 @@ pub fn percentile_ci_dependent(
             ),
             needed: ((n as f64 * scale * 1.1).ceil() as usize).max(n + 1),
             have: n,
+            correlated_over: None,
         }));
     }
     Ok(Ok(DependentCi {
@@ -447,6 +455,17 @@ mod tests {
             .unwrap_err();
         assert!(need.needed > 4_000, "{need:?}");
         assert!(need.reason.contains("correlated"), "{need:?}");
+        // Still correlated at the largest batches that leave ten (16 of 240 here): the
+        // caller can say how long that is in time.
+        let m = need.correlated_over.expect("the batch size");
+        assert!(
+            need.reason.contains(&format!("batches of {m} samples")),
+            "{need:?}"
+        );
+        assert!(
+            (4_000 / (2 * m)) < MIN_BATCHES && 4_000 / m >= MIN_BATCHES,
+            "{need:?}"
+        );
     }
 
     #[test]

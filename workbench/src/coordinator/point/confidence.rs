@@ -113,6 +113,7 @@ impl Estimate {
                 reason: e.to_string(),
                 needed: usize::MAX,
                 have: series.len(),
+                correlated_over: None,
             }),
         };
         Some(Estimate { value, ci })
@@ -301,10 +302,15 @@ impl Point {
                 // The need comes from the dependence seen so far, as noisy as the width's
                 // prediction below.
                 let wanted = self.within_reach(at, wanted, n / count);
+                // How long, in time, the samples stay dependent: each agent's series is
+                // its kept requests in send order.
+                let per_agent = self.config.rate / self.live_count() as f64 * self.sampling;
+                let span_s = need.correlated_over.map(|m| m as f64 / per_agent.max(1e-9));
                 let detail = format!(
-                    "too few samples for a dependence-valid {p} CI at {:.0}%: {}; about {} needed, there are {n}",
+                    "too few samples for a dependence-valid {p} CI at {:.0}%: {}{}; about {} needed, there are {n}",
                     conf * 100.0,
                     need.reason,
+                    span_s.map_or(String::new(), |s| format!(", {s:.1} s of this load")),
                     need.needed
                 );
                 self.check(
@@ -322,8 +328,11 @@ impl Point {
                     },
                     out,
                 );
-                let figures =
+                let mut figures =
                     figures(&[("samples", n as f64), ("min_samples", need.needed as f64)]);
+                if let Some(s) = span_s {
+                    figures.insert("dependence_s".into(), s);
+                }
                 // The latencies' own shape first: a heavy-tailed service needs many samples
                 // for a valid interval because its slowest requests hold up those behind
                 // them, and that is the cause to name, with the width the order statistics
