@@ -576,8 +576,13 @@ pub struct Replication {
     pub across: Vec<AcrossRuns>,
     /// The widest across-run CI of the target percentile the scenario accepts, µs.
     pub width_target_us: f64,
-    /// Whether the runs disagree beyond their own CIs (the target percentile), with the
-    /// figures; a converged point may carry it (its across-run CI includes the spread).
+    /// How the runs' estimates of the target percentile lie against their own CIs (`None`
+    /// while fewer than two runs have a CI).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spread: Option<Spread>,
+    /// The same, when the runs disagree beyond their own CIs (I² ≥ 0.5 and two runs' CIs
+    /// apart): hysteresis. A converged point may carry it (its across-run CI includes the
+    /// spread).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hysteresis: Option<Spread>,
 }

@@ -129,10 +129,15 @@ pub fn next(runs: &[PointResult], plan: &Replications, confidence: f64) -> Next 
                 check: ReasonKind::Replications,
                 detail: format!(
                     "the CI of {p} across {k} runs is {width:.1} µs wide, {:.1} asked: \
-                     about {needed:.0} runs would do ({p} per run {} µs; their own CIs \
-                     explain the spread)",
+                     about {needed:.0} runs would do ({p} per run {} µs; {})",
                     replication.width_target_us,
-                    per_run(runs, p.percent())
+                    per_run(runs, p.percent()),
+                    match &replication.spread {
+                        Some(s) => format!("their own CIs explain the spread, I² = {:.2}", s.i2),
+                        None => "fewer than two runs have a CI of their own, so whether \
+                                 they disagree beyond it is not known"
+                            .to_string(),
+                    }
                 ),
                 figures: [
                     ("runs", f64::from(k)),
@@ -179,7 +184,9 @@ pub fn summary(
     let target_p = last.target_percentile.percent();
     let target = across.iter().find(|a| (a.p - target_p).abs() < 1e-9);
     let width_target_us = target.map_or(f64::NAN, |a| plan.width.target_us(a.mean));
-    let hysteresis = spread(runs, target_p, confidence)
+    let spread = spread(runs, target_p, confidence);
+    let hysteresis = spread
+        .clone()
         .filter(|s| s.i2 >= HYSTERESIS_I2 && !s.disjoint.is_empty());
     let from_schedule = last
         .from_schedule
@@ -230,6 +237,7 @@ pub fn summary(
             runs: runs.to_vec(),
             across,
             width_target_us,
+            spread,
             hysteresis,
         })),
     }

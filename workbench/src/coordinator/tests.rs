@@ -1409,6 +1409,20 @@ fn runs_too_noisy_for_the_width_end_na_replications_not_hysteresis() {
         result.reasons
     );
     assert!(result.reasons[0].figures["runs_needed"] > 4.0);
+    // Every run had its own CI: the spread is judged, and not found beyond them.
+    let rep = result.replication.as_deref().unwrap();
+    let spread = rep.spread.as_ref().expect("the runs' spread");
+    assert!(
+        spread.i2 < replication::HYSTERESIS_I2 || spread.disjoint.is_empty(),
+        "{spread:?}"
+    );
+    assert!(
+        result.reasons[0]
+            .detail
+            .contains("their own CIs explain the spread"),
+        "{:#?}",
+        result.reasons
+    );
 }
 
 #[test]

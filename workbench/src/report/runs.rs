@@ -231,6 +231,7 @@ mod tests {
                 runs,
                 across: Vec::new(),
                 width_target_us: 20.0,
+                spread: None,
                 hysteresis: None,
             })),
             ..PointResult::example(

@@ -440,6 +440,7 @@ verdict: n/a
             runs: vec![run(1, 40.0), run(2, 42.0)],
             across: Vec::new(),
             width_target_us: 5.0,
+            spread: None,
             hysteresis: None,
         }));
         let summary = summarize(Path::new("/runs/x"), &record(vec![across]));

@@ -317,6 +317,7 @@ fn a_replicated_point_shows_its_runs_as_rows() {
         runs: vec![run(1, 312.0), run(2, 348.0)],
         across: Vec::new(),
         width_target_us: 33.0,
+        spread: None,
         hysteresis: None,
     }));
     app.update(event(14.0, EventKind::Verdict(Box::new(across))));
