@@ -386,8 +386,8 @@ fn verdict_line(r: &PointResult) -> String {
         ));
         if let Some(h) = &rep.hysteresis {
             line.push_str(&format!(
-                "\n             hysteresis: the runs disagree beyond their own CIs ({:.1} to {:.1} µs, I² = {:.2}, τ = {:.1} µs)",
-                h.low, h.high, h.i2, h.tau_us
+                "\n             hysteresis: the runs disagree beyond their own CIs ({})",
+                h.summary()
             ));
         }
     }

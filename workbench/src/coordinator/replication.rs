@@ -94,34 +94,66 @@ pub fn next(runs: &[PointResult], plan: &Replications, confidence: f64) -> Next 
     }
     let p = target.target_percentile;
     let reason = match &replication.hysteresis {
-        Some(s) => Reason {
-            check: ReasonKind::Hysteresis,
-            detail: format!(
-                "the runs disagree beyond their own CIs: {p} per run {} µs, from {:.1} to {:.1}; \
-                 I² = {:.2} ({:.0}% of the spread is between runs, τ = {:.1} µs); the CI across \
-                 {k} runs is {width:.1} µs wide, {:.1} asked",
-                per_run(runs, p.percent()),
-                s.low,
-                s.high,
-                s.i2,
-                s.i2 * 100.0,
-                s.tau_us,
-                replication.width_target_us
-            ),
-            figures: [
+        Some(s) => {
+            let mut parts = Vec::new();
+            if let (Some(i2), Some(tau)) = (s.i2, s.tau_us)
+                && !s.disjoint.is_empty()
+            {
+                parts.push(format!(
+                    "I² = {i2:.2} ({:.0}% of the spread between the runs with a CI is beyond \
+                     what their CIs explain, τ = {tau:.1} µs)",
+                    i2 * 100.0
+                ));
+            }
+            if let (false, Some((lo, hi))) = (s.outside.is_empty(), s.ci_hull) {
+                parts.push(format!(
+                    "run{} {} (no CI of {}: {}) outside every other run's CI ({lo:.1} to {hi:.1} µs)",
+                    if s.outside.len() == 1 { "" } else { "s" },
+                    s.outside
+                        .iter()
+                        .map(u32::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    if s.outside.len() == 1 { "its own" } else { "their own" },
+                    s.outside
+                        .iter()
+                        .filter_map(|&k| runs.get(k as usize - 1))
+                        .map(|r| r.reasons.first().map_or("-", |x| x.check.name()))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+            let mut figures: std::collections::BTreeMap<String, f64> = [
                 ("runs", f64::from(k)),
                 ("low_us", s.low),
                 ("high_us", s.high),
                 ("spread_us", s.high - s.low),
-                ("i2", s.i2),
-                ("tau_us", s.tau_us),
+                ("runs_outside", s.outside.len() as f64),
                 ("width_us", width),
                 ("width_target_us", replication.width_target_us),
             ]
             .into_iter()
             .map(|(k, v)| (k.to_string(), v))
-            .collect(),
-        },
+            .collect();
+            for (name, v) in [("i2", s.i2), ("tau_us", s.tau_us)] {
+                if let Some(v) = v {
+                    figures.insert(name.into(), v);
+                }
+            }
+            Reason {
+                check: ReasonKind::Hysteresis,
+                detail: format!(
+                    "the runs disagree beyond their own CIs: {p} per run {} µs, from {:.1} to \
+                     {:.1}; {}; the CI across {k} runs is {width:.1} µs wide, {:.1} asked",
+                    per_run(runs, p.percent()),
+                    s.low,
+                    s.high,
+                    parts.join("; "),
+                    replication.width_target_us
+                ),
+                figures,
+            }
+        }
         None => {
             // The half-width shrinks as 1/√runs (and t's quantile with it, a little).
             let needed = (f64::from(k) * (width / replication.width_target_us).powi(2)).ceil();
@@ -132,8 +164,8 @@ pub fn next(runs: &[PointResult], plan: &Replications, confidence: f64) -> Next 
                      about {needed:.0} runs would do ({p} per run {} µs; {})",
                     replication.width_target_us,
                     per_run(runs, p.percent()),
-                    match &replication.spread {
-                        Some(s) => format!("their own CIs explain the spread, I² = {:.2}", s.i2),
+                    match replication.spread.as_ref().and_then(|s| s.i2) {
+                        Some(i2) => format!("their own CIs explain the spread, I² = {i2:.2}"),
                         None => "fewer than two runs have a CI of their own, so whether \
                                  they disagree beyond it is not known"
                             .to_string(),
@@ -185,9 +217,7 @@ pub fn summary(
     let target = across.iter().find(|a| (a.p - target_p).abs() < 1e-9);
     let width_target_us = target.map_or(f64::NAN, |a| plan.width.target_us(a.mean));
     let spread = spread(runs, target_p, confidence);
-    let hysteresis = spread
-        .clone()
-        .filter(|s| s.i2 >= HYSTERESIS_I2 && !s.disjoint.is_empty());
+    let hysteresis = spread.clone().filter(|s| s.disagrees(HYSTERESIS_I2));
     let from_schedule = last
         .from_schedule
         .iter()
@@ -271,24 +301,30 @@ fn across(runs: &[PointResult], p: f64, confidence: f64) -> AcrossRuns {
     }
 }
 
-/// How the runs' estimates of `p` lie against their own CIs (the runs with a CI; `None`
-/// with fewer than two).
+/// How the runs' estimates of `p` lie against their own CIs (`None` with fewer than two
+/// runs, or none with a CI).
 fn spread(runs: &[PointResult], p: f64, confidence: f64) -> Option<Spread> {
     let z = Normal::standard().inverse_cdf((1.0 + confidence) / 2.0);
-    let with_ci: Vec<(u32, f64, f64, f64)> = runs
+    // (run, estimate, its CI)
+    type Run = (u32, f64, Option<(f64, f64)>);
+    let all: Vec<Run> = runs
         .iter()
         .enumerate()
         .filter_map(|(i, r)| {
             let q = r.percentile(p)?;
-            Some((i as u32 + 1, q.value, q.ci_low?, q.ci_high?))
+            Some((i as u32 + 1, q.value, q.ci_low.zip(q.ci_high)))
         })
         .collect();
-    if with_ci.len() < 2 {
+    let with_ci: Vec<(u32, f64, f64, f64)> = all
+        .iter()
+        .filter_map(|&(run, x, ci)| ci.map(|(lo, hi)| (run, x, lo, hi)))
+        .collect();
+    if all.len() < 2 || with_ci.is_empty() {
         return None;
     }
     let estimates: Vec<f64> = with_ci.iter().map(|r| r.1).collect();
     let errors: Vec<f64> = with_ci.iter().map(|r| (r.3 - r.2) / (2.0 * z)).collect();
-    let h = heterogeneity(&estimates, &errors).ok()?;
+    let h = heterogeneity(&estimates, &errors).ok();
     let mut disjoint = Vec::new();
     for (i, a) in with_ci.iter().enumerate() {
         for b in &with_ci[i + 1..] {
@@ -297,13 +333,132 @@ fn spread(runs: &[PointResult], p: f64, confidence: f64) -> Option<Spread> {
             }
         }
     }
+    let hull = (
+        with_ci.iter().map(|r| r.2).fold(f64::INFINITY, f64::min),
+        with_ci
+            .iter()
+            .map(|r| r.3)
+            .fold(f64::NEG_INFINITY, f64::max),
+    );
+    let outside = all
+        .iter()
+        .filter(|(_, x, ci)| ci.is_none() && (*x < hull.0 || *x > hull.1))
+        .map(|(run, ..)| *run)
+        .collect();
     Some(Spread {
         p,
-        low: estimates.iter().copied().fold(f64::INFINITY, f64::min),
-        high: estimates.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-        q: h.q,
-        i2: h.i2,
-        tau_us: h.tau,
+        low: all.iter().map(|r| r.1).fold(f64::INFINITY, f64::min),
+        high: all.iter().map(|r| r.1).fold(f64::NEG_INFINITY, f64::max),
+        q: h.map(|h| h.q),
+        i2: h.map(|h| h.i2),
+        tau_us: h.map(|h| h.tau),
         disjoint,
+        outside,
+        ci_hull: Some(hull),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::CiWidth;
+
+    fn run(k: u32, value: f64, ci: Option<(f64, f64)>, why: Option<ReasonKind>) -> PointResult {
+        let mut r = PointResult::example(
+            10_000.0,
+            if why.is_some() {
+                Verdict::NotAvailable
+            } else {
+                Verdict::Converged
+            },
+            vec![PercentileResult {
+                p: 99.0,
+                value,
+                ci_low: ci.map(|c| c.0),
+                ci_high: ci.map(|c| c.1),
+                dependence: None,
+            }],
+        );
+        r.run = Some(k);
+        r.reasons = why
+            .map(|check| Reason {
+                check,
+                detail: "as measured".into(),
+                figures: Default::default(),
+            })
+            .into_iter()
+            .collect();
+        r
+    }
+
+    #[test]
+    fn runs_without_a_ci_far_outside_the_others_are_hysteresis() {
+        // As memcached at 10,000 req/s gave on this host: four runs agreeing within
+        // their CIs, two (disturbed by the host, no CI of their own) far above.
+        let runs = vec![
+            run(1, 69.1, Some((65.2, 78.4)), None),
+            run(2, 67.7, Some((64.8, 72.8)), None),
+            run(3, 64.5, Some((63.1, 69.6)), None),
+            run(4, 439.8, None, Some(ReasonKind::TooFewSamples)),
+            run(5, 684.8, None, Some(ReasonKind::HostStalls)),
+            run(6, 71.8, Some((69.4, 78.7)), None),
+        ];
+        let plan = Replications {
+            min: 3,
+            max: 6,
+            width: CiWidth::Relative(0.1),
+            pause: std::time::Duration::ZERO,
+        };
+        let Next::Done(result) = next(&runs, &plan, 0.95) else {
+            panic!("six runs of six")
+        };
+        assert_eq!(result.verdict, Verdict::NotAvailable);
+        let reason = &result.reasons[0];
+        assert_eq!(reason.check, ReasonKind::Hysteresis, "{reason:#?}");
+        let rep = result.replication.as_deref().unwrap();
+        let s = rep.hysteresis.as_ref().unwrap();
+        assert_eq!(s.outside, [4, 5]);
+        // The four with a CI agree among themselves.
+        assert!(
+            s.i2.unwrap() < HYSTERESIS_I2 || s.disjoint.is_empty(),
+            "{s:?}"
+        );
+        assert_eq!(s.ci_hull, Some((63.1, 78.7)));
+        assert!(
+            reason.detail.contains(
+                "runs 4, 5 (no CI of their own: too_few_samples, host_stalls) outside every \
+                 other run's CI (63.1 to 78.7 µs)"
+            ),
+            "{}",
+            reason.detail
+        );
+        assert_eq!(reason.figures["runs_outside"], 2.0);
+        assert_eq!((s.low, s.high), (64.5, 684.8));
+        // The answer across runs: their mean, the t-interval cut at 0.
+        let p99 = result.target().unwrap();
+        assert!((p99.value - 232.95).abs() < 0.01, "{p99:?}");
+        assert_eq!(p99.ci_low, Some(0.0));
+    }
+
+    #[test]
+    fn a_run_without_a_ci_inside_the_others_is_not() {
+        let runs = vec![
+            run(1, 69.1, Some((65.2, 78.4)), None),
+            run(2, 70.0, None, Some(ReasonKind::Confidence)),
+            run(3, 67.7, Some((64.8, 72.8)), None),
+        ];
+        let plan = Replications {
+            min: 3,
+            max: 3,
+            width: CiWidth::Relative(0.2),
+            pause: std::time::Duration::ZERO,
+        };
+        let Next::Done(result) = next(&runs, &plan, 0.95) else {
+            panic!("three runs of three")
+        };
+        assert_eq!(result.verdict, Verdict::Converged, "{:#?}", result.reasons);
+        let rep = result.replication.as_deref().unwrap();
+        assert!(rep.hysteresis.is_none());
+        assert!(rep.spread.as_ref().unwrap().outside.is_empty());
+    }
 }

@@ -159,12 +159,10 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
         {
             items.push((
                 format!(
-                    "! {} req/s: the {} runs disagree beyond their own CIs ({:.1} to {:.1} µs, I² = {:.2}); the CI across runs includes that spread",
+                    "! {} req/s: the {} runs disagree beyond their own CIs ({}); the CI across runs includes that spread",
                     rate(r.target_rate),
                     rep.runs.len(),
-                    h.low,
-                    h.high,
-                    h.i2
+                    h.summary()
                 ),
                 theme.accent(),
             ));
