@@ -281,6 +281,8 @@ pub struct Coordinator {
     runs: Vec<PointResult>,
     /// Between two runs of a replicated point: when the next may start.
     between: Option<Duration>,
+    /// The user accepted during a run of a replicated point: the point ends with it.
+    accepting: bool,
     /// The user quit or an agent was lost: no further points.
     stopped: bool,
     done: bool,
@@ -309,6 +311,7 @@ impl Coordinator {
             results: Vec::new(),
             runs: Vec::new(),
             between: None,
+            accepting: false,
             stopped: false,
             done: false,
         }
@@ -370,7 +373,11 @@ impl Coordinator {
                         point.set_load(at, rate, &mut out)
                     }
                     UserCommand::SetLoad(_) => {}
-                    UserCommand::Accept => point.accept(at, &mut out),
+                    UserCommand::Accept => {
+                        // In a replicated point, accepting ends the point with this run.
+                        self.accepting = self.base.replications.is_some();
+                        point.accept(at, &mut out)
+                    }
                     UserCommand::Continue => {}
                     UserCommand::Quit => {
                         point.abort(
@@ -441,6 +448,26 @@ impl Coordinator {
     fn run_ended(&mut self, at: Duration, run: PointResult, out: &mut Decision) {
         self.point = None;
         self.runs.push(run);
+        // The load stops after every run: before the next run's fresh connections, or
+        // the next point's load (its backlog dropped, as between points).
+        out.actions.push(Action::Pause);
+        let accepting = std::mem::take(&mut self.accepting);
+        if accepting
+            && self.runs.last().is_some_and(|r| {
+                r.reasons
+                    .iter()
+                    .any(|x| x.check == ReasonKind::AcceptedEmpty)
+            })
+            && self.runs.len() > 1
+        {
+            // Accepted before this run measured anything: the point is the runs before it.
+            self.runs.pop();
+        }
+        if accepting && let Some(mut result) = self.runs_so_far() {
+            result.verdict = Verdict::Accepted;
+            self.replicated_point_ended(at, result, out);
+            return;
+        }
         let next = match self.base.replications {
             Some(plan) => replication::next(&self.runs, &plan, self.base.ci.confidence),
             None => replication::Next::Done(Box::new(self.runs[self.runs.len() - 1].clone())),
@@ -448,7 +475,6 @@ impl Coordinator {
         match next {
             replication::Next::Run => {
                 let pause = self.base.replications.map_or(Duration::ZERO, |p| p.pause);
-                out.actions.push(Action::Pause);
                 out.actions.push(Action::Renew {
                     run: self.runs.len() as u32 + 1,
                 });
@@ -471,77 +497,72 @@ impl Coordinator {
         self.point_ended(at, result, out);
     }
 
+    /// The replicated point's result from the runs so far, with no more runs to come: the
+    /// across-run CI decides as at the last run allowed.
+    fn runs_so_far(&self) -> Option<PointResult> {
+        let plan = self.base.replications?;
+        let last = self.runs.last()?;
+        let k = self.runs.len() as u32;
+        let plan = Replications {
+            min: k.min(plan.min),
+            max: k,
+            ..plan
+        };
+        let confidence = self.base.ci.confidence;
+        Some(match replication::next(&self.runs, &plan, confidence) {
+            replication::Next::Done(r) => *r,
+            replication::Next::Run => replication::summary(
+                last,
+                &self.runs,
+                &plan,
+                confidence,
+                Verdict::NotAvailable,
+                Vec::new(),
+            ),
+        })
+    }
+
     /// Between two runs: the next starts once the pause is over; a quit, an accept or a
     /// lost agent ends the point with the runs so far.
     fn between_runs(&mut self, at: Duration, input: Input, out: &mut Decision) {
-        let (Some(plan), Some(last)) = (self.base.replications, self.runs.last()) else {
+        let Some(rate) = self.runs.last().map(|r| r.target_rate) else {
             self.between = None;
             return;
         };
-        let rate = last.target_rate;
-        let end = |reason: Option<Reason>| -> PointResult {
-            let runs = &self.runs;
-            // With the runs so far: the across-run CI decides, with no more runs.
-            let k = runs.len() as u32;
-            let plan = Replications {
-                min: k.min(plan.min),
-                max: k,
-                ..plan
-            };
-            let mut result = match replication::next(runs, &plan, self.base.ci.confidence) {
-                replication::Next::Done(r) => *r,
-                replication::Next::Run => replication::summary(
-                    last,
-                    runs,
-                    &plan,
-                    self.base.ci.confidence,
-                    Verdict::NotAvailable,
-                    Vec::new(),
-                ),
-            };
-            if let Some(reason) = reason {
-                result.verdict = Verdict::NotAvailable;
-                result.reasons.insert(0, reason);
-            }
-            result
-        };
+        let point = self.results.len();
         let command = |out: &mut Decision, text: String| {
             out.events.push(Event {
                 at: at.as_secs_f64(),
-                point: self.results.len(),
+                point,
                 rate,
                 kind: EventKind::Command { command: text },
             });
         };
-        match input {
+        let (verdict, reason, stop) = match input {
             Input::Command(UserCommand::Quit) => {
                 command(out, UserCommand::Quit.to_string());
-                let result = end(Some(Reason {
+                let reason = Reason {
                     check: ReasonKind::Quit,
                     detail: "the user quit between runs; the runs so far are kept".into(),
                     figures: Default::default(),
-                }));
-                self.queue.clear();
-                self.stopped = true;
-                self.replicated_point_ended(at, result, out);
+                };
+                (Verdict::NotAvailable, Some(reason), true)
             }
             Input::Command(UserCommand::Accept) => {
                 command(out, UserCommand::Accept.to_string());
-                let result = end(None);
-                self.replicated_point_ended(at, result, out);
+                (Verdict::Accepted, None, false)
             }
             Input::Command(c) => {
                 command(out, format!("{c}: ignored between runs"));
+                return;
             }
             Input::AgentLost { agent, detail } => {
-                let result = end(Some(Reason {
+                let reason = Reason {
                     check: ReasonKind::AgentLost,
                     detail: format!("agent {agent} was lost between runs: {detail}"),
                     figures: Default::default(),
-                }));
-                self.queue.clear();
-                self.stopped = true;
-                self.replicated_point_ended(at, result, out);
+                };
+                (Verdict::NotAvailable, Some(reason), true)
             }
             Input::Tick | Input::Batch { .. } | Input::Host(_)
                 if self.between.is_some_and(|t| at >= t) =>
@@ -553,17 +574,24 @@ impl Coordinator {
                     rate,
                     ..self.base.clone()
                 };
-                self.point = Some(Point::start(
-                    config,
-                    self.results.len(),
-                    Some((run, rounds)),
-                    at,
-                    out,
-                ));
+                self.point = Some(Point::start(config, point, Some((run, rounds)), at, out));
+                return;
             }
             // Batches of the last run still in flight are not counted.
-            Input::Tick | Input::Batch { .. } | Input::Host(_) => {}
+            Input::Tick | Input::Batch { .. } | Input::Host(_) => return,
+        };
+        let Some(mut result) = self.runs_so_far() else {
+            return;
+        };
+        result.verdict = verdict;
+        if let Some(reason) = reason {
+            result.reasons.insert(0, reason);
         }
+        if stop {
+            self.queue.clear();
+            self.stopped = true;
+        }
+        self.replicated_point_ended(at, result, out);
     }
 
     fn next_point(&mut self, at: Duration, out: &mut Decision) {

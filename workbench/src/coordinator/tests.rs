@@ -97,6 +97,8 @@ struct FakeAgent {
     run_shift_us: f64,
     /// The connections were renewed this many times.
     renewals: u32,
+    /// Every action applied, in order.
+    applied: Vec<Action>,
     seed: u64,
     latency: LatencyFn,
 }
@@ -122,12 +124,14 @@ impl FakeAgent {
             run: 1,
             run_shift_us: 0.0,
             renewals: 0,
+            applied: Vec::new(),
             seed,
             latency: Box::new(latency),
         }
     }
 
     fn apply(&mut self, action: &Action) {
+        self.applied.push(*action);
         match action {
             Action::Load { rate } => self.rate = *rate,
             Action::Sampling { rate, generation } => {
@@ -1442,4 +1446,76 @@ fn a_run_that_fails_for_a_cause_ends_the_replicated_point() {
     assert!(result.reasons[0].detail.starts_with("run 1: "));
     assert_eq!(result.replication.as_deref().unwrap().runs.len(), 1);
     assert_eq!(agent.renewals, 0);
+}
+
+#[test]
+fn replicated_points_of_a_sweep_stop_the_load_between_runs_and_points() {
+    let mut c = Coordinator::new(
+        replicated(2, 2, CiWidth::Relative(0.9)),
+        &LoadPlan::Sweep(vec![20_000.0, 10_000.0]),
+    );
+    let mut agent = FakeAgent::new(1, exp_latency(50.0));
+    drive(&mut c, &mut agent, Duration::from_secs(600));
+    assert_eq!(c.results().len(), 2);
+    for r in c.results() {
+        assert_eq!(r.replication.as_deref().unwrap().runs.len(), 2);
+    }
+    // Four runs: each load after the first comes after a pause (and, within a point, new
+    // connections).
+    let loads: Vec<usize> = agent
+        .applied
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| matches!(a, Action::Load { .. }))
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(loads.len(), 4, "{:?}", agent.applied);
+    for w in loads.windows(2) {
+        assert!(
+            agent.applied[w[0]..w[1]].contains(&Action::Pause),
+            "{:?}",
+            agent.applied
+        );
+    }
+    assert_eq!(agent.renewals, 2, "one renewal per point's second run");
+}
+
+#[test]
+fn accepting_during_a_run_ends_the_replicated_point_with_it() {
+    let mut c = Coordinator::new(
+        replicated(3, 6, CiWidth::Relative(0.001)),
+        &LoadPlan::Fixed(20_000.0),
+    );
+    let mut agent = FakeAgent::new(1, exp_latency(50.0));
+    let mut at = Duration::ZERO;
+    let mut decision = c.start(at);
+    let mut accepted = false;
+    let mut measured = 0;
+    while !c.is_done() && at < Duration::from_secs(600) {
+        for a in &decision.actions {
+            agent.apply(a);
+        }
+        at += BATCH;
+        if agent.run == 2 && c.position().1 > 0 {
+            measured += 1;
+        }
+        // Once run 2 has measured for a second, the user accepts.
+        let input = if !accepted && measured > 50 {
+            accepted = true;
+            Input::Command(UserCommand::Accept)
+        } else {
+            Input::Batch {
+                agent: 0,
+                batch: agent.batch(),
+            }
+        };
+        decision = c.step(at, input);
+    }
+    assert!(accepted && c.is_done());
+    let result = &c.results()[0];
+    assert_eq!(result.verdict, Verdict::Accepted, "{:#?}", result.reasons);
+    let rep = result.replication.as_deref().unwrap();
+    assert_eq!(rep.runs.len(), 2);
+    assert_eq!(rep.runs[1].verdict, Verdict::Accepted);
+    assert!(result.target().unwrap().ci_low.is_some());
 }
