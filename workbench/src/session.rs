@@ -16,7 +16,8 @@ use vernier_agent::{Batch, DEFAULT_PERIOD, Engine, HostProbe};
 use vernier_protocols::InterArrival;
 
 use crate::coordinator::{
-    Action, Coordinator, Event, Input, PointConfig, PointResult, Taken, UserCommand, Verdict,
+    Action, Coordinator, Event, EventKind, Input, PointConfig, PointResult, Taken, UserCommand,
+    Verdict,
 };
 use crate::error::Error;
 use crate::record::{Machine, Recorder, RunRecord};
@@ -536,6 +537,14 @@ pub async fn run(
         .map(vernier_agent::sys::HaltPoll::set)
         .transpose()
         .map_err(|e| Error::Usage(format!("halt_poll: {e}")))?;
+    // The path's floor and the client's share, before any load and before vernier's
+    // threads are confined (the ping-pong pins its own to the workers' and target's cores).
+    let baseline = {
+        let scenario = scenario.clone();
+        tokio::task::spawn_blocking(move || crate::budget::Baseline::measure(&scenario))
+            .await
+            .map_err(|e| Error::Failed(format!("the latency budget's calibration: {e}")))?
+    };
     // Listening first: a bad address ends the run before any load.
     // Fed only when served: without `--metrics` the loop does none of its work.
     let live = options.metrics.map(|_| crate::metrics::LiveMetrics::new());
@@ -614,6 +623,8 @@ pub async fn run(
     };
     tokio::pin!(ctrl_c);
     let mut ctrl_c_armed = true;
+    // Each point's budget, made once as its verdict passes and given to the outcome.
+    let mut budgets = Vec::new();
     let mut decision = coordinator.start(started.elapsed());
     loop {
         // Carry out the decision: actions first (the agents wait for nobody), then events.
@@ -629,7 +640,11 @@ pub async fn run(
                 }
             }
         }
-        for event in decision.events.drain(..) {
+        for mut event in decision.events.drain(..) {
+            if let EventKind::Verdict(result) = &mut event.kind {
+                result.budget = Some(baseline.budget(result));
+                budgets.push(result.budget.clone());
+            }
             if let Some(live) = &live {
                 live.event(&event);
             }
@@ -718,6 +733,9 @@ pub async fn run(
         }
     };
     let mut points = coordinator.results().to_vec();
+    for (p, budget) in points.iter_mut().zip(budgets) {
+        p.budget = budget;
+    }
     for p in &mut points {
         p.record = Some(record.display().to_string());
     }
