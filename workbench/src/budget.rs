@@ -523,8 +523,13 @@ fn host(reports: &[StallReport], window_us: Option<f64>, model: Option<&Model>) 
     // A request meets a stall when its window overlaps it: a stall of length L catches the
     // requests sent in the L + window before its end.
     let share = ((lost_us + stalls as f64 * window) / (seconds * 1e6)).min(1.0);
+    let sees = if probes.iter().all(|r| r.realtime) {
+        "real-time probes see the hypervisor and the kernel taking the cores, not other ordinary threads sharing them"
+    } else {
+        "ordinary-priority probes: other threads on their cores delay them too"
+    };
     let how_share = format!(
-        "probes on {names}: {:.2}% of requests' windows ({window:.1} µs) held a stall or time the core was not the probe's ({stalls} wake-ups over 1 ms late, {:.1} ms lost beyond 100 µs, in {seconds:.1} s)",
+        "probes on {names}: {:.2}% of requests' windows ({window:.1} µs) held a stall or time the core was not the probe's ({stalls} wake-ups over 1 ms late, {:.1} ms lost beyond 100 µs, in {seconds:.1} s; {sees})",
         share * 100.0,
         lost_us / 1e3
     );
