@@ -172,6 +172,21 @@ impl Budget {
         ]
     }
 
+    /// The parts and the summary in one line, as tables print it: `floor 5.5 µs, client
+    /// -1.1 µs, host 0.0 µs, server (model) 20.0 µs; p50 24.6 [24.5, 24.7] µs; parts 24.4
+    /// µs, +0.2 µs unexplained`.
+    pub fn line(&self) -> String {
+        let parts: Vec<String> = self
+            .parts()
+            .iter()
+            .map(|(name, us)| match us {
+                Some(us) => format!("{name} {us:.1} µs"),
+                None => format!("{name} unknown"),
+            })
+            .collect();
+        format!("{}; {}", parts.join(", "), self.summary())
+    }
+
     /// The measurement against the parts' sum, in a line: `p50 29.8 [29.4, 30.2] µs; parts
     /// 29.6 µs, within the CI`.
     pub fn summary(&self) -> String {

@@ -72,6 +72,10 @@ fn the_parts_of_a_synthetic_point_add_up_to_its_median() {
         b.summary(),
         "p50 27.4 [26.8, 28.0] µs; parts 27.0 µs, within the CI"
     );
+    assert_eq!(
+        b.line(),
+        "floor 6.0 µs, client 1.0 µs, host 0.0 µs, server (model) 20.0 µs; p50 27.4 [26.8, 28.0] µs; parts 27.0 µs, within the CI"
+    );
     // Outside the CI, the summary says by how much.
     let slow = baseline("fixed:20us").budget(&point(
         5000.0,
