@@ -537,14 +537,6 @@ pub async fn run(
         .map(vernier_agent::sys::HaltPoll::set)
         .transpose()
         .map_err(|e| Error::Usage(format!("halt_poll: {e}")))?;
-    // The path's floor and the client's share, before any load and before vernier's
-    // threads are confined (the ping-pong pins its own to the workers' and target's cores).
-    let baseline = {
-        let scenario = scenario.clone();
-        tokio::task::spawn_blocking(move || crate::budget::Baseline::measure(&scenario))
-            .await
-            .map_err(|e| Error::Failed(format!("the latency budget's calibration: {e}")))?
-    };
     // Listening first: a bad address ends the run before any load.
     // Fed only when served: without `--metrics` the loop does none of its work.
     let live = options.metrics.map(|_| crate::metrics::LiveMetrics::new());
@@ -553,6 +545,14 @@ pub async fn run(
         _ => None,
     };
     // (The server stops when `served` goes, with the session.)
+    // The path's floor and the client's share, before the run's load and before vernier's
+    // threads are confined (the ping-pong pins its own to the workers' and target's cores).
+    let baseline = {
+        let scenario = scenario.clone();
+        tokio::task::spawn_blocking(move || crate::budget::Baseline::measure(&scenario))
+            .await
+            .map_err(|e| Error::Failed(format!("the latency budget's calibration: {e}")))?
+    };
     let confinement = confine(scenario);
     let (tx, mut rx) = mpsc::unbounded_channel();
     let (mut links, timestamps) = connect(scenario, options, &tx).await?;
