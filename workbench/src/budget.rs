@@ -13,12 +13,19 @@
 //!   share of requests whose window held a stall, its size, and (where the ideal model
 //!   gives the latency distribution) how far that share moves the median;
 //! - **what remains**: the server and its queue. Where the service time is known (the
-//!   synthetic protocol's `service:`), the ideal M/G/1 model's median, independent of the
-//!   measurement; everywhere, the measured median less the parts above, by difference.
+//!   synthetic protocol's `service:`), by the ideal M/G/1 model, independent of the
+//!   measurement: how far the model's times, added request by request to the client
+//!   calibration's latencies, move their median; everywhere, the measured median less the
+//!   parts above, by difference.
 //!
-//! Medians add up where other percentiles do not (the p99 of a sum is not the sum of the
-//! p99s), so the budget is of the p50. A figure that cannot be measured on a given host or
-//! path is `None` with the reason, never a guess.
+//! The budget is of the p50: the floor and the client's share are medians, and a median
+//! of a sum is the sum of medians when all parts but one are nearly constant, as the path
+//! is on a quiet host. Where the path varies (a tenth of its requests several µs slow), a
+//! spread-out service time moves the median by more than its own median, which is why the
+//! server's part adds the model to the path's measured latencies rather than quoting the
+//! model's p50. Higher percentiles do not split at all (the p99 of a sum is not the sum of
+//! p99s). A figure that cannot be measured on a given host or path is `None` with the
+//! reason, never a guess.
 
 use std::net::ToSocketAddrs;
 use std::time::Duration;
@@ -224,6 +231,9 @@ pub struct Baseline {
     /// The synthetic service time, or why the server has no model.
     service: Result<Dist, String>,
     seed: u64,
+    /// The latencies of the client's calibration (floor and client together, request by
+    /// request), µs, at the [`GRID`]'s quantiles; empty when not measured.
+    path: Vec<f64>,
 }
 
 impl Baseline {
@@ -241,24 +251,22 @@ impl Baseline {
             .any(|a| matches!(a, AgentSpec::Local { .. }));
         if !local {
             let why = "the agents run on other hosts, and vernier measures a floor and calibrates a client only on its own";
-            return Baseline {
-                floor: Part::unknown(why),
-                client: Part::unknown(why),
+            return Baseline::given(
+                Part::unknown(why),
+                Part::unknown(why),
                 service,
-                seed: scenario.seed,
-            };
+                scenario.seed,
+            );
         }
         let (floor, loopback) = floor(scenario);
-        let client = match loopback {
+        let (client, path) = match loopback {
             Ok(p50) => client(scenario, p50),
-            Err(why) => Part::unknown(format!("no floor to calibrate against: {why}")),
+            Err(why) => (
+                Part::unknown(format!("no floor to calibrate against: {why}")),
+                Vec::new(),
+            ),
         };
-        Baseline {
-            floor,
-            client,
-            service,
-            seed: scenario.seed,
-        }
+        Baseline::given(floor, client, service, scenario.seed).with_path(path)
     }
 
     /// Figures given rather than measured, for tests and replays.
@@ -268,7 +276,14 @@ impl Baseline {
             client,
             service,
             seed,
+            path: Vec::new(),
         }
+    }
+
+    /// The same, with the path's latencies (µs at the [`GRID`]'s quantiles, ascending)
+    /// that the server's time is added to, request by request.
+    pub fn with_path(self, path: Vec<f64>) -> Self {
+        Baseline { path, ..self }
     }
 
     /// The budget of `result`'s median.
@@ -280,13 +295,7 @@ impl Baseline {
         let model = self.model(result.target_rate);
         let host = host(&result.host, measured_us, model.as_ref().ok());
         let model_part = match &model {
-            Ok(m) => Part::known(
-                m.p50,
-                format!(
-                    "the ideal M/G/1 model's p50 (FCFS, Poisson arrivals, no network, client or server overhead): service {} at {:.0} req/s, load {:.2}, {} simulated requests; one server worker assumed (the scenario does not say how many the target has)",
-                    m.service, result.target_rate, m.load, MODEL_REQUESTS
-                ),
-            ),
+            Ok(m) => self.server(m, result.target_rate),
             Err(why) => Part::unknown(why.clone()),
         };
         let remains = match (measured_us, self.floor.us, self.client.us, host.part.us) {
@@ -307,6 +316,29 @@ impl Baseline {
             model: model_part,
             remains,
         }
+    }
+
+    /// The server's part by the model: its p50 alone when the path's latencies are not
+    /// known; otherwise how far the model's times, added request by request to the path's,
+    /// move the path's median. Medians of varying parts do not simply add (the path's rare
+    /// slow requests lift the median of a spread-out service time, not of a fixed one), so
+    /// this is what the server adds to the floor and the client as measured.
+    fn server(&self, m: &Model, rate: f64) -> Part {
+        let how = format!(
+            "the ideal M/G/1 model (FCFS, Poisson arrivals, no network, client or server overhead): service {} at {rate:.0} req/s, load {:.2}, {} simulated requests, one server worker assumed (the scenario does not say how many the target has); its p50 {:.2} µs",
+            m.service, m.load, MODEL_REQUESTS, m.p50
+        );
+        if self.path.is_empty() {
+            return Part::known(m.p50, format!("{how}, with no path latencies to add it to"));
+        }
+        let service: Vec<f64> = grid().map(|q| m.quantile(q).unwrap_or(m.max())).collect();
+        let alone = median_of_sum(&[0.0], &self.path);
+        Part::known(
+            median_of_sum(&service, &self.path) - alone,
+            format!(
+                "{how}; added request by request to the latencies of the client's calibration (median {alone:.2} µs), it moves their median by this much"
+            ),
+        )
     }
 
     fn model(&self, rate: f64) -> Result<Model, String> {
@@ -345,7 +377,35 @@ struct Model {
     ccdf: Vec<(f64, f64)>,
 }
 
+/// How many quantiles a distribution is kept at for adding two of them: (i + 0.5) / GRID
+/// for i below it. A million sums, a few ms.
+pub const GRID: usize = 1_000;
+
+/// The [`GRID`]'s quantile levels, ascending.
+fn grid() -> impl Iterator<Item = f64> {
+    (0..GRID).map(|i| (i as f64 + 0.5) / GRID as f64)
+}
+
+/// The median of A + B for independent A and B, each given by its quantiles at evenly
+/// spaced levels (every pair of them is equally likely).
+fn median_of_sum(a: &[f64], b: &[f64]) -> f64 {
+    let mut sums: Vec<f64> = a
+        .iter()
+        .flat_map(|x| b.iter().map(move |y| x + y))
+        .collect();
+    if sums.is_empty() {
+        return f64::NAN;
+    }
+    let middle = sums.len() / 2;
+    *sums.select_nth_unstable_by(middle, f64::total_cmp).1
+}
+
 impl Model {
+    /// The largest sojourn time the CCDF shows, µs.
+    fn max(&self) -> f64 {
+        self.ccdf.last().map_or(self.p50, |c| c.0)
+    }
+
     /// The `q` quantile, linear between the CCDF's levels; `None` beyond them.
     fn quantile(&self, q: f64) -> Option<f64> {
         let above = 1.0 - q;
@@ -428,9 +488,12 @@ fn on_loopback(target: &str) -> bool {
 /// server is the target itself when it speaks the synthetic protocol on loopback (its own
 /// handling is then in the figure, as it is in every request of the run), otherwise
 /// vernier's synthetic server, in process, busy-polling on the target's core when named.
-fn client(scenario: &Scenario, floor_us: f64) -> Part {
+fn client(scenario: &Scenario, floor_us: f64) -> (Part, Vec<f64>) {
     let fail = |what: &str, e: &dyn std::fmt::Display| {
-        Part::unknown(format!("the client's calibration failed ({what}): {e}"))
+        (
+            Part::unknown(format!("the client's calibration failed ({what}): {e}")),
+            Vec::new(),
+        )
     };
     let target = scenario
         .targets
@@ -489,16 +552,23 @@ fn client(scenario: &Scenario, floor_us: f64) -> Part {
         Err(e) => return fail("its load", &e),
     };
     if window.latency.is_empty() {
-        return Part::unknown("the client's calibration measured no reply");
+        return (
+            Part::unknown("the client's calibration measured no reply"),
+            Vec::new(),
+        );
     }
+    let path = grid()
+        .map(|q| window.latency.value_at_quantile(q) as f64 / 1e3)
+        .collect();
     let p50 = window.latency.value_at_quantile(0.5) as f64 / 1e3;
-    Part::known(
+    let part = Part::known(
         p50 - floor_us,
         format!(
             "calibrated at the run's start, not per request: the agent's p50 ({p50:.1} µs, {} requests at {CLIENT_RATE:.0} req/s, one connection, the run's timestamps and polling) against {against}, less the loopback floor ({floor_us:.1} µs); the samples carry one stamp per request, so kernel and user stamps cannot be compared request by request",
             window.latency.len()
         ),
-    )
+    );
+    (part, path)
 }
 
 /// Host interference from the probes' reports of the point's measuring round: the probes

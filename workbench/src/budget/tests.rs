@@ -226,3 +226,37 @@ fn a_result_without_a_budget_still_loads_and_one_with_it_round_trips() {
     let back: PointResult = serde_json::from_value(json).unwrap();
     assert_eq!(back, result);
 }
+
+#[test]
+fn the_server_is_added_to_the_path_request_by_request() {
+    let quiet = || vec![probe(Some(1), 10.0, 0, 0.0)];
+    // A constant path: the server's part is the model's p50 itself.
+    let constant = baseline("fixed:20us").with_path(vec![4.5; GRID]);
+    let b = constant.budget(&point(5000.0, 24.5, Some((24.4, 24.6)), quiet()));
+    assert!((b.model.us.unwrap() - 20.0).abs() < 1e-9, "{:?}", b.model);
+    assert!(b.model.how.contains("median 4.50 µs"), "{}", b.model.how);
+    // A path whose slowest tenth takes 30 µs: fixed service still adds its 20 µs, but an
+    // exponential one (the model's p50 15.3 µs) moves the median by more than its own p50.
+    let path: Vec<f64> = (0..GRID)
+        .map(|i| if i < 900 { 4.5 } else { 30.0 })
+        .collect();
+    let fixed = baseline("fixed:20us").with_path(path.clone());
+    let b = fixed.budget(&point(5000.0, 24.5, None, quiet()));
+    assert!((b.model.us.unwrap() - 20.0).abs() < 1e-9, "{:?}", b.model);
+    let alone = baseline("exp:20us").budget(&point(5000.0, 24.5, None, quiet()));
+    let spread = baseline("exp:20us").with_path(path);
+    let b = spread.budget(&point(5000.0, 24.5, None, quiet()));
+    let (model_p50, added) = (alone.model.us.unwrap(), b.model.us.unwrap());
+    assert!((model_p50 - 15.4).abs() < 0.3, "{model_p50}");
+    assert!(
+        added > model_p50 + 0.5 && added < model_p50 + 5.0,
+        "{added} against {model_p50}"
+    );
+}
+
+#[test]
+fn the_median_of_a_sum_is_taken_over_every_pair() {
+    assert_eq!(median_of_sum(&[0.0], &[1.0, 2.0, 3.0]), 2.0);
+    assert_eq!(median_of_sum(&[10.0, 20.0, 30.0], &[1.0, 2.0, 3.0]), 22.0);
+    assert!(median_of_sum(&[], &[1.0]).is_nan());
+}
