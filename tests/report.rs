@@ -14,6 +14,7 @@ use serde_json::Value;
 use support::vernier;
 use vernier_agent::Sample;
 use vernier_stats::{percentile, percentile_ci, sort_samples};
+use vernier_workbench::budget::{Baseline, Part};
 use vernier_workbench::coordinator::{
     Check, CheckData, CheckKind, Event, EventKind, PercentileResult, PointResult, Reason,
     ReasonKind, SchedulePercentile, Verdict,
@@ -83,7 +84,7 @@ fn result(
     samples: usize,
     percentiles: Vec<PercentileResult>,
 ) -> PointResult {
-    PointResult {
+    let mut result = PointResult {
         verdict,
         reasons: Vec::new(),
         waived: Vec::new(),
@@ -102,10 +103,20 @@ fn result(
         round: 1,
         agents: Vec::new(),
         host: Vec::new(),
+        budget: None,
         record: None,
         run: None,
         replication: None,
-    }
+    };
+    // Measured on loopback against exp:50us; no probe ran, so the host is unknown.
+    let baseline = Baseline::given(
+        Part::known(6.0, "busy-polling ping-pong"),
+        Part::known(-1.0, "calibrated"),
+        Ok("exp:50us".parse().unwrap()),
+        7,
+    );
+    result.budget = Some(baseline.budget(&result));
+    result
 }
 
 /// An inter-arrival check on exponential gaps of the rate's mean, binned as the
@@ -315,6 +326,7 @@ fn a_sweep_gets_its_table_and_every_plot() {
     let expected = [
         "ccdf.svg",
         "latency-vs-load.svg",
+        "budget.svg",
         "interarrival-p0-a0.svg",
         "interarrival-p1-a0.svg",
         "interarrival-p2-a0.svg",
@@ -347,6 +359,10 @@ fn a_sweep_gets_its_table_and_every_plot() {
         load.contains("p99 from schedule"),
         "the second series' legend entry"
     );
+
+    let budget = svg(&report.join("budget.svg"));
+    assert!(budget.contains("p50 latency budget per load"));
+    assert!(budget.contains("10000 req/s: unknown host"), "{budget}");
 
     let gaps = svg(&report.join("interarrival-p1-a0.svg"));
     assert!(gaps.contains("Inter-departure gaps: point 1 (20000 req/s), agent 0"));
@@ -443,7 +459,7 @@ fn every_plot_is_written_as_png_beside_svg_or_alone() {
         .collect();
     names.sort();
     let svgs: Vec<&String> = names.iter().filter(|n| n.ends_with(".svg")).collect();
-    assert_eq!(svgs.len(), 7, "{names:?}");
+    assert_eq!(svgs.len(), 8, "{names:?}");
     for svg_name in svgs {
         let png = both.join(svg_name.replace(".svg", ".png"));
         assert!(
@@ -453,7 +469,7 @@ fn every_plot_is_written_as_png_beside_svg_or_alone() {
         assert_eq!(png_size(&png), (900, 600), "{}", png.display());
         svg(&both.join(svg_name));
     }
-    assert_eq!(names.len(), 14, "{names:?}");
+    assert_eq!(names.len(), 16, "{names:?}");
 
     let only = tmp.path().join("png");
     ok(&vernier(&[
@@ -468,7 +484,7 @@ fn every_plot_is_written_as_png_beside_svg_or_alone() {
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect();
-    assert_eq!(written.len(), 7, "{written:?}");
+    assert_eq!(written.len(), 8, "{written:?}");
     assert!(
         written
             .iter()

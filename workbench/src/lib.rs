@@ -8,6 +8,7 @@
 //! let code = vernier_workbench::run(cli).unwrap();
 //! ```
 
+pub mod budget;
 mod cli;
 mod commands;
 pub mod coordinator;

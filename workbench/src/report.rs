@@ -12,6 +12,7 @@
 //! file system; [`run`] only adds reading the record and writing the files.
 
 mod accuracy;
+mod budget;
 mod ccdf;
 mod correlogram;
 mod interarrival;
@@ -31,6 +32,7 @@ use crate::record::{self, RunRecord};
 
 pub(crate) use accuracy::accuracy_svg;
 pub use accuracy::{AccuracyPoint, AccuracySeries};
+pub use budget::{BudgetBar, budget_bars};
 pub use ccdf::{CcdfPoint, DEEPEST, ccdf_points};
 pub use interarrival::{GapDensity, gap_density};
 pub use load::{LoadPoint, load_points};
@@ -198,6 +200,14 @@ pub fn run(dir: &Path, out: Option<&Path>, format: PlotFormat) -> Result<Report,
                 format.names("latency-vs-load"),
                 percentile
             ));
+        }
+
+        match budget_bars(&results) {
+            bars if bars.is_empty() => notes.push(format!(
+                "{} skipped: no finished point has a latency budget (records before budgets have none)",
+                format.names("budget")
+            )),
+            bars => plots.write("budget", budget::draw(&bars))?,
         }
     }
 

@@ -16,7 +16,8 @@ use vernier_agent::{Batch, DEFAULT_PERIOD, Engine, HostProbe};
 use vernier_protocols::InterArrival;
 
 use crate::coordinator::{
-    Action, Coordinator, Event, Input, PointConfig, PointResult, Taken, UserCommand, Verdict,
+    Action, Coordinator, Event, EventKind, Input, PointConfig, PointResult, Taken, UserCommand,
+    Verdict,
 };
 use crate::error::Error;
 use crate::record::{Machine, Recorder, RunRecord};
@@ -614,6 +615,14 @@ pub async fn run(
         _ => None,
     };
     // (The server stops when `served` goes, with the session.)
+    // The path's floor and the client's share, before the run's load and before vernier's
+    // threads are confined (the ping-pong pins its own to the workers' and target's cores).
+    let baseline = {
+        let scenario = scenario.clone();
+        tokio::task::spawn_blocking(move || crate::budget::Baseline::measure(&scenario))
+            .await
+            .map_err(|e| Error::Failed(format!("the latency budget's calibration: {e}")))?
+    };
     let confinement = confine(scenario);
     let (tx, mut rx) = mpsc::unbounded_channel();
     let (mut links, timestamps) = connect(scenario, options, &tx).await?;
@@ -687,6 +696,8 @@ pub async fn run(
     };
     tokio::pin!(ctrl_c);
     let mut ctrl_c_armed = true;
+    // Each point's budget, made once as its verdict passes and given to the outcome.
+    let mut budgets = Vec::new();
     let mut decision = coordinator.start(started.elapsed());
     loop {
         // Carry out the decision: actions first (the agents wait for nobody), then events.
@@ -725,7 +736,11 @@ pub async fn run(
                 }
             }
         }
-        for event in decision.events.drain(..) {
+        for mut event in decision.events.drain(..) {
+            if let EventKind::Verdict(result) = &mut event.kind {
+                result.budget = Some(baseline.budget(result));
+                budgets.push(result.budget.clone());
+            }
             if let Some(live) = &live {
                 live.event(&event);
             }
@@ -814,6 +829,9 @@ pub async fn run(
         }
     };
     let mut points = coordinator.results().to_vec();
+    for (p, budget) in points.iter_mut().zip(budgets) {
+        p.budget = budget;
+    }
     for p in &mut points {
         p.record = Some(record.display().to_string());
     }

@@ -160,9 +160,9 @@ struct Report {
 }
 
 /// The interval's batches, merged.
-struct Window {
+pub(crate) struct Window {
     counters: Counters,
-    latency: Histogram<u64>,
+    pub(crate) latency: Histogram<u64>,
     send_lag: Histogram<u64>,
     interarrivals: Vec<f64>,
     /// Departure, latency and send lag of the samples kept, ns.
@@ -171,7 +171,7 @@ struct Window {
 
 /// Starts an engine for `spec`, loads it at `rate` (Poisson), measures `duration` after a
 /// 300 ms warm-up and stops it: every run of this command goes this way.
-fn run_load(
+pub(crate) fn run_load(
     spec: LoadSpec,
     rate: f64,
     duration: Duration,

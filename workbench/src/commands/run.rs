@@ -234,6 +234,9 @@ pub(crate) fn table(outcome: &Outcome) -> String {
         for r in &point.waived {
             s.push_str(&format!("    not enforced, {}: {}\n", r.check, r.detail));
         }
+        if let Some(b) = &point.budget {
+            s.push_str(&format!("    budget: {}\n", b.line()));
+        }
     }
     if let Some(rate) = outcome.slo_rate {
         s.push_str(&format!("highest load meeting the SLO: {rate:.0} req/s\n"));

@@ -554,6 +554,10 @@ pub struct PointResult {
     /// records that predate the probes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub host: Vec<StallReport>,
+    /// Where the median's time went: the path's floor, the client, the host, the server
+    /// (see [`crate::budget`]). Added by the session; absent in records that predate it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<crate::budget::Budget>,
     /// The run directory, once recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub record: Option<String>,
@@ -719,6 +723,7 @@ impl PointResult {
             round: 1,
             agents: Vec::new(),
             host: Vec::new(),
+            budget: None,
             record: None,
             run: None,
             replication: None,

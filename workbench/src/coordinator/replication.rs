@@ -260,6 +260,8 @@ pub fn summary(
         round: last.round,
         agents: last.agents.clone(),
         host: last.host.clone(),
+        // The session's, as for every point's verdict.
+        budget: None,
         record: None,
         run: None,
         replication: Some(Box::new(Replication {

@@ -293,6 +293,8 @@ pub struct App {
     pub quitting: bool,
     /// The help overlay is open.
     pub help: bool,
+    /// The latency budgets' overlay is open.
+    pub show_budget: bool,
     /// A load being typed after `l`.
     pub typing: Option<String>,
     /// A one-line message for the footer (a bad key, a refused command).
@@ -587,6 +589,12 @@ impl App {
                 return None;
             }
             Key::Esc => {
+                self.help = false;
+                self.show_budget = false;
+                return None;
+            }
+            Key::Char('b') => {
+                self.show_budget = !self.show_budget;
                 self.help = false;
                 return None;
             }

@@ -63,6 +63,8 @@ pub fn render(frame: &mut Frame, app: &App) {
     footer::render(frame, app, theme, foot);
     if app.show_report {
         overlay::report(frame, app, theme, body);
+    } else if app.show_budget {
+        overlay::budget(frame, app, theme, body);
     } else if app.help {
         overlay::help(frame, app, theme, body);
     }

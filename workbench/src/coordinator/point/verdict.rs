@@ -262,6 +262,7 @@ impl Point {
                 .iter()
                 .map(StallReport::without_histogram)
                 .collect(),
+            budget: None,
             record: None,
             run: self.run,
             replication: None,

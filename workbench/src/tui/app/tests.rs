@@ -60,6 +60,7 @@ fn result(verdict: Verdict) -> PointResult {
         round: 1,
         agents: vec![],
         host: Vec::new(),
+        budget: None,
         record: None,
         run: None,
         replication: None,

@@ -1,15 +1,16 @@
-//! What opens over the dashboard: the help, and the run's report.
+//! What opens over the dashboard: the help, the points' latency budgets, and the run's
+//! report.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Flex, Layout, Rect};
-use ratatui::text::Line;
+use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph};
 
 use super::super::app::App;
 use super::super::theme::Theme;
 
 /// The keys, live and in replay.
-const LIVE: [(&str, &str); 11] = [
+const LIVE: [(&str, &str); 12] = [
     ("p", "pause / resume the load (resuming warms up again)"),
     ("+ / -", "raise / lower the load by a step (warms up again)"),
     ("l", "type a new load: 20000 or 20k, Enter"),
@@ -20,6 +21,10 @@ const LIVE: [(&str, &str); 11] = [
     ),
     ("g", "switch the chart (CCDF / latency vs load) when narrow"),
     ("r", "the report of the finished run (plots, table)"),
+    (
+        "b",
+        "where each finished point's p50 went: floor, client, host, server",
+    ),
     ("?", "this help; Esc closes"),
     ("q", "quit (asks; the record is saved either way)"),
     ("Ctrl-C", "quit at once (the record is saved)"),
@@ -28,12 +33,13 @@ const LIVE: [(&str, &str); 11] = [
         "every command is echoed in the log and recorded in run.json",
     ),
 ];
-const REPLAY: [(&str, &str); 6] = [
+const REPLAY: [(&str, &str); 7] = [
     ("space", "play / pause"),
     ("← / →", "back / forward 5 s of the record"),
     ("[ / ]", "half / double the speed"),
     ("g", "switch the chart when narrow"),
     ("r", "the run's report"),
+    ("b", "the points' latency budgets"),
     ("q", "leave"),
 ];
 
@@ -77,13 +83,76 @@ pub(super) fn report(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
             lines.extend(r.notes.iter().map(|n| Line::raw(format!("note: {n}"))));
         }
     }
+    boxed(frame, theme, area, " report · Esc or r closes ", lines);
+}
+
+/// Clears `area` and draws `lines` in it, bordered, under `title`.
+fn boxed(frame: &mut Frame, theme: Theme, area: Rect, title: &str, lines: Vec<Line>) {
     frame.render_widget(Clear, area);
     frame.render_widget(
-        Paragraph::new(lines).block(
-            Block::bordered()
-                .title(" report · Esc or r closes ")
-                .title_style(theme.title()),
-        ),
+        Paragraph::new(lines).block(Block::bordered().title(title).title_style(theme.title())),
         area,
+    );
+}
+
+/// Lines a point's budget takes in [`budget`]: its summary and five parts.
+const BUDGET_LINES: usize = 6;
+
+/// The finished points' latency budgets, the latest that fit, oldest first.
+pub(super) fn budget(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
+    let mut lines: Vec<Line> = Vec::new();
+    let fit = (area.height.saturating_sub(2) as usize / BUDGET_LINES).max(1);
+    let shown = app.results.len().saturating_sub(fit);
+    if app.results.is_empty() {
+        lines.push(Line::raw(
+            "no point has finished yet: each point's budget comes with its verdict",
+        ));
+    } else if shown > 0 {
+        lines.push(Line::styled(
+            format!("(the first {shown} point(s) do not fit; a taller terminal shows them)"),
+            theme.dim(),
+        ));
+    }
+    for r in app.results.iter().skip(shown) {
+        let rate = super::rate(r.target_rate);
+        let Some(b) = &r.budget else {
+            lines.push(Line::raw(format!(
+                "{rate} req/s: no budget (the record predates budgets)"
+            )));
+            continue;
+        };
+        let style = match b.adds_up() {
+            Some(true) => theme.good(),
+            Some(false) => theme.bad(),
+            None => theme.dim(),
+        };
+        let mark = match b.adds_up() {
+            Some(true) => "✓",
+            Some(false) => "✗",
+            None => "?",
+        };
+        lines.push(Line::from(vec![
+            Span::styled(format!("{mark} {rate} req/s "), style),
+            Span::raw(b.summary()),
+        ]));
+        for (name, value, how) in b.rows() {
+            let value_style = if value == "unknown" {
+                theme.bad()
+            } else {
+                theme.accent()
+            };
+            lines.push(Line::from(vec![
+                Span::raw(format!("  {name:<8}")),
+                Span::styled(format!("{value:>10}"), value_style),
+                Span::styled(format!("  {how}"), theme.dim()),
+            ]));
+        }
+    }
+    boxed(
+        frame,
+        theme,
+        area,
+        " latency budget of the p50 · Esc or b closes ",
+        lines,
     );
 }

@@ -326,3 +326,66 @@ fn a_replicated_point_shows_its_runs_as_rows() {
     let point_row = text.find("330.0 [101.3, 558.7]").expect("the point's row");
     assert!(point_row < text.find(" r1").unwrap(), "{text}");
 }
+
+#[test]
+fn the_budget_overlay_shows_each_point_its_parts_and_what_is_unknown() {
+    use crate::budget::{Baseline, Part};
+    let mut app = finished(false);
+    app.update(AppEvent::Key(Key::Char('b')));
+    // The fixture predates budgets: each point says so rather than showing zeros.
+    let text = screen(&app, 80, 24);
+    assert!(text.contains("latency budget of the p50"), "{text}");
+    assert_eq!(
+        text.matches("no budget (the record predates").count(),
+        3,
+        "{text}"
+    );
+    // The first point measured on loopback with the model known; the others from a remote
+    // agent: no floor, no client, and so nothing to add up.
+    let local = Baseline::given(
+        Part::known(
+            5.9,
+            "p50 of 10000 round trips of a busy-polling TCP ping-pong",
+        ),
+        Part::known(-1.1, "calibrated at the run's start, not per request"),
+        Ok("exp:50us".parse().unwrap()),
+        0,
+    );
+    let remote = Baseline::given(
+        Part::unknown("the agents run on other hosts"),
+        Part::unknown("the agents run on other hosts"),
+        Ok("exp:50us".parse().unwrap()),
+        0,
+    );
+    // The record predates the probes too: the first point is given a quiet one.
+    let mut quiet = vernier_agent::StallReport::default();
+    quiet.cpu = Some(1);
+    quiet.seconds = 10.0;
+    quiet.wakeups = 10_000;
+    app.results[0].host = vec![quiet];
+    for (i, r) in app.results.iter_mut().enumerate() {
+        let baseline = if i == 0 { &local } else { &remote };
+        r.budget = Some(baseline.budget(r));
+    }
+    let text = screen(&app, 80, 24);
+    assert!(!text.contains("no budget"), "{text}");
+    assert!(
+        text.contains("floor       5.9 µs  p50 of 10000 round trips"),
+        "{text}"
+    );
+    assert!(text.contains("client     -1.1 µs"), "{text}");
+    assert!(text.contains("host        0.0 µs"), "{text}");
+    assert!(
+        text.contains("floor      unknown  the agents run on other hosts"),
+        "{text}"
+    );
+    assert!(text.contains("no p50 reported: nothing to split"), "{text}");
+    insta::assert_snapshot!("budget_80x24", text);
+    // Esc closes it, and b opens it again.
+    app.update(AppEvent::Key(Key::Esc));
+    assert!(!screen(&app, 80, 24).contains("latency budget of the p50"));
+    app.update(AppEvent::Key(Key::Char('b')));
+    assert!(screen(&app, 80, 24).contains("latency budget of the p50"));
+    app.update(AppEvent::Key(Key::Char('b')));
+    assert!(!screen(&app, 80, 24).contains("latency budget of the p50"));
+}

@@ -1,0 +1,655 @@
+//! A point's latency budget: where the median's microseconds went ("Where has my time
+//! gone?", Zilberman et al.). The measured p50 is split into
+//!
+//! - the **floor** of the path: the p50 round trip of a busy-polling ping-pong between
+//!   the agent's core and the target's, measured when the run starts (`vernier
+//!   calibrate`'s ping-pong), the least any request can take here;
+//! - the **client's share**: what the agent's own measurement path (its timestamps, its
+//!   way of waiting for replies) and a bare server's handling add to the floor, calibrated
+//!   when the run starts against vernier's zero-service synthetic server. The agent's
+//!   samples carry one stamp per request, so kernel and user stamps cannot be compared
+//!   request by request; the calibrated figure stands in, and says so;
+//! - **host interference**: what the run's stall probes saw while the point measured: the
+//!   share of requests whose window held a stall, its size, and (where the ideal model
+//!   gives the latency distribution) how far that share moves the median;
+//! - **what remains**: the server and its queue. Where the service time is known (the
+//!   synthetic protocol's `service:`), by the ideal M/G/1 model, independent of the
+//!   measurement: how far the model's times, added request by request to the client
+//!   calibration's latencies, move their median; everywhere, the measured median less the
+//!   parts above, by difference.
+//!
+//! The budget is of the p50: the floor and the client's share are medians, and a median
+//! of a sum is the sum of medians when all parts but one are nearly constant, as the path
+//! is on a quiet host. Where the path varies (a tenth of its requests several µs slow), a
+//! spread-out service time moves the median by more than its own median, which is why the
+//! server's part adds the model to the path's measured latencies rather than quoting the
+//! model's p50. Higher percentiles do not split at all (the p99 of a sum is not the sum of
+//! p99s). A figure that cannot be measured on a given host or path is `None` with the
+//! reason, never a guess.
+
+use std::net::ToSocketAddrs;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use vernier_agent::calibrate::{self, CalibrateOptions};
+use vernier_agent::sys::Transport;
+use vernier_agent::{AgentKind, LoadSpec, StallReport, Workload};
+use vernier_fixtures::{ModelConfig, ServeConfig, ServeProtocol, Server, simulate};
+use vernier_protocols::{Dist, Protocol};
+
+use crate::coordinator::PointResult;
+use crate::scenario::{AgentSpec, Scenario};
+
+/// The percentile a budget splits, in percent.
+pub const BUDGET_PERCENTILE: f64 = 50.0;
+
+/// Round trips of the floor's ping-pong: at ~6 µs each on loopback, a tenth of a second,
+/// and a p50 good to a few tens of ns.
+const FLOOR_ROUND_TRIPS: u64 = 10_000;
+/// The client calibration's rate: low enough that requests never queue at a server that
+/// answers at once, high enough for 1,000 requests in [`CLIENT_DURATION`].
+const CLIENT_RATE: f64 = 2_000.0;
+/// How long the client calibration measures (after its engine's 300 ms warm-up).
+const CLIENT_DURATION: Duration = Duration::from_millis(500);
+/// Requests the ideal model simulates per point (after a tenth as many of warm-up): its
+/// median is then good to a fraction of a per cent, in a few tens of ms.
+const MODEL_REQUESTS: usize = 200_000;
+
+/// Why a workload other than the synthetic one has no ideal model.
+const NO_MODEL: &str =
+    "no ideal model: the WORKLOAD server's service time is its own, unknown to vernier";
+
+/// One part of a budget: its size, µs, and how it was measured; or, without a size, why
+/// it could not be.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Part {
+    /// µs; `None`: unknown on this host or path (see `how`).
+    #[serde(default)]
+    pub us: Option<f64>,
+    /// How it was measured, or why it is unknown.
+    pub how: String,
+}
+
+impl Part {
+    /// A part of `us` µs, measured as `how` says.
+    pub fn known(us: f64, how: impl Into<String>) -> Part {
+        Part {
+            us: Some(us),
+            how: how.into(),
+        }
+    }
+
+    /// A part that could not be measured, for the reason `why`.
+    pub fn unknown(why: impl Into<String>) -> Part {
+        Part {
+            us: None,
+            how: why.into(),
+        }
+    }
+
+    /// `12.3 µs`, or `unknown`.
+    pub fn text(&self) -> String {
+        self.us
+            .map_or("unknown".to_string(), |us| format!("{us:.1} µs"))
+    }
+}
+
+/// What the stall probes saw, as a part of the budget.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostPart {
+    /// How far the stalls move the median, µs.
+    #[serde(flatten)]
+    pub part: Part,
+    /// The share of requests whose window (send to reply, the median's length) held a
+    /// stall or time the core was not the probe's.
+    #[serde(default)]
+    pub requests_share: Option<f64>,
+    /// Wake-ups more than 1 ms late, on the probes counted.
+    #[serde(default)]
+    pub stalls: u64,
+    /// Time the cores were not the probes' (lateness beyond 100 µs) per stall, µs.
+    #[serde(default)]
+    pub stall_mean_us: Option<f64>,
+    /// The latest wake-up's lateness, µs.
+    #[serde(default)]
+    pub stall_max_us: Option<f64>,
+}
+
+/// A point's latency budget (see the module's documentation).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Budget {
+    /// The percentile split, in percent (50).
+    pub p: f64,
+    /// The measured percentile, µs (`None` when the point reported none).
+    pub measured_us: Option<f64>,
+    /// Its CI, µs.
+    #[serde(default)]
+    pub ci_us: Option<(f64, f64)>,
+    /// The path's floor.
+    pub floor: Part,
+    /// The client's share.
+    pub client: Part,
+    /// Host interference.
+    pub host: HostPart,
+    /// The server and its queue by the ideal model, where the service time is known.
+    pub model: Part,
+    /// The measured percentile less the floor, the client and the host: the server and its
+    /// queue, by difference.
+    pub remains: Part,
+}
+
+impl Budget {
+    /// The parts the budget adds up, in order: floor, client, host, and the server by the
+    /// model (`None` for any unknown).
+    pub fn parts(&self) -> [(&'static str, Option<f64>); 4] {
+        [
+            ("floor", self.floor.us),
+            ("client", self.client.us),
+            ("host", self.host.part.us),
+            ("server (model)", self.model.us),
+        ]
+    }
+
+    /// The sum of [`Budget::parts`], when every one is known.
+    pub fn sum_us(&self) -> Option<f64> {
+        self.parts().iter().map(|(_, us)| *us).sum()
+    }
+
+    /// What the measurement holds beyond the parts (negative: less), when all are known.
+    pub fn unexplained_us(&self) -> Option<f64> {
+        Some(self.measured_us? - self.sum_us()?)
+    }
+
+    /// Whether the parts add up to the measured percentile within its CI.
+    pub fn adds_up(&self) -> Option<bool> {
+        let sum = self.sum_us()?;
+        let (low, high) = self.ci_us?;
+        Some(low <= sum && sum <= high)
+    }
+
+    /// One line per part as displays show it: its name, its size (or `unknown`) and how it
+    /// was measured (or why it could not be).
+    pub fn rows(&self) -> [(&'static str, String, &str); 5] {
+        [
+            ("floor", self.floor.text(), &self.floor.how),
+            ("client", self.client.text(), &self.client.how),
+            ("host", self.host.part.text(), &self.host.part.how),
+            ("server", self.model.text(), &self.model.how),
+            ("remains", self.remains.text(), &self.remains.how),
+        ]
+    }
+
+    /// The parts and the summary in one line, as tables print it: `floor 5.5 µs, client
+    /// -1.1 µs, host 0.0 µs, server (model) 20.0 µs; p50 24.6 [24.5, 24.7] µs; parts 24.4
+    /// µs, +0.2 µs unexplained`.
+    pub fn line(&self) -> String {
+        let parts: Vec<String> = self
+            .parts()
+            .iter()
+            .map(|(name, us)| match us {
+                Some(us) => format!("{name} {us:.1} µs"),
+                None => format!("{name} unknown"),
+            })
+            .collect();
+        format!("{}; {}", parts.join(", "), self.summary())
+    }
+
+    /// The measurement against the parts' sum, in a line: `p50 29.8 [29.4, 30.2] µs; parts
+    /// 29.6 µs, within the CI`.
+    pub fn summary(&self) -> String {
+        let measured = match (self.measured_us, self.ci_us) {
+            (None, _) => return "no p50 reported: nothing to split".into(),
+            (Some(m), Some((lo, hi))) => format!("p50 {m:.1} [{lo:.1}, {hi:.1}] µs"),
+            (Some(m), None) => format!("p50 {m:.1} µs [no CI]"),
+        };
+        let unknown: Vec<&str> = self
+            .parts()
+            .iter()
+            .filter(|(_, us)| us.is_none())
+            .map(|(name, _)| *name)
+            .collect();
+        match (self.sum_us(), self.unexplained_us(), self.adds_up()) {
+            (Some(sum), _, Some(true)) => {
+                format!("{measured}; parts {sum:.1} µs, within the CI")
+            }
+            (Some(sum), Some(left), _) => {
+                format!("{measured}; parts {sum:.1} µs, {left:+.1} µs unexplained")
+            }
+            _ => format!("{measured}; parts unknown: {}", unknown.join(", ")),
+        }
+    }
+}
+
+/// The figures of a run's start that every point's budget shares, and what the budgets
+/// need of the scenario.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Baseline {
+    /// The path's floor.
+    pub floor: Part,
+    /// The client's share.
+    pub client: Part,
+    /// The synthetic service time, or why the server has no model.
+    service: Result<Dist, String>,
+    seed: u64,
+    /// The latencies of the client's calibration (floor and client together, request by
+    /// request), µs, at the [`GRID`]'s quantiles; empty when not measured.
+    path: Vec<f64>,
+}
+
+impl Baseline {
+    /// Measures the floor and the client's share for `scenario`'s path: about a second,
+    /// before any load. Never fails: what cannot be measured is a part with its reason.
+    pub fn measure(scenario: &Scenario) -> Baseline {
+        let service = match &scenario.workload {
+            Workload::Synthetic { service } => Ok(*service),
+            Workload::KeyValue(_) => Err(NO_MODEL.replace("WORKLOAD", "key-value")),
+            Workload::Echo => Err(NO_MODEL.replace("WORKLOAD", "echo")),
+        };
+        let local = scenario
+            .agents
+            .iter()
+            .any(|a| matches!(a, AgentSpec::Local { .. }));
+        if !local {
+            let why = "the agents run on other hosts, and vernier measures a floor and calibrates a client only on its own";
+            return Baseline::given(
+                Part::unknown(why),
+                Part::unknown(why),
+                service,
+                scenario.seed,
+            );
+        }
+        let (floor, loopback) = floor(scenario);
+        let (client, path) = match loopback {
+            Ok(p50) => client(scenario, p50),
+            Err(why) => (
+                Part::unknown(format!("no floor to calibrate against: {why}")),
+                Vec::new(),
+            ),
+        };
+        Baseline::given(floor, client, service, scenario.seed).with_path(path)
+    }
+
+    /// Figures given rather than measured, for tests and replays.
+    pub fn given(floor: Part, client: Part, service: Result<Dist, String>, seed: u64) -> Self {
+        Baseline {
+            floor,
+            client,
+            service,
+            seed,
+            path: Vec::new(),
+        }
+    }
+
+    /// The same, with the path's latencies (µs at the [`GRID`]'s quantiles, ascending)
+    /// that the server's time is added to, request by request.
+    pub fn with_path(self, path: Vec<f64>) -> Self {
+        Baseline { path, ..self }
+    }
+
+    /// The budget of `result`'s median.
+    pub fn budget(&self, result: &PointResult) -> Budget {
+        let p = BUDGET_PERCENTILE;
+        let measured = result.percentile(p);
+        let measured_us = measured.map(|q| q.value);
+        let ci_us = measured.and_then(|q| q.ci_low.zip(q.ci_high));
+        let model = self.model(result.target_rate);
+        let host = host(&result.host, measured_us, model.as_ref().ok());
+        let model_part = match &model {
+            Ok(m) => self.server(m, result.target_rate),
+            Err(why) => Part::unknown(why.clone()),
+        };
+        let remains = match (measured_us, self.floor.us, self.client.us, host.part.us) {
+            (Some(m), Some(f), Some(c), Some(h)) => Part::known(
+                m - f - c - h,
+                "the measured p50 less the floor, the client and the host: the server and its queue, by difference",
+            ),
+            (None, ..) => Part::unknown("the point reported no p50"),
+            _ => Part::unknown("a part it would be the difference from is unknown"),
+        };
+        Budget {
+            p,
+            measured_us,
+            ci_us,
+            floor: self.floor.clone(),
+            client: self.client.clone(),
+            host,
+            model: model_part,
+            remains,
+        }
+    }
+
+    /// The server's part by the model: its p50 alone when the path's latencies are not
+    /// known; otherwise how far the model's times, added request by request to the path's,
+    /// move the path's median. Medians of varying parts do not simply add (the path's rare
+    /// slow requests lift the median of a spread-out service time, not of a fixed one), so
+    /// this is what the server adds to the floor and the client as measured.
+    fn server(&self, m: &Model, rate: f64) -> Part {
+        let how = format!(
+            "the ideal M/G/1 model (FCFS, Poisson arrivals, no network, client or server overhead): service {} at {rate:.0} req/s, load {:.2}, {} simulated requests, one server worker assumed (the scenario does not say how many the target has); its p50 {:.2} µs",
+            m.service, m.load, MODEL_REQUESTS, m.p50
+        );
+        if self.path.is_empty() {
+            return Part::known(m.p50, format!("{how}, with no path latencies to add it to"));
+        }
+        let service: Vec<f64> = grid().map(|q| m.quantile(q).unwrap_or(m.max())).collect();
+        let alone = median_of_sum(&[0.0], &self.path);
+        Part::known(
+            median_of_sum(&service, &self.path) - alone,
+            format!(
+                "{how}; added request by request to the latencies of the client's calibration (median {alone:.2} µs), it moves their median by this much"
+            ),
+        )
+    }
+
+    fn model(&self, rate: f64) -> Result<Model, String> {
+        let service = self.service.clone()?;
+        let mean_s = service.mean_ns() / 1e9;
+        let load = rate * mean_s;
+        let result = simulate(&ModelConfig {
+            requests: MODEL_REQUESTS,
+            warmup: MODEL_REQUESTS / 10,
+            seed: self.seed,
+            ccdf: true,
+            ..ModelConfig::new(service, load)
+        })
+        .map_err(|e| format!("no ideal model at {rate:.0} req/s of service {service}: {e}"))?;
+        let p50 = result
+            .percentiles
+            .iter()
+            .find(|q| (q.p - 0.5).abs() < 1e-9)
+            .map(|q| q.value)
+            .ok_or_else(|| "the ideal model reported no p50".to_string())?;
+        Ok(Model {
+            service,
+            load,
+            p50,
+            ccdf: result.ccdf.iter().map(|c| (c.latency_us, c.ccdf)).collect(),
+        })
+    }
+}
+
+/// The ideal model's answer at a point's load.
+struct Model {
+    service: Dist,
+    load: f64,
+    p50: f64,
+    /// (µs, share above), ascending in µs.
+    ccdf: Vec<(f64, f64)>,
+}
+
+/// How many quantiles a distribution is kept at for adding two of them: (i + 0.5) / GRID
+/// for i below it. A million sums, a few ms.
+pub const GRID: usize = 1_000;
+
+/// The [`GRID`]'s quantile levels, ascending.
+fn grid() -> impl Iterator<Item = f64> {
+    (0..GRID).map(|i| (i as f64 + 0.5) / GRID as f64)
+}
+
+/// The median of A + B for independent A and B, each given by its quantiles at evenly
+/// spaced levels (every pair of them is equally likely).
+fn median_of_sum(a: &[f64], b: &[f64]) -> f64 {
+    let mut sums: Vec<f64> = a
+        .iter()
+        .flat_map(|x| b.iter().map(move |y| x + y))
+        .collect();
+    if sums.is_empty() {
+        return f64::NAN;
+    }
+    let middle = sums.len() / 2;
+    *sums.select_nth_unstable_by(middle, f64::total_cmp).1
+}
+
+impl Model {
+    /// The largest sojourn time the CCDF shows, µs.
+    fn max(&self) -> f64 {
+        self.ccdf.last().map_or(self.p50, |c| c.0)
+    }
+
+    /// The `q` quantile, linear between the CCDF's levels; `None` beyond them.
+    fn quantile(&self, q: f64) -> Option<f64> {
+        let above = 1.0 - q;
+        self.ccdf.windows(2).find_map(|w| {
+            let ((x0, c0), (x1, c1)) = (w[0], w[1]);
+            (c0 >= above && above >= c1).then(|| {
+                if c0 > c1 {
+                    x0 + (x1 - x0) * (c0 - above) / (c0 - c1)
+                } else {
+                    x0
+                }
+            })
+        })
+    }
+}
+
+/// The floor: the ping-pong's p50 between the agent's core and the target's, when the
+/// target is on loopback. Also the loopback p50 itself (or why there is none), which the
+/// client's calibration is against whatever the target's path.
+fn floor(scenario: &Scenario) -> (Part, Result<f64, String>) {
+    // The workers' core and the target's, when the scenario names them; otherwise the
+    // first two this process may use.
+    let mut cpus: Vec<usize> = scenario.cpus.iter().take(1).copied().collect();
+    if let Some(&t) = scenario.target_cpus.first()
+        && !cpus.contains(&t)
+    {
+        cpus.push(t);
+    }
+    if cpus.len() < 2 {
+        cpus.clear();
+    }
+    let calibration = calibrate::run(&CalibrateOptions {
+        cpus,
+        round_trips: FLOOR_ROUND_TRIPS,
+        jitter: Duration::from_millis(1),
+        interfaces: Some(vec!["lo".into()]),
+        ..CalibrateOptions::default()
+    });
+    let rtt = match calibration {
+        Ok(c) => c.loopback_rtt_us,
+        Err(e) => {
+            let why = format!("the loopback ping-pong failed: {e}");
+            return (Part::unknown(why.clone()), Err(why));
+        }
+    };
+    let how = format!(
+        "p50 of {} round trips of a busy-polling TCP ping-pong over loopback ({}-byte messages, CPU {} to CPU {}) at the run's start",
+        rtt.round_trips, rtt.message_bytes, rtt.client_cpu, rtt.server_cpu
+    );
+    let remote: Vec<&String> = scenario
+        .targets
+        .iter()
+        .filter(|t| !on_loopback(t))
+        .collect();
+    let part = if remote.is_empty() {
+        Part::known(rtt.p50, how)
+    } else {
+        Part::unknown(format!(
+            "{} is not on loopback: a busy-poll floor across the network needs an echo peer on the target's host, which vernier does not start",
+            remote
+                .iter()
+                .map(|t| t.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    };
+    (part, Ok(rtt.p50))
+}
+
+/// Whether `target` (`host:port`) resolves to loopback addresses only.
+fn on_loopback(target: &str) -> bool {
+    target
+        .to_socket_addrs()
+        .map(|mut addrs| addrs.all(|a| a.ip().is_loopback()))
+        .unwrap_or(false)
+}
+
+/// The client's share: the agent's p50 against a server asked for no service time, with
+/// the scenario's timestamps and way of waiting, less the loopback floor `floor_us`. The
+/// server is the target itself when it speaks the synthetic protocol on loopback (its own
+/// handling is then in the figure, as it is in every request of the run), otherwise
+/// vernier's synthetic server, in process, busy-polling on the target's core when named.
+fn client(scenario: &Scenario, floor_us: f64) -> (Part, Vec<f64>) {
+    let fail = |what: &str, e: &dyn std::fmt::Display| {
+        (
+            Part::unknown(format!("the client's calibration failed ({what}): {e}")),
+            Vec::new(),
+        )
+    };
+    let target = scenario
+        .targets
+        .first()
+        .filter(|t| scenario.protocol == Protocol::Synthetic && on_loopback(t))
+        .and_then(|t| t.to_socket_addrs().ok()?.next());
+    let (addr, transport, against, server) = match target {
+        Some(addr) => (
+            addr,
+            scenario.transport,
+            "the target itself asked for no service time",
+            None,
+        ),
+        None => {
+            let mut config = ServeConfig::new(
+                std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+                ServeProtocol::Synthetic,
+            );
+            config.busy_poll = true;
+            config.cpus = scenario.target_cpus.first().map(|&c| vec![c]);
+            match Server::start(config) {
+                Ok(s) => (
+                    s.local_addr(),
+                    Transport::Tcp,
+                    "vernier's synthetic server answering at once (in process, busy-polling)",
+                    Some(s),
+                ),
+                Err(e) => return fail("its server", &e),
+            }
+        }
+    };
+    let spec = LoadSpec {
+        poll: scenario.poll,
+        target: addr,
+        transport,
+        protocol: Protocol::Synthetic,
+        workload: Workload::Synthetic {
+            service: Dist::fixed(Duration::ZERO),
+        },
+        workers: 1,
+        cpus: scenario.cpus.iter().take(1).copied().collect(),
+        connections: 1,
+        depth: 1,
+        kind: AgentKind::Symmetric,
+        timestamps: scenario.timestamps.clone(),
+        seed: scenario.seed,
+        timeout: Duration::from_secs(1),
+    };
+    let window =
+        crate::commands::bench_agent::run_load(spec, CLIENT_RATE, CLIENT_DURATION, 0.0, true);
+    if let Some(server) = server {
+        let _ = server.stop();
+    }
+    let window = match window {
+        Ok(w) => w,
+        Err(e) => return fail("its load", &e),
+    };
+    if window.latency.is_empty() {
+        return (
+            Part::unknown("the client's calibration measured no reply"),
+            Vec::new(),
+        );
+    }
+    let path = grid()
+        .map(|q| window.latency.value_at_quantile(q) as f64 / 1e3)
+        .collect();
+    let p50 = window.latency.value_at_quantile(0.5) as f64 / 1e3;
+    let part = Part::known(
+        p50 - floor_us,
+        format!(
+            "calibrated at the run's start, not per request: the agent's p50 ({p50:.1} µs, {} requests at {CLIENT_RATE:.0} req/s, one connection, the run's timestamps and polling) against {against}, less the loopback floor ({floor_us:.1} µs); the samples carry one stamp per request, so kernel and user stamps cannot be compared request by request",
+            window.latency.len()
+        ),
+    );
+    (part, path)
+}
+
+/// Host interference from the probes' reports of the point's measuring round: the probes
+/// pinned to the workers' and the target's cores when there are any (the stalls a request
+/// meets), else the coordinator's unpinned one.
+fn host(reports: &[StallReport], window_us: Option<f64>, model: Option<&Model>) -> HostPart {
+    let pinned: Vec<&StallReport> = reports.iter().filter(|r| r.cpu.is_some()).collect();
+    let probes = if pinned.is_empty() {
+        reports.iter().collect()
+    } else {
+        pinned
+    };
+    let seconds = probes.iter().map(|r| r.seconds).fold(0.0, f64::max);
+    if probes.is_empty() || seconds <= 0.0 {
+        return HostPart {
+            part: Part::unknown(
+                "no stall probe ran (remote agents only, or the probe could not start)",
+            ),
+            requests_share: None,
+            stalls: 0,
+            stall_mean_us: None,
+            stall_max_us: None,
+        };
+    }
+    let names = probes
+        .iter()
+        .map(|r| crate::coordinator::probe_name(r))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let lost_us: f64 = probes
+        .iter()
+        .map(|r| r.stalled_share * r.seconds * 1e6)
+        .sum();
+    let stalls: u64 = probes.iter().map(|r| r.stalls_over_1ms).sum();
+    let max_us = probes.iter().map(|r| r.late_max_us).fold(0.0, f64::max);
+    let window = window_us.unwrap_or(0.0);
+    // A request meets a stall when its window overlaps it: a stall of length L catches the
+    // requests sent in the L + window before its end.
+    let share = ((lost_us + stalls as f64 * window) / (seconds * 1e6)).min(1.0);
+    let sees = if probes.iter().all(|r| r.realtime) {
+        "real-time probes see the hypervisor and the kernel taking the cores, not other ordinary threads sharing them"
+    } else {
+        "ordinary-priority probes: other threads on their cores delay them too"
+    };
+    let how_share = format!(
+        "probes on {names}: {:.2}% of requests' windows ({window:.1} µs) held a stall or time the core was not the probe's ({stalls} wake-ups over 1 ms late, {:.1} ms lost beyond 100 µs, in {seconds:.1} s; {sees})",
+        share * 100.0,
+        lost_us / 1e3
+    );
+    let part = if share == 0.0 {
+        Part::known(0.0, how_share)
+    } else {
+        match model {
+            Some(m) if share < 0.5 => match (m.quantile(0.5 / (1.0 - share)), m.quantile(0.5)) {
+                (Some(moved), Some(p50)) => Part::known(
+                    moved - p50,
+                    format!(
+                        "{how_share}; the median moves from the ideal model's p50 to its p{:.2}, the stalled requests all taken to land above it",
+                        50.0 / (1.0 - share)
+                    ),
+                ),
+                _ => Part::unknown(format!(
+                    "{how_share}; the model's CCDF does not reach that far"
+                )),
+            },
+            Some(_) => Part::unknown(format!(
+                "{how_share}: half the requests or more met a stall, and the median is the stalls'"
+            )),
+            None => Part::unknown(format!(
+                "{how_share}; how far that moves the median needs the ideal model's distribution, which this workload has not"
+            )),
+        }
+    };
+    HostPart {
+        part,
+        requests_share: Some(share),
+        stalls,
+        stall_mean_us: (stalls > 0).then(|| lost_us / stalls as f64),
+        stall_max_us: Some(max_us),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,262 @@
+use vernier_stats::Percentile;
+
+use super::*;
+use crate::coordinator::{PercentileResult, Verdict};
+
+/// A probe's report of `seconds` on `cpu` with `stalls` wake-ups over 1 ms late and
+/// `share` of the time lost beyond 100 µs.
+fn probe(cpu: Option<usize>, seconds: f64, stalls: u64, share: f64) -> StallReport {
+    let mut r = StallReport::default();
+    r.cpu = cpu;
+    r.realtime = true;
+    r.period_us = 1000.0;
+    r.seconds = seconds;
+    r.wakeups = (seconds * 1000.0) as u64;
+    r.late_p50_us = 50.0;
+    r.late_max_us = if stalls > 0 { 4_000.0 } else { 90.0 };
+    r.stalls_over_1ms = stalls;
+    r.stalled_share = share;
+    r
+}
+
+/// A point at `rate` whose p50 is `p50` with the CI `ci`, its host seen by `host`.
+fn point(rate: f64, p50: f64, ci: Option<(f64, f64)>, host: Vec<StallReport>) -> PointResult {
+    PointResult {
+        target_percentile: Percentile::P50,
+        host,
+        ..PointResult::example(
+            rate,
+            Verdict::Converged,
+            vec![
+                PercentileResult::example(50.0, p50, ci),
+                PercentileResult::example(99.0, 3.0 * p50, None),
+            ],
+        )
+    }
+}
+
+fn baseline(service: &str) -> Baseline {
+    Baseline::given(
+        Part::known(6.0, "ping-pong"),
+        Part::known(1.0, "calibrated"),
+        Ok(service.parse().unwrap()),
+        0,
+    )
+}
+
+#[test]
+fn the_parts_of_a_synthetic_point_add_up_to_its_median() {
+    // Fixed 20 µs at 5,000 req/s: load 0.1, and the ideal median is the service time
+    // itself (nine requests in ten find the server idle).
+    let quiet = vec![probe(Some(1), 10.0, 0, 0.0), probe(None, 10.0, 0, 0.0)];
+    let b = baseline("fixed:20us").budget(&point(5000.0, 27.4, Some((26.8, 28.0)), quiet));
+    assert_eq!(b.p, 50.0);
+    assert_eq!(b.measured_us, Some(27.4));
+    assert_eq!(b.ci_us, Some((26.8, 28.0)));
+    assert_eq!(b.floor.us, Some(6.0));
+    assert_eq!(b.client.us, Some(1.0));
+    assert_eq!(b.host.part.us, Some(0.0));
+    assert_eq!(b.host.requests_share, Some(0.0));
+    assert!((b.model.us.unwrap() - 20.0).abs() < 0.01, "{b:?}");
+    assert!(
+        b.model.how.contains("fixed:20us at 5000 req/s, load 0.10"),
+        "{}",
+        b.model.how
+    );
+    // By difference: the measurement less floor, client and host.
+    assert!((b.remains.us.unwrap() - 20.4).abs() < 1e-9, "{b:?}");
+    assert!((b.sum_us().unwrap() - 27.0).abs() < 0.01);
+    assert!((b.unexplained_us().unwrap() - 0.4).abs() < 0.01);
+    assert_eq!(b.adds_up(), Some(true));
+    assert_eq!(
+        b.summary(),
+        "p50 27.4 [26.8, 28.0] µs; parts 27.0 µs, within the CI"
+    );
+    assert_eq!(
+        b.line(),
+        "floor 6.0 µs, client 1.0 µs, host 0.0 µs, server (model) 20.0 µs; p50 27.4 [26.8, 28.0] µs; parts 27.0 µs, within the CI"
+    );
+    // Outside the CI, the summary says by how much.
+    let slow = baseline("fixed:20us").budget(&point(
+        5000.0,
+        35.0,
+        Some((34.0, 36.0)),
+        vec![probe(Some(1), 10.0, 0, 0.0)],
+    ));
+    assert_eq!(slow.adds_up(), Some(false));
+    assert!(
+        slow.summary()
+            .ends_with("parts 27.0 µs, +8.0 µs unexplained"),
+        "{}",
+        slow.summary()
+    );
+}
+
+#[test]
+fn what_cannot_be_measured_is_unknown_with_the_reason() {
+    let remote = Baseline::given(
+        Part::unknown("the agents run on other hosts"),
+        Part::unknown("the agents run on other hosts"),
+        Err(NO_MODEL.replace("WORKLOAD", "key-value")),
+        0,
+    );
+    let b = remote.budget(&point(10_000.0, 40.0, Some((39.0, 41.0)), vec![]));
+    assert_eq!(b.floor.us, None);
+    assert_eq!(b.floor.text(), "unknown");
+    assert_eq!(b.model.us, None);
+    assert!(
+        b.model.how.contains("key-value server's service time"),
+        "{}",
+        b.model.how
+    );
+    // No probe ran: the host is unknown, not zero.
+    assert_eq!(b.host.part.us, None);
+    assert!(
+        b.host.part.how.contains("no stall probe ran"),
+        "{:?}",
+        b.host
+    );
+    assert_eq!(b.remains.us, None);
+    assert_eq!((b.sum_us(), b.adds_up()), (None, None));
+    assert_eq!(
+        b.summary(),
+        "p50 40.0 [39.0, 41.0] µs; parts unknown: floor, client, host, server (model)"
+    );
+    // Stalls seen, but no distribution to tell how far they move the median: the share and
+    // the size are known, the µs are not.
+    let stalled = vec![probe(Some(1), 10.0, 20, 0.01)];
+    let b = remote.budget(&point(10_000.0, 40.0, None, stalled));
+    assert_eq!(b.host.part.us, None);
+    assert!(b.host.requests_share.unwrap() > 0.01);
+    assert_eq!(b.host.stalls, 20);
+    assert!(
+        b.host.part.how.contains("needs the ideal model"),
+        "{}",
+        b.host.part.how
+    );
+    // A point without a p50 has nothing to split.
+    let mut none = point(10_000.0, 40.0, None, vec![]);
+    none.percentiles.remove(0);
+    let b = remote.budget(&none);
+    assert_eq!(b.measured_us, None);
+    assert_eq!(b.summary(), "no p50 reported: nothing to split");
+}
+
+#[test]
+fn stalls_count_the_requests_whose_window_they_overlap() {
+    // 20 stalls and 100 ms lost in 10 s on the workers' core; the coordinator's unpinned
+    // probe is left out when a pinned one reported.
+    let host = vec![probe(Some(1), 10.0, 20, 0.01), probe(None, 10.0, 500, 0.5)];
+    let b = baseline("exp:20us").budget(&point(5000.0, 40.0, Some((39.0, 41.0)), host));
+    // (100 ms + 20 × 40 µs) / 10 s.
+    let share = (100_000.0 + 20.0 * 40.0) / 10e6;
+    assert!(
+        (b.host.requests_share.unwrap() - share).abs() < 1e-12,
+        "{:?}",
+        b.host
+    );
+    assert_eq!(b.host.stalls, 20);
+    assert!((b.host.stall_mean_us.unwrap() - 5_000.0).abs() < 1e-6);
+    assert_eq!(b.host.stall_max_us, Some(4_000.0));
+    assert!(
+        b.host.part.how.starts_with("probes on cpu 1: 1.01%"),
+        "{}",
+        b.host.part.how
+    );
+    // The median moves to the model's p50.51: for exp service a fraction of a µs, more
+    // than nothing.
+    let moved = b.host.part.us.unwrap();
+    assert!(moved > 0.05 && moved < 2.0, "{moved}");
+    // Half the requests stalled: the median is the stalls', and no model says by how much.
+    let b = baseline("exp:20us").budget(&point(
+        5000.0,
+        40.0,
+        None,
+        vec![probe(Some(1), 1.0, 10, 0.6)],
+    ));
+    assert_eq!(b.host.part.us, None);
+    assert!(
+        b.host.part.how.contains("half the requests or more"),
+        "{}",
+        b.host.part.how
+    );
+}
+
+#[test]
+fn a_model_beyond_capacity_is_unknown_not_infinite() {
+    let b = baseline("fixed:20us").budget(&point(60_000.0, 500.0, None, vec![]));
+    assert_eq!(b.model.us, None);
+    assert!(
+        b.model.how.contains("no ideal model at 60000 req/s"),
+        "{}",
+        b.model.how
+    );
+}
+
+#[test]
+fn the_model_quantile_is_linear_between_ccdf_levels() {
+    let m = Model {
+        service: Dist::fixed(Duration::from_micros(10)),
+        load: 0.5,
+        p50: 20.0,
+        ccdf: vec![(10.0, 1.0), (20.0, 0.5), (40.0, 0.1)],
+    };
+    assert_eq!(m.quantile(0.5), Some(20.0));
+    assert!((m.quantile(0.7).unwrap() - 30.0).abs() < 1e-9);
+    assert_eq!(m.quantile(0.0), Some(10.0));
+    assert_eq!(m.quantile(0.95), None);
+}
+
+#[test]
+fn a_result_without_a_budget_still_loads_and_one_with_it_round_trips() {
+    let mut result = point(
+        5000.0,
+        27.4,
+        Some((26.8, 28.0)),
+        vec![probe(Some(1), 10.0, 0, 0.0)],
+    );
+    let old = serde_json::to_value(&result).unwrap();
+    assert!(old.get("budget").is_none(), "{old}");
+    let back: PointResult = serde_json::from_value(old).unwrap();
+    assert_eq!(back.budget, None);
+    result.budget = Some(baseline("fixed:20us").budget(&result));
+    let json = serde_json::to_value(&result).unwrap();
+    assert_eq!(json["budget"]["floor"]["us"], 6.0, "{json}");
+    assert_eq!(json["budget"]["host"]["requests_share"], 0.0, "{json}");
+    let back: PointResult = serde_json::from_value(json).unwrap();
+    assert_eq!(back, result);
+}
+
+#[test]
+fn the_server_is_added_to_the_path_request_by_request() {
+    let quiet = || vec![probe(Some(1), 10.0, 0, 0.0)];
+    // A constant path: the server's part is the model's p50 itself.
+    let constant = baseline("fixed:20us").with_path(vec![4.5; GRID]);
+    let b = constant.budget(&point(5000.0, 24.5, Some((24.4, 24.6)), quiet()));
+    assert!((b.model.us.unwrap() - 20.0).abs() < 1e-9, "{:?}", b.model);
+    assert!(b.model.how.contains("median 4.50 µs"), "{}", b.model.how);
+    // A path whose slowest tenth takes 30 µs: fixed service still adds its 20 µs, but an
+    // exponential one (the model's p50 15.3 µs) moves the median by more than its own p50.
+    let path: Vec<f64> = (0..GRID)
+        .map(|i| if i < 900 { 4.5 } else { 30.0 })
+        .collect();
+    let fixed = baseline("fixed:20us").with_path(path.clone());
+    let b = fixed.budget(&point(5000.0, 24.5, None, quiet()));
+    assert!((b.model.us.unwrap() - 20.0).abs() < 1e-9, "{:?}", b.model);
+    let alone = baseline("exp:20us").budget(&point(5000.0, 24.5, None, quiet()));
+    let spread = baseline("exp:20us").with_path(path);
+    let b = spread.budget(&point(5000.0, 24.5, None, quiet()));
+    let (model_p50, added) = (alone.model.us.unwrap(), b.model.us.unwrap());
+    assert!((model_p50 - 15.4).abs() < 0.3, "{model_p50}");
+    assert!(
+        added > model_p50 + 0.5 && added < model_p50 + 5.0,
+        "{added} against {model_p50}"
+    );
+}
+
+#[test]
+fn the_median_of_a_sum_is_taken_over_every_pair() {
+    assert_eq!(median_of_sum(&[0.0], &[1.0, 2.0, 3.0]), 2.0);
+    assert_eq!(median_of_sum(&[10.0, 20.0, 30.0], &[1.0, 2.0, 3.0]), 22.0);
+    assert!(median_of_sum(&[], &[1.0]).is_nan());
+}
