@@ -210,8 +210,9 @@ fn skewness(x: &[f64]) -> f64 {
     (m3 / m2.powf(1.5)).clamp(-2.0, 2.0)
 }
 
-/// Student's t quantile at (1 + confidence)/2 on `dof` degrees of freedom.
-fn t_quantile(confidence: f64, dof: usize) -> f64 {
+/// Student's t quantile at (1 + confidence)/2 on `dof` degrees of freedom (infinite for
+/// none).
+pub(crate) fn t_quantile(confidence: f64, dof: usize) -> f64 {
     StudentsT::new(0.0, 1.0, dof as f64)
         .map(|t| t.inverse_cdf((1.0 + confidence) / 2.0))
         .unwrap_or(f64::INFINITY)

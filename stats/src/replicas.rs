@@ -15,10 +15,10 @@
 //! difference too small to matter. τ is the between-run standard deviation
 //! (DerSimonian & Laird, Controlled Clinical Trials 7(3), 1986).
 
-use serde::Serialize;
-use statrs::distribution::{ContinuousCDF, StudentsT};
-
+use crate::dependent::t_quantile;
 use crate::error::{StatsError, check_finite};
+use crate::percentile::check_fraction;
+use serde::Serialize;
 
 /// The mean of replicated estimates with its t-interval.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -37,7 +37,7 @@ pub struct MeanCi {
 
 /// The `confidence` t-interval of the mean of `estimates` (at least two, finite).
 pub fn mean_ci(estimates: &[f64], confidence: f64) -> Result<MeanCi, StatsError> {
-    check_confidence(confidence)?;
+    check_fraction("confidence", confidence)?;
     check_finite(estimates)?;
     let n = estimates.len();
     if n < 2 {
@@ -49,13 +49,7 @@ pub fn mean_ci(estimates: &[f64], confidence: f64) -> Result<MeanCi, StatsError>
     }
     let mean = estimates.iter().sum::<f64>() / n as f64;
     let sd = (estimates.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
-    let t = StudentsT::new(0.0, 1.0, (n - 1) as f64)
-        .map(|t| t.inverse_cdf((1.0 + confidence) / 2.0))
-        .map_err(|_| StatsError::InvalidParameter {
-            name: "replications",
-            value: n as f64,
-            expected: "at least two",
-        })?;
+    let t = t_quantile(confidence, n - 1);
     let half = t * sd / (n as f64).sqrt();
     Ok(MeanCi {
         n,
@@ -133,18 +127,6 @@ pub fn heterogeneity(estimates: &[f64], std_errors: &[f64]) -> Result<Heterogene
         i2,
         tau: tau2.sqrt(),
     })
-}
-
-fn check_confidence(confidence: f64) -> Result<(), StatsError> {
-    if confidence > 0.0 && confidence < 1.0 {
-        Ok(())
-    } else {
-        Err(StatsError::InvalidParameter {
-            name: "confidence",
-            value: confidence,
-            expected: "a fraction strictly between 0 and 1",
-        })
-    }
 }
 
 #[cfg(test)]

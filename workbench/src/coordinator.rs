@@ -468,17 +468,16 @@ impl Coordinator {
             self.replicated_point_ended(at, result, out);
             return;
         }
-        let next = match self.base.replications {
-            Some(plan) => replication::next(&self.runs, &plan, self.base.ci.confidence),
-            None => replication::Next::Done(Box::new(self.runs[self.runs.len() - 1].clone())),
+        // Only a replicated point's runs end here.
+        let Some(plan) = self.base.replications else {
+            return;
         };
-        match next {
+        match replication::next(&self.runs, &plan, self.base.ci.confidence) {
             replication::Next::Run => {
-                let pause = self.base.replications.map_or(Duration::ZERO, |p| p.pause);
                 out.actions.push(Action::Renew {
                     run: self.runs.len() as u32 + 1,
                 });
-                self.between = Some(at + pause);
+                self.between = Some(at + plan.pause);
             }
             replication::Next::Done(result) => self.replicated_point_ended(at, *result, out),
         }

@@ -387,7 +387,7 @@ fn verdict_line(r: &PointResult) -> String {
                 .collect::<Vec<_>>()
                 .join("; ")
         ));
-        if let Some(h) = &rep.hysteresis {
+        if let Some(h) = rep.disagreement() {
             line.push_str(&format!(
                 "\n             hysteresis: the runs disagree beyond their own CIs ({})",
                 h.summary()

@@ -584,11 +584,17 @@ pub struct Replication {
     /// while fewer than two runs have a CI).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spread: Option<Spread>,
-    /// The same, when the runs disagree beyond their own CIs (I² ≥ 0.5 and two runs' CIs
-    /// apart): hysteresis. A converged point may carry it (its across-run CI includes the
-    /// spread).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hysteresis: Option<Spread>,
+    /// Whether the runs disagree beyond their own CIs (see [`Spread::disagrees`]):
+    /// hysteresis. A converged point may say so (its across-run CI includes the spread).
+    #[serde(default)]
+    pub hysteresis: bool,
+}
+
+impl Replication {
+    /// The runs' spread, when they disagree beyond their own CIs.
+    pub fn disagreement(&self) -> Option<&Spread> {
+        self.spread.as_ref().filter(|_| self.hysteresis)
+    }
 }
 
 /// One percentile across a replicated point's runs.
@@ -631,7 +637,7 @@ pub struct Spread {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub outside: Vec<u32>,
     /// The lowest and highest bound of the runs' CIs, µs (what `outside` is outside of).
-    pub ci_hull: Option<(f64, f64)>,
+    pub ci_hull: (f64, f64),
 }
 
 impl Spread {

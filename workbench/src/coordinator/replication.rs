@@ -93,7 +93,7 @@ pub fn next(runs: &[PointResult], plan: &Replications, confidence: f64) -> Next 
         return Next::Run;
     }
     let p = target.target_percentile;
-    let reason = match &replication.hysteresis {
+    let reason = match replication.disagreement() {
         Some(s) => {
             let mut parts = Vec::new();
             if let (Some(i2), Some(tau)) = (s.i2, s.tau_us)
@@ -105,7 +105,8 @@ pub fn next(runs: &[PointResult], plan: &Replications, confidence: f64) -> Next 
                     i2 * 100.0
                 ));
             }
-            if let (false, Some((lo, hi))) = (s.outside.is_empty(), s.ci_hull) {
+            if !s.outside.is_empty() {
+                let (lo, hi) = s.ci_hull;
                 parts.push(format!(
                     "run{} {} (no CI of {}: {}) outside every other run's CI ({lo:.1} to {hi:.1} µs)",
                     if s.outside.len() == 1 { "" } else { "s" },
@@ -217,7 +218,7 @@ pub fn summary(
     let target = across.iter().find(|a| (a.p - target_p).abs() < 1e-9);
     let width_target_us = target.map_or(f64::NAN, |a| plan.width.target_us(a.mean));
     let spread = spread(runs, target_p, confidence);
-    let hysteresis = spread.clone().filter(|s| s.disagrees(HYSTERESIS_I2));
+    let hysteresis = spread.as_ref().is_some_and(|s| s.disagrees(HYSTERESIS_I2));
     let from_schedule = last
         .from_schedule
         .iter()
@@ -356,7 +357,7 @@ fn spread(runs: &[PointResult], p: f64, confidence: f64) -> Option<Spread> {
         tau_us: h.map(|h| h.tau),
         disjoint,
         outside,
-        ci_hull: Some(hull),
+        ci_hull: hull,
     })
 }
 
@@ -393,6 +394,15 @@ mod tests {
         r
     }
 
+    fn plan(min: u32, max: u32, width: f64) -> Replications {
+        Replications {
+            min,
+            max,
+            width: CiWidth::Relative(width),
+            pause: std::time::Duration::ZERO,
+        }
+    }
+
     #[test]
     fn runs_without_a_ci_far_outside_the_others_are_hysteresis() {
         // As memcached at 10,000 req/s gave on this host: four runs agreeing within
@@ -405,27 +415,21 @@ mod tests {
             run(5, 684.8, None, Some(ReasonKind::HostStalls)),
             run(6, 71.8, Some((69.4, 78.7)), None),
         ];
-        let plan = Replications {
-            min: 3,
-            max: 6,
-            width: CiWidth::Relative(0.1),
-            pause: std::time::Duration::ZERO,
-        };
-        let Next::Done(result) = next(&runs, &plan, 0.95) else {
+        let Next::Done(result) = next(&runs, &plan(3, 6, 0.1), 0.95) else {
             panic!("six runs of six")
         };
         assert_eq!(result.verdict, Verdict::NotAvailable);
         let reason = &result.reasons[0];
         assert_eq!(reason.check, ReasonKind::Hysteresis, "{reason:#?}");
         let rep = result.replication.as_deref().unwrap();
-        let s = rep.hysteresis.as_ref().unwrap();
+        let s = rep.disagreement().unwrap();
         assert_eq!(s.outside, [4, 5]);
         // The four with a CI agree among themselves.
         assert!(
             s.i2.unwrap() < HYSTERESIS_I2 || s.disjoint.is_empty(),
             "{s:?}"
         );
-        assert_eq!(s.ci_hull, Some((63.1, 78.7)));
+        assert_eq!(s.ci_hull, (63.1, 78.7));
         assert!(
             reason.detail.contains(
                 "runs 4, 5 (no CI of their own: too_few_samples, host_stalls) outside every \
@@ -449,18 +453,12 @@ mod tests {
             run(2, 70.0, None, Some(ReasonKind::Confidence)),
             run(3, 67.7, Some((64.8, 72.8)), None),
         ];
-        let plan = Replications {
-            min: 3,
-            max: 3,
-            width: CiWidth::Relative(0.2),
-            pause: std::time::Duration::ZERO,
-        };
-        let Next::Done(result) = next(&runs, &plan, 0.95) else {
+        let Next::Done(result) = next(&runs, &plan(3, 3, 0.2), 0.95) else {
             panic!("three runs of three")
         };
         assert_eq!(result.verdict, Verdict::Converged, "{:#?}", result.reasons);
         let rep = result.replication.as_deref().unwrap();
-        assert!(rep.hysteresis.is_none());
+        assert!(!rep.hysteresis);
         assert!(rep.spread.as_ref().unwrap().outside.is_empty());
     }
 }

@@ -1343,7 +1343,7 @@ fn replicated_runs_agreeing_converge_on_the_ci_across_them() {
         "[{low}, {high}] around {mean}"
     );
     assert!((low..=high).contains(&230.3) || (p99.value - 230.3).abs() < 15.0);
-    assert!(rep.hysteresis.is_none(), "{:?}", rep.hysteresis);
+    assert!(!rep.hysteresis, "{:?}", rep.spread);
     assert!(rep.method.contains("t-interval"));
     // One verdict event for the point, a run event for each run.
     let verdicts = events
@@ -1378,7 +1378,7 @@ fn runs_that_differ_by_a_bias_end_na_hysteresis_naming_the_spread() {
         "{:#?}",
         result.reasons
     );
-    let h = rep.hysteresis.as_ref().unwrap();
+    let h = rep.disagreement().unwrap();
     assert!(h.i2.unwrap() > 0.9, "{h:?}");
     assert!(h.high - h.low > 100.0, "{h:?}");
     assert!(!h.disjoint.is_empty());

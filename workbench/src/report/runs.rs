@@ -65,7 +65,7 @@ pub fn runs_points(results: &[&PointResult]) -> (Percentile, Vec<RunsPoint>) {
                 })
                 .collect(),
             across: r.percentile(p).map(|q| (q.value, q.ci_low.zip(q.ci_high))),
-            hysteresis: rep.hysteresis.is_some(),
+            hysteresis: rep.hysteresis,
         })
         .collect();
     (percentile, points)
@@ -232,7 +232,7 @@ mod tests {
                 across: Vec::new(),
                 width_target_us: 20.0,
                 spread: None,
-                hysteresis: None,
+                hysteresis: false,
             })),
             ..PointResult::example(
                 10_000.0,

@@ -441,7 +441,7 @@ verdict: n/a
             across: Vec::new(),
             width_target_us: 5.0,
             spread: None,
-            hysteresis: None,
+            hysteresis: false,
         }));
         let summary = summarize(Path::new("/runs/x"), &record(vec![across]));
         let runs: Vec<Option<u32>> = summary.points.iter().map(|r| r.run).collect();

@@ -318,7 +318,7 @@ fn a_replicated_point_shows_its_runs_as_rows() {
         across: Vec::new(),
         width_target_us: 33.0,
         spread: None,
-        hysteresis: None,
+        hysteresis: false,
     }));
     app.update(event(14.0, EventKind::Verdict(Box::new(across))));
     assert!(app.runs.is_empty());

@@ -154,7 +154,7 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
             ));
         }
         if let Some(rep) = &r.replication
-            && let Some(h) = &rep.hysteresis
+            && let Some(h) = rep.disagreement()
             && r.verdict != Verdict::NotAvailable
         {
             items.push((
