@@ -123,9 +123,9 @@ pub struct NeedMore {
     pub needed: usize,
     /// Samples given.
     pub have: usize,
-    /// When the batches stayed correlated: the batch size (samples) they were still
-    /// correlated at, so that a caller can say over how long a time the samples depend on
-    /// each other.
+    /// When dependence is why: the batch size (samples) the batches were still correlated
+    /// at, or the one the variance inflation was measured over, so that a caller can say
+    /// over how long a time the samples depend on each other.
     pub correlated_over: Option<usize>,
 }
 
@@ -354,7 +354,8 @@ pub fn percentile_ci_dependent(
             ),
             needed: ((n as f64 * scale * 1.1).ceil() as usize).max(n + 1),
             have: n,
-            correlated_over: None,
+            // The inflation was measured over batches of m: the dependence reaches that far.
+            correlated_over: (vif > 1.0).then_some(m),
         }));
     }
     Ok(Ok(DependentCi {
@@ -508,6 +509,29 @@ mod tests {
             adjusted > 0,
             "no series took the adjustment ({refused} refused)"
         );
+    }
+
+    #[test]
+    fn too_few_effective_tail_samples_say_the_batch_size_of_the_dependence() {
+        // Levels held for 500 samples at a time: p99.9 beyond them comes in clusters.
+        let u = exp_series(11, 40_000);
+        let mut x = Vec::with_capacity(u.len());
+        let mut level = 1.0;
+        for (i, e) in u.iter().enumerate() {
+            if i % 500 == 0 {
+                level = 1.0 + 3.0 * e;
+            }
+            x.push(level + 0.1 * e);
+        }
+        let sorted = sort_samples(&x).unwrap();
+        let need = percentile_ci_dependent(&x, &sorted, 0.999, 0.95)
+            .unwrap()
+            .unwrap_err();
+        assert!(need.reason.contains("effective samples"), "{need:?}");
+        let m = need
+            .correlated_over
+            .expect("the batch size the inflation came from");
+        assert!(m >= 500, "{need:?}");
     }
 
     #[test]

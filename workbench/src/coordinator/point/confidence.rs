@@ -310,7 +310,11 @@ impl Point {
                     "too few samples for a dependence-valid {p} CI at {:.0}%: {}{}; about {} needed, there are {n}",
                     conf * 100.0,
                     need.reason,
-                    span_s.map_or(String::new(), |s| format!(", {s:.1} s of this load")),
+                    need.correlated_over
+                        .zip(span_s)
+                        .map_or(String::new(), |(m, s)| format!(
+                            "; batches of {m} samples span {s:.1} s of this load"
+                        )),
                     need.needed
                 );
                 self.check(
