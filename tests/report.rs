@@ -115,7 +115,7 @@ fn result(
         Ok("exp:50us".parse().unwrap()),
         7,
     );
-    result.budget = Some(baseline.budget(&result));
+    result.budget = Some(baseline.budget(&result, vernier_workbench::budget::During::default()));
     result
 }
 

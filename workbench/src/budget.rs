@@ -18,6 +18,11 @@
 //!   calibration's latencies, move their median; everywhere, the measured median less the
 //!   parts above, by difference.
 //!
+//! With `budget: {probe: RATE}` the path is also measured while each point measures
+//! ([`probe`]): the start-of-run calibration is moved to the probe's p50 (less the ideal
+//! model's wait for it), and the parts' sum carries the probe's CI, so that "the parts add
+//! up" is judged against both uncertainties rather than against a calibration minutes old.
+//!
 //! The budget is of the p50: the floor and the client's share are medians, and a median
 //! of a sum is the sum of medians when all parts but one are nearly constant, as the path
 //! is on a quiet host. Where the path varies (a tenth of its requests several µs slow), a
@@ -39,6 +44,9 @@ use vernier_protocols::{Dist, Protocol};
 
 use crate::coordinator::PointResult;
 use crate::scenario::{AgentSpec, Scenario};
+
+pub mod probe;
+pub use probe::{Probe, ProbeWindow};
 
 /// The percentile a budget splits, in percent.
 pub const BUDGET_PERCENTILE: f64 = 50.0;
@@ -136,6 +144,12 @@ pub struct Budget {
     /// The measured percentile less the floor, the client and the host: the server and its
     /// queue, by difference.
     pub remains: Part,
+    /// The path probe's measurement over the point, when the scenario asked for one.
+    #[serde(default)]
+    pub probe: Option<ProbeWindow>,
+    /// The CI of the parts' sum, µs, when a part carries one (the probe's p50).
+    #[serde(default)]
+    pub sum_ci_us: Option<(f64, f64)>,
 }
 
 impl Budget {
@@ -160,11 +174,26 @@ impl Budget {
         Some(self.measured_us? - self.sum_us()?)
     }
 
-    /// Whether the parts add up to the measured percentile within its CI.
+    /// Whether the parts add up to the measured percentile: the sum within the
+    /// measurement's CI or, when the sum has a CI too, 0 within the CI of their difference
+    /// (each side's half-widths added in quadrature).
     pub fn adds_up(&self) -> Option<bool> {
+        let (lo, hi) = self.difference_ci()?;
+        Some(lo <= 0.0 && 0.0 <= hi)
+    }
+
+    /// The CI of the measured percentile less the parts' sum, µs: the measurement's CI less
+    /// the sum, widened by the sum's own CI when it has one.
+    pub fn difference_ci(&self) -> Option<(f64, f64)> {
         let sum = self.sum_us()?;
+        let measured = self.measured_us?;
         let (low, high) = self.ci_us?;
-        Some(low <= sum && sum <= high)
+        let d = measured - sum;
+        let (below, above) = (measured - low, high - measured);
+        Some(match self.sum_ci_us {
+            Some((s_low, s_high)) => (d - below.hypot(s_high - sum), d + above.hypot(sum - s_low)),
+            None => (d - below, d + above),
+        })
     }
 
     /// One line per part as displays show it: its name, its size (or `unknown`) and how it
@@ -208,12 +237,21 @@ impl Budget {
             .filter(|(_, us)| us.is_none())
             .map(|(name, _)| *name)
             .collect();
+        let parts = |sum: f64| match self.sum_ci_us {
+            Some((lo, hi)) => format!("parts {sum:.1} [{lo:.1}, {hi:.1}] µs"),
+            None => format!("parts {sum:.1} µs"),
+        };
+        let within = if self.sum_ci_us.is_some() {
+            "within the CIs"
+        } else {
+            "within the CI"
+        };
         match (self.sum_us(), self.unexplained_us(), self.adds_up()) {
             (Some(sum), _, Some(true)) => {
-                format!("{measured}; parts {sum:.1} µs, within the CI")
+                format!("{measured}; {}, {within}", parts(sum))
             }
             (Some(sum), Some(left), _) => {
-                format!("{measured}; parts {sum:.1} µs, {left:+.1} µs unexplained")
+                format!("{measured}; {}, {left:+.1} µs unexplained", parts(sum))
             }
             _ => format!("{measured}; parts unknown: {}", unknown.join(", ")),
         }
@@ -286,19 +324,50 @@ impl Baseline {
         Baseline { path, ..self }
     }
 
-    /// The budget of `result`'s median.
-    pub fn budget(&self, result: &PointResult) -> Budget {
+    /// The budget of `result`'s median, with what was seen while the point measured.
+    pub fn budget(&self, result: &PointResult, during: During) -> Budget {
+        let During { probe, sent } = during;
         let p = BUDGET_PERCENTILE;
         let measured = result.percentile(p);
         let measured_us = measured.map(|q| q.value);
         let ci_us = measured.and_then(|q| q.ci_low.zip(q.ci_high));
         let model = self.model(result.target_rate);
         let host = host(&result.host, measured_us, model.as_ref().ok());
-        let model_part = match &model {
-            Ok(m) => self.server(m, result.target_rate),
-            Err(why) => Part::unknown(why.clone()),
+        // The server's queue: fed the requests as they were sent when every one of them is
+        // known, else Poisson arrivals at the point's rate.
+        let queue = model.as_ref().ok().map(|m| {
+            let poisson = Queue::poisson(m);
+            let as_sent = match sent {
+                Some(Ok(departures)) if result.sampling_rate >= 0.999 => {
+                    self.sent_queue(m, &departures)
+                }
+                Some(Ok(_)) => Err(format!(
+                    "the point kept 1 request in {:.0}, and a queue fed the requests as sent needs them all",
+                    1.0 / result.sampling_rate
+                )),
+                Some(Err(why)) => Err(why),
+                None => Err("the requests' departures were not collected".into()),
+            };
+            match as_sent {
+                Ok(q) => q.beside(&poisson, &self.path),
+                Err(why) => poisson.because(&why),
+            }
+        });
+        let model_part = match (&model, &queue) {
+            (Ok(m), Some(q)) => self.server(m, result.target_rate, q),
+            (Err(why), _) => Part::unknown(why.clone()),
+            (Ok(_), None) => Part::unknown("no queue"),
         };
-        let remains = match (measured_us, self.floor.us, self.client.us, host.part.us) {
+        let tracked = probe.as_ref().map(|w| self.track(w, queue.as_ref()));
+        let client = match (&tracked, self.client.us) {
+            (Some(Ok(t)), Some(c)) => Part::known(c + t.shift, t.how.clone()),
+            (Some(Err(why)), _) => Part {
+                us: self.client.us,
+                how: format!("{}; the path probe was not used: {why}", self.client.how),
+            },
+            _ => self.client.clone(),
+        };
+        let remains = match (measured_us, self.floor.us, client.us, host.part.us) {
             (Some(m), Some(f), Some(c), Some(h)) => Part::known(
                 m - f - c - h,
                 "the measured p50 less the floor, the client and the host: the server and its queue, by difference",
@@ -306,16 +375,53 @@ impl Baseline {
             (None, ..) => Part::unknown("the point reported no p50"),
             _ => Part::unknown("a part it would be the difference from is unknown"),
         };
-        Budget {
+        let mut budget = Budget {
             p,
             measured_us,
             ci_us,
             floor: self.floor.clone(),
-            client: self.client.clone(),
+            client,
             host,
             model: model_part,
             remains,
+            probe,
+            sum_ci_us: None,
+        };
+        // The probe's p50 is the one part measured with sampling error of its own.
+        if let (Some(Ok(_)), Some(w), Some(sum)) = (&tracked, &budget.probe, budget.sum_us())
+            && let Some((lo, hi)) = w.ci_us
+        {
+            budget.sum_ci_us = Some((sum + lo - w.p50_us, sum + hi - w.p50_us));
         }
+        budget
+    }
+
+    /// How far the path moved between the run's start and the point, by the probe: its
+    /// p50 against the calibration's latencies plus the ideal model's waits (the probe's
+    /// requests queue behind the load's, and need no service themselves).
+    fn track(&self, w: &ProbeWindow, queue: Option<&Queue>) -> Result<Tracked, String> {
+        let Some(c) = self.client.us else {
+            return Err("the client's calibration has no figure to move".into());
+        };
+        if self.path.is_empty() {
+            return Err("the client's calibration kept no latencies to move".into());
+        }
+        let Some(q) = queue.filter(|q| !q.waits.is_empty()) else {
+            return Err("no ideal model, so no wait to take out of its latencies".into());
+        };
+        let expected = median_of_sum(&self.path, &q.waits);
+        let shift = w.p50_us - expected;
+        let ci = match w.ci_us {
+            Some((lo, hi)) => format!("[{lo:.2}, {hi:.2}] µs, {}", w.ci_how),
+            None => w.ci_how.clone(),
+        };
+        Ok(Tracked {
+            shift,
+            how: format!(
+                "the client's share while the point measured: calibrated at the run's start at {c:.2} µs, then moved by {shift:+.2} µs to the path probe's (requests asking the target for no service time, {:.0} req/s over {} connections from the workers' core alongside the load: {} answered, p50 {:.2} µs {ci}), against which the calibration's latencies plus the ideal server's waits for such requests (p50 {expected:.2} µs) are set",
+                w.rate, w.connections, w.requests, w.p50_us
+            ),
+        })
     }
 
     /// The server's part by the model: its p50 alone when the path's latencies are not
@@ -323,18 +429,21 @@ impl Baseline {
     /// move the path's median. Medians of varying parts do not simply add (the path's rare
     /// slow requests lift the median of a spread-out service time, not of a fixed one), so
     /// this is what the server adds to the floor and the client as measured.
-    fn server(&self, m: &Model, rate: f64) -> Part {
+    fn server(&self, m: &Model, rate: f64, queue: &Queue) -> Part {
         let how = format!(
-            "the ideal M/G/1 model (FCFS, Poisson arrivals, no network, client or server overhead): service {} at {rate:.0} req/s, load {:.2}, {} simulated requests, one server worker assumed (the scenario does not say how many the target has); its p50 {:.2} µs",
-            m.service, m.load, MODEL_REQUESTS, m.p50
+            "the ideal server fed {}: FCFS, one worker assumed (the scenario does not say how many the target has), no network, client or server overhead; service {} at {rate:.0} req/s, load {:.2}",
+            queue.how, m.service, m.load
         );
         if self.path.is_empty() {
-            return Part::known(m.p50, format!("{how}, with no path latencies to add it to"));
+            let p50 = median_of_sum(&[0.0], &queue.sojourns);
+            return Part::known(
+                p50,
+                format!("{how}; its p50 {p50:.2} µs, with no path latencies to add it to"),
+            );
         }
-        let service: Vec<f64> = grid().map(|q| m.quantile(q).unwrap_or(m.max())).collect();
         let alone = median_of_sum(&[0.0], &self.path);
         Part::known(
-            median_of_sum(&service, &self.path) - alone,
+            median_of_sum(&queue.sojourns, &self.path) - alone,
             format!(
                 "{how}; added request by request to the latencies of the client's calibration (median {alone:.2} µs), it moves their median by this much"
             ),
@@ -350,6 +459,7 @@ impl Baseline {
             warmup: MODEL_REQUESTS / 10,
             seed: self.seed,
             ccdf: true,
+            waits: true,
             ..ModelConfig::new(service, load)
         })
         .map_err(|e| format!("no ideal model at {rate:.0} req/s of service {service}: {e}"))?;
@@ -359,10 +469,12 @@ impl Baseline {
             .find(|q| (q.p - 0.5).abs() < 1e-9)
             .map(|q| q.value)
             .ok_or_else(|| "the ideal model reported no p50".to_string())?;
+        let waits = on_grid(&result.waits_us);
         Ok(Model {
             service,
             load,
             p50,
+            waits,
             ccdf: result.ccdf.iter().map(|c| (c.latency_us, c.ccdf)).collect(),
         })
     }
@@ -373,8 +485,120 @@ struct Model {
     service: Dist,
     load: f64,
     p50: f64,
+    /// Its waits before service, µs, at the [`GRID`]'s quantiles (what a request needing no
+    /// service would wait, arriving at random).
+    waits: Vec<f64>,
     /// (µs, share above), ascending in µs.
     ccdf: Vec<(f64, f64)>,
+}
+
+/// What was seen while a point measured, beyond its result.
+#[derive(Debug, Clone, Default)]
+pub struct During {
+    /// The path probe's window, when the scenario ran one.
+    pub probe: Option<ProbeWindow>,
+    /// The kernel (or user) departure times of the point's kept requests, ns on one
+    /// agent's clock, or why they are not known; `None`: not collected.
+    pub sent: Option<Result<Vec<u64>, String>>,
+}
+
+/// The ideal server's queue the server's part is read from: its sojourn times and the
+/// waits of a request needing no service arriving at random, at the [`GRID`]'s quantiles.
+struct Queue {
+    sojourns: Vec<f64>,
+    waits: Vec<f64>,
+    how: String,
+}
+
+impl Queue {
+    /// The M/G/1 model's: Poisson arrivals at the point's rate.
+    fn poisson(m: &Model) -> Queue {
+        Queue {
+            sojourns: grid().map(|q| m.quantile(q).unwrap_or(m.max())).collect(),
+            waits: m.waits.clone(),
+            how: format!(
+                "Poisson arrivals (the M/G/1 model, {MODEL_REQUESTS} simulated requests; its p50 {:.2} µs)",
+                m.p50
+            ),
+        }
+    }
+
+    /// This queue, saying why it is the Poisson one.
+    fn because(mut self, why: &str) -> Queue {
+        self.how = format!("{} — not the arrivals as sent: {why}", self.how);
+        self
+    }
+
+    /// This queue, saying how far the Poisson one would differ at the median of `path`.
+    fn beside(mut self, poisson: &Queue, path: &[f64]) -> Queue {
+        let path = if path.is_empty() { &[0.0][..] } else { path };
+        let ours = median_of_sum(&self.sojourns, path);
+        let theirs = median_of_sum(&poisson.sojourns, path);
+        self.how = format!(
+            "{}; Poisson arrivals at the same rate would give {:+.2} µs at the median (the sends' bunching, e.g. several requests due while the agent's core woke late, makes the difference)",
+            self.how,
+            theirs - ours
+        );
+        self
+    }
+}
+
+/// Random instants the waits of [`Baseline::sent_queue`] are read at.
+const WAIT_INSTANTS: usize = 20_000;
+
+impl Baseline {
+    /// The ideal server fed the point's requests as they were sent (`departures`, ns, any
+    /// order): FCFS with one worker, service times drawn from the model's distribution.
+    fn sent_queue(&self, m: &Model, departures: &[u64]) -> Result<Queue, String> {
+        use rand::{RngExt, SeedableRng};
+        if departures.len() < 1_000 {
+            return Err(format!(
+                "{} departures are too few for a queue",
+                departures.len()
+            ));
+        }
+        let mut arrivals = departures.to_vec();
+        arrivals.sort_unstable();
+        let mut rng =
+            rand::rngs::SmallRng::seed_from_u64(vernier_protocols::worker_seed(self.seed, 0));
+        let sampler = m.service.sampler();
+        let mut done = Vec::with_capacity(arrivals.len());
+        let mut sojourns = Vec::with_capacity(arrivals.len());
+        let mut free = 0.0_f64;
+        for &a in &arrivals {
+            let a = a as f64;
+            let start = a.max(free);
+            free = start + sampler.sample(&mut rng).max(0.0);
+            done.push(free);
+            sojourns.push((free - a) / 1e3);
+        }
+        sojourns.sort_unstable_by(f64::total_cmp);
+        // The work left at random instants: what a request needing no service would wait.
+        let (first, last) = (arrivals[0] as f64, *arrivals.last().unwrap_or(&0) as f64);
+        let mut waits: Vec<f64> = (0..WAIT_INSTANTS)
+            .map(|_| {
+                let t = rng.random_range(first..=last);
+                let i = arrivals.partition_point(|&a| a as f64 <= t);
+                (i.checked_sub(1).map_or(0.0, |i| done[i] - t)).max(0.0) / 1e3
+            })
+            .collect();
+        waits.sort_unstable_by(f64::total_cmp);
+        Ok(Queue {
+            sojourns: on_grid(&sojourns),
+            waits: on_grid(&waits),
+            how: format!(
+                "the arrivals as sent (the {} requests of the point at the times the agent stamped their departures, {:.1} s)",
+                arrivals.len(),
+                (last - first) / 1e9
+            ),
+        })
+    }
+}
+
+/// The path's move by the probe, and how it was found.
+struct Tracked {
+    shift: f64,
+    how: String,
 }
 
 /// How many quantiles a distribution is kept at for adding two of them: (i + 0.5) / GRID
@@ -384,6 +608,17 @@ pub const GRID: usize = 1_000;
 /// The [`GRID`]'s quantile levels, ascending.
 fn grid() -> impl Iterator<Item = f64> {
     (0..GRID).map(|i| (i as f64 + 0.5) / GRID as f64)
+}
+
+/// Ascending `sorted` at the [`GRID`]'s quantiles (empty for none).
+fn on_grid(sorted: &[f64]) -> Vec<f64> {
+    let n = sorted.len();
+    if n == 0 {
+        return Vec::new();
+    }
+    grid()
+        .map(|q| sorted[((q * n as f64) as usize).min(n - 1)])
+        .collect()
 }
 
 /// The median of A + B for independent A and B, each given by its quantiles at evenly

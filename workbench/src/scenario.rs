@@ -99,6 +99,10 @@ pub struct Scenario {
     pub interarrival_enforced: bool,
     /// Each point run again and again against hysteresis (`None`: once).
     pub replications: Option<Replications>,
+    /// The latency budget's path probe: the share of each point's rate (and of the load's
+    /// connections) it sends as requests asking the target for no service time, alongside
+    /// the load (`None`: the path is calibrated at the run's start only).
+    pub budget_probe: Option<f64>,
 }
 
 /// Repeated runs of each load point (TailBench's defence against hysteresis: a run's

@@ -15,6 +15,7 @@ use vernier_agent::wire::pb;
 use vernier_agent::{Batch, DEFAULT_PERIOD, Engine, HostProbe};
 use vernier_protocols::InterArrival;
 
+use crate::budget::Probe;
 use crate::coordinator::{
     Action, Coordinator, Event, EventKind, Input, PointConfig, PointResult, Taken, UserCommand,
     Verdict,
@@ -217,6 +218,40 @@ pub fn runtime(name: &str) -> Result<tokio::runtime::Runtime, Error> {
             path: "tokio runtime".into(),
             source,
         })
+}
+
+/// The departure times of one point's kept requests, as the budget's queue takes them.
+#[derive(Debug, Default)]
+struct Sent {
+    point: Option<usize>,
+    agents: std::collections::BTreeSet<usize>,
+    departures: Vec<u64>,
+}
+
+impl Sent {
+    /// Keeps `samples`' departures, starting afresh when `point` is a new one.
+    fn add(&mut self, point: usize, agent: usize, samples: &[vernier_agent::Sample]) {
+        if self.point != Some(point) {
+            *self = Sent {
+                point: Some(point),
+                ..Sent::default()
+            };
+        }
+        self.agents.insert(agent);
+        self.departures
+            .extend(samples.iter().map(|s| s.departure_ns));
+    }
+
+    /// The departures, if they share one clock.
+    fn departures(self) -> Result<Vec<u64>, String> {
+        if self.agents.len() > 1 {
+            return Err(format!(
+                "the requests came from {} agents, whose departure clocks do not share an origin",
+                self.agents.len()
+            ));
+        }
+        Ok(self.departures)
+    }
 }
 
 /// The default run directory: runs/DATE-NAME (with a counter if taken).
@@ -626,6 +661,27 @@ pub async fn run(
     let confinement = confine(scenario);
     let (tx, mut rx) = mpsc::unbounded_channel();
     let (mut links, timestamps) = connect(scenario, options, &tx).await?;
+    // The budget's path probe, when asked: its own connections from the workers' core, idle
+    // until the load starts. The target answered the agents, so it should answer it too.
+    let mut path_probe = match scenario.budget_probe {
+        Some(share) => {
+            let probe_scenario = scenario.clone();
+            let started = tokio::task::spawn_blocking(move || Probe::start(&probe_scenario, share))
+                .await
+                .map_err(|e| e.to_string())
+                .and_then(|started| started);
+            match started {
+                Ok(probe) => Some(probe),
+                Err(why) => {
+                    for link in links {
+                        link.stop().await;
+                    }
+                    return Err(Error::Failed(format!("budget.probe: {why}")));
+                }
+            }
+        }
+        None => None,
+    };
     // Kept only for a replicated point's runs, which start the agents again: otherwise
     // the channel closes when the last agent's forwarder ends.
     let renew_tx = scenario.replications.is_some().then(|| tx.clone());
@@ -698,12 +754,21 @@ pub async fn run(
     let mut ctrl_c_armed = true;
     // Each point's budget, made once as its verdict passes and given to the outcome.
     let mut budgets = Vec::new();
+    // The departures of the point's kept requests, for the budget's queue.
+    let mut sent = Sent::default();
     let mut decision = coordinator.start(started.elapsed());
     loop {
         // Carry out the decision: actions first (the agents wait for nobody), then events.
         // A lost agent's link is closed: no more calls to it, and the others share the load.
         let share = 1.0 / links.iter().filter(|l| !l.is_closed()).count().max(1) as f64;
         for action in &decision.actions {
+            if let Some(probe) = &mut path_probe {
+                probe.follow(action);
+            }
+            if let Action::Renew { .. } = action {
+                // The agents start again on new clocks: the last run's departures only.
+                sent = Sent::default();
+            }
             if let (Action::Renew { run }, Some(tx)) = (action, &renew_tx) {
                 let run_scenario = Scenario {
                     seed: run_seed(scenario.seed, *run),
@@ -738,7 +803,11 @@ pub async fn run(
         }
         for mut event in decision.events.drain(..) {
             if let EventKind::Verdict(result) = &mut event.kind {
-                result.budget = Some(baseline.budget(result));
+                let during = crate::budget::During {
+                    probe: path_probe.as_mut().and_then(Probe::take),
+                    sent: Some(std::mem::take(&mut sent).departures()),
+                };
+                result.budget = Some(baseline.budget(result, during));
                 budgets.push(result.budget.clone());
             }
             if let Some(live) = &live {
@@ -792,6 +861,9 @@ pub async fn run(
                 batch,
             } = taken;
             recorder.samples(point, round, agent, batch.worker, &batch.samples);
+            if round > 0 {
+                sent.add(point, agent, &batch.samples);
+            }
             if let Some(live) = &live {
                 live.latency(point, agent, &batch.latency);
             }

@@ -47,6 +47,7 @@ pub(crate) struct File {
     pub interarrival_check: Option<String>,
     pub method: Option<String>,
     pub replications: Option<ReplicationsFile>,
+    pub budget: Option<BudgetFile>,
 }
 
 /// `ci:`, the answer wanted.
@@ -66,6 +67,13 @@ pub(crate) struct ReplicationsFile {
     pub max: Option<u32>,
     pub width: Option<String>,
     pub pause: Option<String>,
+}
+
+/// `budget:`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct BudgetFile {
+    pub probe: Option<Value>,
 }
 
 /// `limits:`.

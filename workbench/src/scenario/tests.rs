@@ -516,7 +516,32 @@ fn invalid_scenarios_say_where_and_what() {
              service, workload, transport, agents, workers, cpus, target_cpus, connections, depth, \
              interarrival, load, ci, percentiles, timestamps, interface, poll, halt_poll, limits, \
              sampling, warmup, alpha, timeout, seed, on_agent_loss, interarrival_check, method, \
-             replications",
+             replications, budget",
+        ),
+        (
+            "a probe of nothing",
+            "budget: {probe: 0}\n",
+            "bad.yaml:7: budget.probe: \"0\": expected a share of each point's rate above 0 and at most 100%, as in 10% or 0.1",
+        ),
+        (
+            "a probe of more than the load",
+            "budget: {probe: 150%}\n",
+            "bad.yaml:7: budget.probe: \"150%\": expected a share of each point's rate above 0 and at most 100%, as in 10% or 0.1",
+        ),
+        (
+            "a probe that is not a share",
+            "budget: {probe: lots}\n",
+            "bad.yaml:7: budget.probe: \"lots\": expected a share of each point's rate above 0 and at most 100%, as in 10% or 0.1",
+        ),
+        (
+            "a probe against a server that cannot be asked for no service",
+            "-protocol: synthetic\n-service: exp:20us\nprotocol: echo:64\nbudget: {probe: 10%}\n",
+            "bad.yaml:6: budget.probe: \"10%\": the probe's requests ask the target for no service time, which only protocol synthetic can (this scenario's is echo:64)",
+        ),
+        (
+            "unknown budget field",
+            "budget: {rate: 1000}\n",
+            "bad.yaml:7: budget.rate: unknown field; expected probe",
         ),
         (
             "one replication",
@@ -816,4 +841,13 @@ fn edit(base: &str, change: &str) -> String {
         }
     }
     lines.join("\n") + "\n"
+}
+
+#[test]
+fn a_budget_probe_is_a_share_of_the_rate_off_unless_asked() {
+    assert_eq!(valid(MINIMAL, &[]).budget_probe, None);
+    for (text, share) in [("10%", 0.1), ("0.25", 0.25), ("100%", 1.0)] {
+        let yaml = edit(MINIMAL, &format!("budget: {{probe: {text}}}\n"));
+        assert_eq!(valid(&yaml, &[]).budget_probe, Some(share), "{text}");
+    }
 }

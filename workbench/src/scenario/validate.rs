@@ -17,8 +17,8 @@ use super::error::Context;
 use super::file::{CiFile, File, ReplicationsFile};
 use super::plan;
 use super::{
-    CiTarget, CiWidth, Limits, LoadPlan, Method, OnAgentLoss, Replications, Sampling, Scenario,
-    ScenarioError, Warmup,
+    AgentSpec, CiTarget, CiWidth, Limits, LoadPlan, Method, OnAgentLoss, Replications, Sampling,
+    Scenario, ScenarioError, Warmup,
 };
 
 /// Reported besides the target percentile when the scenario does not say.
@@ -109,6 +109,11 @@ pub(crate) fn scenario(
         .replications
         .map(|r| replications(context, r))
         .transpose()?;
+    let budget_probe = file
+        .budget
+        .and_then(|b| b.probe)
+        .map(|share| budget_probe(context, share, protocol, &agents))
+        .transpose()?;
     let on_agent_loss = match file.on_agent_loss.as_deref().unwrap_or("stop") {
         "stop" => OnAgentLoss::Stop,
         "continue" => OnAgentLoss::Continue,
@@ -152,6 +157,7 @@ pub(crate) fn scenario(
         seed: file.seed.unwrap_or(1),
         on_agent_loss,
         replications,
+        budget_probe,
         interarrival_enforced: match file.interarrival_check.as_deref().unwrap_or("enforce") {
             "enforce" => true,
             "report" => false,
@@ -348,6 +354,55 @@ fn replications(
         width,
         pause,
     })
+}
+
+/// `budget.probe`: the share of each point's rate (and of the load's connections) the path
+/// probe sends, as `10%` or `0.1`, against a synthetic target (the only protocol whose
+/// requests can ask for no service) from a local agent's core.
+fn budget_probe(
+    context: &Context<'_>,
+    value: Value,
+    protocol: Protocol,
+    agents: &[AgentSpec],
+) -> Result<f64, ScenarioError> {
+    const EXPECTED: &str =
+        "expected a share of each point's rate above 0 and at most 100%, as in 10% or 0.1";
+    let share = match &value {
+        Value::Number(n) => n.as_f64(),
+        Value::String(text) => text
+            .trim()
+            .strip_suffix('%')
+            .and_then(|n| n.trim().parse::<f64>().ok())
+            .map(|percent| percent / 100.0),
+        _ => None,
+    };
+    let shown = match &value {
+        Value::String(text) => text.clone(),
+        other => serde_yaml::to_string(other)
+            .unwrap_or_default()
+            .trim()
+            .to_string(),
+    };
+    let Some(share) = share.filter(|s| *s > 0.0 && *s <= 1.0) else {
+        return Err(context.bad("budget.probe", shown, EXPECTED));
+    };
+    if protocol != Protocol::Synthetic {
+        return Err(context.bad(
+            "budget.probe",
+            shown,
+            format!(
+                "the probe's requests ask the target for no service time, which only protocol synthetic can (this scenario's is {protocol})"
+            ),
+        ));
+    }
+    if !agents.iter().any(|a| matches!(a, AgentSpec::Local { .. })) {
+        return Err(context.bad(
+            "budget.probe",
+            shown,
+            "the probe runs beside a local agent, and this scenario's agents are all remote",
+        ));
+    }
+    Ok(share)
 }
 
 /// The most runs a replicated point may take.

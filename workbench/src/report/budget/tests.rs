@@ -28,7 +28,7 @@ fn point(baseline: &Baseline, rate: f64, p50: f64) -> PointResult {
             )],
         )
     };
-    r.budget = Some(baseline.budget(&r));
+    r.budget = Some(baseline.budget(&r, crate::budget::During::default()));
     r
 }
 

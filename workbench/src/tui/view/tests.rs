@@ -365,7 +365,7 @@ fn the_budget_overlay_shows_each_point_its_parts_and_what_is_unknown() {
     app.results[0].host = vec![quiet];
     for (i, r) in app.results.iter_mut().enumerate() {
         let baseline = if i == 0 { &local } else { &remote };
-        r.budget = Some(baseline.budget(r));
+        r.budget = Some(baseline.budget(r, crate::budget::During::default()));
     }
     let text = screen(&app, 80, 24);
     assert!(!text.contains("no budget"), "{text}");
