@@ -1316,8 +1316,9 @@ fn a_synthetic_point_has_a_budget_whose_parts_add_up_to_its_p50() {
     );
 }
 
-/// What the parts leave unexplained beyond both CIs on this host with the path probe:
-/// measured − sum was −0.14 to +0.39 µs at 2,000 and 5,000 req/s over eighteen points
-/// (docs/RESULTS.md), against half-widths of 0.05–0.2. A part missing or counted twice
-/// (the floor is 5.5 µs, the server 20) still fails.
-const RESIDUAL_US: f64 = 0.6;
+/// What the parts may leave unexplained beyond both CIs on this host with the path probe:
+/// measured − sum was −0.02 to +0.07 µs at 2,000 and 5,000 req/s over five points and +0.18
+/// to +0.26 at 10,000 (docs/RESULTS.md), against half-widths of 0.02–0.1; this test's
+/// point gave −0.00 to +0.11 in five runs. A part missing or counted twice (the floor is
+/// 5.5 µs, the server 20) still fails.
+const RESIDUAL_US: f64 = 0.5;

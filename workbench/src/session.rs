@@ -761,10 +761,10 @@ pub async fn run(
         // Carry out the decision: actions first (the agents wait for nobody), then events.
         // A lost agent's link is closed: no more calls to it, and the others share the load.
         let share = 1.0 / links.iter().filter(|l| !l.is_closed()).count().max(1) as f64;
+        if let Some(probe) = &mut path_probe {
+            probe.follow(&decision.actions);
+        }
         for action in &decision.actions {
-            if let Some(probe) = &mut path_probe {
-                probe.follow(action);
-            }
             if let Action::Renew { .. } = action {
                 // The agents start again on new clocks: the last run's departures only.
                 sent = Sent::default();

@@ -106,6 +106,33 @@ impl ProbeWindow {
     }
 }
 
+/// What the probe does for a coordinator's decision.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Step {
+    /// Load at the agents' rate (its share of it), keeping no more until a round starts.
+    Load(f64),
+    /// Stop sending.
+    Pause,
+    /// A measuring round starts: keep its requests, afresh (a point's result is its last
+    /// round's).
+    Round,
+}
+
+/// The probe's steps for one decision's `actions`: it loads while the agents do, and a
+/// sampling asked alone starts a measuring round (one asked with a load is the warm-up's).
+fn steps(actions: &[Action]) -> Vec<Step> {
+    let loads = actions.iter().any(|a| matches!(a, Action::Load { .. }));
+    actions
+        .iter()
+        .filter_map(|action| match action {
+            Action::Load { rate } => Some(Step::Load(*rate)),
+            Action::Pause | Action::Finished => Some(Step::Pause),
+            Action::Sampling { rate, .. } if *rate > 0.0 && !loads => Some(Step::Round),
+            Action::Sampling { .. } | Action::Renew { .. } => None,
+        })
+        .collect()
+}
+
 /// What the reading thread keeps: the samples of generations from `from` on.
 #[derive(Debug, Default)]
 struct Kept {
@@ -118,12 +145,14 @@ pub struct Probe {
     engine: Arc<Engine>,
     share: f64,
     connections: usize,
+    /// The rate it sends at now, and the one it sent at when the point's measuring began
+    /// (the point's verdict comes after the next point's load is set).
     rate: f64,
+    measured_rate: f64,
     kept: Arc<Mutex<Kept>>,
     stop: Arc<AtomicBool>,
     reader: Option<JoinHandle<()>>,
     generation: u64,
-    measuring: bool,
 }
 
 impl std::fmt::Debug for Probe {
@@ -185,38 +214,46 @@ impl Probe {
             share,
             connections,
             rate: 0.0,
+            measured_rate: 0.0,
             kept,
             stop,
             reader: Some(reader),
             generation: 0,
-            measuring: false,
         })
     }
 
-    /// Follows the coordinator's `action`: loads (its share of the rate) while the agents
-    /// do, and keeps its requests from the point's first measuring round on (a sampling of
-    /// more than none).
-    pub fn follow(&mut self, action: &Action) {
-        match action {
-            Action::Load { rate } => {
-                self.rate = rate * self.share;
-                self.engine.set_load(self.rate, &InterArrival::Exp);
+    /// Follows one decision's `actions` (see [`steps`]).
+    pub fn follow(&mut self, actions: &[Action]) {
+        for step in steps(actions) {
+            match step {
+                Step::Load(rate) => {
+                    self.rate = rate * self.share;
+                    self.engine.set_load(self.rate, &InterArrival::Exp);
+                    // What the last round kept stays for the point's verdict, which the
+                    // session reads after the next point's load is set.
+                    self.lock().from = None;
+                }
+                Step::Pause => self.engine.pause(),
+                Step::Round => {
+                    self.measured_rate = self.rate;
+                    self.generation += 1;
+                    self.engine.set_sampling(1.0, self.generation);
+                    self.keep(Some(self.generation));
+                }
             }
-            Action::Pause | Action::Finished => self.engine.pause(),
-            Action::Sampling { rate, .. } if *rate > 0.0 && !self.measuring => {
-                self.measuring = true;
-                self.generation += 1;
-                self.engine.set_sampling(1.0, self.generation);
-                self.lock().from = Some(self.generation);
-            }
-            Action::Sampling { .. } | Action::Renew { .. } => {}
         }
     }
 
-    /// What the probe measured since the point's first measuring round, and a fresh start
+    /// Keeps the requests of generation `from` on (`None`: none), dropping those kept.
+    fn keep(&self, from: Option<u64>) {
+        let mut kept = self.lock();
+        kept.from = from;
+        kept.samples.clear();
+    }
+
+    /// What the probe measured over the point's last measuring round, and a fresh start
     /// for the next point.
     pub fn take(&mut self) -> Option<ProbeWindow> {
-        self.measuring = false;
         self.generation += 1;
         self.engine.set_sampling(0.0, self.generation);
         let samples = {
@@ -224,7 +261,7 @@ impl Probe {
             kept.from = None;
             std::mem::take(&mut kept.samples)
         };
-        ProbeWindow::from_samples(self.rate, self.connections, &samples)
+        ProbeWindow::from_samples(self.measured_rate, self.connections, &samples)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Kept> {
@@ -261,5 +298,36 @@ fn read(engine: &Engine, kept: &Mutex<Kept>, stop: &AtomicBool) {
             }
         }
         engine.recycle(batch);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_probe_loads_with_the_agents_and_keeps_only_measuring_rounds() {
+        let sampling = |rate| Action::Sampling {
+            rate,
+            generation: 1,
+        };
+        // A point's warm-up: its sampling comes with the load.
+        assert_eq!(
+            steps(&[sampling(1.0), Action::Load { rate: 2000.0 }]),
+            [Step::Load(2000.0)]
+        );
+        // Its measuring rounds: a sampling alone.
+        assert_eq!(steps(&[sampling(0.25)]), [Step::Round]);
+        // None kept: no round.
+        assert_eq!(steps(&[sampling(0.0)]), []);
+        // The end of a point and the next one's warm-up in one decision.
+        assert_eq!(
+            steps(&[Action::Pause, sampling(1.0), Action::Load { rate: 5000.0 }]),
+            [Step::Pause, Step::Load(5000.0)]
+        );
+        assert_eq!(
+            steps(&[Action::Renew { run: 2 }, Action::Finished]),
+            [Step::Pause]
+        );
     }
 }
