@@ -150,18 +150,26 @@ pub struct Budget {
     /// The CI of the parts' sum, µs, when a part carries one (the probe's p50).
     #[serde(default)]
     pub sum_ci_us: Option<(f64, f64)>,
+    /// The server's queue beyond the ideal model's, measured by the path probe's waits
+    /// (only with a probe).
+    #[serde(default)]
+    pub queue: Option<Part>,
 }
 
 impl Budget {
-    /// The parts the budget adds up, in order: floor, client, host, and the server by the
-    /// model (`None` for any unknown).
-    pub fn parts(&self) -> [(&'static str, Option<f64>); 4] {
-        [
+    /// The parts the budget adds up, in order: floor, client, host, the server by the
+    /// model, and with the path probe the queue beyond the model (`None` for any unknown).
+    pub fn parts(&self) -> Vec<(&'static str, Option<f64>)> {
+        let mut parts = vec![
             ("floor", self.floor.us),
             ("client", self.client.us),
             ("host", self.host.part.us),
             ("server (model)", self.model.us),
-        ]
+        ];
+        if let Some(queue) = &self.queue {
+            parts.push(("queue beyond", queue.us));
+        }
+        parts
     }
 
     /// The sum of [`Budget::parts`], when every one is known.
@@ -198,14 +206,18 @@ impl Budget {
 
     /// One line per part as displays show it: its name, its size (or `unknown`) and how it
     /// was measured (or why it could not be).
-    pub fn rows(&self) -> [(&'static str, String, &str); 5] {
-        [
-            ("floor", self.floor.text(), &self.floor.how),
+    pub fn rows(&self) -> Vec<(&'static str, String, &str)> {
+        let mut rows = vec![
+            ("floor", self.floor.text(), self.floor.how.as_str()),
             ("client", self.client.text(), &self.client.how),
             ("host", self.host.part.text(), &self.host.part.how),
             ("server", self.model.text(), &self.model.how),
-            ("remains", self.remains.text(), &self.remains.how),
-        ]
+        ];
+        if let Some(queue) = &self.queue {
+            rows.push(("queue", queue.text(), &queue.how));
+        }
+        rows.push(("remains", self.remains.text(), &self.remains.how));
+        rows
     }
 
     /// The parts and the summary in one line, as tables print it: `floor 5.5 µs, client
@@ -375,6 +387,31 @@ impl Baseline {
             (None, ..) => Part::unknown("the point reported no p50"),
             _ => Part::unknown("a part it would be the difference from is unknown"),
         };
+        // With the probe, the server's queue as it was: a request of the load waits what a
+        // zero-service probe arriving at random waits (PASTA), then is served; so the
+        // load's median is the probe's latencies plus the service time, request by request.
+        // What that holds beyond the parts above is the queue the ideal model misses.
+        let queue_part = match (&tracked, &probe, &model, &queue) {
+            (Some(Ok(t)), Some(w), Ok(m), Some(q)) if !w.grid.is_empty() => {
+                let service = self.service_grid(m);
+                let predicted = median_of_sum(&w.grid, &service);
+                let path: Vec<f64> = if self.path.is_empty() {
+                    vec![w.p50_us]
+                } else {
+                    self.path.iter().map(|x| x + t.shift).collect()
+                };
+                let ideal = median_of_sum(&path, &q.sojourns);
+                let beyond = predicted - ideal - host.part.us.unwrap_or(0.0);
+                Some(Part::known(
+                    beyond,
+                    format!(
+                        "the probe's latencies plus the service time ({}), request by request, have a median of {predicted:.2} µs (the load's requests wait what a probe arriving at random waits, then are served); the path plus the ideal server's queue, {ideal:.2} µs, and the host's part leave this: the server's queue beyond the ideal model (its own work on each request, arrivals burstier than the model's)",
+                        m.service
+                    ),
+                ))
+            }
+            _ => None,
+        };
         let mut budget = Budget {
             p,
             measured_us,
@@ -386,6 +423,7 @@ impl Baseline {
             remains,
             probe,
             sum_ci_us: None,
+            queue: queue_part,
         };
         // The probe's p50 is the one part measured with sampling error of its own.
         if let (Some(Ok(_)), Some(w), Some(sum)) = (&tracked, &budget.probe, budget.sum_us())
@@ -394,6 +432,19 @@ impl Baseline {
             budget.sum_ci_us = Some((sum + lo - w.p50_us, sum + hi - w.p50_us));
         }
         budget
+    }
+
+    /// The service time's quantiles at the [`GRID`], µs: drawn, so any distribution does.
+    fn service_grid(&self, m: &Model) -> Vec<f64> {
+        use rand::SeedableRng;
+        let mut rng =
+            rand::rngs::SmallRng::seed_from_u64(vernier_protocols::worker_seed(self.seed, 1));
+        let sampler = m.service.sampler();
+        let mut draws: Vec<f64> = (0..SERVICE_DRAWS)
+            .map(|_| sampler.sample(&mut rng).max(0.0) / 1e3)
+            .collect();
+        draws.sort_unstable_by(f64::total_cmp);
+        on_grid(&draws)
     }
 
     /// How far the path moved between the run's start and the point, by the probe: its
@@ -542,6 +593,9 @@ impl Queue {
         self
     }
 }
+
+/// Service times drawn for [`Baseline::service_grid`].
+const SERVICE_DRAWS: usize = 100_000;
 
 /// Random instants the waits of [`Baseline::sent_queue`] are read at.
 const WAIT_INSTANTS: usize = 20_000;

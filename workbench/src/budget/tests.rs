@@ -498,3 +498,51 @@ fn the_server_is_fed_the_requests_as_they_were_sent_when_every_one_was_kept() {
         budget.model.how
     );
 }
+
+#[test]
+fn the_probe_measures_the_queue_beyond_the_ideal_model() {
+    // Exponential service at 5,000 req/s (load 0.1): half the probes waited 10 µs, far
+    // more than the model's tenth: the load's median is the probes' latencies plus the
+    // service time, and what that holds beyond the ideal is the queue the model misses.
+    let calibrated = baseline("exp:20us").with_path(vec![7.0; GRID]);
+    let mut w = window(7.0, Some((6.9, 7.1)));
+    w.grid = (0..GRID)
+        .map(|i| if i < GRID / 2 { 7.0 } else { 17.0 })
+        .collect();
+    let b = calibrated.budget(
+        &point(
+            5000.0,
+            30.0,
+            Some((29.5, 30.5)),
+            vec![probe(Some(1), 10.0, 0, 0.0)],
+        ),
+        probed(w.clone()),
+    );
+    let queue = b.queue.clone().expect("a queue part with the probe");
+    let service = calibrated.service_grid(&calibrated.model(5000.0).unwrap());
+    let predicted = median_of_sum(&w.grid, &service);
+    assert!(queue.us.unwrap() > 1.0, "{queue:?}");
+    assert!(
+        (b.sum_us().unwrap() - predicted).abs() < 1e-6,
+        "{} against {predicted}",
+        b.sum_us().unwrap()
+    );
+    assert!(
+        queue.how.contains("beyond the ideal model"),
+        "{}",
+        queue.how
+    );
+    assert_eq!(b.parts().len(), 5);
+    assert_eq!(b.rows()[4].0, "queue");
+    // Probes that wait as the model says leave no queue beyond it.
+    let model = calibrated.model(5000.0).unwrap();
+    let mut w = window(7.0, None);
+    w.grid = model.waits.iter().map(|x| x + 7.0).collect();
+    w.p50_us = median_of_sum(&[7.0], &model.waits);
+    let b = calibrated.budget(&point(5000.0, 30.0, None, vec![]), probed(w));
+    assert!(b.queue.unwrap().us.unwrap().abs() < 0.2);
+    // Without a probe there is no such part, and the sum is the four others'.
+    let b = calibrated.budget(&point(5000.0, 30.0, None, vec![]), During::default());
+    assert_eq!(b.queue, None);
+    assert_eq!(b.parts().len(), 4);
+}

@@ -20,11 +20,12 @@ pub struct BudgetBar {
 }
 
 /// The segment names, in stacking order, each with its colour index.
-const SEGMENTS: [(&str, usize); 5] = [
+const SEGMENTS: [(&str, usize); 6] = [
     ("floor", 0),
     ("client", 5),
     ("host", 1),
     ("server (model)", 2),
+    ("queue beyond", 4),
     ("unexplained", 7),
 ];
 
@@ -63,8 +64,8 @@ pub(super) fn draw(bars: &[BudgetBar]) -> Figure<BudgetChart<'_>> {
          ping-pong between the agent's and the target's cores, at the run's start), the \
          client (the agent against a server that answers at once, less the floor: \
          calibrated, not per request), the host (how far the probes' stalls move the \
-         median), the server and its queue by the ideal model, and what the parts leave \
-         unexplained. A negative part is drawn over the top of the parts under it. Black: \
+         median), the server and its queue by the ideal model, with the path probe the \
+         queue beyond the model, and what the parts leave unexplained. A negative part is drawn over the top of the parts under it. Black: \
          the measured p50 with its CI."
             .to_string(),
     ];
