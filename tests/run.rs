@@ -1293,7 +1293,12 @@ fn a_synthetic_point_has_a_budget_whose_parts_add_up_to_its_p50() {
         );
         return;
     };
-    // The sum's CI is the probe's, around the sum.
+    // The sum's CI is the probe's, around the sum, widened by how far its two connections'
+    // paths may differ from the load's eight (their spread, measured on the load's).
+    let spread = budget["connection_sd_us"]
+        .as_f64()
+        .expect("the connections' spread");
+    assert!((0.0..2.0).contains(&spread), "{budget:#}");
     let (s_low, s_high) = (
         budget["sum_ci_us"][0].as_f64().unwrap(),
         budget["sum_ci_us"][1].as_f64().unwrap(),

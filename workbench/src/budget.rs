@@ -36,6 +36,7 @@ use std::net::ToSocketAddrs;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+use statrs::distribution::{ContinuousCDF, StudentsT};
 use vernier_agent::calibrate::{self, CalibrateOptions};
 use vernier_agent::sys::Transport;
 use vernier_agent::{AgentKind, LoadSpec, StallReport, Workload};
@@ -154,6 +155,11 @@ pub struct Budget {
     /// (only with a probe).
     #[serde(default)]
     pub queue: Option<Part>,
+    /// How far the load's connections' paths differ, µs (the standard deviation of their
+    /// medians beyond their sampling error), which the sum's CI counts when the path comes
+    /// from the probe's other connections.
+    #[serde(default)]
+    pub connection_sd_us: Option<f64>,
 }
 
 impl Budget {
@@ -338,7 +344,11 @@ impl Baseline {
 
     /// The budget of `result`'s median, with what was seen while the point measured.
     pub fn budget(&self, result: &PointResult, during: During) -> Budget {
-        let During { probe, sent } = during;
+        let During {
+            probe,
+            sent,
+            connections,
+        } = during;
         let p = BUDGET_PERCENTILE;
         let measured = result.percentile(p);
         let measured_us = measured.map(|q| q.value);
@@ -424,12 +434,27 @@ impl Baseline {
             probe,
             sum_ci_us: None,
             queue: queue_part,
+            connection_sd_us: None,
         };
-        // The probe's p50 is the one part measured with sampling error of its own.
+        // The probe's p50 is the one part measured with sampling error of its own; and its
+        // connections are not the load's: each connection keeps its own path for the run,
+        // so the probe's few and the load's many differ by chance, as much as the load's
+        // connections differ among themselves says.
         if let (Some(Ok(_)), Some(w), Some(sum)) = (&tracked, &budget.probe, budget.sum_us())
             && let Some((lo, hi)) = w.ci_us
         {
-            budget.sum_ci_us = Some((sum + lo - w.p50_us, sum + hi - w.p50_us));
+            let spread = connection_spread(&connections);
+            // A 95% interval from a standard deviation of few connections: Student's t.
+            let placement = spread.map_or(0.0, |sd| {
+                let t = StudentsT::new(0.0, 1.0, (connections.len() - 1) as f64)
+                    .map_or(f64::INFINITY, |t| t.inverse_cdf(0.975));
+                t * sd * (1.0 / w.connections.max(1) as f64 + 1.0 / connections.len() as f64).sqrt()
+            });
+            budget.sum_ci_us = Some((
+                sum - (w.p50_us - lo).hypot(placement),
+                sum + (hi - w.p50_us).hypot(placement),
+            ));
+            budget.connection_sd_us = spread;
         }
         budget
     }
@@ -551,6 +576,10 @@ pub struct During {
     /// The kernel (or user) departure times of the point's kept requests, ns on one
     /// agent's clock, or why they are not known; `None`: not collected.
     pub sent: Option<Result<Vec<u64>, String>>,
+    /// The median latency of each of the load's connections and its standard error, µs:
+    /// how far their paths differ (connections keep their placement, and their paths, for
+    /// the whole run).
+    pub connections: Vec<(f64, f64)>,
 }
 
 /// The ideal server's queue the server's part is read from: its sojourn times and the
@@ -592,6 +621,21 @@ impl Queue {
         );
         self
     }
+}
+
+/// How far the connections' paths differ: the standard deviation of their medians less
+/// what each median's own sampling error explains (the method of moments of a
+/// random-effects model, as DerSimonian and Laird's τ), from (median, standard error)
+/// pairs; `None` for fewer than 3.
+fn connection_spread(medians: &[(f64, f64)]) -> Option<f64> {
+    let n = medians.len();
+    if n < 3 {
+        return None;
+    }
+    let mean = medians.iter().map(|m| m.0).sum::<f64>() / n as f64;
+    let var = medians.iter().map(|m| (m.0 - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    let noise = medians.iter().map(|m| m.1 * m.1).sum::<f64>() / n as f64;
+    Some((var - noise).max(0.0).sqrt())
 }
 
 /// Service times drawn for [`Baseline::service_grid`].

@@ -220,39 +220,77 @@ pub fn runtime(name: &str) -> Result<tokio::runtime::Runtime, Error> {
         })
 }
 
-/// The departure times of one point's kept requests, as the budget's queue takes them.
+/// What the budget takes of one point's last measuring round: its kept requests'
+/// departure times and each connection's latencies.
 #[derive(Debug, Default)]
 struct Sent {
     point: Option<usize>,
+    round: u32,
     agents: std::collections::BTreeSet<usize>,
     departures: Vec<u64>,
+    latencies: std::collections::BTreeMap<(usize, u16), Vec<f64>>,
 }
 
 impl Sent {
-    /// Keeps `samples`' departures, starting afresh when `point` is a new one.
-    fn add(&mut self, point: usize, agent: usize, samples: &[vernier_agent::Sample]) {
-        if self.point != Some(point) {
+    /// Keeps `samples`, starting afresh at a new point or a later round (a point's result
+    /// is its last round's); a batch of an earlier round is stale.
+    fn add(&mut self, point: usize, round: u32, agent: usize, samples: &[vernier_agent::Sample]) {
+        if self.point != Some(point) || round > self.round {
             *self = Sent {
                 point: Some(point),
+                round,
                 ..Sent::default()
             };
+        } else if round < self.round {
+            return;
         }
         self.agents.insert(agent);
         self.departures
             .extend(samples.iter().map(|s| s.departure_ns));
+        for s in samples
+            .iter()
+            .filter(|s| s.outcome != vernier_agent::Outcome::Error as u8)
+        {
+            self.latencies
+                .entry((agent, s.conn))
+                .or_default()
+                .push(s.latency_ns as f64 / 1e3);
+        }
     }
 
-    /// The departures, if they share one clock.
-    fn departures(self) -> Result<Vec<u64>, String> {
-        if self.agents.len() > 1 {
-            return Err(format!(
+    /// What the budget takes: the departures, if they share one clock, and the median
+    /// latency of each connection with enough samples to have one, with its standard
+    /// error (from its order-statistic 95% CI).
+    fn during(self, probe: Option<crate::budget::ProbeWindow>) -> crate::budget::During {
+        let sent = if self.agents.len() > 1 {
+            Err(format!(
                 "the requests came from {} agents, whose departure clocks do not share an origin",
                 self.agents.len()
-            ));
+            ))
+        } else {
+            Ok(self.departures)
+        };
+        let connections = self
+            .latencies
+            .into_values()
+            .filter(|l| l.len() >= MIN_CONNECTION_SAMPLES)
+            .filter_map(|mut l| {
+                l.sort_unstable_by(f64::total_cmp);
+                let p50 = vernier_stats::percentile(&l, 0.5)?;
+                let (lo, hi) = vernier_stats::percentile_ci(&l, 0.5, 0.95).ok()?;
+                Some((p50, (hi - lo) / (2.0 * 1.959_964)))
+            })
+            .collect();
+        crate::budget::During {
+            probe,
+            sent: Some(sent),
+            connections,
         }
-        Ok(self.departures)
     }
 }
+
+/// Samples a connection needs for its median to count in the budget's spread of paths.
+const MIN_CONNECTION_SAMPLES: usize = 50;
 
 /// The default run directory: runs/DATE-NAME (with a counter if taken).
 pub fn default_record_dir(name: &str) -> PathBuf {
@@ -803,10 +841,8 @@ pub async fn run(
         }
         for mut event in decision.events.drain(..) {
             if let EventKind::Verdict(result) = &mut event.kind {
-                let during = crate::budget::During {
-                    probe: path_probe.as_mut().and_then(Probe::take),
-                    sent: Some(std::mem::take(&mut sent).departures()),
-                };
+                let during =
+                    std::mem::take(&mut sent).during(path_probe.as_mut().and_then(Probe::take));
                 result.budget = Some(baseline.budget(result, during));
                 budgets.push(result.budget.clone());
             }
@@ -862,7 +898,7 @@ pub async fn run(
             } = taken;
             recorder.samples(point, round, agent, batch.worker, &batch.samples);
             if round > 0 {
-                sent.add(point, agent, &batch.samples);
+                sent.add(point, round, agent, &batch.samples);
             }
             if let Some(live) = &live {
                 live.latency(point, agent, &batch.latency);

@@ -546,3 +546,61 @@ fn the_probe_measures_the_queue_beyond_the_ideal_model() {
     assert_eq!(b.queue, None);
     assert_eq!(b.parts().len(), 4);
 }
+
+#[test]
+fn the_sum_counts_how_far_the_probe_s_connections_may_differ_from_the_load_s() {
+    let calibrated = baseline("fixed:20us").with_path(vec![7.0; GRID]);
+    let measured = point(
+        5000.0,
+        27.6,
+        Some((27.5, 27.7)),
+        vec![probe(Some(1), 10.0, 0, 0.0)],
+    );
+    // Eight connections whose medians spread with a standard deviation of 0.245 µs; the
+    // probe's two: their mean and the load's eight differ by chance with 0.245·√(1/2 +
+    // 1/8) = 0.194 µs, ±2.365 of that (Student's t, 7 degrees of freedom) at 95%.
+    let connections: Vec<(f64, f64)> = (0..8).map(|i| (24.5 + 0.1 * i as f64, 0.0)).collect();
+    let during = During {
+        probe: Some(window(7.6, Some((7.5, 7.7)))),
+        connections,
+        ..During::default()
+    };
+    let b = calibrated.budget(&measured, during);
+    let sd = b.connection_sd_us.unwrap();
+    assert!((sd - 0.244_949).abs() < 1e-5, "{sd}");
+    let placement = 2.364_624 * sd * (0.5_f64 + 0.125).sqrt();
+    let sum = b.sum_us().unwrap();
+    let (lo, hi) = b.sum_ci_us.unwrap();
+    assert!(
+        (sum - lo - 0.1_f64.hypot(placement)).abs() < 1e-4,
+        "{lo} {sum}"
+    );
+    assert!(
+        (hi - sum - 0.1_f64.hypot(placement)).abs() < 1e-4,
+        "{hi} {sum}"
+    );
+    // Two connections say nothing of the spread: the probe's own CI only.
+    let during = During {
+        probe: Some(window(7.6, Some((7.5, 7.7)))),
+        connections: vec![(24.5, 0.0), (25.0, 0.0)],
+        ..During::default()
+    };
+    let b = calibrated.budget(&measured, during);
+    assert_eq!(b.connection_sd_us, None);
+    // Medians that differ no more than their own sampling errors say: no spread of paths.
+    let noisy: Vec<(f64, f64)> = (0..8).map(|i| (24.5 + 0.1 * i as f64, 0.3)).collect();
+    let during = During {
+        probe: Some(window(7.6, Some((7.5, 7.7)))),
+        connections: noisy,
+        ..During::default()
+    };
+    assert_eq!(
+        calibrated.budget(&measured, during).connection_sd_us,
+        Some(0.0)
+    );
+    let (lo, hi) = b.sum_ci_us.unwrap();
+    assert!(
+        (b.sum_us().unwrap() - lo - 0.1).abs() < 1e-6
+            && (hi - b.sum_us().unwrap() - 0.1).abs() < 1e-6
+    );
+}
