@@ -95,13 +95,27 @@ fn boxed(frame: &mut Frame, theme: Theme, area: Rect, title: &str, lines: Vec<Li
     );
 }
 
-/// Lines a point's budget takes in [`budget`]: its summary and five parts.
+/// Lines a point's budget takes in [`budget`] at least: its summary and five rows (six
+/// with the path probe's queue part).
 const BUDGET_LINES: usize = 6;
 
 /// The finished points' latency budgets, the latest that fit, oldest first.
 pub(super) fn budget(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
     let mut lines: Vec<Line> = Vec::new();
-    let fit = (area.height.saturating_sub(2) as usize / BUDGET_LINES).max(1);
+    let per_point = app
+        .results
+        .iter()
+        .filter_map(|r| r.budget.as_ref())
+        .map(|b| 1 + b.rows().len())
+        .max()
+        .unwrap_or(BUDGET_LINES)
+        .max(BUDGET_LINES);
+    let inside = area.height.saturating_sub(2) as usize;
+    let mut fit = (inside / per_point).max(1);
+    if app.results.len() > fit {
+        // One line goes to the note on the points left out.
+        fit = (inside.saturating_sub(1) / per_point).max(1);
+    }
     let shown = app.results.len().saturating_sub(fit);
     if app.results.is_empty() {
         lines.push(Line::raw(

@@ -389,3 +389,50 @@ fn the_budget_overlay_shows_each_point_its_parts_and_what_is_unknown() {
     app.update(AppEvent::Key(Key::Char('b')));
     assert!(!screen(&app, 80, 24).contains("latency budget of the p50"));
 }
+
+#[test]
+fn a_budget_with_the_path_probe_shows_its_queue_and_the_points_that_fit() {
+    use crate::budget::{Baseline, During, Part, ProbeWindow};
+    let mut app = finished(false);
+    app.update(AppEvent::Key(Key::Char('b')));
+    let baseline = Baseline::given(
+        Part::known(5.9, "ping-pong"),
+        Part::known(-1.1, "calibrated"),
+        Ok("exp:50us".parse().unwrap()),
+        0,
+    )
+    .with_path(vec![4.8; crate::budget::GRID]);
+    let mut quiet = vernier_agent::StallReport::default();
+    quiet.cpu = Some(1);
+    quiet.seconds = 10.0;
+    quiet.wakeups = 10_000;
+    for r in app.results.iter_mut() {
+        r.host = vec![quiet.clone()];
+        let window = ProbeWindow {
+            rate: r.target_rate / 4.0,
+            connections: 2,
+            requests: 5_000,
+            p50_us: 4.9,
+            ci_us: Some((4.8, 5.0)),
+            ci_how: "given".into(),
+            grid: vec![4.9; crate::budget::GRID],
+        };
+        let during = During {
+            probe: Some(window),
+            ..During::default()
+        };
+        r.budget = Some(baseline.budget(r, during));
+    }
+    // Seven lines a point: on 24 rows two of the three fit, and the screen says so.
+    let text = screen(&app, 80, 24);
+    assert_eq!(text.matches("  queue ").count(), 2, "{text}");
+    assert!(text.contains("the first 1 point(s) do not fit"), "{text}");
+    assert!(
+        text.contains("client     -1.0 µs  the client's share while the point measured"),
+        "{text}"
+    );
+    // A taller terminal shows all three.
+    let text = screen(&app, 80, 40);
+    assert_eq!(text.matches("  queue ").count(), 3, "{text}");
+    assert!(!text.contains("do not fit"), "{text}");
+}
