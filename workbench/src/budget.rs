@@ -40,7 +40,7 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 use vernier_agent::calibrate::{self, CalibrateOptions};
 use vernier_agent::sys::Transport;
 use vernier_agent::{AgentKind, LoadSpec, StallReport, Workload};
-use vernier_fixtures::{ModelConfig, ServeConfig, ServeProtocol, Server, simulate};
+use vernier_fixtures::{Fcfs, ModelConfig, ServeConfig, ServeProtocol, Server, simulate};
 use vernier_protocols::{Dist, Protocol};
 
 use crate::coordinator::PointResult;
@@ -357,7 +357,7 @@ impl Baseline {
         let host = host(&result.host, measured_us, model.as_ref().ok());
         // The server's queue: fed the requests as they were sent when every one of them is
         // known, else Poisson arrivals at the point's rate.
-        let queue = model.as_ref().ok().map(|m| {
+        let ideal = model.as_ref().map_err(Clone::clone).map(|m| {
             let poisson = Queue::poisson(m);
             let as_sent = match sent {
                 Some(Ok(departures)) if result.sampling_rate >= 0.999 => {
@@ -370,17 +370,20 @@ impl Baseline {
                 Some(Err(why)) => Err(why),
                 None => Err("the requests' departures were not collected".into()),
             };
-            match as_sent {
+            let queue = match as_sent {
                 Ok(q) => q.beside(&poisson, &self.path),
                 Err(why) => poisson.because(&why),
-            }
+            };
+            (m, queue)
         });
-        let model_part = match (&model, &queue) {
-            (Ok(m), Some(q)) => self.server(m, result.target_rate, q),
-            (Err(why), _) => Part::unknown(why.clone()),
-            (Ok(_), None) => Part::unknown("no queue"),
+        let model_part = match &ideal {
+            Ok((m, q)) => self.server(m, result.target_rate, q),
+            Err(why) => Part::unknown(why.clone()),
         };
-        let tracked = probe.as_ref().map(|w| self.track(w, queue.as_ref()));
+        let tracked = probe.as_ref().map(|w| match &ideal {
+            Ok((_, q)) => self.track(w, q),
+            Err(_) => Err("no ideal model, so no wait to take out of its latencies".into()),
+        });
         let client = match (&tracked, self.client.us) {
             (Some(Ok(t)), Some(c)) => Part::known(c + t.shift, t.how.clone()),
             (Some(Err(why)), _) => Part {
@@ -401,21 +404,18 @@ impl Baseline {
         // zero-service probe arriving at random waits (PASTA), then is served; so the
         // load's median is the probe's latencies plus the service time, request by request.
         // What that holds beyond the parts above is the queue the ideal model misses.
-        let queue_part = match (&tracked, &probe, &model, &queue) {
-            (Some(Ok(t)), Some(w), Ok(m), Some(q)) if !w.grid.is_empty() => {
+        let queue_part = match (&tracked, &probe, &ideal) {
+            (Some(Ok(t)), Some(w), Ok((m, q))) => {
                 let service = self.service_grid(m);
                 let predicted = median_of_sum(&w.grid, &service);
-                let path: Vec<f64> = if self.path.is_empty() {
-                    vec![w.p50_us]
-                } else {
-                    self.path.iter().map(|x| x + t.shift).collect()
-                };
-                let ideal = median_of_sum(&path, &q.sojourns);
-                let beyond = predicted - ideal - host.part.us.unwrap_or(0.0);
+                // The path as the probe moved it (tracking needs the calibration's).
+                let path: Vec<f64> = self.path.iter().map(|x| x + t.shift).collect();
+                let modelled = median_of_sum(&path, &q.sojourns);
+                let beyond = predicted - modelled - host.part.us.unwrap_or(0.0);
                 Some(Part::known(
                     beyond,
                     format!(
-                        "the probe's latencies plus the service time ({}), request by request, have a median of {predicted:.2} µs (the load's requests wait what a probe arriving at random waits, then are served); the path plus the ideal server's queue, {ideal:.2} µs, and the host's part leave this: the server's queue beyond the ideal model (its own work on each request, arrivals burstier than the model's)",
+                        "the probe's latencies plus the service time ({}), request by request, have a median of {predicted:.2} µs (the load's requests wait what a probe arriving at random waits, then are served); the path plus the ideal server's queue, {modelled:.2} µs, and the host's part leave this: the server's queue beyond the ideal model (its own work on each request, arrivals burstier than the model's)",
                         m.service
                     ),
                 ))
@@ -475,16 +475,13 @@ impl Baseline {
     /// How far the path moved between the run's start and the point, by the probe: its
     /// p50 against the calibration's latencies plus the ideal model's waits (the probe's
     /// requests queue behind the load's, and need no service themselves).
-    fn track(&self, w: &ProbeWindow, queue: Option<&Queue>) -> Result<Tracked, String> {
+    fn track(&self, w: &ProbeWindow, q: &Queue) -> Result<Tracked, String> {
         let Some(c) = self.client.us else {
             return Err("the client's calibration has no figure to move".into());
         };
         if self.path.is_empty() {
             return Err("the client's calibration kept no latencies to move".into());
         }
-        let Some(q) = queue.filter(|q| !q.waits.is_empty()) else {
-            return Err("no ideal model, so no wait to take out of its latencies".into());
-        };
         let expected = median_of_sum(&self.path, &q.waits);
         let shift = w.p50_us - expected;
         let ci = match w.ci_us {
@@ -647,6 +644,8 @@ const WAIT_INSTANTS: usize = 20_000;
 impl Baseline {
     /// The ideal server fed the point's requests as they were sent (`departures`, ns, any
     /// order): FCFS with one worker, service times drawn from the model's distribution.
+    /// Its waits are those of requests needing no service at random instants, admitted
+    /// among the others (they leave the queue as it was).
     fn sent_queue(&self, m: &Model, departures: &[u64]) -> Result<Queue, String> {
         use rand::{RngExt, SeedableRng};
         if departures.len() < 1_000 {
@@ -655,31 +654,31 @@ impl Baseline {
                 departures.len()
             ));
         }
-        let mut arrivals = departures.to_vec();
-        arrivals.sort_unstable();
+        let mut arrivals: Vec<f64> = departures.iter().map(|&d| d as f64).collect();
+        arrivals.sort_unstable_by(f64::total_cmp);
+        let (first, last) = (arrivals[0], arrivals[arrivals.len() - 1]);
         let mut rng =
             rand::rngs::SmallRng::seed_from_u64(vernier_protocols::worker_seed(self.seed, 0));
+        let mut instants: Vec<f64> = (0..WAIT_INSTANTS)
+            .map(|_| rng.random_range(first..=last))
+            .collect();
+        instants.sort_unstable_by(f64::total_cmp);
         let sampler = m.service.sampler();
-        let mut done = Vec::with_capacity(arrivals.len());
+        let mut server = Fcfs::new(1);
         let mut sojourns = Vec::with_capacity(arrivals.len());
-        let mut free = 0.0_f64;
+        let mut waits = Vec::with_capacity(instants.len());
+        let mut next = instants.iter().peekable();
         for &a in &arrivals {
-            let a = a as f64;
-            let start = a.max(free);
-            free = start + sampler.sample(&mut rng).max(0.0);
-            done.push(free);
-            sojourns.push((free - a) / 1e3);
+            while let Some(&t) = next.next_if(|&&t| t < a) {
+                waits.push((server.admit(t, 0.0) - t) / 1e3);
+            }
+            let service = sampler.sample(&mut rng).max(0.0);
+            sojourns.push((server.admit(a, service) + service - a) / 1e3);
+        }
+        for &t in next {
+            waits.push((server.admit(t, 0.0) - t) / 1e3);
         }
         sojourns.sort_unstable_by(f64::total_cmp);
-        // The work left at random instants: what a request needing no service would wait.
-        let (first, last) = (arrivals[0] as f64, *arrivals.last().unwrap_or(&0) as f64);
-        let mut waits: Vec<f64> = (0..WAIT_INSTANTS)
-            .map(|_| {
-                let t = rng.random_range(first..=last);
-                let i = arrivals.partition_point(|&a| a as f64 <= t);
-                (i.checked_sub(1).map_or(0.0, |i| done[i] - t)).max(0.0) / 1e3
-            })
-            .collect();
         waits.sort_unstable_by(f64::total_cmp);
         Ok(Queue {
             sojourns: on_grid(&sojourns),

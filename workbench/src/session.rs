@@ -221,9 +221,10 @@ pub fn runtime(name: &str) -> Result<tokio::runtime::Runtime, Error> {
 }
 
 /// What the budget takes of one point's last measuring round: its kept requests'
-/// departure times and each connection's latencies.
+/// departure times and, for the path probe's CI, each connection's latencies.
 #[derive(Debug, Default)]
 struct Sent {
+    by_connection: bool,
     point: Option<usize>,
     round: u32,
     agents: std::collections::BTreeSet<usize>,
@@ -237,6 +238,7 @@ impl Sent {
     fn add(&mut self, point: usize, round: u32, agent: usize, samples: &[vernier_agent::Sample]) {
         if self.point != Some(point) || round > self.round {
             *self = Sent {
+                by_connection: self.by_connection,
                 point: Some(point),
                 round,
                 ..Sent::default()
@@ -247,6 +249,9 @@ impl Sent {
         self.agents.insert(agent);
         self.departures
             .extend(samples.iter().map(|s| s.departure_ns));
+        if !self.by_connection {
+            return;
+        }
         for s in samples
             .iter()
             .filter(|s| s.outcome != vernier_agent::Outcome::Error as u8)
@@ -260,17 +265,25 @@ impl Sent {
 
     /// What the budget takes: the departures, if they share one clock, and the median
     /// latency of each connection with enough samples to have one, with its standard
-    /// error (from its order-statistic 95% CI).
-    fn during(self, probe: Option<crate::budget::ProbeWindow>) -> crate::budget::During {
-        let sent = if self.agents.len() > 1 {
+    /// error (from its order-statistic 95% CI). Taken at the point's verdict, leaving
+    /// it empty for the next point.
+    fn during(&mut self, probe: Option<crate::budget::ProbeWindow>) -> crate::budget::During {
+        let this = std::mem::replace(
+            self,
+            Sent {
+                by_connection: self.by_connection,
+                ..Sent::default()
+            },
+        );
+        let sent = if this.agents.len() > 1 {
             Err(format!(
                 "the requests came from {} agents, whose departure clocks do not share an origin",
-                self.agents.len()
+                this.agents.len()
             ))
         } else {
-            Ok(self.departures)
+            Ok(this.departures)
         };
-        let connections = self
+        let connections = this
             .latencies
             .into_values()
             .filter(|l| l.len() >= MIN_CONNECTION_SAMPLES)
@@ -793,7 +806,10 @@ pub async fn run(
     // Each point's budget, made once as its verdict passes and given to the outcome.
     let mut budgets = Vec::new();
     // The departures of the point's kept requests, for the budget's queue.
-    let mut sent = Sent::default();
+    let mut sent = Sent {
+        by_connection: scenario.budget_probe.is_some(),
+        ..Sent::default()
+    };
     let mut decision = coordinator.start(started.elapsed());
     loop {
         // Carry out the decision: actions first (the agents wait for nobody), then events.
@@ -805,7 +821,10 @@ pub async fn run(
         for action in &decision.actions {
             if let Action::Renew { .. } = action {
                 // The agents start again on new clocks: the last run's departures only.
-                sent = Sent::default();
+                sent = Sent {
+                    by_connection: sent.by_connection,
+                    ..Sent::default()
+                };
             }
             if let (Action::Renew { run }, Some(tx)) = (action, &renew_tx) {
                 let run_scenario = Scenario {
@@ -841,8 +860,7 @@ pub async fn run(
         }
         for mut event in decision.events.drain(..) {
             if let EventKind::Verdict(result) = &mut event.kind {
-                let during =
-                    std::mem::take(&mut sent).during(path_probe.as_mut().and_then(Probe::take));
+                let during = sent.during(path_probe.as_mut().and_then(Probe::take));
                 result.budget = Some(baseline.budget(result, during));
                 budgets.push(result.budget.clone());
             }
