@@ -16,7 +16,9 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use vernier_agent::sys::{TimestampMode, Transport};
-use vernier_agent::{AgentKind, Batch, Counters, Engine, LoadSpec, PollMode, Workload};
+use vernier_agent::{
+    AgentKind, Batch, Counters, Engine, LoadSpec, PollMode, RequestKind, Workload,
+};
 use vernier_fixtures::{ExternalServer, RunningServer, ServeConfig, ServeProtocol, Server};
 use vernier_protocols::{InterArrival, KvWorkload, Protocol};
 
@@ -47,6 +49,7 @@ fn spec(target: SocketAddr, protocol: Protocol, workload: Workload) -> LoadSpec 
 fn synthetic(service: &str) -> Workload {
     Workload::Synthetic {
         service: service.parse().unwrap(),
+        probe: 0.0,
     }
 }
 
@@ -320,6 +323,85 @@ fn synthetic_over_tcp_with_kernel_timestamps() {
 }
 
 #[test]
+fn a_path_probe_rides_with_the_load_apart_from_it() {
+    let server = synthetic_server(vernier_fixtures::Transport::Tcp);
+    let mut s = spec(
+        server.local_addr(),
+        Protocol::Synthetic,
+        Workload::Synthetic {
+            service: "fixed:20us".parse().unwrap(),
+            probe: 0.25,
+        },
+    );
+    s.workers = 2;
+    let r = run(s, 4_000.0, Duration::from_secs(1));
+    assert_counters_add_up(&r.total);
+    let c = &r.total;
+    assert_eq!((c.failed, c.in_flight), (0, 0), "{c:?}");
+    // A quarter of the load's rate on top of it: ~4,000 of the load and ~1,000 probes in
+    // 1 s of Poisson arrivals (4 standard deviations either way).
+    let load = c.sent - c.probes_sent;
+    assert!((3_750..4_250).contains(&load), "{c:?}");
+    assert!((875..1_125).contains(&c.probes_sent), "{c:?}");
+    assert_eq!(c.probes_received, c.probes_sent, "{c:?}");
+    // The probes are kept apart: every one in `probes`, none among the load's samples or
+    // in its latency histogram, whose requests all waited the 20 µs they asked for.
+    let probes: Vec<_> = r.batches.iter().flat_map(|b| &b.probes).collect();
+    assert!(
+        probes.len() as u64 + c.tx_timestamps_missing >= c.probes_received,
+        "{} probes of {c:?}",
+        probes.len()
+    );
+    assert!(probes.iter().all(|p| p.request == RequestKind::Probe as u8));
+    assert!(probes.iter().all(|p| p.conn < 4));
+    let connections: std::collections::BTreeSet<u16> = probes.iter().map(|p| p.conn).collect();
+    assert_eq!(
+        connections.len(),
+        4,
+        "over the load's connections: {connections:?}"
+    );
+    let samples: Vec<_> = r.batches.iter().flat_map(|b| &b.samples).collect();
+    assert!(
+        samples
+            .iter()
+            .all(|s| s.request != RequestKind::Probe as u8)
+    );
+    assert!(samples.iter().all(|s| s.latency_ns >= 20_000));
+    assert!(
+        r.batches
+            .iter()
+            .all(|b| b.latency.min() >= 20_000 || b.latency.is_empty())
+    );
+    let probe_median = median(probes.iter().map(|p| p.latency_ns as f64 / 1e3).collect());
+    let load_median = median(r.latencies_us());
+    assert!(
+        probe_median + 19.0 < load_median,
+        "probes {probe_median} µs, load {load_median} µs"
+    );
+    // The load's gaps are the load's: its rate's mean, the probes' departures not among them.
+    let ad = vernier_stats::anderson_exponential(&r.interarrivals_us()).unwrap();
+    assert!((ad.scale - 500.0).abs() < 50.0, "mean gap {} µs", ad.scale);
+    // The server's replies say how long it served each of the load's requests: at least
+    // the 20 µs asked, which the agent kept beside them.
+    let mut served = vernier_agent::histogram();
+    let mut asked = vernier_agent::histogram();
+    for b in &r.batches {
+        served.add(&b.served).unwrap();
+        asked.add(&b.asked).unwrap();
+    }
+    assert_eq!(served.len(), asked.len());
+    assert!(
+        served.len() + c.tx_timestamps_missing >= load * 9 / 10,
+        "{}",
+        served.len()
+    );
+    assert!(asked.equivalent(asked.min(), 20_000) && asked.equivalent(asked.max(), 20_000));
+    assert!(served.min() >= asked.lowest_equivalent(20_000));
+    let stats = server.stop().unwrap();
+    assert_eq!(stats.count, c.received, "{stats:?}");
+}
+
+#[test]
 fn synthetic_over_udp_and_with_user_timestamps() {
     let server = synthetic_server(vernier_fixtures::Transport::Udp);
     let mut s = spec(
@@ -532,6 +614,33 @@ fn a_load_spec_survives_the_wire_for_every_protocol_and_workload() {
     let sent = spec(target, Protocol::Redis, Workload::KeyValue(kv));
     let request = configure_request(&sent, "x", lease);
     assert_eq!(load_spec(&request, target).unwrap().0, sent);
+    // The path probe too; a share of the rate that is none is refused, naming it.
+    let probed = |probe: f64| {
+        spec(
+            target,
+            Protocol::Synthetic,
+            Workload::Synthetic {
+                service: "fixed:20us".parse().unwrap(),
+                probe,
+            },
+        )
+    };
+    let sent = probed(0.25);
+    let back = load_spec(&configure_request(&sent, "x", lease), target)
+        .unwrap()
+        .0;
+    assert_eq!(back, sent);
+    assert_eq!(back.validate(), Ok(()));
+    for bad in [-0.1, 1.5, f64::NAN] {
+        let back = load_spec(&configure_request(&probed(bad), "x", lease), target)
+            .unwrap()
+            .0;
+        let e = back.validate().unwrap_err().to_string();
+        assert!(
+            e.starts_with("probe = ") && e.ends_with(": a share of the rate from 0 (none) to 1"),
+            "{e}"
+        );
+    }
 }
 
 #[test]

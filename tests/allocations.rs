@@ -48,6 +48,7 @@ fn a_loaded_worker_allocates_nothing_per_request_or_batch() {
             protocol: Protocol::Synthetic,
             workload: Workload::Synthetic {
                 service: "fixed:0us".parse().unwrap(),
+                probe: 0.0,
             },
             workers: 1,
             cpus: Vec::new(),

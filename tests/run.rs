@@ -1230,17 +1230,25 @@ fn a_synthetic_point_has_a_budget_whose_parts_add_up_to_its_p50() {
     let how = |part: &str| budget[part]["how"].as_str().unwrap().to_string();
     assert!(how("floor").contains("busy-polling TCP ping-pong over loopback"));
     assert!(how("client").contains("calibrated at the run's start"));
-    // The path probe: a quarter of the rate over a quarter of the connections, its p50
-    // with a CI, which the parts' sum carries.
+    // The path probe: a quarter of the load's rate on top of it, sent by its workers over
+    // its eight connections, its p50 with a CI, which the parts' sum carries; the load's
+    // own rate and samples are the load's alone.
     let probe = &budget["probe"];
-    assert_eq!(probe["connections"], 2, "{budget:#}");
+    assert_eq!(probe["connections"], 8, "{budget:#}");
+    let achieved = result["achieved_rate"].as_f64().unwrap();
     assert!(
-        (probe["rate"].as_f64().unwrap() - 1250.0).abs() < 1e-6,
+        (achieved - 5000.0).abs() < 250.0,
+        "the probe's requests counted in the load's rate: {achieved}"
+    );
+    assert!(
+        (probe["rate"].as_f64().unwrap() - 0.25 * achieved).abs() < 1e-6,
         "{budget:#}"
     );
     assert!(probe["requests"].as_u64().unwrap() > 1_000, "{budget:#}");
     assert!(
-        how("client").contains("moved by") && how("client").contains("over 2 connections"),
+        how("client").contains("moved by")
+            && how("client")
+                .contains("sent by the load's workers among its requests over its 8 connections"),
         "{}",
         how("client")
     );
@@ -1278,9 +1286,18 @@ fn a_synthetic_point_has_a_budget_whose_parts_add_up_to_its_p50() {
     // waits move the median as the model's do, so next to nothing.
     let queue = known(budget, "queue");
     assert!(queue.abs() < 0.3, "{budget:#}");
-    let sum = floor + client + host + model + queue;
+    // vernier's synthetic server says in each reply how long it served the request: a
+    // spin overshoots by a clock read or two, and the OS may take the core mid-spin.
+    let served = known(budget, "served");
+    assert!((0.0..2.0).contains(&served), "{budget:#}");
+    assert!(
+        how("served").contains("against the service they asked for (median 20.0"),
+        "{}",
+        how("served")
+    );
+    let sum = floor + client + host + model + queue + served;
     eprintln!(
-        "budget: floor {floor:.2} + client {client:+.2} + host {host:.2} + server {model:.2} + queue {queue:+.2} = {sum:.2} µs; measured p50 {p50:.2} µs, CI {ci:?}, verdict {}",
+        "budget: floor {floor:.2} + client {client:+.2} + host {host:.2} + server {model:.2} + queue {queue:+.2} + served {served:+.3} = {sum:.2} µs; measured p50 {p50:.2} µs, CI {ci:?}, verdict {}",
         result["verdict"]
     );
     // A point that ended N/A without a CI of its p50 (the host's stalls, another load on
@@ -1293,8 +1310,8 @@ fn a_synthetic_point_has_a_budget_whose_parts_add_up_to_its_p50() {
         );
         return;
     };
-    // The sum's CI is the probe's, around the sum, widened by how far its two connections'
-    // paths may differ from the load's eight (their spread, measured on the load's).
+    // The sum's CI is the probe's, around the sum; how far the load's connections' paths
+    // differ is reported beside it.
     let spread = budget["connection_sd_us"]
         .as_f64()
         .expect("the connections' spread");
@@ -1325,10 +1342,10 @@ fn a_synthetic_point_has_a_budget_whose_parts_add_up_to_its_p50() {
     );
 }
 
-/// What the parts may leave unexplained beyond both CIs on this host with the path probe:
-/// measured − sum was −0.02 to +0.07 µs at 2,000 and 5,000 req/s over five points and +0.18
-/// to +0.26 at 10,000 in three sweeps, and −0.23 to +0.60 in two more (docs/RESULTS.md),
-/// against half-widths of 0.02–0.1; this test's point gave −0.07 to +0.11 in eight runs,
-/// six within the CIs. A part missing or counted twice (the floor is 5.5 µs, the server
-/// 20) still fails.
-const RESIDUAL_US: f64 = 0.5;
+/// What the parts may leave unexplained beyond both CIs on this host: with the path probe
+/// sent among the load's requests and the server's own account of its service, measured −
+/// sum at 5,000 req/s was +0.02 to +0.08 µs in six sweeps, every one within the CIs
+/// (docs/RESULTS.md), against half-widths of 0.05–0.2. A 95% CI misses one time in twenty,
+/// which this allowance absorbs; a part missing or counted twice (the floor is 5.5 µs, the
+/// server 20) still fails.
+const RESIDUAL_US: f64 = 0.25;

@@ -16,6 +16,11 @@ pub enum Workload {
     Synthetic {
         /// Service-time distribution.
         service: Dist,
+        /// The path probe: requests asking for no service time, as a share of the rate on
+        /// top of it (0: none), sent among the load's over its connections and reported
+        /// apart from it ([`crate::Batch::probes`]), so that what a request meets on the way
+        /// and in the server's queue is measured while the load runs, without its service.
+        probe: f64,
     },
     /// Key-value requests (memcached, Redis, HTTP `GET /key`).
     KeyValue(KvWorkload),
@@ -186,7 +191,17 @@ impl LoadSpec {
             expected,
         };
         match (&self.protocol, &self.workload) {
-            (Protocol::Synthetic, Workload::Synthetic { .. }) => Ok(()),
+            (Protocol::Synthetic, Workload::Synthetic { probe, .. }) => {
+                if probe.is_finite() && (0.0..=1.0).contains(probe) {
+                    Ok(())
+                } else {
+                    Err(invalid(
+                        "probe",
+                        probe.to_string(),
+                        "a share of the rate from 0 (none) to 1",
+                    ))
+                }
+            }
             (Protocol::Echo { .. }, Workload::Echo) => Ok(()),
             (Protocol::Synthetic, w) => Err(mismatch(
                 w.name(),

@@ -39,6 +39,9 @@ pub enum RequestKind {
     Set = 1,
     /// A synthetic spin or an echo.
     Other = 2,
+    /// A path probe: a synthetic request asking for no service time (see
+    /// [`crate::Workload::Synthetic`]'s `probe`), kept in [`Batch::probes`] only.
+    Probe = 3,
 }
 
 /// What the reply meant, as stored in a [`Sample`].
@@ -102,6 +105,12 @@ pub struct Counters {
     pub send_calls: u64,
     /// Socket calls that read, replies and TX stamps, those that found nothing included.
     pub read_calls: u64,
+    /// Of `sent`, path probes (see [`crate::Workload::Synthetic`]'s `probe`): the load's
+    /// own requests are `sent - probes_sent`.
+    pub probes_sent: u64,
+    /// Of `received`, replies to path probes (counted as they complete: with kernel
+    /// stamps, once the TX stamp is in).
+    pub probes_received: u64,
 }
 
 /// What one worker reports for one interval. Batches go back to their worker through
@@ -118,8 +127,12 @@ pub struct Batch {
     pub generation: u64,
     /// Since the engine started, at the end of the interval.
     pub elapsed: Duration,
-    /// Samples kept in the interval.
+    /// Samples kept in the interval (the load's requests only).
     pub samples: Vec<Sample>,
+    /// Every path probe completed in the interval with a latency (none without a probe):
+    /// kept apart from the load's samples and histograms, which they would otherwise
+    /// bias toward no service time.
+    pub probes: Vec<Sample>,
     /// Inter-departure gaps kept in the interval, ns.
     pub interarrivals: Vec<u64>,
     /// Latency of every request completed in the interval, ns.
@@ -129,6 +142,12 @@ pub struct Batch {
     pub intended: Histogram<u64>,
     /// Actual minus scheduled departure of every request sent in the interval, ns.
     pub send_lag: Histogram<u64>,
+    /// The time the server says it served each of the load's requests completed in the
+    /// interval, ns, where its replies say (the synthetic protocol; empty otherwise).
+    pub served: Histogram<u64>,
+    /// The service time those same requests asked for, ns: with `served`, what the server
+    /// took beyond what it was asked.
+    pub asked: Histogram<u64>,
     /// What was counted in the interval (totals as deltas, gauges at its end), like the
     /// histograms: a batch stands on its own.
     pub counts: Counters,
@@ -142,10 +161,13 @@ impl Batch {
             generation: 0,
             elapsed: Duration::ZERO,
             samples: Vec::with_capacity(SAMPLES_PER_BATCH),
+            probes: Vec::new(),
             interarrivals: Vec::with_capacity(GAPS_PER_BATCH),
             latency: histogram(),
             intended: histogram(),
             send_lag: histogram(),
+            served: histogram(),
+            asked: histogram(),
             counts: Counters::default(),
         }
     }
@@ -153,10 +175,13 @@ impl Batch {
     /// Empties the batch for reuse, keeping its buffers' capacity.
     pub(crate) fn clear(&mut self) {
         self.samples.clear();
+        self.probes.clear();
         self.interarrivals.clear();
         self.latency.reset();
         self.intended.reset();
         self.send_lag.reset();
+        self.served.reset();
+        self.asked.reset();
         self.counts = Counters::default();
         self.generation = 0;
     }

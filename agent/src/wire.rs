@@ -32,9 +32,14 @@ pub const SAMPLE_BYTES: usize = std::mem::size_of::<Sample>();
 /// Why a message from the network could not be turned back into measurements.
 #[derive(Debug, thiserror::Error)]
 pub enum WireError {
-    /// The samples field is not a whole number of records.
-    #[error("samples field of {0} bytes is not a multiple of {SAMPLE_BYTES}")]
-    Samples(usize),
+    /// A samples field (`samples` or `probes`) is not a whole number of records.
+    #[error("{field} field of {len} bytes is not a multiple of {SAMPLE_BYTES}")]
+    Samples {
+        /// Which field.
+        field: &'static str,
+        /// Its length, bytes.
+        len: usize,
+    },
     /// A histogram did not deserialise.
     #[error("{field} histogram: {message}")]
     Histogram {
@@ -68,7 +73,7 @@ fn field(field: &'static str, message: impl std::fmt::Display) -> WireError {
 pub fn configure_request(spec: &LoadSpec, target: &str, lease: Duration) -> pb::ConfigureRequest {
     use pb::configure_request::Workload as W;
     let workload = match &spec.workload {
-        Workload::Synthetic { service } => W::Service(service.to_string()),
+        Workload::Synthetic { service, .. } => W::Service(service.to_string()),
         Workload::KeyValue(kv) => W::KeyValue(pb::KvWorkload {
             keys: kv.keys,
             key_size: kv.key_size.to_string(),
@@ -123,6 +128,10 @@ pub fn configure_request(spec: &LoadSpec, target: &str, lease: Duration) -> pb::
         seed: spec.seed,
         timeout_ms: spec.timeout.as_millis() as u64,
         lease_ms: lease.as_millis() as u64,
+        probe: match spec.workload {
+            Workload::Synthetic { probe, .. } => probe,
+            _ => 0.0,
+        },
     }
 }
 
@@ -183,6 +192,7 @@ pub fn load_spec(
     let workload = match r.workload.as_ref().ok_or(WireError::Missing("workload"))? {
         W::Service(service) => Workload::Synthetic {
             service: service.parse::<Dist>().map_err(|e| field("service", e))?,
+            probe: r.probe,
         },
         W::KeyValue(kv) => Workload::KeyValue(KvWorkload {
             keys: kv.keys,
@@ -297,7 +307,7 @@ macro_rules! counters {
 counters!(
     totals: sent, received, failed, error_replies, timeouts, bytes_sent, bytes_received,
         reconnects, connect_failures, parse_errors, tx_timestamps_missing, cpu_ns, send_ns,
-        send_calls, read_calls;
+        send_calls, read_calls, probes_sent, probes_received;
     gauges: in_flight, backlog;
     maxima: backlog_max
 );
@@ -410,10 +420,13 @@ impl From<&Batch> for pb::BatchMessage {
             generation: b.generation,
             elapsed_ns: b.elapsed.as_nanos() as u64,
             samples: bytemuck::cast_slice::<Sample, u8>(&b.samples).to_vec(),
+            probes: bytemuck::cast_slice::<Sample, u8>(&b.probes).to_vec(),
             interarrivals: b.interarrivals.clone(),
             latency: encode_histogram(&b.latency),
             intended: encode_histogram(&b.intended),
             send_lag: encode_histogram(&b.send_lag),
+            served: encode_histogram(&b.served),
+            asked: encode_histogram(&b.asked),
             counts: Some(b.counts.into()),
         }
     }
@@ -423,8 +436,13 @@ impl TryFrom<pb::BatchMessage> for Batch {
     type Error = WireError;
 
     fn try_from(m: pb::BatchMessage) -> Result<Self, WireError> {
-        if !m.samples.len().is_multiple_of(SAMPLE_BYTES) {
-            return Err(WireError::Samples(m.samples.len()));
+        for (field, bytes) in [("samples", &m.samples), ("probes", &m.probes)] {
+            if !bytes.len().is_multiple_of(SAMPLE_BYTES) {
+                return Err(WireError::Samples {
+                    field,
+                    len: bytes.len(),
+                });
+            }
         }
         Ok(Batch {
             worker: m.worker,
@@ -432,10 +450,13 @@ impl TryFrom<pb::BatchMessage> for Batch {
             elapsed: std::time::Duration::from_nanos(m.elapsed_ns),
             // Copied into aligned storage: the message's bytes need not be.
             samples: bytemuck::pod_collect_to_vec::<u8, Sample>(&m.samples),
+            probes: bytemuck::pod_collect_to_vec::<u8, Sample>(&m.probes),
             interarrivals: m.interarrivals,
             latency: decode_histogram("latency", &m.latency)?,
             intended: decode_histogram("intended", &m.intended)?,
             send_lag: decode_histogram("send_lag", &m.send_lag)?,
+            served: decode_histogram("served", &m.served)?,
+            asked: decode_histogram("asked", &m.asked)?,
             counts: m.counts.ok_or(WireError::Missing("counts"))?.into(),
         })
     }
@@ -444,6 +465,7 @@ impl TryFrom<pb::BatchMessage> for Batch {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::measure::RequestKind;
 
     #[test]
     fn batches_round_trip() {
@@ -460,20 +482,43 @@ mod tests {
                 request: 1,
                 outcome: 2,
             }],
+            probes: vec![Sample {
+                departure_ns: 5,
+                latency_ns: 6,
+                queueing_ns: 7,
+                conn: 1,
+                request: RequestKind::Probe as u8,
+                outcome: 2,
+            }],
             interarrivals: vec![10, 20],
             latency,
             intended: crate::measure::histogram(),
             send_lag: crate::measure::histogram(),
+            served: {
+                let mut served = crate::measure::histogram();
+                served.record(20_017).unwrap();
+                served
+            },
+            asked: {
+                let mut asked = crate::measure::histogram();
+                asked.record(20_000).unwrap();
+                asked
+            },
             generation: 7,
             counts: Counters {
                 sent: 5,
                 received: 4,
                 in_flight: 1,
+                probes_sent: 2,
+                probes_received: 1,
                 ..Counters::default()
             },
         };
         let back = Batch::try_from(pb::BatchMessage::from(&batch)).unwrap();
         assert_eq!(back.samples, batch.samples);
+        assert_eq!(back.probes, batch.probes);
+        assert_eq!(back.served, batch.served);
+        assert_eq!(back.asked, batch.asked);
         assert_eq!(back.interarrivals, batch.interarrivals);
         assert_eq!(back.counts, batch.counts);
         assert_eq!(back.generation, 7);
@@ -490,7 +535,23 @@ mod tests {
             samples: vec![0; 25],
             ..Default::default()
         };
-        assert!(matches!(Batch::try_from(m), Err(WireError::Samples(25))));
+        assert!(matches!(
+            Batch::try_from(m),
+            Err(WireError::Samples {
+                field: "samples",
+                len: 25
+            })
+        ));
+        let m = pb::BatchMessage {
+            probes: vec![0; 30],
+            counts: Some(Default::default()),
+            ..Default::default()
+        };
+        let e = Batch::try_from(m).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "probes field of 30 bytes is not a multiple of 24"
+        );
         let m = pb::BatchMessage {
             latency: vec![1, 2, 3],
             counts: Some(Default::default()),

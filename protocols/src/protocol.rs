@@ -126,10 +126,14 @@ pub struct Reply {
     /// The server will close the connection after this reply (HTTP `Connection: close`, or
     /// HTTP/1.0 without keep-alive): the agent must reconnect before sending more.
     pub close: bool,
+    /// The time the server says it served the request, ns (the synthetic protocol's reply;
+    /// `None` for the others).
+    pub served_ns: Option<u64>,
 }
 
 impl Reply {
-    /// A reply of `kind` carrying `value_len` bytes, with no opaque, status or close.
+    /// A reply of `kind` carrying `value_len` bytes, with no opaque, status, close or
+    /// service time.
     pub(crate) fn new(kind: ReplyKind, value_len: usize) -> Reply {
         Reply {
             kind,
@@ -137,6 +141,7 @@ impl Reply {
             opaque: None,
             status: None,
             close: false,
+            served_ns: None,
         }
     }
 }

@@ -36,10 +36,9 @@ use std::net::ToSocketAddrs;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use statrs::distribution::{ContinuousCDF, StudentsT};
 use vernier_agent::calibrate::{self, CalibrateOptions};
 use vernier_agent::sys::Transport;
-use vernier_agent::{AgentKind, LoadSpec, StallReport, Workload};
+use vernier_agent::{AgentKind, LoadSpec, PollMode, StallReport, Workload};
 use vernier_fixtures::{Fcfs, ModelConfig, ServeConfig, ServeProtocol, Server, simulate};
 use vernier_protocols::{Dist, Protocol};
 
@@ -47,7 +46,7 @@ use crate::coordinator::PointResult;
 use crate::scenario::{AgentSpec, Scenario};
 
 pub mod probe;
-pub use probe::{Probe, ProbeWindow};
+pub use probe::ProbeWindow;
 
 /// The percentile a budget splits, in percent.
 pub const BUDGET_PERCENTILE: f64 = 50.0;
@@ -156,10 +155,14 @@ pub struct Budget {
     #[serde(default)]
     pub queue: Option<Part>,
     /// How far the load's connections' paths differ, µs (the standard deviation of their
-    /// medians beyond their sampling error), which the sum's CI counts when the path comes
-    /// from the probe's other connections.
+    /// medians beyond their sampling error): connections keep their paths for a run.
     #[serde(default)]
     pub connection_sd_us: Option<f64>,
+    /// The server's time beyond the service asked (the OS or the hypervisor taking its
+    /// core mid-request, its loop's overshoot), where its replies say how long it served
+    /// each request (vernier's synthetic server) and the service asked is known.
+    #[serde(default)]
+    pub served: Option<Part>,
 }
 
 impl Budget {
@@ -174,6 +177,9 @@ impl Budget {
         ];
         if let Some(queue) = &self.queue {
             parts.push(("queue beyond", queue.us));
+        }
+        if let Some(served) = &self.served {
+            parts.push(("service beyond", served.us));
         }
         parts
     }
@@ -221,6 +227,9 @@ impl Budget {
         ];
         if let Some(queue) = &self.queue {
             rows.push(("queue", queue.text(), &queue.how));
+        }
+        if let Some(served) = &self.served {
+            rows.push(("served", served.text(), &served.how));
         }
         rows.push(("remains", self.remains.text(), &self.remains.how));
         rows
@@ -287,6 +296,8 @@ pub struct Baseline {
     /// The synthetic service time, or why the server has no model.
     service: Result<Dist, String>,
     seed: u64,
+    /// The workers sleep between events (`poll: sleep`).
+    sleeps: bool,
     /// The latencies of the client's calibration (floor and client together, request by
     /// request), µs, at the [`GRID`]'s quantiles; empty when not measured.
     path: Vec<f64>,
@@ -297,7 +308,7 @@ impl Baseline {
     /// before any load. Never fails: what cannot be measured is a part with its reason.
     pub fn measure(scenario: &Scenario) -> Baseline {
         let service = match &scenario.workload {
-            Workload::Synthetic { service } => Ok(*service),
+            Workload::Synthetic { service, .. } => Ok(*service),
             Workload::KeyValue(_) => Err(NO_MODEL.replace("WORKLOAD", "key-value")),
             Workload::Echo => Err(NO_MODEL.replace("WORKLOAD", "echo")),
         };
@@ -322,7 +333,10 @@ impl Baseline {
                 Vec::new(),
             ),
         };
-        Baseline::given(floor, client, service, scenario.seed).with_path(path)
+        Baseline {
+            sleeps: scenario.poll == PollMode::Sleep,
+            ..Baseline::given(floor, client, service, scenario.seed).with_path(path)
+        }
     }
 
     /// Figures given rather than measured, for tests and replays.
@@ -332,6 +346,7 @@ impl Baseline {
             client,
             service,
             seed,
+            sleeps: false,
             path: Vec::new(),
         }
     }
@@ -348,6 +363,7 @@ impl Baseline {
             probe,
             sent,
             connections,
+            served,
         } = during;
         let p = BUDGET_PERCENTILE;
         let measured = result.percentile(p);
@@ -422,6 +438,13 @@ impl Baseline {
             }
             _ => None,
         };
+        let served_part = match &served {
+            (served, asked) if !served.is_empty() && served.len() == asked.len() => {
+                let base = probe.as_ref().map_or(&self.path, |w| &w.grid);
+                Some(self.served(served, asked, base, measured_us))
+            }
+            _ => None,
+        };
         let mut budget = Budget {
             p,
             measured_us,
@@ -435,28 +458,66 @@ impl Baseline {
             sum_ci_us: None,
             queue: queue_part,
             connection_sd_us: None,
+            served: served_part,
         };
-        // The probe's p50 is the one part measured with sampling error of its own; and its
-        // connections are not the load's: each connection keeps its own path for the run,
-        // so the probe's few and the load's many differ by chance, as much as the load's
-        // connections differ among themselves says.
+        // The probe's p50 is the one part measured with sampling error of its own (its
+        // requests take turns on the load's connections, so no placement error is added).
         if let (Some(Ok(_)), Some(w), Some(sum)) = (&tracked, &budget.probe, budget.sum_us())
             && let Some((lo, hi)) = w.ci_us
         {
-            let spread = connection_spread(&connections);
-            // A 95% interval from a standard deviation of few connections: Student's t.
-            let placement = spread.map_or(0.0, |sd| {
-                let t = StudentsT::new(0.0, 1.0, (connections.len() - 1) as f64)
-                    .map_or(f64::INFINITY, |t| t.inverse_cdf(0.975));
-                t * sd * (1.0 / w.connections.max(1) as f64 + 1.0 / connections.len() as f64).sqrt()
-            });
-            budget.sum_ci_us = Some((
-                sum - (w.p50_us - lo).hypot(placement),
-                sum + (hi - w.p50_us).hypot(placement),
-            ));
-            budget.connection_sd_us = spread;
+            budget.sum_ci_us = Some((sum - (w.p50_us - lo), sum + (hi - w.p50_us)));
         }
+        // How far the load's connections' paths differ: a finding of its own (a probe over
+        // connections of its own, or a run over few, would meet this much chance).
+        budget.connection_sd_us = connection_spread(&connections);
         budget
+    }
+
+    /// The server's time beyond the service asked: how far the times it says it served
+    /// (`served`, µs at the [`GRID`]), against those the same requests asked for
+    /// (`asked`), move the median of `base` (the probe's latencies, or the calibration's
+    /// path) plus each. Unknown when the replies cannot be the time served: a median below
+    /// what was asked, or above the measured latency's.
+    fn served(
+        &self,
+        served: &[f64],
+        asked: &[f64],
+        base: &[f64],
+        measured_us: Option<f64>,
+    ) -> Part {
+        let (served_p50, asked_p50) = (served[served.len() / 2], asked[asked.len() / 2]);
+        let below = served_p50 < asked_p50 * 0.99 - 0.05;
+        let above = measured_us.is_some_and(|p50| served_p50 > p50);
+        if below || above {
+            return Part::unknown(format!(
+                "the server's replies do not read as the time it served each request: their median {served_p50:.2} µs against {asked_p50:.2} µs asked{}",
+                measured_us.map_or(String::new(), |p50| format!(
+                    " and a p50 latency of {p50:.2} µs"
+                ))
+            ));
+        }
+        let mean = |g: &[f64]| g.iter().sum::<f64>() / g.len() as f64;
+        let (us, against) = if base.is_empty() {
+            (served_p50 - asked_p50, "alone")
+        } else {
+            (
+                median_of_sum(base, served) - median_of_sum(base, asked),
+                if std::ptr::eq(base, self.path.as_slice()) {
+                    "added request by request to the client calibration's latencies"
+                } else {
+                    "added request by request to the path probe's latencies"
+                },
+            )
+        };
+        Part::known(
+            us,
+            format!(
+                "the times the server says it served the load's requests (in its replies: median {served_p50:.3} µs, mean {:.3} µs, p99 {:.2} µs) against the service they asked for (median {asked_p50:.3} µs, mean {:.3} µs), {against}: time the OS or the hypervisor took from the server's core mid-request, and its loop's overshoot",
+                mean(served),
+                served[served.len() * 99 / 100],
+                mean(asked),
+            ),
+        )
     }
 
     /// The service time's quantiles at the [`GRID`], µs: drawn, so any distribution does.
@@ -488,10 +549,17 @@ impl Baseline {
             Some((lo, hi)) => format!("[{lo:.2}, {hi:.2}] µs, {}", w.ci_how),
             None => w.ci_how.clone(),
         };
+        // Measured here: poll: sleep left 0.45–0.55 µs unexplained at 50 µs of service and
+        // 2,000 req/s in three runs, poll: adaptive 0.10–0.12 µs in two (docs/RESULTS.md).
+        let sleeping = if self.sleeps {
+            "; the workers sleep between events (poll: sleep), so a probe's reply, a few µs after it left, finds the worker's core awake while a reply after a longer service may find it gone idle, which on a virtual host lengthens kernel-stamped latencies too (by about 0.5 µs at 50 µs of service and 2,000 req/s on vernier's own 2-vCPU host; poll: adaptive keeps the core awake for both)"
+        } else {
+            ""
+        };
         Ok(Tracked {
             shift,
             how: format!(
-                "the client's share while the point measured: calibrated at the run's start at {c:.2} µs, then moved by {shift:+.2} µs to the path probe's (requests asking the target for no service time, {:.0} req/s over {} connections from the workers' core alongside the load: {} answered, p50 {:.2} µs {ci}), against which the calibration's latencies plus the ideal server's waits for such requests (p50 {expected:.2} µs) are set",
+                "the client's share while the point measured: calibrated at the run's start at {c:.2} µs, then moved by {shift:+.2} µs to the path probe's (requests asking the target for no service time, {:.0} req/s sent by the load's workers among its requests over its {} connections: {} answered, p50 {:.2} µs {ci}), against which the calibration's latencies plus the ideal server's waits for such requests (p50 {expected:.2} µs) are set{sleeping}",
                 w.rate, w.connections, w.requests, w.p50_us
             ),
         })
@@ -573,6 +641,10 @@ pub struct During {
     /// The kernel (or user) departure times of the point's kept requests, ns on one
     /// agent's clock, or why they are not known; `None`: not collected.
     pub sent: Option<Result<Vec<u64>, String>>,
+    /// The times the server says it served the point's requests, and the service times
+    /// those requests asked for, µs at the [`GRID`]'s quantiles (empty: its replies do not
+    /// say).
+    pub served: (Vec<f64>, Vec<f64>),
     /// The median latency of each of the load's connections and its standard error, µs:
     /// how far their paths differ (connections keep their placement, and their paths, for
     /// the whole run).
@@ -705,6 +777,17 @@ pub const GRID: usize = 1_000;
 /// The [`GRID`]'s quantile levels, ascending.
 fn grid() -> impl Iterator<Item = f64> {
     (0..GRID).map(|i| (i as f64 + 0.5) / GRID as f64)
+}
+
+/// A histogram of ns at the [`GRID`]'s quantiles, µs (empty for an empty one).
+pub fn histogram_grid(h: &hdrhistogram::Histogram<u64>) -> Vec<f64> {
+    if h.is_empty() {
+        return Vec::new();
+    }
+    grid()
+        // The middle of each value's bucket, not its top (16 ns above at 20 µs).
+        .map(|q| h.median_equivalent(h.value_at_quantile(q)) as f64 / 1e3)
+        .collect()
 }
 
 /// Ascending `sorted` at the [`GRID`]'s quantiles (empty for none).
@@ -864,6 +947,7 @@ fn client(scenario: &Scenario, floor_us: f64) -> (Part, Vec<f64>) {
         protocol: Protocol::Synthetic,
         workload: Workload::Synthetic {
             service: Dist::fixed(Duration::ZERO),
+            probe: 0.0,
         },
         workers: 1,
         cpus: scenario.cpus.iter().take(1).copied().collect(),

@@ -99,9 +99,10 @@ pub struct Scenario {
     pub interarrival_enforced: bool,
     /// Each point run again and again against hysteresis (`None`: once).
     pub replications: Option<Replications>,
-    /// The latency budget's path probe: the share of each point's rate (and of the load's
-    /// connections) it sends as requests asking the target for no service time, alongside
-    /// the load (`None`: the path is calibrated at the run's start only).
+    /// The latency budget's path probe: the share of each point's rate that each agent's
+    /// workers add to it as requests asking the target for no service time, among the
+    /// load's requests and over its connections (`None`: the path is calibrated at the
+    /// run's start only).
     pub budget_probe: Option<f64>,
 }
 
@@ -381,7 +382,14 @@ impl Scenario {
             target,
             transport: self.transport,
             protocol: self.protocol,
-            workload: self.workload.clone(),
+            // The budget's path probe rides with the load's requests (see `budget.probe`).
+            workload: match &self.workload {
+                Workload::Synthetic { service, .. } => Workload::Synthetic {
+                    service: *service,
+                    probe: self.budget_probe.unwrap_or(0.0),
+                },
+                other => other.clone(),
+            },
             workers: self.workers,
             cpus: self.cpus.clone(),
             connections: self.connections,

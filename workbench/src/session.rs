@@ -15,7 +15,6 @@ use vernier_agent::wire::pb;
 use vernier_agent::{Batch, DEFAULT_PERIOD, Engine, HostProbe};
 use vernier_protocols::InterArrival;
 
-use crate::budget::Probe;
 use crate::coordinator::{
     Action, Coordinator, Event, EventKind, Input, PointConfig, PointResult, Taken, UserCommand,
     Verdict,
@@ -221,24 +220,32 @@ pub fn runtime(name: &str) -> Result<tokio::runtime::Runtime, Error> {
 }
 
 /// What the budget takes of one point's last measuring round: its kept requests'
-/// departure times and, for the path probe's CI, each connection's latencies.
+/// departure times, the path probe's requests and, with a probe, each connection's
+/// latencies.
 #[derive(Debug, Default)]
 struct Sent {
-    by_connection: bool,
+    /// The path probe's share of the rate (`None`: no probe).
+    probe: Option<f64>,
     point: Option<usize>,
     round: u32,
     agents: std::collections::BTreeSet<usize>,
     departures: Vec<u64>,
     latencies: std::collections::BTreeMap<(usize, u16), Vec<f64>>,
+    /// The probe's answered requests: (departure ns, latency ns).
+    probes: Vec<(u64, u64)>,
+    /// The times the server says it served the load's requests, and what they asked, ns.
+    served: Option<(hdrhistogram::Histogram<u64>, hdrhistogram::Histogram<u64>)>,
+    /// The connections they went over.
+    probe_connections: std::collections::BTreeSet<(usize, u16)>,
 }
 
 impl Sent {
     /// Keeps `samples`, starting afresh at a new point or a later round (a point's result
     /// is its last round's); a batch of an earlier round is stale.
-    fn add(&mut self, point: usize, round: u32, agent: usize, samples: &[vernier_agent::Sample]) {
+    fn add(&mut self, point: usize, round: u32, agent: usize, batch: &vernier_agent::Batch) {
         if self.point != Some(point) || round > self.round {
             *self = Sent {
-                by_connection: self.by_connection,
+                probe: self.probe,
                 point: Some(point),
                 round,
                 ..Sent::default()
@@ -246,11 +253,27 @@ impl Sent {
         } else if round < self.round {
             return;
         }
+        let samples = &batch.samples;
+        if !batch.served.is_empty() {
+            match &mut self.served {
+                Some((served, asked)) => {
+                    let _ = served.add(&batch.served);
+                    let _ = asked.add(&batch.asked);
+                }
+                None => self.served = Some((batch.served.clone(), batch.asked.clone())),
+            }
+        }
         self.agents.insert(agent);
         self.departures
             .extend(samples.iter().map(|s| s.departure_ns));
-        if !self.by_connection {
+        if self.probe.is_none() {
             return;
+        }
+        let answered =
+            |s: &&vernier_agent::Sample| s.outcome != vernier_agent::Outcome::Error as u8;
+        for s in batch.probes.iter().filter(answered) {
+            self.probes.push((s.departure_ns, s.latency_ns));
+            self.probe_connections.insert((agent, s.conn));
         }
         for s in samples
             .iter()
@@ -263,18 +286,25 @@ impl Sent {
         }
     }
 
-    /// What the budget takes: the departures, if they share one clock, and the median
-    /// latency of each connection with enough samples to have one, with its standard
-    /// error (from its order-statistic 95% CI). Taken at the point's verdict, leaving
-    /// it empty for the next point.
-    fn during(&mut self, probe: Option<crate::budget::ProbeWindow>) -> crate::budget::During {
+    /// What the budget takes: the departures, if they share one clock, the probe's window
+    /// (at its share of the point's `rate`), and the median latency of each connection
+    /// with enough samples to have one, with its standard error (from its order-statistic
+    /// 95% CI). Taken at the point's verdict, leaving it empty for the next point.
+    fn during(&mut self, rate: f64) -> crate::budget::During {
         let this = std::mem::replace(
             self,
             Sent {
-                by_connection: self.by_connection,
+                probe: self.probe,
                 ..Sent::default()
             },
         );
+        let probe = this.probe.and_then(|share| {
+            crate::budget::ProbeWindow::from_samples(
+                rate * share,
+                this.probe_connections.len(),
+                &this.probes,
+            )
+        });
         let sent = if this.agents.len() > 1 {
             Err(format!(
                 "the requests came from {} agents, whose departure clocks do not share an origin",
@@ -295,6 +325,16 @@ impl Sent {
             })
             .collect();
         crate::budget::During {
+            served: this
+                .served
+                .as_ref()
+                .map(|(served, asked)| {
+                    (
+                        crate::budget::histogram_grid(served),
+                        crate::budget::histogram_grid(asked),
+                    )
+                })
+                .unwrap_or_default(),
             probe,
             sent: Some(sent),
             connections,
@@ -712,27 +752,6 @@ pub async fn run(
     let confinement = confine(scenario);
     let (tx, mut rx) = mpsc::unbounded_channel();
     let (mut links, timestamps) = connect(scenario, options, &tx).await?;
-    // The budget's path probe, when asked: its own connections from the workers' core, idle
-    // until the load starts. The target answered the agents, so it should answer it too.
-    let mut path_probe = match scenario.budget_probe {
-        Some(share) => {
-            let probe_scenario = scenario.clone();
-            let started = tokio::task::spawn_blocking(move || Probe::start(&probe_scenario, share))
-                .await
-                .map_err(|e| e.to_string())
-                .and_then(|started| started);
-            match started {
-                Ok(probe) => Some(probe),
-                Err(why) => {
-                    for link in links {
-                        link.stop().await;
-                    }
-                    return Err(Error::Failed(format!("budget.probe: {why}")));
-                }
-            }
-        }
-        None => None,
-    };
     // Kept only for a replicated point's runs, which start the agents again: otherwise
     // the channel closes when the last agent's forwarder ends.
     let renew_tx = scenario.replications.is_some().then(|| tx.clone());
@@ -807,7 +826,7 @@ pub async fn run(
     let mut budgets = Vec::new();
     // The departures of the point's kept requests, for the budget's queue.
     let mut sent = Sent {
-        by_connection: scenario.budget_probe.is_some(),
+        probe: scenario.budget_probe,
         ..Sent::default()
     };
     let mut decision = coordinator.start(started.elapsed());
@@ -815,14 +834,11 @@ pub async fn run(
         // Carry out the decision: actions first (the agents wait for nobody), then events.
         // A lost agent's link is closed: no more calls to it, and the others share the load.
         let share = 1.0 / links.iter().filter(|l| !l.is_closed()).count().max(1) as f64;
-        if let Some(probe) = &mut path_probe {
-            probe.follow(&decision.actions);
-        }
         for action in &decision.actions {
             if let Action::Renew { .. } = action {
                 // The agents start again on new clocks: the last run's departures only.
                 sent = Sent {
-                    by_connection: sent.by_connection,
+                    probe: sent.probe,
                     ..Sent::default()
                 };
             }
@@ -860,7 +876,7 @@ pub async fn run(
         }
         for mut event in decision.events.drain(..) {
             if let EventKind::Verdict(result) = &mut event.kind {
-                let during = sent.during(path_probe.as_mut().and_then(Probe::take));
+                let during = sent.during(result.achieved_rate);
                 result.budget = Some(baseline.budget(result, during));
                 budgets.push(result.budget.clone());
             }
@@ -916,7 +932,7 @@ pub async fn run(
             } = taken;
             recorder.samples(point, round, agent, batch.worker, &batch.samples);
             if round > 0 {
-                sent.add(point, round, agent, &batch.samples);
+                sent.add(point, round, agent, &batch);
             }
             if let Some(live) = &live {
                 live.latency(point, agent, &batch.latency);

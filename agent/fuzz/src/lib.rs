@@ -131,10 +131,13 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
             conn: 4,
             ..vernier_agent::Sample::default()
         }],
+        probes: Vec::new(),
         interarrivals: vec![10, 20, 30],
         latency: latency.clone(),
-        intended: latency,
+        intended: latency.clone(),
         send_lag: vernier_agent::histogram(),
+        served: latency.clone(),
+        asked: latency,
         counts: Counters {
             sent: 5,
             received: 4,
@@ -148,7 +151,10 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
             "configure-synthetic",
             configure(spec(
                 "synthetic",
-                vernier_agent::Workload::Synthetic { service },
+                vernier_agent::Workload::Synthetic {
+                    service,
+                    probe: 0.0,
+                },
             )),
         ),
         (

@@ -70,6 +70,8 @@ pub(super) struct Outgoing {
     /// When it was handed to the socket, ns since the epoch.
     pub(super) sent: u64,
     pub(super) kind: RequestKind,
+    /// The service time it asked for, ns (synthetic requests; 0 for the others).
+    pub(super) service_ns: u64,
 }
 
 /// A request on the wire.
@@ -93,6 +95,8 @@ pub(super) struct Received {
     /// That recv's RX stamp, on the stamps' clock.
     pub(super) rx: Option<u64>,
     pub(super) outcome: Outcome,
+    /// The time the server says it served the request, ns (synthetic replies).
+    pub(super) served_ns: Option<u64>,
 }
 
 /// A request with its reply and, where stamps are used, its TX stamp.
@@ -107,6 +111,8 @@ pub(super) struct Completed {
     /// Reply minus departure, ns; `None` when the reply's recv carried no RX stamp.
     pub(super) latency: Option<u64>,
     pub(super) outcome: Outcome,
+    /// The time the server says it served it, ns (synthetic replies).
+    pub(super) served_ns: Option<u64>,
 }
 
 /// A reply came when no request was waiting for one: the stream is out of step with the
@@ -262,6 +268,7 @@ impl Inflight {
             departure,
             latency,
             outcome: reply.outcome,
+            served_ns: reply.served_ns,
         };
         self.pop_front();
         Some(done)
@@ -359,11 +366,17 @@ mod tests {
             scheduled: seq * 1000,
             sent: (seq + 1) * 1000,
             kind: RequestKind::Get,
+            service_ns: 0,
         }
     }
 
     fn got(at: u64, rx: Option<u64>, outcome: Outcome) -> Received {
-        Received { at, rx, outcome }
+        Received {
+            at,
+            rx,
+            outcome,
+            served_ns: None,
+        }
     }
 
     fn reply(q: &mut Inflight, at: u64, rx: u64) {
@@ -533,7 +546,12 @@ mod tests {
     #[test]
     fn user_timestamps_complete_on_the_reply_alone() {
         let mut q = tcp(&[10, 10]);
-        q.on_reply(got(4_500, None, Outcome::Miss)).unwrap();
+        // The time the server says it served the request comes through with it.
+        let reply = Received {
+            served_ns: Some(2_017),
+            ..got(4_500, None, Outcome::Miss)
+        };
+        q.on_reply(reply).unwrap();
         let done = q.pop_completed(&StampClock::User).unwrap();
         assert_eq!(
             done,
@@ -543,6 +561,7 @@ mod tests {
                 departure: 1_000,
                 latency: Some(3_500),
                 outcome: Outcome::Miss,
+                served_ns: Some(2_017),
             }
         );
         // No stamp is waited for, so none is given up either.

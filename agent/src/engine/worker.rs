@@ -25,7 +25,7 @@ use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 use std::os::fd::{AsFd, AsRawFd};
 use vernier_protocols::{
-    KeySpace, KvGenerator, Protocol, ReplyKind, Request, Sampler, worker_seed,
+    InterArrival, KeySpace, KvGenerator, Protocol, ReplyKind, Request, Sampler, worker_seed,
 };
 
 use super::conn::{Conn, Read, ReadError};
@@ -130,7 +130,31 @@ impl NicClock {
 struct Arrivals {
     gaps: Sampler,
     next_due: u64,
+    /// The path probe's own Poisson arrivals (see [`Workload::Synthetic`]'s `probe`), on
+    /// top of the load's: its gaps and next due time.
+    probe: Option<(Sampler, u64)>,
 }
+
+impl Arrivals {
+    /// When the next request, of the load or the probe, is due.
+    fn next(&self) -> u64 {
+        self.probe
+            .as_ref()
+            .map_or(self.next_due, |(_, due)| self.next_due.min(*due))
+    }
+}
+
+/// A request come due: when, and whether it is a path probe.
+#[derive(Debug, Clone, Copy)]
+struct Due {
+    at: u64,
+    probe: bool,
+}
+
+/// The high bit of a path probe's sequence number: probes are numbered apart from the
+/// load's requests, whose sequence (and so the kept samples' thinning and the
+/// inter-departure gaps) they leave as it would be without them.
+const PROBE_SEQ: u64 = 1 << 63;
 
 struct Worker {
     index: u32,
@@ -154,8 +178,10 @@ struct Worker {
     generator: Generator,
     rng: SmallRng,
     arrivals: Option<Arrivals>,
-    backlog: VecDeque<u64>,
+    backlog: VecDeque<Due>,
     seq: u64,
+    /// Path probes sent so far (their sequence numbers, under [`PROBE_SEQ`]).
+    probe_seq: u64,
     sampling: f64,
     /// Keep every this-many-th request ...
     sample_every: u64,
@@ -176,10 +202,13 @@ struct Worker {
     backlog_max_since: u64,
     // Measurements of the current interval.
     samples: Vec<Sample>,
+    probes: Vec<Sample>,
     interarrivals: Vec<u64>,
     latency: Histogram<u64>,
     intended: Histogram<u64>,
     send_lag: Histogram<u64>,
+    served: Histogram<u64>,
+    asked: Histogram<u64>,
     counters: Counters,
     last_departure: Option<u64>,
     departures: Box<[(u64, u64); DEPARTURE_RING]>,
@@ -244,7 +273,7 @@ impl Worker {
         }
         let seed = worker_seed(spec.seed, index);
         let generator = match (&spec.workload, keys) {
-            (Workload::Synthetic { service }, _) => Generator::Synthetic(service.sampler()),
+            (Workload::Synthetic { service, .. }, _) => Generator::Synthetic(service.sampler()),
             (Workload::KeyValue(_), Some(keys)) => Generator::KeyValue(keys.generator(seed)),
             _ => Generator::Echo,
         };
@@ -293,6 +322,7 @@ impl Worker {
             arrivals: None,
             backlog: VecDeque::with_capacity(1024),
             seq: 0,
+            probe_seq: 0,
             sampling: if spec.kind == AgentKind::Throughput {
                 0.0
             } else {
@@ -308,10 +338,13 @@ impl Worker {
             reported: Counters::default(),
             backlog_max_since: 0,
             samples: Vec::with_capacity(1 << 14),
+            probes: Vec::new(),
             interarrivals: Vec::with_capacity(1 << 12),
             latency: histogram(),
             intended: histogram(),
             send_lag: histogram(),
+            served: histogram(),
+            asked: histogram(),
             counters: Counters::default(),
             last_departure: None,
             departures: Box::new([(u64::MAX, 0); DEPARTURE_RING]),
@@ -518,7 +551,7 @@ impl Worker {
         }
         let spin = SPIN_BEFORE_DUE.as_nanos() as u64;
         let wake = match &self.arrivals {
-            Some(a) => a.next_due.saturating_sub(spin).min(next_chore),
+            Some(a) => a.next().saturating_sub(spin).min(next_chore),
             None => next_chore,
         };
         if wake <= now + spin / 4 {
@@ -546,9 +579,20 @@ impl Worker {
                 let gaps = interarrival.for_rate(rate_per_s).sampler();
                 let now = self.epoch.now_ns();
                 let first = now + gaps.sample(&mut self.rng) as u64;
+                // The probe's requests arrive at random (Poisson), whatever the load's
+                // process, so that they see the server as it is on average (PASTA).
+                let probe = match self.spec.workload {
+                    Workload::Synthetic { probe, .. } if probe > 0.0 => {
+                        let gaps = InterArrival::Exp.for_rate(rate_per_s * probe).sampler();
+                        let first = now + gaps.sample(&mut self.rng) as u64;
+                        Some((gaps, first))
+                    }
+                    _ => None,
+                };
                 self.arrivals = Some(Arrivals {
                     gaps,
                     next_due: first,
+                    probe,
                 });
             }
             Command::Pause => {
@@ -573,13 +617,30 @@ impl Worker {
         let Some(arrivals) = self.arrivals.as_mut() else {
             return;
         };
-        while arrivals.next_due <= now {
+        while arrivals.next() <= now {
             if self.backlog.len() >= MAX_BACKLOG {
                 self.backlog.pop_front();
                 self.counters.failed += 1;
             }
-            self.backlog.push_back(arrivals.next_due);
-            arrivals.next_due += (arrivals.gaps.sample(&mut self.rng) as u64).max(1);
+            let due = match &mut arrivals.probe {
+                Some((gaps, at)) if *at < arrivals.next_due => {
+                    let due = *at;
+                    *at += (gaps.sample(&mut self.rng) as u64).max(1);
+                    Due {
+                        at: due,
+                        probe: true,
+                    }
+                }
+                _ => {
+                    let due = arrivals.next_due;
+                    arrivals.next_due += (arrivals.gaps.sample(&mut self.rng) as u64).max(1);
+                    Due {
+                        at: due,
+                        probe: false,
+                    }
+                }
+            };
+            self.backlog.push_back(due);
         }
     }
 
@@ -598,8 +659,8 @@ impl Worker {
                 break;
             };
             let began = self.epoch.now_ns();
-            while let Some(scheduled) = self.backlog.pop_front() {
-                self.enqueue(slot, scheduled);
+            while let Some(due) = self.backlog.pop_front() {
+                self.enqueue(slot, due);
                 turn += 1;
                 if !self.coalesce
                     || turn >= SENDS_PER_TURN
@@ -636,12 +697,20 @@ impl Worker {
         None
     }
 
-    /// Encodes the request due at `scheduled` into `slot`'s output and counts it as
-    /// sent; [`flush`](Worker::flush) hands it to the socket.
-    fn enqueue(&mut self, slot: usize, scheduled: u64) {
-        let seq = self.seq;
-        self.seq += 1;
+    /// Encodes the request `due` into `slot`'s output and counts it as sent;
+    /// [`flush`](Worker::flush) hands it to the socket.
+    fn enqueue(&mut self, slot: usize, due: Due) {
+        let scheduled = due.at;
+        let seq = if due.probe {
+            self.probe_seq += 1;
+            PROBE_SEQ | (self.probe_seq - 1)
+        } else {
+            self.seq += 1;
+            self.seq - 1
+        };
         let (request, kind) = match &mut self.generator {
+            // Probes come only with a synthetic workload (`Arrivals::probe`).
+            _ if due.probe => (Request::Spin { service_ns: 0 }, RequestKind::Probe),
             Generator::Synthetic(service) => (
                 Request::Spin {
                     service_ns: service.sample(&mut self.rng) as u64,
@@ -675,10 +744,15 @@ impl Worker {
                 scheduled,
                 sent,
                 kind,
+                service_ns: match request {
+                    Request::Spin { service_ns } => service_ns,
+                    _ => 0,
+                },
             },
             len,
         );
         self.counters.sent += 1;
+        self.counters.probes_sent += u64::from(due.probe);
         self.counters.in_flight += 1;
         self.counters.bytes_sent += len;
         let _ = self.send_lag.record(sent.saturating_sub(scheduled).max(1));
@@ -756,6 +830,7 @@ impl Worker {
                         at,
                         rx: kernel_rx,
                         outcome,
+                        served_ns: reply.served_ns,
                     };
                     if conn.on_reply(received).is_err() {
                         // A reply to nothing we asked: the stream is out of step.
@@ -804,6 +879,10 @@ impl Worker {
     /// Records a departure; the gap to its predecessor or successor, once both are known,
     /// is an inter-departure sample.
     fn departed(&mut self, seq: u64, at: u64) {
+        // The gaps are the load's: a probe's departure is not one of them.
+        if seq & PROBE_SEQ != 0 {
+            return;
+        }
         if !self.kernel_timestamps {
             if let Some(prev) = self.last_departure.replace(at)
                 && self.keep(seq)
@@ -850,24 +929,37 @@ impl Worker {
 
     fn complete(&mut self, slot: usize, done: &Completed) {
         let p = &done.request;
+        let sample = |latency_ns| Sample {
+            departure_ns: done.departure,
+            latency_ns,
+            queueing_ns: p.sent.saturating_sub(p.scheduled).min(u32::MAX as u64) as u32,
+            conn: self.conns[slot].id(),
+            request: p.kind as u8,
+            outcome: done.outcome as u8,
+        };
+        // A reply without an RX stamp has no latency to measure.
+        if p.kind == RequestKind::Probe {
+            self.counters.probes_received += 1;
+            match done.latency {
+                Some(latency) => self.probes.push(sample(latency)),
+                None => self.counters.tx_timestamps_missing += 1,
+            }
+            return;
+        }
         let _ = self
             .intended
             .record(done.replied.saturating_sub(p.scheduled).max(1));
-        // A reply without an RX stamp has no latency to measure.
         let Some(latency) = done.latency else {
             self.counters.tx_timestamps_missing += 1;
             return;
         };
         let _ = self.latency.record(latency.max(1));
+        if let Some(ns) = done.served_ns {
+            let _ = self.served.record(ns.max(1));
+            let _ = self.asked.record(p.service_ns.max(1));
+        }
         if self.keep(p.seq) {
-            self.samples.push(Sample {
-                departure_ns: done.departure,
-                latency_ns: latency,
-                queueing_ns: p.sent.saturating_sub(p.scheduled).min(u32::MAX as u64) as u32,
-                conn: self.conns[slot].id(),
-                request: p.kind as u8,
-                outcome: done.outcome as u8,
-            });
+            self.samples.push(sample(latency));
         }
     }
 
@@ -948,10 +1040,13 @@ impl Worker {
             .try_recv()
             .unwrap_or_else(|_| Batch::empty(self.index));
         std::mem::swap(&mut batch.samples, &mut self.samples);
+        std::mem::swap(&mut batch.probes, &mut self.probes);
         std::mem::swap(&mut batch.interarrivals, &mut self.interarrivals);
         std::mem::swap(&mut batch.latency, &mut self.latency);
         std::mem::swap(&mut batch.intended, &mut self.intended);
         std::mem::swap(&mut batch.send_lag, &mut self.send_lag);
+        std::mem::swap(&mut batch.served, &mut self.served);
+        std::mem::swap(&mut batch.asked, &mut self.asked);
         self.counters.cpu_ns = thread_cpu_ns();
         self.counters.send_calls = self.conns.iter().map(|c| c.calls().sends).sum();
         self.counters.read_calls = self.conns.iter().map(|c| c.calls().reads).sum();

@@ -1,6 +1,9 @@
 //! `synthetic`: the request is 8 bytes, the service time in nanoseconds (little-endian), for
-//! vernier's synthetic server to spin; the reply is 8 bytes. The client draws the service
-//! time so that the true service time of every request is known.
+//! vernier's synthetic server to spin; the reply is 8 bytes, the time the server says it
+//! served the request, in the same form (vernier's server: the time it spun, which the OS
+//! or the hypervisor may lengthen by taking its core; a server that echoes the request
+//! says it served exactly what was asked). The client draws the service time so that the
+//! service time asked of every request is known.
 
 use super::wire::{Reader, Step};
 use super::{EncodeError, Reply, ReplyKind, Request};
@@ -20,11 +23,16 @@ pub(super) fn encode(request: &Request<'_>, out: &mut Vec<u8>) -> Result<(), Enc
     }
 }
 
-/// Any 8 bytes are a reply; the content is the server's (the client does not read it).
+/// Any 8 bytes are a reply, read as the time served.
 pub(super) fn parse(buf: &[u8]) -> Step<(Reply, usize)> {
     let mut reader = Reader::new(NAME, buf);
-    reader.take(MESSAGE_LEN)?;
-    Ok((Reply::new(ReplyKind::Ok, MESSAGE_LEN), reader.consumed()))
+    let message = reader.take(MESSAGE_LEN)?;
+    let served = u64::from_le_bytes(message.try_into().unwrap_or_default());
+    let reply = Reply {
+        served_ns: Some(served),
+        ..Reply::new(ReplyKind::Ok, MESSAGE_LEN)
+    };
+    Ok((reply, reader.consumed()))
 }
 
 #[cfg(test)]
@@ -48,12 +56,19 @@ mod tests {
     }
 
     #[test]
-    fn replies_are_eight_bytes() {
-        let ok = Reply::new(ReplyKind::Ok, 8);
-        assert_incremental(Protocol::Synthetic, b"\x10\x27\0\0\0\0\0\0", ok);
+    fn replies_are_eight_bytes_of_the_time_served() {
+        let served = |ns| Reply {
+            served_ns: Some(ns),
+            ..Reply::new(ReplyKind::Ok, 8)
+        };
+        assert_incremental(Protocol::Synthetic, b"\x10\x27\0\0\0\0\0\0", served(10_000));
         assert_coalesced(
             Protocol::Synthetic,
-            &[(&[1u8; 8][..], ok), (&[0u8; 8], ok), (&[0xffu8; 8], ok)],
+            &[
+                (&[1u8; 8][..], served(0x0101_0101_0101_0101)),
+                (&[0u8; 8], served(0)),
+                (&[0xffu8; 8], served(u64::MAX)),
+            ],
         );
     }
 }

@@ -317,6 +317,7 @@ pub fn run(args: BenchAgentArgs) -> Result<ExitCode, Error> {
         protocol: Protocol::Synthetic,
         workload: Workload::Synthetic {
             service: vernier_protocols::Dist::fixed(Duration::ZERO),
+            probe: 0.0,
         },
         workers: 1,
         cpus: vec![args.agent_cpu],

@@ -20,12 +20,13 @@ pub struct BudgetBar {
 }
 
 /// The segment names, in stacking order, each with its colour index.
-const SEGMENTS: [(&str, usize); 6] = [
+const SEGMENTS: [(&str, usize); 7] = [
     ("floor", 0),
     ("client", 5),
     ("host", 1),
     ("server (model)", 2),
     ("queue beyond", 4),
+    ("service beyond", 3),
     ("unexplained", 7),
 ];
 
@@ -65,7 +66,8 @@ pub(super) fn draw(bars: &[BudgetBar]) -> Figure<BudgetChart<'_>> {
          client (the agent against a server that answers at once, less the floor: \
          calibrated, not per request), the host (how far the probes' stalls move the \
          median), the server and its queue by the ideal model, with the path probe the \
-         queue beyond the model, and what the parts leave unexplained. A negative part is drawn over the top of the parts under it. Black: \
+         queue beyond the model, where the server says how long it served each request \
+         the service beyond what was asked, and what the parts leave unexplained. A negative part is drawn over the top of the parts under it. Black: \
          the measured p50 with its CI."
             .to_string(),
     ];

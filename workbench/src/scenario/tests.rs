@@ -183,7 +183,8 @@ fn unstated_fields_take_their_defaults() {
     assert_eq!(
         s.workload,
         Workload::Synthetic {
-            service: "exp:20us".parse().unwrap()
+            service: "exp:20us".parse().unwrap(),
+            probe: 0.0,
         }
     );
     assert_eq!(s.transport, Transport::Tcp);
@@ -848,6 +849,17 @@ fn a_budget_probe_is_a_share_of_the_rate_off_unless_asked() {
     assert_eq!(valid(MINIMAL, &[]).budget_probe, None);
     for (text, share) in [("10%", 0.1), ("0.25", 0.25), ("100%", 1.0)] {
         let yaml = edit(MINIMAL, &format!("budget: {{probe: {text}}}\n"));
-        assert_eq!(valid(&yaml, &[]).budget_probe, Some(share), "{text}");
+        let scenario = valid(&yaml, &[]);
+        assert_eq!(scenario.budget_probe, Some(share), "{text}");
+        // The agents' workers send it, with the load.
+        let spec = scenario.load_spec(0, "127.0.0.1:7000".parse().unwrap());
+        assert!(
+            matches!(spec.workload, Workload::Synthetic { probe, .. } if probe == share),
+            "{text}: {:?}",
+            spec.workload
+        );
+        assert_eq!(spec.validate(), Ok(()));
     }
+    let spec = valid(MINIMAL, &[]).load_spec(0, "127.0.0.1:7000".parse().unwrap());
+    assert!(matches!(spec.workload, Workload::Synthetic { probe, .. } if probe == 0.0));
 }

@@ -17,8 +17,8 @@ use super::error::Context;
 use super::file::{CiFile, File, ReplicationsFile};
 use super::plan;
 use super::{
-    AgentSpec, CiTarget, CiWidth, Limits, LoadPlan, Method, OnAgentLoss, Replications, Sampling,
-    Scenario, ScenarioError, Warmup,
+    CiTarget, CiWidth, Limits, LoadPlan, Method, OnAgentLoss, Replications, Sampling, Scenario,
+    ScenarioError, Warmup,
 };
 
 /// Reported besides the target percentile when the scenario does not say.
@@ -112,7 +112,7 @@ pub(crate) fn scenario(
     let budget_probe = file
         .budget
         .and_then(|b| b.probe)
-        .map(|share| budget_probe(context, share, protocol, &agents))
+        .map(|share| budget_probe(context, share, protocol))
         .transpose()?;
     let on_agent_loss = match file.on_agent_loss.as_deref().unwrap_or("stop") {
         "stop" => OnAgentLoss::Stop,
@@ -240,7 +240,10 @@ fn workload(
             let dist: Dist = service
                 .parse()
                 .map_err(|e: SpecError| context.bad("service", &service, e.expected()))?;
-            Ok(Workload::Synthetic { service: dist })
+            Ok(Workload::Synthetic {
+                service: dist,
+                probe: 0.0,
+            })
         }
         Protocol::Echo { .. } => match (service, kv) {
             (Some(service), _) => Err(refuse_service(&service)),
@@ -356,14 +359,13 @@ fn replications(
     })
 }
 
-/// `budget.probe`: the share of each point's rate (and of the load's connections) the path
-/// probe sends, as `10%` or `0.1`, against a synthetic target (the only protocol whose
-/// requests can ask for no service) from a local agent's core.
+/// `budget.probe`: the share of each point's rate the path probe adds to it, as `10%` or
+/// `0.1`, against a synthetic target (the only protocol whose requests can ask for no
+/// service).
 fn budget_probe(
     context: &Context<'_>,
     value: Value,
     protocol: Protocol,
-    agents: &[AgentSpec],
 ) -> Result<f64, ScenarioError> {
     const EXPECTED: &str =
         "expected a share of each point's rate above 0 and at most 100%, as in 10% or 0.1";
@@ -393,13 +395,6 @@ fn budget_probe(
             format!(
                 "the probe's requests ask the target for no service time, which only protocol synthetic can (this scenario's is {protocol})"
             ),
-        ));
-    }
-    if !agents.iter().any(|a| matches!(a, AgentSpec::Local { .. })) {
-        return Err(context.bad(
-            "budget.probe",
-            shown,
-            "the probe runs beside a local agent, and this scenario's agents are all remote",
         ));
     }
     Ok(share)

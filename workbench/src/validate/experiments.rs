@@ -398,7 +398,8 @@ mod tests {
         assert_eq!(
             s.workload,
             Workload::Synthetic {
-                service: services[1].dist
+                service: services[1].dist,
+                probe: 0.0,
             }
         );
         assert_eq!(s.load, LoadPlan::Fixed(20_000.0));

@@ -29,7 +29,9 @@ impl Point {
         let current = batch.generation == self.generation;
         let a = &mut self.agents[agent];
         let c = &batch.counts;
-        let (sent, received) = (c.sent, c.received);
+        // The load's requests: the budget's path probes ride with them, apart.
+        let sent = c.sent.saturating_sub(c.probes_sent);
+        let received = c.received.saturating_sub(c.probes_received);
         let errors = c.failed + c.error_replies;
         a.errors += errors;
         a.received_in_point += received;
