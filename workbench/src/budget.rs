@@ -18,10 +18,15 @@
 //!   calibration's latencies, move their median; everywhere, the measured median less the
 //!   parts above, by difference.
 //!
-//! With `budget: {probe: RATE}` the path is also measured while each point measures
+//! With `budget: {probe: SHARE}` the path is also measured while each point measures
 //! ([`probe`]): the start-of-run calibration is moved to the probe's p50 (less the ideal
-//! model's wait for it), and the parts' sum carries the probe's CI, so that "the parts add
-//! up" is judged against both uncertainties rather than against a calibration minutes old.
+//! model's wait for it), the queue beyond the ideal model is a part, and the parts' sum
+//! carries the probe's CI, so that "the parts add up" is judged against both uncertainties
+//! rather than against a calibration minutes old.
+//!
+//! Where the server says in its replies how long it served each request (vernier's
+//! synthetic server), the **service beyond what was asked** is a part too: a spin
+//! overshoots, and the OS or the hypervisor takes the server's core mid-request.
 //!
 //! The budget is of the p50: the floor and the client's share are medians, and a median
 //! of a sum is the sum of medians when all parts but one are nearly constant, as the path
