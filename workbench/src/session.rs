@@ -231,8 +231,8 @@ struct Sent {
     agents: std::collections::BTreeSet<usize>,
     departures: Vec<u64>,
     latencies: std::collections::BTreeMap<(usize, u16), Vec<f64>>,
-    /// The probe's answered requests: (departure ns, latency ns).
-    probes: Vec<(u64, u64)>,
+    /// The probe's answered requests: (agent, departure ns on its clock, latency ns).
+    probes: Vec<(usize, u64, u64)>,
     /// The times the server says it served the load's requests, and what they asked, ns.
     served: Option<(hdrhistogram::Histogram<u64>, hdrhistogram::Histogram<u64>)>,
     /// The connections they went over.
@@ -272,7 +272,7 @@ impl Sent {
         let answered =
             |s: &&vernier_agent::Sample| s.outcome != vernier_agent::Outcome::Error as u8;
         for s in batch.probes.iter().filter(answered) {
-            self.probes.push((s.departure_ns, s.latency_ns));
+            self.probes.push((agent, s.departure_ns, s.latency_ns));
             self.probe_connections.insert((agent, s.conn));
         }
         for s in samples
@@ -298,11 +298,19 @@ impl Sent {
                 ..Sent::default()
             },
         );
+        // In the order each agent sent them (agents' clocks have origins of their own), one
+        // agent after another, for the CI's batches.
+        let mut probes = this.probes;
+        probes.sort_unstable_by_key(|&(agent, departure, _)| (agent, departure));
+        let series: Vec<(u64, u64)> = (0..)
+            .zip(probes)
+            .map(|(i, (_, _, latency))| (i, latency))
+            .collect();
         let probe = this.probe.and_then(|share| {
             crate::budget::ProbeWindow::from_samples(
                 rate * share,
                 this.probe_connections.len(),
-                &this.probes,
+                &series,
             )
         });
         let sent = if this.agents.len() > 1 {

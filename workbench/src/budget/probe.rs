@@ -48,8 +48,9 @@ pub struct ProbeWindow {
 }
 
 impl ProbeWindow {
-    /// The window of `samples` (send order: departure ns, latency ns) at `rate` over
-    /// `connections`; `None` for fewer than three.
+    /// The window of `samples` (a key that sorts them in the order they were sent, such as
+    /// their departure ns; latency ns) at `rate` over `connections`; `None` for fewer than
+    /// three.
     pub fn from_samples(
         rate: f64,
         connections: usize,

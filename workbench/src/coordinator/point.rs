@@ -152,8 +152,10 @@ pub(crate) struct Point {
     ci_width_us: Option<f64>,
     /// Failed checks the scenario asked only to report (`interarrival_check: report`).
     waived: Vec<Reason>,
-    /// The host's stalls while the current round measures, per probe (merged deltas).
+    /// The host's stalls while the current round measures, per probe (merged deltas); the
+    /// previous round's until the current one's first report comes (`host_stale`).
     host: Vec<StallReport>,
+    host_stale: bool,
     result: Option<PointResult>,
 }
 
@@ -198,6 +200,7 @@ impl Point {
             ci_width_us: None,
             waived: Vec::new(),
             host: Vec::new(),
+            host_stale: false,
             result: None,
         };
         let why = match run {
@@ -220,6 +223,9 @@ impl Point {
         if self.state != Phase::Measure {
             return;
         }
+        if std::mem::take(&mut self.host_stale) {
+            self.host.clear();
+        }
         if self.host.len() < reports.len() {
             self.host.resize_with(reports.len(), StallReport::default);
         }
@@ -229,7 +235,9 @@ impl Point {
     }
 
     /// The host's stalls seen by each probe while the current round measured: what a
-    /// verdict can cite when the tail may be the host's.
+    /// verdict can cite when the tail may be the host's. A round that ends before the
+    /// probes' first report (they come every half second) has the previous round's, so
+    /// that a verdict never goes without the host's figures for lack of a report's timing.
     pub(super) fn host(&self) -> &[StallReport] {
         &self.host
     }

@@ -1224,6 +1224,33 @@ fn the_result_carries_the_host_stalls_seen_while_its_round_measured() {
     assert_eq!(back.host, result.host);
 }
 
+#[test]
+fn a_round_that_ends_before_the_probes_report_keeps_the_last_round_s_host_figures() {
+    // Correlated latencies: the lag search starts a second round at a thinner sampling.
+    let mut c = Coordinator::new(config(), &LoadPlan::Fixed(20_000.0));
+    let mut agent = FakeAgent::new(2, |_, rng: &mut SmallRng, prev| {
+        0.97 * prev + 3.0 * -(1.0 - rng.random::<f64>()).ln()
+    });
+    // The probes report only while the first round measures, as when every later round
+    // ends within the half second before their next report.
+    let mut reported = 0;
+    drive_with(&mut c, &mut agent, Duration::from_secs(120), |c, n| {
+        let (_, round) = c.position();
+        (round == 1 && n.is_multiple_of(25)).then(|| {
+            reported += 1;
+            vec![stall_report(Some(1), 1_500.0)]
+        })
+    });
+    let result = &c.results()[0];
+    assert!(result.round >= 2, "one round only: {result:?}");
+    assert!(reported >= 1);
+    let [pinned] = result.host.as_slice() else {
+        panic!("{:?}", result.host)
+    };
+    assert_eq!(pinned.wakeups, 490 * reported);
+    assert_eq!(pinned.late_max_us, 1_500.0);
+}
+
 /// A point that runs out of time while measuring, with the probe reporting `report` every
 /// half second: its one reason.
 fn out_of_time_with_probe(report: vernier_agent::StallReport) -> Reason {

@@ -19,7 +19,7 @@ impl Point {
         self.round += 1;
         self.tries += 1;
         self.independent = false;
-        self.host.clear();
+        self.host_stale = true;
         for a in &mut self.agents {
             a.samples.clear();
             a.round_latency.reset();

@@ -36,6 +36,7 @@ impl Point {
         self.interarrival_tries = 0;
         self.waived.clear();
         self.host.clear();
+        self.host_stale = false;
         self.independent = false;
         self.sampling = self.measure_sampling();
         self.wanted = self.config.sampling.samples;
