@@ -138,10 +138,19 @@ fn converges(service: &str, rate: f64, width: &str) {
         assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
         let reason = &result["reasons"][0];
         let check = reason["check"].as_str().unwrap();
-        let drift = check == "too_few_samples"
-            && reason["figures"]["dependence_s"]
+        // Out of samples, or out of time with a CI still too wide: either way, samples
+        // correlated over a second or more (a `confidence` reason gives the batch of
+        // correlated samples, which at the kept rate is a time).
+        let kept_per_s = result["achieved_rate"].as_f64().unwrap_or(0.0)
+            * result["sampling_rate"].as_f64().unwrap_or(0.0);
+        let dependence_s = match check {
+            "too_few_samples" => reason["figures"]["dependence_s"].as_f64(),
+            "confidence" => reason["figures"]["batch_size"]
                 .as_f64()
-                .is_some_and(|s| s >= 1.0);
+                .map(|batch| batch / kept_per_s.max(1e-9)),
+            _ => None,
+        };
+        let drift = dependence_s.is_some_and(|s| s >= 1.0);
         assert!(
             ["host_stalls", "departures"].contains(&check) || drift,
             "N/A for a cause other than the host: {result:#}"
