@@ -1229,9 +1229,10 @@ fn a_synthetic_point_has_a_budget_whose_parts_add_up_to_its_p50() {
         "no budget: {result:#}\n{}",
         stderr(&output)
     );
-    let (floor, client, host, model) = (
+    let (floor, client, moved, host, model) = (
         known(budget, "floor"),
         known(budget, "client"),
+        known(budget, "path_moved"),
         known(budget, "host"),
         known(budget, "model"),
     );
@@ -1255,11 +1256,11 @@ fn a_synthetic_point_has_a_budget_whose_parts_add_up_to_its_p50() {
     );
     assert!(probe["requests"].as_u64().unwrap() > 1_000, "{budget:#}");
     assert!(
-        how("client").contains("moved by")
-            && how("client")
+        how("path_moved").contains("moved by")
+            && how("path_moved")
                 .contains("sent by the load's workers among its requests over its 8 connections"),
         "{}",
-        how("client")
+        how("path_moved")
     );
     assert!(how("host").starts_with("probes on "), "{}", how("host"));
     assert!(how("model").contains("fixed:20us at 5000 req/s, load 0.10"));
@@ -1287,7 +1288,7 @@ fn a_synthetic_point_has_a_budget_whose_parts_add_up_to_its_p50() {
     };
     assert_eq!(budget["measured_us"].as_f64(), Some(p50));
     let remains = known(budget, "remains");
-    assert!((remains - (p50 - floor - client - host)).abs() < 1e-6);
+    assert!((remains - (p50 - floor - client - moved - host)).abs() < 1e-6);
     // The record keeps the same budget.
     let record = read_run(&dir.path().join("record"));
     assert_eq!(&record["points"][0]["budget"], budget);
@@ -1304,9 +1305,9 @@ fn a_synthetic_point_has_a_budget_whose_parts_add_up_to_its_p50() {
         "{}",
         how("served")
     );
-    let sum = floor + client + host + model + queue + served;
+    let sum = floor + client + moved + host + model + queue + served;
     eprintln!(
-        "budget: floor {floor:.2} + client {client:+.2} + host {host:.2} + server {model:.2} + queue {queue:+.2} + served {served:+.3} = {sum:.2} µs; measured p50 {p50:.2} µs, CI {ci:?}, verdict {}",
+        "budget: floor {floor:.2} + client {client:+.2} + moved {moved:+.2} + host {host:.2} + server {model:.2} + queue {queue:+.2} + served {served:+.3} = {sum:.2} µs; measured p50 {p50:.2} µs, CI {ci:?}, verdict {}",
         result["verdict"]
     );
     // A point that ended N/A without a CI of its p50 (the host's stalls, another load on

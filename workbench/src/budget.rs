@@ -140,8 +140,11 @@ pub struct Budget {
     pub ci_us: Option<(f64, f64)>,
     /// The path's floor.
     pub floor: Part,
-    /// The client's share.
+    /// The client's share, as calibrated at the run's start.
     pub client: Part,
+    /// How far the path the probe met lies from the calibration's (only with a probe).
+    #[serde(default)]
+    pub path_moved: Option<Part>,
     /// Host interference.
     pub host: HostPart,
     /// The server and its queue by the ideal model, where the service time is known.
@@ -174,12 +177,14 @@ impl Budget {
     /// The parts the budget adds up, in order: floor, client, host, the server by the
     /// model, and with the path probe the queue beyond the model (`None` for any unknown).
     pub fn parts(&self) -> Vec<(&'static str, Option<f64>)> {
-        let mut parts = vec![
-            ("floor", self.floor.us),
-            ("client", self.client.us),
+        let mut parts = vec![("floor", self.floor.us), ("client", self.client.us)];
+        if let Some(moved) = &self.path_moved {
+            parts.push(("path moved", moved.us));
+        }
+        parts.extend([
             ("host", self.host.part.us),
             ("server (model)", self.model.us),
-        ];
+        ]);
         if let Some(queue) = &self.queue {
             parts.push(("queue beyond", queue.us));
         }
@@ -227,9 +232,14 @@ impl Budget {
         let mut rows = vec![
             ("floor", self.floor.text(), self.floor.how.as_str()),
             ("client", self.client.text(), &self.client.how),
-            ("host", self.host.part.text(), &self.host.part.how),
-            ("server", self.model.text(), &self.model.how),
         ];
+        if let Some(moved) = &self.path_moved {
+            rows.push(("moved", moved.text(), &moved.how));
+        }
+        rows.extend([
+            ("host", self.host.part.text(), self.host.part.how.as_str()),
+            ("server", self.model.text(), &self.model.how),
+        ]);
         if let Some(queue) = &self.queue {
             rows.push(("queue", queue.text(), &queue.how));
         }
@@ -405,18 +415,29 @@ impl Baseline {
             Ok((_, q)) => self.track(w, q),
             Err(_) => Err("no ideal model, so no wait to take out of its latencies".into()),
         });
-        let client = match (&tracked, self.client.us) {
-            (Some(Ok(t)), Some(c)) => Part::known(c + t.shift, t.how.clone()),
-            (Some(Err(why)), _) => Part {
-                us: self.client.us,
-                how: format!("{}; the path probe was not used: {why}", self.client.how),
-            },
-            _ => self.client.clone(),
+        let (client, path_moved) = match &tracked {
+            Some(Ok(t)) => (
+                self.client.clone(),
+                Some(Part::known(t.shift, t.how.clone())),
+            ),
+            Some(Err(why)) => (
+                Part {
+                    us: self.client.us,
+                    how: format!("{}; the path probe was not used: {why}", self.client.how),
+                },
+                None,
+            ),
+            None => (self.client.clone(), None),
         };
-        let remains = match (measured_us, self.floor.us, client.us, host.part.us) {
-            (Some(m), Some(f), Some(c), Some(h)) => Part::known(
-                m - f - c - h,
-                "the measured p50 less the floor, the client and the host: the server and its queue, by difference",
+        let moved = path_moved.as_ref().map_or(Some(0.0), |p| p.us);
+        let remains = match (measured_us, self.floor.us, client.us, moved, host.part.us) {
+            (Some(m), Some(f), Some(c), Some(d), Some(h)) => Part::known(
+                m - f - c - d - h,
+                if path_moved.is_some() {
+                    "the measured p50 less the floor, the client, the path's move and the host: the server and its queue, by difference"
+                } else {
+                    "the measured p50 less the floor, the client and the host: the server and its queue, by difference"
+                },
             ),
             (None, ..) => Part::unknown("the point reported no p50"),
             _ => Part::unknown("a part it would be the difference from is unknown"),
@@ -456,6 +477,7 @@ impl Baseline {
             ci_us,
             floor: self.floor.clone(),
             client,
+            path_moved,
             host,
             model: model_part,
             remains,
@@ -564,7 +586,7 @@ impl Baseline {
         Ok(Tracked {
             shift,
             how: format!(
-                "the client's share while the point measured: calibrated at the run's start at {c:.2} µs, then moved by {shift:+.2} µs to the path probe's (requests asking the target for no service time, {:.0} req/s sent by the load's workers among its requests over its {} connections: {} answered, p50 {:.2} µs {ci}), against which the calibration's latencies plus the ideal server's waits for such requests (p50 {expected:.2} µs) are set{sleeping}",
+                "the path as the point met it, against the floor and the client's share calibrated at the run's start ({c:+.2} µs): moved by {shift:+.2} µs to the path probe's (requests asking the target for no service time, {:.0} req/s sent by the load's workers among its requests over its {} connections: {} answered, p50 {:.2} µs {ci}), against which the calibration's latencies plus the ideal server's waits for such requests (p50 {expected:.2} µs) are set. A calibration minutes old, the connections' use, and the target's own handling of a request beyond the calibrating server's (a server that sleeps between requests wakes for each) all move it{sleeping}",
                 w.rate, w.connections, w.requests, w.p50_us
             ),
         })

@@ -309,14 +309,19 @@ fn the_path_probe_moves_the_calibration_to_the_path_the_point_met() {
     assert_eq!(stale.sum_ci_us, None);
 
     let b = calibrated.budget(&measured, probed(window(7.6, Some((7.5, 7.7)))));
-    let client = b.client.us.unwrap();
-    assert!((client - 1.6).abs() < 1e-9, "{:?}", b.client);
+    // The client stays as calibrated; the path's move is a part of its own.
+    assert_eq!(b.client, calibrated.client);
+    let moved = b.path_moved.clone().expect("the path's move");
+    assert!((moved.us.unwrap() - 0.6).abs() < 1e-9, "{moved:?}");
+    assert!(moved.how.contains("moved by +0.60 µs"), "{}", moved.how);
+    assert!(moved.how.contains("10000 answered"), "{}", moved.how);
+    assert_eq!(b.parts()[2].0, "path moved");
+    assert_eq!(b.rows()[2].0, "moved");
+    let remains = b.remains.us.unwrap();
     assert!(
-        b.client.how.contains("moved by +0.60 µs"),
-        "{}",
-        b.client.how
+        (remains - (27.6 - 6.0 - 1.0 - 0.6 - 0.0)).abs() < 1e-9,
+        "{remains}"
     );
-    assert!(b.client.how.contains("10000 answered"), "{}", b.client.how);
     let sum = b.sum_us().unwrap();
     assert!((sum - 27.6).abs() < 1e-6, "{sum}");
     let (lo, hi) = b.sum_ci_us.unwrap();
@@ -357,7 +362,7 @@ fn the_probe_takes_out_the_model_s_wait_at_a_busy_server() {
         &point(30_000.0, 40.0, None, vec![]),
         probed(window(7.0, None)),
     );
-    let shift = idle.client.us.unwrap() - 1.0;
+    let shift = idle.path_moved.unwrap().us.unwrap();
     assert!(shift < -1.0, "the probe's own wait is taken out: {shift}");
     let model = calibrated.model(30_000.0).unwrap();
     let waited = median_of_sum(&[7.0], &model.waits);
@@ -365,7 +370,8 @@ fn the_probe_takes_out_the_model_s_wait_at_a_busy_server() {
         &point(30_000.0, 40.0, None, vec![]),
         probed(window(waited, None)),
     );
-    assert!((b.client.us.unwrap() - 1.0).abs() < 1e-9, "{:?}", b.client);
+    let moved = b.path_moved.unwrap();
+    assert!(moved.us.unwrap().abs() < 1e-9, "{moved:?}");
     // No CI on the probe: the sum has none either.
     assert_eq!(b.sum_ci_us, None);
 }
@@ -384,6 +390,7 @@ fn a_probe_without_a_model_or_a_calibration_is_reported_unused() {
         probed(window(7.6, None)),
     );
     assert_eq!(b.client.us, Some(1.0));
+    assert_eq!(b.path_moved, None);
     assert!(
         b.client
             .how
@@ -532,8 +539,8 @@ fn the_probe_measures_the_queue_beyond_the_ideal_model() {
         "{}",
         queue.how
     );
-    assert_eq!(b.parts().len(), 5);
-    assert_eq!(b.rows()[4].0, "queue");
+    assert_eq!(b.parts().len(), 6);
+    assert_eq!(b.rows()[5].0, "queue");
     // Probes that wait as the model says leave no queue beyond it.
     let model = calibrated.model(5000.0).unwrap();
     let mut w = window(7.0, None);

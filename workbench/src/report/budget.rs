@@ -20,9 +20,10 @@ pub struct BudgetBar {
 }
 
 /// The segment names, in stacking order, each with its colour index.
-const SEGMENTS: [(&str, usize); 7] = [
+const SEGMENTS: [(&str, usize); 8] = [
     ("floor", 0),
     ("client", 5),
+    ("path moved", 6),
     ("host", 1),
     ("server (model)", 2),
     ("queue beyond", 4),
@@ -64,7 +65,8 @@ pub(super) fn draw(bars: &[BudgetBar]) -> Figure<BudgetChart<'_>> {
         "Where each load point's median went. Bars, bottom up: the floor (a busy-polling \
          ping-pong between the agent's and the target's cores, at the run's start), the \
          client (the agent against a server that answers at once, less the floor: \
-         calibrated, not per request), the host (how far the probes' stalls move the \
+         calibrated, not per request), with the path probe how far the path it met moved \
+         from that calibration, the host (how far the probes' stalls move the \
          median), the server and its queue by the ideal model, with the path probe the \
          queue beyond the model, where the server says how long it served each request \
          the service beyond what was asked, and what the parts leave unexplained. A negative part is drawn over the top of the parts under it. Black: \

@@ -112,6 +112,7 @@ fn each_load_has_its_parts_stacked_and_its_measured_median() {
         [
             "floor",
             "client",
+            "path moved",
             "host",
             "server (model)",
             "queue beyond",
@@ -119,7 +120,7 @@ fn each_load_has_its_parts_stacked_and_its_measured_median() {
             "unexplained"
         ]
     );
-    let served = bars[4].segments[5].1;
+    let served = bars[4].segments[6].1;
     assert!((served - 0.4).abs() < 1e-9, "{:?}", bars[4]);
 }
 

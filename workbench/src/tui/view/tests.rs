@@ -423,12 +423,13 @@ fn a_budget_with_the_path_probe_shows_its_queue_and_the_points_that_fit() {
         };
         r.budget = Some(baseline.budget(r, during));
     }
-    // Seven lines a point: on 24 rows two of the three fit, and the screen says so.
+    // Eight lines a point: on 24 rows two of the three fit, and the screen says so.
     let text = screen(&app, 80, 24);
     assert_eq!(text.matches("  queue ").count(), 2, "{text}");
     assert!(text.contains("the first 1 point(s) do not fit"), "{text}");
+    assert!(text.contains("client     -1.1 µs  calibrated"), "{text}");
     assert!(
-        text.contains("client     -1.0 µs  the client's share while the point measured"),
+        text.contains("moved       0.1 µs  the path as the point met it"),
         "{text}"
     );
     // A taller terminal shows all three.
