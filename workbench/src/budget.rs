@@ -466,8 +466,11 @@ impl Baseline {
         };
         let served_part = match &served {
             (served, asked) if !served.is_empty() && served.len() == asked.len() => {
-                let base = probe.as_ref().map_or(&self.path, |w| &w.grid);
-                Some(self.served(served, asked, base, measured_us))
+                let base = match &probe {
+                    Some(w) => (&w.grid[..], "the path probe's latencies"),
+                    None => (&self.path[..], "the client calibration's latencies"),
+                };
+                Some(served_beyond(served, asked, base, measured_us))
             }
             _ => None,
         };
@@ -498,53 +501,6 @@ impl Baseline {
         // connections of its own, or a run over few, would meet this much chance).
         budget.connection_sd_us = connection_spread(&connections);
         budget
-    }
-
-    /// The server's time beyond the service asked: how far the times it says it served
-    /// (`served`, µs at the [`GRID`]), against those the same requests asked for
-    /// (`asked`), move the median of `base` (the probe's latencies, or the calibration's
-    /// path) plus each. Unknown when the replies cannot be the time served: a median below
-    /// what was asked, or above the measured latency's.
-    fn served(
-        &self,
-        served: &[f64],
-        asked: &[f64],
-        base: &[f64],
-        measured_us: Option<f64>,
-    ) -> Part {
-        let (served_p50, asked_p50) = (served[served.len() / 2], asked[asked.len() / 2]);
-        let below = served_p50 < asked_p50 * 0.99 - 0.05;
-        let above = measured_us.is_some_and(|p50| served_p50 > p50);
-        if below || above {
-            return Part::unknown(format!(
-                "the server's replies do not read as the time it served each request: their median {served_p50:.2} µs against {asked_p50:.2} µs asked{}",
-                measured_us.map_or(String::new(), |p50| format!(
-                    " and a p50 latency of {p50:.2} µs"
-                ))
-            ));
-        }
-        let mean = |g: &[f64]| g.iter().sum::<f64>() / g.len() as f64;
-        let (us, against) = if base.is_empty() {
-            (served_p50 - asked_p50, "alone")
-        } else {
-            (
-                median_of_sum(base, served) - median_of_sum(base, asked),
-                if std::ptr::eq(base, self.path.as_slice()) {
-                    "added request by request to the client calibration's latencies"
-                } else {
-                    "added request by request to the path probe's latencies"
-                },
-            )
-        };
-        Part::known(
-            us,
-            format!(
-                "the times the server says it served the load's requests (in its replies: median {served_p50:.3} µs, mean {:.3} µs, p99 {:.2} µs) against the service they asked for (median {asked_p50:.3} µs, mean {:.3} µs), {against}: time the OS or the hypervisor took from the server's core mid-request, and its loop's overshoot",
-                mean(served),
-                served[served.len() * 99 / 100],
-                mean(asked),
-            ),
-        )
     }
 
     /// The service time's quantiles at the [`GRID`], µs: drawn, so any distribution does.
@@ -789,6 +745,48 @@ impl Baseline {
             ),
         })
     }
+}
+
+/// The server's time beyond the service asked: how far the times it says it served
+/// (`served`, µs at the [`GRID`]), against those the same requests asked for (`asked`),
+/// move the median of `base` (latencies, named: the probe's, or the calibration's path)
+/// plus each. Unknown when the replies cannot be the time served: a median below what was
+/// asked, or above the measured latency's.
+fn served_beyond(
+    served: &[f64],
+    asked: &[f64],
+    (base, named): (&[f64], &str),
+    measured_us: Option<f64>,
+) -> Part {
+    let (served_p50, asked_p50) = (served[served.len() / 2], asked[asked.len() / 2]);
+    let below = served_p50 < asked_p50 * 0.99 - 0.05;
+    let above = measured_us.is_some_and(|p50| served_p50 > p50);
+    if below || above {
+        return Part::unknown(format!(
+            "the server's replies do not read as the time it served each request: their median {served_p50:.2} µs against {asked_p50:.2} µs asked{}",
+            measured_us.map_or(String::new(), |p50| format!(
+                " and a p50 latency of {p50:.2} µs"
+            ))
+        ));
+    }
+    let mean = |g: &[f64]| g.iter().sum::<f64>() / g.len() as f64;
+    let (us, against) = if base.is_empty() {
+        (served_p50 - asked_p50, "alone".to_string())
+    } else {
+        (
+            median_of_sum(base, served) - median_of_sum(base, asked),
+            format!("added request by request to {named}"),
+        )
+    };
+    Part::known(
+        us,
+        format!(
+            "the times the server says it served the load's requests (in its replies: median {served_p50:.3} µs, mean {:.3} µs, p99 {:.2} µs) against the service they asked for (median {asked_p50:.3} µs, mean {:.3} µs), {against}: time the OS or the hypervisor took from the server's core mid-request, and its loop's overshoot",
+            mean(served),
+            served[served.len() * 99 / 100],
+            mean(asked),
+        ),
+    )
 }
 
 /// The path's move by the probe, and how it was found.

@@ -240,15 +240,22 @@ struct Sent {
 }
 
 impl Sent {
+    /// Nothing kept yet, with a path probe of `probe`'s share (`None`: none).
+    fn new(probe: Option<f64>) -> Sent {
+        Sent {
+            probe,
+            ..Sent::default()
+        }
+    }
+
     /// Keeps `samples`, starting afresh at a new point or a later round (a point's result
     /// is its last round's); a batch of an earlier round is stale.
     fn add(&mut self, point: usize, round: u32, agent: usize, batch: &vernier_agent::Batch) {
         if self.point != Some(point) || round > self.round {
             *self = Sent {
-                probe: self.probe,
                 point: Some(point),
                 round,
-                ..Sent::default()
+                ..Sent::new(self.probe)
             };
         } else if round < self.round {
             return;
@@ -291,23 +298,14 @@ impl Sent {
     /// with enough samples to have one, with its standard error (from its order-statistic
     /// 95% CI). Taken at the point's verdict, leaving it empty for the next point.
     fn during(&mut self, rate: f64) -> crate::budget::During {
-        let this = std::mem::replace(
-            self,
-            Sent {
-                probe: self.probe,
-                ..Sent::default()
-            },
-        );
+        let this = std::mem::replace(self, Sent::new(self.probe));
         // In the order each agent sent them (agents' clocks have origins of their own), one
         // agent after another, for the CI's batches.
         let mut probes = this.probes;
         probes.sort_unstable_by_key(|&(agent, departure, _)| (agent, departure));
-        let series: Vec<(u64, u64)> = (0..)
-            .zip(probes)
-            .map(|(i, (_, _, latency))| (i, latency))
-            .collect();
+        let series: Vec<u64> = probes.iter().map(|&(_, _, latency)| latency).collect();
         let probe = this.probe.and_then(|share| {
-            crate::budget::ProbeWindow::from_samples(
+            crate::budget::ProbeWindow::from_latencies(
                 rate * share,
                 this.probe_connections.len(),
                 &series,
@@ -833,10 +831,7 @@ pub async fn run(
     // Each point's budget, made once as its verdict passes and given to the outcome.
     let mut budgets = Vec::new();
     // The departures of the point's kept requests, for the budget's queue.
-    let mut sent = Sent {
-        probe: scenario.budget_probe,
-        ..Sent::default()
-    };
+    let mut sent = Sent::new(scenario.budget_probe);
     let mut decision = coordinator.start(started.elapsed());
     loop {
         // Carry out the decision: actions first (the agents wait for nobody), then events.
@@ -845,10 +840,7 @@ pub async fn run(
         for action in &decision.actions {
             if let Action::Renew { .. } = action {
                 // The agents start again on new clocks: the last run's departures only.
-                sent = Sent {
-                    probe: sent.probe,
-                    ..Sent::default()
-                };
+                sent = Sent::new(sent.probe);
             }
             if let (Action::Renew { run }, Some(tx)) = (action, &renew_tx) {
                 let run_scenario = Scenario {

@@ -126,13 +126,32 @@ impl NicClock {
     }
 }
 
-/// The arrival process while loading.
-struct Arrivals {
+/// One arrival process: its gaps and when its next request is due.
+struct Process {
     gaps: Sampler,
     next_due: u64,
-    /// The path probe's own Poisson arrivals (see [`Workload::Synthetic`]'s `probe`), on
-    /// top of the load's: its gaps and next due time.
-    probe: Option<(Sampler, u64)>,
+}
+
+impl Process {
+    /// A process of `gaps` whose first request is one gap after `now`.
+    fn start(gaps: Sampler, now: u64, rng: &mut SmallRng) -> Process {
+        let next_due = now + gaps.sample(rng) as u64;
+        Process { gaps, next_due }
+    }
+
+    /// The request due next, and the one after it drawn.
+    fn advance(&mut self, rng: &mut SmallRng) -> u64 {
+        let due = self.next_due;
+        self.next_due += (self.gaps.sample(rng) as u64).max(1);
+        due
+    }
+}
+
+/// The arrival processes while loading: the load's, and the path probe's own Poisson
+/// arrivals on top of it (see [`Workload::Synthetic`]'s `probe`).
+struct Arrivals {
+    load: Process,
+    probe: Option<Process>,
 }
 
 impl Arrivals {
@@ -140,7 +159,7 @@ impl Arrivals {
     fn next(&self) -> u64 {
         self.probe
             .as_ref()
-            .map_or(self.next_due, |(_, due)| self.next_due.min(*due))
+            .map_or(self.load.next_due, |p| self.load.next_due.min(p.next_due))
     }
 }
 
@@ -576,24 +595,19 @@ impl Worker {
                 rate_per_s,
                 interarrival,
             } => {
-                let gaps = interarrival.for_rate(rate_per_s).sampler();
                 let now = self.epoch.now_ns();
-                let first = now + gaps.sample(&mut self.rng) as u64;
+                let gaps = interarrival.for_rate(rate_per_s).sampler();
+                let load = Process::start(gaps, now, &mut self.rng);
                 // The probe's requests arrive at random (Poisson), whatever the load's
                 // process, so that they see the server as it is on average (PASTA).
                 let probe = match self.spec.workload {
                     Workload::Synthetic { probe, .. } if probe > 0.0 => {
                         let gaps = InterArrival::Exp.for_rate(rate_per_s * probe).sampler();
-                        let first = now + gaps.sample(&mut self.rng) as u64;
-                        Some((gaps, first))
+                        Some(Process::start(gaps, now, &mut self.rng))
                     }
                     _ => None,
                 };
-                self.arrivals = Some(Arrivals {
-                    gaps,
-                    next_due: first,
-                    probe,
-                });
+                self.arrivals = Some(Arrivals { load, probe });
             }
             Command::Pause => {
                 self.arrivals = None;
@@ -623,22 +637,14 @@ impl Worker {
                 self.counters.failed += 1;
             }
             let due = match &mut arrivals.probe {
-                Some((gaps, at)) if *at < arrivals.next_due => {
-                    let due = *at;
-                    *at += (gaps.sample(&mut self.rng) as u64).max(1);
-                    Due {
-                        at: due,
-                        probe: true,
-                    }
-                }
-                _ => {
-                    let due = arrivals.next_due;
-                    arrivals.next_due += (arrivals.gaps.sample(&mut self.rng) as u64).max(1);
-                    Due {
-                        at: due,
-                        probe: false,
-                    }
-                }
+                Some(probe) if probe.next_due < arrivals.load.next_due => Due {
+                    at: probe.advance(&mut self.rng),
+                    probe: true,
+                },
+                _ => Due {
+                    at: arrivals.load.advance(&mut self.rng),
+                    probe: false,
+                },
             };
             self.backlog.push_back(due);
         }

@@ -48,20 +48,13 @@ pub struct ProbeWindow {
 }
 
 impl ProbeWindow {
-    /// The window of `samples` (a key that sorts them in the order they were sent, such as
-    /// their departure ns; latency ns) at `rate` over `connections`; `None` for fewer than
-    /// three.
-    pub fn from_samples(
-        rate: f64,
-        connections: usize,
-        samples: &[(u64, u64)],
-    ) -> Option<ProbeWindow> {
-        if samples.len() < 3 {
+    /// The window of `latencies` (ns, in the order they were sent: the CI's batches follow
+    /// it) at `rate` over `connections`; `None` for fewer than three.
+    pub fn from_latencies(rate: f64, connections: usize, latencies: &[u64]) -> Option<ProbeWindow> {
+        if latencies.len() < 3 {
             return None;
         }
-        let mut ordered = samples.to_vec();
-        ordered.sort_by_key(|s| s.0);
-        let series: Vec<f64> = ordered.iter().map(|s| s.1 as f64 / 1e3).collect();
+        let series: Vec<f64> = latencies.iter().map(|&ns| ns as f64 / 1e3).collect();
         let mut sorted = series.clone();
         sorted.sort_unstable_by(f64::total_cmp);
         let p50_us = percentile(&sorted, 0.5)?;

@@ -415,12 +415,11 @@ fn a_probe_without_a_model_or_a_calibration_is_reported_unused() {
 fn a_probe_window_has_the_p50_of_its_samples_and_a_ci_around_it() {
     use rand::{RngExt, SeedableRng};
     let mut rng = rand::rngs::SmallRng::seed_from_u64(3);
-    // 20,000 requests 1 ms apart, latencies 5–7 µs uniform, sent out of order in batches.
-    let mut samples: Vec<(u64, u64)> = (0..20_000u64)
-        .map(|i| (i * 1_000_000, rng.random_range(5_000..7_000)))
+    // 20,000 requests, latencies 5–7 µs uniform, in the order sent.
+    let samples: Vec<u64> = (0..20_000)
+        .map(|_| rng.random_range(5_000..7_000))
         .collect();
-    samples.reverse();
-    let w = ProbeWindow::from_samples(1000.0, 1, &samples).unwrap();
+    let w = ProbeWindow::from_latencies(1000.0, 1, &samples).unwrap();
     assert_eq!(w.requests, 20_000);
     assert!((w.p50_us - 6.0).abs() < 0.05, "{}", w.p50_us);
     let (lo, hi) = w.ci_us.unwrap();
@@ -431,7 +430,7 @@ fn a_probe_window_has_the_p50_of_its_samples_and_a_ci_around_it() {
     assert_eq!(w.grid.len(), GRID);
     assert!(w.grid.windows(2).all(|p| p[0] <= p[1]));
     assert!(w.grid[0] >= 5.0 && w.grid[GRID - 1] < 7.0);
-    assert!(ProbeWindow::from_samples(1000.0, 1, &samples[..2]).is_none());
+    assert!(ProbeWindow::from_latencies(1000.0, 1, &samples[..2]).is_none());
 }
 
 #[test]
@@ -563,16 +562,19 @@ fn the_sum_carries_the_probe_s_ci_and_the_connections_spread_is_reported() {
         Some((27.5, 27.7)),
         vec![probe(Some(1), 10.0, 0, 0.0)],
     );
+    // The budget of a point whose load's connections had these (median, standard error).
+    let with = |connections: Vec<(f64, f64)>| {
+        let during = During {
+            probe: Some(window(7.6, Some((7.5, 7.7)))),
+            connections,
+            ..During::default()
+        };
+        calibrated.budget(&measured, during)
+    };
     // Eight connections whose medians spread with a standard deviation of 0.245 µs. The
     // probe's requests take turns on the same connections, so the spread is a finding,
     // not a term of the sum's CI, which is the probe's p50's.
-    let connections: Vec<(f64, f64)> = (0..8).map(|i| (24.5 + 0.1 * i as f64, 0.0)).collect();
-    let during = During {
-        probe: Some(window(7.6, Some((7.5, 7.7)))),
-        connections,
-        ..During::default()
-    };
-    let b = calibrated.budget(&measured, during);
+    let b = with((0..8).map(|i| (24.5 + 0.1 * i as f64, 0.0)).collect());
     let sd = b.connection_sd_us.unwrap();
     assert!((sd - 0.244_949).abs() < 1e-5, "{sd}");
     let sum = b.sum_us().unwrap();
@@ -582,23 +584,10 @@ fn the_sum_carries_the_probe_s_ci_and_the_connections_spread_is_reported() {
         "{lo} {sum} {hi}"
     );
     // Two connections say nothing of the spread.
-    let during = During {
-        probe: Some(window(7.6, Some((7.5, 7.7)))),
-        connections: vec![(24.5, 0.0), (25.0, 0.0)],
-        ..During::default()
-    };
-    assert_eq!(calibrated.budget(&measured, during).connection_sd_us, None);
+    assert_eq!(with(vec![(24.5, 0.0), (25.0, 0.0)]).connection_sd_us, None);
     // Medians that differ no more than their own sampling errors say: no spread of paths.
-    let noisy: Vec<(f64, f64)> = (0..8).map(|i| (24.5 + 0.1 * i as f64, 0.3)).collect();
-    let during = During {
-        probe: Some(window(7.6, Some((7.5, 7.7)))),
-        connections: noisy,
-        ..During::default()
-    };
-    assert_eq!(
-        calibrated.budget(&measured, during).connection_sd_us,
-        Some(0.0)
-    );
+    let noisy = (0..8).map(|i| (24.5 + 0.1 * i as f64, 0.3)).collect();
+    assert_eq!(with(noisy).connection_sd_us, Some(0.0));
 }
 
 #[test]
