@@ -65,6 +65,20 @@ fn kv() -> Workload {
 struct Run {
     batches: Vec<Batch>,
     total: Counters,
+    /// How long the load ran, from asking for it to pausing it, by this thread's clock: a
+    /// sleep the host stretches stretches the load with it.
+    loaded: Duration,
+}
+
+impl Run {
+    /// The requests a Poisson load at `rate` sends while this run loaded, and the bounds 4
+    /// standard deviations either way (the workers send what fell due while they were
+    /// stalled, so the count follows the time loaded, not the time the test meant).
+    fn expected(&self, rate: f64) -> std::ops::Range<u64> {
+        let mean = rate * self.loaded.as_secs_f64();
+        let spread = 4.0 * mean.sqrt();
+        (mean - spread) as u64..(mean + spread) as u64
+    }
 }
 
 impl Run {
@@ -90,9 +104,11 @@ fn run(spec: LoadSpec, rate: f64, duration: Duration) -> Run {
     let workers = spec.workers;
     let engine = Engine::start(spec).unwrap();
     engine.set_sampling(1.0, 1);
+    let started = std::time::Instant::now();
     engine.set_load(rate, &InterArrival::Exp);
     std::thread::sleep(duration);
     engine.pause();
+    let loaded = started.elapsed();
     std::thread::sleep(Duration::from_millis(300));
     let batches = engine.stop().unwrap();
     // Each batch carries what its worker counted in its interval: they add up to the
@@ -119,6 +135,7 @@ fn run(spec: LoadSpec, rate: f64, duration: Duration) -> Run {
     Run {
         total: Counters::sum(&per_worker),
         batches,
+        loaded,
     }
 }
 
@@ -338,11 +355,15 @@ fn a_path_probe_rides_with_the_load_apart_from_it() {
     assert_counters_add_up(&r.total);
     let c = &r.total;
     assert_eq!((c.failed, c.in_flight), (0, 0), "{c:?}");
-    // A quarter of the load's rate on top of it: ~4,000 of the load and ~1,000 probes in
-    // 1 s of Poisson arrivals (4 standard deviations either way).
+    // A quarter of the load's rate on top of it: ~4,000 of the load and ~1,000 probes a
+    // second of Poisson arrivals (4 standard deviations either way).
     let load = c.sent - c.probes_sent;
-    assert!((3_750..4_250).contains(&load), "{c:?}");
-    assert!((875..1_125).contains(&c.probes_sent), "{c:?}");
+    assert!(r.expected(4_000.0).contains(&load), "{:?}: {c:?}", r.loaded);
+    assert!(
+        r.expected(1_000.0).contains(&c.probes_sent),
+        "{:?}: {c:?}",
+        r.loaded
+    );
     assert_eq!(c.probes_received, c.probes_sent, "{c:?}");
     // The probes are kept apart: every one in `probes`, none among the load's samples or
     // in its latency histogram, whose requests all waited the 20 µs they asked for.

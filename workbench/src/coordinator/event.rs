@@ -204,8 +204,8 @@ pub struct Progress {
     /// of samples above it) at 50%, 20%, 10%, 5%... down to what the samples can show.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ccdf: Vec<(f64, f64)>,
-    /// The host's stalls seen by each probe while the current round measured (see
-    /// [`PointResult::host`]); empty outside measurement or without probes.
+    /// The host's stalls seen by each probe while the current round measured, or while the
+    /// point warms up (see [`PointResult::host`]); empty without probes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub host: Vec<StallReport>,
 }
@@ -548,10 +548,10 @@ pub struct PointResult {
     pub round: u32,
     /// Per agent.
     pub agents: Vec<AgentResult>,
-    /// The host's stalls while the result's round measured, one report per probe of the
-    /// session (the local agents' first core when pinned, then the coordinator's thread):
-    /// how late 1 ms timer wake-ups came. Remote agents' hosts are not probed. Empty in
-    /// records that predate the probes.
+    /// The host's stalls while the result's round measured (while the point warmed up, when
+    /// it never measured), one report per probe of the session (the local agents' first
+    /// core when pinned, then the coordinator's thread): how late 1 ms timer wake-ups came.
+    /// Remote agents' hosts are not probed. Empty in records that predate the probes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub host: Vec<StallReport>,
     /// Where the median's time went: the path's floor, the client, the host, the server

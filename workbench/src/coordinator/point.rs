@@ -152,8 +152,9 @@ pub(crate) struct Point {
     ci_width_us: Option<f64>,
     /// Failed checks the scenario asked only to report (`interarrival_check: report`).
     waived: Vec<Reason>,
-    /// The host's stalls while the current round measures, per probe (merged deltas); the
-    /// previous round's until the current one's first report comes (`host_stale`).
+    /// The host's stalls while the current phase loads (warm-up, or a measuring round), per
+    /// probe (merged deltas); the previous phase's until the current one's first report
+    /// comes (`host_stale`).
     host: Vec<StallReport>,
     host_stale: bool,
     result: Option<PointResult>,
@@ -217,10 +218,13 @@ impl Point {
     }
 
     /// Adds the host probes' latest reports (one per probe, in the session's order) to the
-    /// current round's, while it measures: the host's stalls beside the samples they may
-    /// explain.
+    /// current phase's while the load runs: the host's stalls beside the samples they may
+    /// explain, or, for a point that never measured, beside the warm-up they slowed.
     pub(crate) fn add_host(&mut self, reports: &[StallReport]) {
-        if self.state != Phase::Measure {
+        if !matches!(
+            self.state,
+            Phase::Warmup | Phase::Interarrival | Phase::Measure
+        ) {
             return;
         }
         if std::mem::take(&mut self.host_stale) {
@@ -234,10 +238,11 @@ impl Point {
         }
     }
 
-    /// The host's stalls seen by each probe while the current round measured: what a
-    /// verdict can cite when the tail may be the host's. A round that ends before the
-    /// probes' first report (they come every half second) has the previous round's, so
-    /// that a verdict never goes without the host's figures for lack of a report's timing.
+    /// The host's stalls seen by each probe while the current round measured (while the
+    /// point warmed up, when it never measured): what a verdict can cite when the tail, or
+    /// the warm-up, may be the host's. A phase that ends before the probes' first report
+    /// (they come every half second) has the previous phase's, so that a verdict never
+    /// goes without the host's figures for lack of a report's timing.
     pub(super) fn host(&self) -> &[StallReport] {
         &self.host
     }

@@ -1251,6 +1251,32 @@ fn a_round_that_ends_before_the_probes_report_keeps_the_last_round_s_host_figure
     assert_eq!(pinned.late_max_us, 1_500.0);
 }
 
+#[test]
+fn a_point_that_never_measures_keeps_the_host_figures_of_its_warm_up() {
+    // An agent that falls behind never leaves warm-up: its N/A still cites what the host
+    // did meanwhile (a 4 s run on a stalling host once ended with no host figures at all).
+    let mut c = Coordinator::new(config(), &LoadPlan::Fixed(1_000_000.0));
+    let mut agent = FakeAgent::new(4, exp_latency(20.0));
+    agent.capacity = 150_000.0;
+    let mut reported = 0;
+    drive_with(&mut c, &mut agent, Duration::from_secs(30), |c, n| {
+        assert_eq!(c.position().1, 0, "the point measured");
+        n.is_multiple_of(25).then(|| {
+            reported += 1;
+            vec![stall_report(Some(1), 2_000.0)]
+        })
+    });
+    let result = &c.results()[0];
+    assert_eq!(result.reasons[0].check, "load_not_reached", "{result:?}");
+    assert!(reported >= 2);
+    let [pinned] = result.host.as_slice() else {
+        panic!("{:?}", result.host)
+    };
+    // Every report since the (only) warm-up began.
+    assert_eq!(pinned.wakeups, 490 * reported);
+    assert_eq!(pinned.late_max_us, 2_000.0);
+}
+
 /// A point that runs out of time while measuring, with the probe reporting `report` every
 /// half second: its one reason.
 fn out_of_time_with_probe(report: vernier_agent::StallReport) -> Reason {

@@ -35,8 +35,7 @@ impl Point {
         self.window_started = at;
         self.interarrival_tries = 0;
         self.waived.clear();
-        self.host.clear();
-        self.host_stale = false;
+        self.host_stale = true;
         self.independent = false;
         self.sampling = self.measure_sampling();
         self.wanted = self.config.sampling.samples;
