@@ -85,7 +85,7 @@ impl Drop for AgentProcess {
     }
 }
 
-/// `vernier serve --protocol synthetic OPTIONS` as a process on a free loopback port;
+/// `vernier serve --protocol PROTOCOL OPTIONS` as a process on a free loopback port;
 /// killed by PID on drop.
 #[allow(dead_code)] // Not every test binary starts a server this way.
 pub struct ServeProcess {
@@ -97,14 +97,13 @@ pub struct ServeProcess {
 impl ServeProcess {
     /// Starts the server and waits for its `listening on` line.
     pub fn start(options: &[&str]) -> ServeProcess {
+        ServeProcess::start_protocol("synthetic", options)
+    }
+
+    /// Starts the server speaking `protocol` (synthetic, memcached, http, echo).
+    pub fn start_protocol(protocol: &str, options: &[&str]) -> ServeProcess {
         let mut child = Command::new(env!("CARGO_BIN_EXE_vernier"))
-            .args([
-                "serve",
-                "--listen",
-                "127.0.0.1:0",
-                "--protocol",
-                "synthetic",
-            ])
+            .args(["serve", "--listen", "127.0.0.1:0", "--protocol", protocol])
             .args(options)
             .stdin(Stdio::null())
             .stdout(Stdio::null())

@@ -9,7 +9,8 @@
 //! - [`LoopbackRtt`]: the round-trip time of a minimal busy-polling ping-pong over
 //!   loopback TCP, 8-byte messages, client and server pinned to different cores: the
 //!   lowest latency any request can have here, which the agent's reported p50 must
-//!   approach (within 1 µs with kernel timestamps);
+//!   approach (within 1 µs with kernel timestamps). With one core for both ends the
+//!   ping-pong blocks rather than spins ([`Wait`]), and says so;
 //! - [`TimestampSources`]: what each interface can timestamp (what `ethtool -T` shows),
 //!   and whether kernel software timestamps actually work on loopback (tried);
 //! - [`CoreJitter`]: the largest gaps between consecutive clock reads in a tight spin on
@@ -40,7 +41,7 @@ use crate::sys::{SysError, available_cpus};
 
 pub use clocks::ClockReadCost;
 pub use jitter::CoreJitter;
-pub use pingpong::LoopbackRtt;
+pub use pingpong::{LoopbackRtt, STALL as PING_PONG_STALL, Wait};
 pub use sources::{
     InterfaceSource, KernelTimestampCheck, LoopbackKernelTimestamps, TimestampSources,
 };
@@ -161,8 +162,11 @@ fn contributors(
         Contributor {
             contributor: "user space and kernel, one local round trip".into(),
             how: format!(
-                "busy-polling TCP ping-pong over loopback, {}-byte messages, CPU {} to CPU {}: each value one round trip",
-                rtt.message_bytes, rtt.client_cpu, rtt.server_cpu
+                "{} TCP ping-pong over loopback, {}-byte messages, CPU {} to CPU {}: each value one round trip",
+                rtt.wait.name(),
+                rtt.message_bytes,
+                rtt.client_cpu,
+                rtt.server_cpu
             ),
             unit: "µs",
             spread: Spread {
@@ -209,6 +213,18 @@ pub enum CalibrateError {
     /// A measurement thread panicked (a bug).
     #[error("the {0} thread panicked")]
     Panicked(&'static str),
+    /// The ping-pong reached its time limit still warming up: the host is too slow (or
+    /// stalls too often) for a floor.
+    #[error(
+        "the ping-pong reached its limit of {limit:?} after {done} of its {} warm-up round trips",
+        WARMUP_ROUND_TRIPS
+    )]
+    Limit {
+        /// The limit.
+        limit: Duration,
+        /// Warm-up round trips done by then.
+        done: u64,
+    },
 }
 
 impl CalibrateError {
@@ -237,47 +253,34 @@ pub fn run(options: &CalibrateOptions) -> Result<Calibration, CalibrateError> {
         ));
     }
     let mut notes = Vec::new();
-    let allowed = available_cpus();
-    let cpus = if options.cpus.is_empty() {
-        allowed.iter().copied().take(2).collect()
-    } else {
-        options.cpus.clone()
-    };
-    // Checked before any thread starts, so that the error names the core rather than
-    // what its absence broke (a server that never listened).
-    if let Some(&cpu) = cpus.iter().find(|cpu| !allowed.contains(cpu)) {
-        return Err(CalibrateError::Options(format!(
-            "CPU {cpu} is not one this process may run on ({})",
-            allowed
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        )));
-    }
+    let cpus = usable(&options.cpus)?;
     let (client_cpu, server_cpu) = match cpus.as_slice() {
         [] => {
             return Err(CalibrateError::Options(
                 "this process may run on no CPU it can name".into(),
             ));
         }
-        [only] => {
-            notes.push(format!(
-                "the ping-pong's client and server share CPU {only}: both busy-poll, so its \
-                 RTT measures the scheduler's time slices, not the network stack; give two \
-                 cores (--cpus A,B)"
-            ));
-            (*only, *only)
-        }
+        [only] => (*only, *only),
         [client, server, ..] => (*client, *server),
     };
+    if client_cpu == server_cpu {
+        notes.push(format!(
+            "the ping-pong's client and server share CPU {client_cpu}: they block in read \
+             rather than busy-poll (two spinning ends on one core would take turns at the \
+             scheduler's time slices), so its RTT holds a context switch each way; give two \
+             cores (--cpus A,B) for the busy-polling floor"
+        ));
+    }
     let clock_read_ns = clocks::measure(client_cpu)?;
     let timestamp_sources = sources::survey(options.interfaces.as_deref());
     let loopback_rtt_us = pingpong::run(
         client_cpu,
         server_cpu,
-        options.round_trips,
-        options.duration,
+        pingpong::Length {
+            round_trips: options.round_trips,
+            duration: options.duration,
+            limit: None,
+        },
     )?;
     let host_jitter_us = jitter::measure(&cpus, options.jitter)?;
     if !timestamp_sources.kernel_on_loopback.works() {
@@ -307,6 +310,67 @@ pub fn run(options: &CalibrateOptions) -> Result<Calibration, CalibrateError> {
         idle,
         notes,
     })
+}
+
+/// `cpus`, or the first two CPUs this process may use when empty (one, on a one-CPU
+/// process); an error naming the CPU when one of `cpus` is not one this process may use.
+/// Checked before any thread starts, so that the error names the core rather than what
+/// its absence broke (a server that never listened); and checked against the process's
+/// affinity, not only the host's, since a thread may pin itself outside the mask the
+/// process was started with (`taskset`), which would take vernier where it was told not
+/// to go.
+fn usable(cpus: &[usize]) -> Result<Vec<usize>, CalibrateError> {
+    let allowed = available_cpus();
+    if cpus.is_empty() {
+        return Ok(allowed.into_iter().take(2).collect());
+    }
+    if let Some(&cpu) = cpus.iter().find(|cpu| !allowed.contains(cpu)) {
+        return Err(CalibrateError::Options(format!(
+            "CPU {cpu} is not one this process may run on ({})",
+            allowed
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    Ok(cpus.to_vec())
+}
+
+/// The ping-pong alone, for a caller that needs only the floor (a run's latency budget):
+/// what [`PingPong`] asks, busy-polling when its two ends are on distinct cores and
+/// blocking when on one ([`Wait::between`]). Ends within its `limit` plus one
+/// [`PING_PONG_STALL`] (the longest one message may take).
+pub fn loopback(ping_pong: &PingPong) -> Result<LoopbackRtt, CalibrateError> {
+    if ping_pong.round_trips == 0 {
+        return Err(CalibrateError::Options(
+            "the ping-pong needs round trips".into(),
+        ));
+    }
+    usable(&[ping_pong.client_cpu, ping_pong.server_cpu])?;
+    pingpong::run(
+        ping_pong.client_cpu,
+        ping_pong.server_cpu,
+        pingpong::Length {
+            round_trips: ping_pong.round_trips,
+            duration: None,
+            limit: Some(ping_pong.limit),
+        },
+    )
+}
+
+/// A ping-pong for [`loopback`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PingPong {
+    /// The client's core (it times the round trips).
+    pub client_cpu: usize,
+    /// The server's core; the client's own makes the ends block rather than spin.
+    pub server_cpu: usize,
+    /// Round trips measured after the warm-up of [`WARMUP_ROUND_TRIPS`].
+    pub round_trips: u64,
+    /// Stop after this long, warm-up included, with the round trips measured by then (a
+    /// host that stalls): [`LoopbackRtt::stopped_at_limit`] says so.
+    pub limit: Duration,
 }
 
 /// Joins a measurement thread, turning its panic into an error.
@@ -426,6 +490,70 @@ mod tests {
         })
         .unwrap_err();
         assert!(err.to_string().contains("jitter"), "{err}");
+    }
+
+    /// Both ends on one core block rather than spin: the round trips all finish, in a
+    /// fraction of the time two spinning ends need (a scheduler time slice a message).
+    #[test]
+    fn a_ping_pong_on_one_core_blocks_and_ends() {
+        let cpu = available_cpus()[0];
+        let started = std::time::Instant::now();
+        let rtt = loopback(&PingPong {
+            client_cpu: cpu,
+            server_cpu: cpu,
+            round_trips: 5_000,
+            limit: Duration::from_secs(20),
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(rtt.wait, Wait::Blocking, "{rtt:?}");
+        assert_eq!((rtt.round_trips, rtt.stopped_at_limit), (5_000, false));
+        assert!((rtt.client_cpu, rtt.server_cpu) == (cpu, cpu), "{rtt:?}");
+        // 6,000 round trips at a context switch each way: well under a second; spinning,
+        // they took over a minute.
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+        let json = serde_json::to_value(rtt).unwrap_or_default();
+        assert_eq!(json["wait"], "blocking", "{json}");
+    }
+
+    /// A ping-pong longer than its limit stops there with what it measured; one that
+    /// cannot finish its warm-up in it is an error naming the limit.
+    #[test]
+    fn a_ping_pong_stops_at_its_limit() {
+        let cpus = available_cpus();
+        let (client, server) = (cpus[0], cpus[cpus.len() - 1]);
+        let started = std::time::Instant::now();
+        let rtt = loopback(&PingPong {
+            client_cpu: client,
+            server_cpu: server,
+            round_trips: u64::MAX,
+            limit: Duration::from_millis(300),
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert!(rtt.stopped_at_limit, "{rtt:?}");
+        assert!(rtt.round_trips > 0, "{rtt:?}");
+        assert_eq!(rtt.wait, Wait::between(client, server));
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            started.elapsed()
+        );
+
+        let err = loopback(&PingPong {
+            client_cpu: client,
+            server_cpu: server,
+            round_trips: 10,
+            limit: Duration::from_nanos(1),
+        })
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("the ping-pong reached its limit of 1ns after 1 of its 1000 warm-up"),
+            "{err}"
+        );
     }
 
     #[test]

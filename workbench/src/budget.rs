@@ -3,7 +3,8 @@
 //!
 //! - the **floor** of the path: the p50 round trip of a busy-polling ping-pong between
 //!   the agent's core and the target's, measured when the run starts (`vernier
-//!   calibrate`'s ping-pong), the least any request can take here;
+//!   calibrate`'s ping-pong), the least any request can take here; blocking instead where
+//!   this process has one core for both ends (`budget::start` says why);
 //! - the **client's share**: what the agent's own measurement path (its timestamps, its
 //!   way of waiting for replies) and a bare server's handling add to the floor, calibrated
 //!   when the run starts against vernier's zero-service synthetic server. The agent's
@@ -37,33 +38,21 @@
 //! p99s). A figure that cannot be measured on a given host or path is `None` with the
 //! reason, never a guess.
 
-use std::net::ToSocketAddrs;
-use std::time::Duration;
-
 use serde::{Deserialize, Serialize};
-use vernier_agent::calibrate::{self, CalibrateOptions};
-use vernier_agent::sys::Transport;
-use vernier_agent::{AgentKind, LoadSpec, PollMode, StallReport, Workload};
-use vernier_fixtures::{Fcfs, ModelConfig, ServeConfig, ServeProtocol, Server, simulate};
-use vernier_protocols::{Dist, Protocol};
+use vernier_agent::{PollMode, StallReport, Workload};
+use vernier_fixtures::{Fcfs, ModelConfig, simulate};
+use vernier_protocols::Dist;
 
 use crate::coordinator::PointResult;
 use crate::scenario::{AgentSpec, Scenario};
 
 pub mod probe;
+mod start;
 pub use probe::ProbeWindow;
 
 /// The percentile a budget splits, in percent.
 pub const BUDGET_PERCENTILE: f64 = 50.0;
 
-/// Round trips of the floor's ping-pong: at ~6 µs each on loopback, a tenth of a second,
-/// and a p50 good to a few tens of ns.
-const FLOOR_ROUND_TRIPS: u64 = 10_000;
-/// The client calibration's rate: low enough that requests never queue at a server that
-/// answers at once, high enough for 1,000 requests in [`CLIENT_DURATION`].
-const CLIENT_RATE: f64 = 2_000.0;
-/// How long the client calibration measures (after its engine's 300 ms warm-up).
-const CLIENT_DURATION: Duration = Duration::from_millis(500);
 /// Requests the ideal model simulates per point (after a tenth as many of warm-up): its
 /// median is then good to a fraction of a per cent, in a few tens of ms.
 const MODEL_REQUESTS: usize = 200_000;
@@ -320,8 +309,10 @@ pub struct Baseline {
 
 impl Baseline {
     /// Measures the floor and the client's share for `scenario`'s path: about a second,
-    /// before any load. Never fails: what cannot be measured is a part with its reason.
-    pub fn measure(scenario: &Scenario) -> Baseline {
+    /// before any load, and never longer than the limits of `budget::start` allow. Each
+    /// measurement is announced in a line to `say` as it starts. Never fails: what cannot
+    /// be measured is a part with its reason.
+    pub fn measure(scenario: &Scenario, mut say: impl FnMut(String)) -> Baseline {
         let service = match &scenario.workload {
             Workload::Synthetic { service, .. } => Ok(*service),
             Workload::KeyValue(_) => Err(NO_MODEL.replace("WORKLOAD", "key-value")),
@@ -333,6 +324,9 @@ impl Baseline {
             .any(|a| matches!(a, AgentSpec::Local { .. }));
         if !local {
             let why = "the agents run on other hosts, and vernier measures a floor and calibrates a client only on its own";
+            say(format!(
+                "latency budget: no floor or client calibration: {why}"
+            ));
             return Baseline::given(
                 Part::unknown(why),
                 Part::unknown(why),
@@ -340,9 +334,10 @@ impl Baseline {
                 scenario.seed,
             );
         }
-        let (floor, loopback) = floor(scenario);
+        let cores = start::Cores::of(scenario);
+        let (floor, loopback) = start::floor(scenario, &cores, &mut say);
         let (client, path) = match loopback {
-            Ok(p50) => client(scenario, p50),
+            Ok(p50) => start::client(scenario, &cores, p50, &mut say),
             Err(why) => (
                 Part::unknown(format!("no floor to calibrate against: {why}")),
                 Vec::new(),
@@ -860,156 +855,6 @@ impl Model {
             })
         })
     }
-}
-
-/// The floor: the ping-pong's p50 between the agent's core and the target's, when the
-/// target is on loopback. Also the loopback p50 itself (or why there is none), which the
-/// client's calibration is against whatever the target's path.
-fn floor(scenario: &Scenario) -> (Part, Result<f64, String>) {
-    // The workers' core and the target's, when the scenario names them; otherwise the
-    // first two this process may use.
-    let mut cpus: Vec<usize> = scenario.cpus.iter().take(1).copied().collect();
-    if let Some(&t) = scenario.target_cpus.first()
-        && !cpus.contains(&t)
-    {
-        cpus.push(t);
-    }
-    if cpus.len() < 2 {
-        cpus.clear();
-    }
-    let calibration = calibrate::run(&CalibrateOptions {
-        cpus,
-        round_trips: FLOOR_ROUND_TRIPS,
-        jitter: Duration::from_millis(1),
-        interfaces: Some(vec!["lo".into()]),
-        ..CalibrateOptions::default()
-    });
-    let rtt = match calibration {
-        Ok(c) => c.loopback_rtt_us,
-        Err(e) => {
-            let why = format!("the loopback ping-pong failed: {e}");
-            return (Part::unknown(why.clone()), Err(why));
-        }
-    };
-    let how = format!(
-        "p50 of {} round trips of a busy-polling TCP ping-pong over loopback ({}-byte messages, CPU {} to CPU {}) at the run's start",
-        rtt.round_trips, rtt.message_bytes, rtt.client_cpu, rtt.server_cpu
-    );
-    let remote: Vec<&String> = scenario
-        .targets
-        .iter()
-        .filter(|t| !on_loopback(t))
-        .collect();
-    let part = if remote.is_empty() {
-        Part::known(rtt.p50, how)
-    } else {
-        Part::unknown(format!(
-            "{} is not on loopback: a busy-poll floor across the network needs an echo peer on the target's host, which vernier does not start",
-            remote
-                .iter()
-                .map(|t| t.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))
-    };
-    (part, Ok(rtt.p50))
-}
-
-/// Whether `target` (`host:port`) resolves to loopback addresses only.
-fn on_loopback(target: &str) -> bool {
-    target
-        .to_socket_addrs()
-        .map(|mut addrs| addrs.all(|a| a.ip().is_loopback()))
-        .unwrap_or(false)
-}
-
-/// The client's share: the agent's p50 against a server asked for no service time, with
-/// the scenario's timestamps and way of waiting, less the loopback floor `floor_us`. The
-/// server is the target itself when it speaks the synthetic protocol on loopback (its own
-/// handling is then in the figure, as it is in every request of the run), otherwise
-/// vernier's synthetic server, in process, busy-polling on the target's core when named.
-fn client(scenario: &Scenario, floor_us: f64) -> (Part, Vec<f64>) {
-    let fail = |what: &str, e: &dyn std::fmt::Display| {
-        (
-            Part::unknown(format!("the client's calibration failed ({what}): {e}")),
-            Vec::new(),
-        )
-    };
-    let target = scenario
-        .targets
-        .first()
-        .filter(|t| scenario.protocol == Protocol::Synthetic && on_loopback(t))
-        .and_then(|t| t.to_socket_addrs().ok()?.next());
-    let (addr, transport, against, server) = match target {
-        Some(addr) => (
-            addr,
-            scenario.transport,
-            "the target itself asked for no service time",
-            None,
-        ),
-        None => {
-            let mut config = ServeConfig::new(
-                std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
-                ServeProtocol::Synthetic,
-            );
-            config.busy_poll = true;
-            config.cpus = scenario.target_cpus.first().map(|&c| vec![c]);
-            match Server::start(config) {
-                Ok(s) => (
-                    s.local_addr(),
-                    Transport::Tcp,
-                    "vernier's synthetic server answering at once (in process, busy-polling)",
-                    Some(s),
-                ),
-                Err(e) => return fail("its server", &e),
-            }
-        }
-    };
-    let spec = LoadSpec {
-        poll: scenario.poll,
-        target: addr,
-        transport,
-        protocol: Protocol::Synthetic,
-        workload: Workload::Synthetic {
-            service: Dist::fixed(Duration::ZERO),
-            probe: 0.0,
-        },
-        workers: 1,
-        cpus: scenario.cpus.iter().take(1).copied().collect(),
-        connections: 1,
-        depth: 1,
-        kind: AgentKind::Symmetric,
-        timestamps: scenario.timestamps.clone(),
-        seed: scenario.seed,
-        timeout: Duration::from_secs(1),
-    };
-    let window =
-        crate::commands::bench_agent::run_load(spec, CLIENT_RATE, CLIENT_DURATION, 0.0, true);
-    if let Some(server) = server {
-        let _ = server.stop();
-    }
-    let window = match window {
-        Ok(w) => w,
-        Err(e) => return fail("its load", &e),
-    };
-    if window.latency.is_empty() {
-        return (
-            Part::unknown("the client's calibration measured no reply"),
-            Vec::new(),
-        );
-    }
-    let path = grid()
-        .map(|q| window.latency.value_at_quantile(q) as f64 / 1e3)
-        .collect();
-    let p50 = window.latency.value_at_quantile(0.5) as f64 / 1e3;
-    let part = Part::known(
-        p50 - floor_us,
-        format!(
-            "calibrated at the run's start, not per request: the agent's p50 ({p50:.1} µs, {} requests at {CLIENT_RATE:.0} req/s, one connection, the run's timestamps and polling) against {against}, less the loopback floor ({floor_us:.1} µs); the samples carry one stamp per request, so kernel and user stamps cannot be compared request by request",
-            window.latency.len()
-        ),
-    );
-    (part, path)
 }
 
 /// Host interference from the probes' reports of the point's measuring round: the probes

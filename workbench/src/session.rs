@@ -83,6 +83,9 @@ pub enum Update {
     },
     /// The coordinator said something.
     Event(Event),
+    /// What the session is about to do before the load or beside it (a start-of-run
+    /// measurement, the host probes), in a line for people.
+    Preparing(String),
 }
 
 #[allow(clippy::large_enum_variant)] // Moved once, from its agent to the session.
@@ -704,24 +707,102 @@ fn local_cpus(scenario: &Scenario) -> &[usize] {
 /// scenario names for a local target (`target_cpus:`: a target's core that stalls, or wakes
 /// slowly from idle, makes a tail the worker's probe cannot see), then the coordinator's
 /// own unpinned thread. Remote agents' hosts are not probed: that would need the agent to
-/// run a probe and ship its reports, which it does not. A probe that cannot start is left
-/// out, and the run goes on without its figure.
-fn start_probes(scenario: &Scenario) -> Vec<HostProbe> {
+/// run a probe and ship its reports, which it does not. A target's core outside `allowed`
+/// (this process's affinity: a thread could pin itself there, but the process was told to
+/// keep off it) is not probed, and a probe that cannot start is left out; the run goes on
+/// without their figures, and the line returned beside the probes says what runs and what
+/// does not. Each probe sleeps between wake-ups (no spinning), so it shares its core.
+fn start_probes(scenario: &Scenario, allowed: &[usize]) -> (Vec<HostProbe>, String) {
     let workers = local_cpus(scenario).first().copied();
     // The target's cores (`target_cpus:`) after the workers', each once.
     let mut target: Vec<usize> = Vec::new();
+    let mut outside: Vec<usize> = Vec::new();
     for &cpu in &scenario.target_cpus {
-        if Some(cpu) != workers && !target.contains(&cpu) {
+        if Some(cpu) == workers || target.contains(&cpu) || outside.contains(&cpu) {
+            continue;
+        }
+        if allowed.is_empty() || allowed.contains(&cpu) {
             target.push(cpu);
+        } else {
+            outside.push(cpu);
         }
     }
-    workers
-        .map(Some)
+    let mut probes = Vec::new();
+    let mut running = Vec::new();
+    let mut failed = Vec::new();
+    for (cpu, whose) in workers
+        .map(|c| (Some(c), "the workers'"))
         .into_iter()
-        .chain(target.into_iter().map(Some))
-        .chain([None])
-        .filter_map(|cpu| HostProbe::start(cpu, DEFAULT_PERIOD).ok())
-        .collect()
+        .chain(target.into_iter().map(|c| (Some(c), "the target's")))
+        .chain([(None, "")])
+    {
+        let name = cpu.map_or("the coordinator's thread".to_string(), |c| {
+            format!("CPU {c} ({whose})")
+        });
+        match HostProbe::start(cpu, DEFAULT_PERIOD) {
+            Ok(probe) => {
+                probes.push(probe);
+                running.push(name);
+            }
+            Err(e) => failed.push(format!("{name}: {e}")),
+        }
+    }
+    let mut line = format!(
+        "host probes: a sleeping thread's wake-ups every {:?} on {}",
+        DEFAULT_PERIOD,
+        if running.is_empty() {
+            "nothing".to_string()
+        } else {
+            running.join(", ")
+        }
+    );
+    if !outside.is_empty() {
+        line.push_str(&format!(
+            "; not on the target's CPU {} (target_cpus), which this process may not use (it may use {})",
+            join(&outside),
+            join(allowed)
+        ));
+    }
+    if !failed.is_empty() {
+        line.push_str(&format!("; could not start on {}", failed.join("; ")));
+    }
+    (probes, line)
+}
+
+/// `0,2,3`.
+fn join(cpus: &[usize]) -> String {
+    cpus.iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Refuses a scenario that pins its local workers (`cpus:`) to a CPU outside `allowed`
+/// (this process's affinity, as `taskset` or a cgroup's cpuset set it): the workers could
+/// pin themselves there, but the process was told to keep off it, and running on other
+/// cores instead would measure something else than the scenario says. One line naming
+/// both sets; a usage error (exit 2), before anything starts. An affinity that cannot be
+/// read (empty) refuses nothing: pinning then tells.
+fn check_affinity(scenario: &Scenario, allowed: &[usize]) -> Result<(), Error> {
+    let cpus = local_cpus(scenario);
+    if allowed.is_empty() || cpus.iter().all(|c| allowed.contains(c)) {
+        return Ok(());
+    }
+    let outside: Vec<usize> = cpus
+        .iter()
+        .copied()
+        .filter(|c| !allowed.contains(c))
+        .collect();
+    Err(Error::Usage(format!(
+        "{}cpus: [{}] names CPU {} outside the CPUs this process may run on ({}, its affinity: taskset or a cpuset); name cores among those, or run vernier where it may use these",
+        scenario
+            .source
+            .as_ref()
+            .map_or(String::new(), |p| format!("{}: ", p.display())),
+        join(cpus),
+        join(&outside),
+        join(allowed)
+    )))
 }
 
 /// Runs `scenario` to its verdict. `commands` carries the user's commands (closing it is
@@ -732,6 +813,8 @@ pub async fn run(
     mut commands: mpsc::UnboundedReceiver<UserCommand>,
     mut watch: impl FnMut(Update),
 ) -> Result<Outcome, Error> {
+    // Before anything starts: a scenario that pins workers where this process may not go.
+    check_affinity(scenario, &vernier_agent::sys::available_cpus())?;
     // Before anything is measured, and kept until the session ends (then put back); the
     // record's machine shows the value in force.
     let _halt_poll = scenario
@@ -749,9 +832,20 @@ pub async fn run(
     // (The server stops when `served` goes, with the session.)
     // The path's floor and the client's share, before the run's load and before vernier's
     // threads are confined (the ping-pong pins its own to the workers' and target's cores).
+    // Each measurement says what it does as it starts.
     let baseline = {
         let scenario = scenario.clone();
-        tokio::task::spawn_blocking(move || crate::budget::Baseline::measure(&scenario))
+        let (say, mut said) = mpsc::unbounded_channel();
+        let measured = tokio::task::spawn_blocking(move || {
+            crate::budget::Baseline::measure(&scenario, |line| {
+                let _ = say.send(line);
+            })
+        });
+        // Ends when the measurement does (it holds the sender).
+        while let Some(line) = said.recv().await {
+            watch(Update::Preparing(line));
+        }
+        measured
             .await
             .map_err(|e| Error::Failed(format!("the latency budget's calibration: {e}")))?
     };
@@ -803,7 +897,8 @@ pub async fn run(
         PointConfig::from_scenario(scenario, &timestamps),
         &scenario.load,
     );
-    let probes = start_probes(scenario);
+    let (probes, probing) = start_probes(scenario, &vernier_agent::sys::available_cpus());
+    watch(Update::Preparing(probing));
     let mut host_tick = tokio::time::interval(HOST_EVERY);
     host_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let started = Instant::now();
@@ -985,4 +1080,45 @@ pub async fn run(
         timestamps,
         record_error,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario(yaml: &str) -> Scenario {
+        Scenario::from_yaml(yaml, Some(Path::new("s.yaml")), &[]).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    const BASE: &str = "name: s\ntarget: 127.0.0.1:11211\nprotocol: synthetic\nservice: exp:20us\nload: 1000\nci: {percentile: 99, width: 10us}\n";
+
+    #[test]
+    fn workers_pinned_outside_the_affinity_are_refused_naming_both_sets() {
+        let s = scenario(&format!("{BASE}workers: 2\ncpus: [0, 1]\n"));
+        let err = check_affinity(&s, &[0]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "s.yaml: cpus: [0,1] names CPU 1 outside the CPUs this process may run on (0, its affinity: taskset or a cpuset); name cores among those, or run vernier where it may use these"
+        );
+        // A usage error: exit code 2, as other scenario errors.
+        assert!(matches!(err, Error::Usage(_)), "{err:?}");
+        assert!(check_affinity(&s, &[0, 1, 2]).is_ok());
+        // Nothing pinned, an affinity unknown, or only the target's core outside: run.
+        assert!(check_affinity(&scenario(BASE), &[3]).is_ok());
+        assert!(check_affinity(&s, &[]).is_ok());
+        let s = scenario(&format!("{BASE}cpus: [1]\ntarget_cpus: [0]\n"));
+        assert!(check_affinity(&s, &[1]).is_ok());
+    }
+
+    #[test]
+    fn a_targets_core_outside_the_affinity_is_not_probed_and_the_line_says_so() {
+        let s = scenario(&format!("{BASE}target_cpus: [100000]\n"));
+        let (probes, line) = start_probes(&s, &[0]);
+        assert_eq!(probes.len(), 1, "{line}");
+        assert_eq!(probes[0].cpu(), None);
+        assert_eq!(
+            line,
+            "host probes: a sleeping thread's wake-ups every 1ms on the coordinator's thread; not on the target's CPU 100000 (target_cpus), which this process may not use (it may use 0)"
+        );
+    }
 }

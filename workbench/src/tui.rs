@@ -5,6 +5,7 @@
 
 mod app;
 mod replay;
+mod svg;
 mod terminal;
 mod theme;
 mod view;
@@ -13,6 +14,7 @@ pub use app::{
     App, AppAction, AppEvent, Finished, Key, ReplayControl, ReplayStatus, ReportView, RunInfo, Step,
 };
 pub use replay::{Player, Until};
+pub use svg::buffer_svg;
 pub use terminal::{ReplayOptions, available, replay_screen, run_live, run_replay, screen};
 pub use theme::Theme;
 pub use view::{MIN_SIZE, render};

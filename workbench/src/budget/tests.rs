@@ -1,3 +1,5 @@
+use std::time::Duration;
+
 use vernier_stats::Percentile;
 
 use super::*;

@@ -1,6 +1,6 @@
 //! `vernier replay RUN_DIR`: a recorded run played in the dashboard at its real pace or
 //! faster (space pauses, ←/→ seek, [/] change the speed, `--until EVENT` jumps), or one
-//! frame printed as text with `--screen 80x24`.
+//! frame printed as text with `--screen 80x24` (or as an SVG picture, `--svg`).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -28,6 +28,10 @@ pub struct ReplayArgs {
     /// no terminal needed.
     #[arg(long, value_name = "WxH")]
     pub screen: Option<String>,
+    /// With `--screen`: print the frame as an SVG picture of a colour terminal instead of
+    /// text (how docs/tui.svg is made).
+    #[arg(long, requires = "screen")]
+    pub svg: bool,
 }
 
 fn size(text: &str) -> Result<(u16, u16), Error> {
@@ -72,7 +76,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode, Error> {
     };
     if let Some(text) = &args.screen {
         let (w, h) = size(text)?;
-        let frame = tui::replay_screen(&options, w, h, false)?;
+        let frame = tui::replay_screen(&options, w, h, args.svg)?;
         let mut out = std::io::stdout().lock();
         return match out.write_all(frame.as_bytes()).and_then(|()| out.flush()) {
             Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::Io {

@@ -298,6 +298,7 @@ impl Progress {
             ))
             .filter(|_| !self.quiet)
             }
+            Update::Preparing(line) => Some(line.clone()).filter(|_| !self.quiet),
             Update::Event(e) => self.line(e),
         };
         if let Some(line) = line {

@@ -383,6 +383,8 @@ impl App {
                 self.mark(Step::Connect, true);
                 self.enter(Step::Load);
             }
+            // Before the coordinator's clock starts.
+            Update::Preparing(line) => self.log(0.0, line.clone()),
             Update::Event(e) => {
                 if e.point != self.point {
                     self.new_point(e.point);

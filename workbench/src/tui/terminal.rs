@@ -264,34 +264,47 @@ pub fn run_replay(options: &ReplayOptions) -> Result<(), Error> {
     }
 }
 
-/// One frame of a record at `until` (default: its end), drawn at `width`×`height` as
-/// text: what the dashboard showed then, without a terminal.
+/// One frame of a record at `until` (default: its end), drawn at `width`×`height`: what
+/// the dashboard showed then, without a terminal, as plain text, or with `svg` as a picture
+/// of a colour terminal.
 pub fn replay_screen(
     options: &ReplayOptions,
     width: u16,
     height: u16,
-    color: bool,
+    svg: bool,
 ) -> Result<String, Error> {
-    let mut player = Player::open(&options.dir, color)?;
+    let mut player = Player::open(&options.dir, svg)?;
     let mut app = player.app();
     let t = match &options.until {
         Some(until) => player.time_of(until).map_err(Error::Usage)?,
         None => player.end(),
     };
     player.seek(&mut app, t);
-    Ok(screen(&app, width, height))
+    Ok(if svg {
+        super::svg::buffer_svg(
+            &draw(&app, width, height),
+            &format!("vernier replay of {}", options.dir.display()),
+        )
+    } else {
+        screen(&app, width, height)
+    })
 }
 
-/// The app drawn into a `width`×`height` buffer, as lines of text.
+/// The app drawn into a `width`×`height` buffer, as a terminal would show it.
 // A test backend draws into memory: neither call can fail.
 #[allow(clippy::expect_used)]
-pub fn screen(app: &App, width: u16, height: u16) -> String {
+fn draw(app: &App, width: u16, height: u16) -> ratatui::buffer::Buffer {
     let backend = ratatui::backend::TestBackend::new(width, height);
     let mut terminal = ratatui::Terminal::new(backend).expect("a test backend never fails");
     terminal
         .draw(|f| view::render(f, app))
         .expect("a test backend never fails");
-    let buffer = terminal.backend().buffer();
+    terminal.backend().buffer().clone()
+}
+
+/// The app drawn into a `width`×`height` buffer, as lines of text.
+pub fn screen(app: &App, width: u16, height: u16) -> String {
+    let buffer = draw(app, width, height);
     let mut text = String::new();
     for y in 0..height {
         let mut line = String::new();
