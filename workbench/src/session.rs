@@ -814,7 +814,10 @@ pub async fn run(
     mut watch: impl FnMut(Update),
 ) -> Result<Outcome, Error> {
     // Before anything starts: a scenario that pins workers where this process may not go.
-    check_affinity(scenario, &vernier_agent::sys::available_cpus())?;
+    // The process's affinity as it was given (taskset, a cpuset), read before vernier
+    // confines its own threads to the workers' cores below.
+    let allowed = vernier_agent::sys::available_cpus();
+    check_affinity(scenario, &allowed)?;
     // Before anything is measured, and kept until the session ends (then put back); the
     // record's machine shows the value in force.
     let _halt_poll = scenario
@@ -897,7 +900,9 @@ pub async fn run(
         PointConfig::from_scenario(scenario, &timestamps),
         &scenario.load,
     );
-    let (probes, probing) = start_probes(scenario, &vernier_agent::sys::available_cpus());
+    // Against the affinity given, not the confinement: the target's core lies outside the
+    // confinement by design, and its probe is pinned there on purpose.
+    let (probes, probing) = start_probes(scenario, &allowed);
     watch(Update::Preparing(probing));
     let mut host_tick = tokio::time::interval(HOST_EVERY);
     host_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

@@ -71,6 +71,12 @@ const TIMER: Token = Token(usize::MAX - 1);
 /// Sends per turn of the loop at most, so that replies, reports and commands are served
 /// even when the worker has fallen far behind.
 const SENDS_PER_TURN: usize = 256;
+/// Arrivals drawn per turn of the loop at most, for the same reason: a worker asked for
+/// far more than it can send (50 million a second) once drew every arrival due since its
+/// last turn, each turn longer than the one before, until it went seconds without a report
+/// and the coordinator saw it send nothing. Arrivals not yet drawn keep their scheduled
+/// times, so their send lag still says how late they left.
+const ARRIVALS_PER_TURN: usize = 4 * SENDS_PER_TURN;
 /// SO_BUSY_POLL budget for latency agents, µs.
 const LATENCY_AGENT_BUSY_POLL_US: u32 = 50;
 
@@ -626,12 +632,14 @@ impl Worker {
         }
     }
 
-    /// Moves every request that has come due into the backlog.
+    /// Moves the requests that have come due into the backlog, [`ARRIVALS_PER_TURN`] at most.
     fn generate(&mut self, now: u64) {
         let Some(arrivals) = self.arrivals.as_mut() else {
             return;
         };
-        while arrivals.next() <= now {
+        let mut drawn = 0;
+        while drawn < ARRIVALS_PER_TURN && arrivals.next() <= now {
+            drawn += 1;
             if self.backlog.len() >= MAX_BACKLOG {
                 self.backlog.pop_front();
                 self.counters.failed += 1;

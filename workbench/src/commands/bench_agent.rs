@@ -217,17 +217,27 @@ fn measure(
         }
     }
     engine.set_sampling(sampling, MEASURING);
-    let t0 = Instant::now();
+    // The window opens with the worker's first batch of the measuring generation (its
+    // acknowledgement), not when it was asked: a worker the host keeps off its core would
+    // otherwise be measured over a window it spent waiting, and a one-CPU run under a
+    // competing load once measured no reply at all. No acknowledgement within
+    // `ACK_PATIENCE` past the window ends it empty.
+    const ACK_PATIENCE: Duration = Duration::from_secs(2);
+    let asked = Instant::now();
+    let mut opened: Option<Instant> = None;
     let mut counters = Counters::default();
     let mut latency = vernier_agent::histogram();
     let mut send_lag = vernier_agent::histogram();
     let mut interarrivals = Vec::new();
     let mut samples = Vec::new();
-    while t0.elapsed() < duration {
+    while opened.map_or(asked.elapsed() < duration + ACK_PATIENCE, |t| {
+        t.elapsed() < duration
+    }) {
         let Some(b) = engine.next_batch(Duration::from_millis(50)) else {
             continue;
         };
         if b.generation == MEASURING {
+            opened.get_or_insert_with(Instant::now);
             counters.accumulate(&b.counts);
             let _ = latency.add(&b.latency);
             let _ = send_lag.add(&b.send_lag);
