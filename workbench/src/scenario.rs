@@ -3,6 +3,7 @@
 //! [`Scenario`]). Every error names the file, the line, the field, the bad value and what
 //! is allowed.
 
+mod defaults;
 mod error;
 mod file;
 mod locate;
@@ -45,6 +46,9 @@ pub struct Scenario {
     pub protocol: Protocol,
     /// What is asked (the synthetic service time, a key-value workload, or echo).
     pub workload: Workload,
+    /// The workload is the default one of its protocol (the scenario named none): said
+    /// when the run starts, since it is what the result is of.
+    pub default_workload: bool,
     /// TCP or UDP.
     pub transport: Transport,
     /// Where load comes from.
@@ -194,6 +198,22 @@ impl Scenario {
         };
         let file = File::parse(&yaml, overrides.is_empty(), &context)?;
         validate::scenario(file, yaml, &context)
+    }
+
+    /// What a run says of its workload when it is its protocol's default, since the result
+    /// is of it; `None` when the scenario names its own.
+    pub fn default_workload_note(&self) -> Option<String> {
+        self.default_workload.then(|| match self.protocol {
+            Protocol::Http => format!(
+                "GET {} on every request, http's default (a file's path: or workload: names \
+                 another)",
+                defaults::HTTP_PATH
+            ),
+            _ => format!(
+                "the default key-value workload, {} (a file's workload: names another)",
+                defaults::KEY_VALUE
+            ),
+        })
     }
 
     /// Reads the scenario file at `path`, with `overrides` applied.

@@ -86,6 +86,9 @@ pub(crate) fn overrides(load: Option<&str>, set: &[String]) -> Result<Vec<Overri
 pub fn run(args: RunArgs) -> Result<ExitCode, Error> {
     let overrides = overrides(args.load.as_deref(), &args.set)?;
     let scenario = Scenario::load(&args.scenario, &overrides)?;
+    if let Some(note) = scenario.default_workload_note() {
+        eprintln!("vernier: workload: {note}");
+    }
     let options = SessionOptions {
         record: args.record.clone(),
         tls_ca: args.tls_ca.clone(),
