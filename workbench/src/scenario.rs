@@ -9,6 +9,7 @@ mod file;
 mod locate;
 mod overrides;
 mod plan;
+mod url;
 mod validate;
 
 #[cfg(test)]
@@ -25,8 +26,10 @@ use vernier_agent::sys::{TimestampMode, Transport};
 use vernier_protocols::{InterArrival, Protocol};
 use vernier_stats::Percentile;
 
-pub use error::ScenarioError;
-pub use overrides::Override;
+pub use error::{Location, ScenarioError};
+pub use overrides::{Override, load_value};
+pub use url::Flag;
+pub(crate) use validate::show;
 
 use error::Context;
 use file::File;
@@ -153,6 +156,7 @@ impl Scenario {
             text,
             source,
             overrides,
+            flags: &[],
         };
         let mut document: Value = serde_yaml::from_str(text).map_err(|e| {
             let message = e.to_string();
@@ -205,12 +209,13 @@ impl Scenario {
     pub fn default_workload_note(&self) -> Option<String> {
         self.default_workload.then(|| match self.protocol {
             Protocol::Http => format!(
-                "GET {} on every request, http's default (a file's path: or workload: names \
-                 another)",
+                "GET {} on every request, http's default (a file's path: or workload:, or a \
+                 URL's path, names another)",
                 defaults::HTTP_PATH
             ),
             _ => format!(
-                "the default key-value workload, {} (a file's workload: names another)",
+                "the default key-value workload, {} (a file's workload:, or --keys, \
+                 --key-size, --value-size, --read-ratio, --key-dist with a URL, names another)",
                 defaults::KEY_VALUE
             ),
         })

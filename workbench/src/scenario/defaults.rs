@@ -1,7 +1,8 @@
-//! What a scenario gets for a field it leaves out, in one place, each with the reason for
-//! its value.
+//! What a scenario gets for a field it leaves out, in one place: validation applies these
+//! to a file and to the scenario a URL builds (`vernier run memcached://HOST:PORT`) alike,
+//! and `--print-scenario` lists the ones taken, so that what is printed is what runs.
 
-use vernier_protocols::{KeyDist, KvWorkload, SizeDist};
+use vernier_protocols::{KeyDist, KvWorkload, Protocol, SizeDist};
 use vernier_stats::Percentile;
 
 /// Worker threads per agent: one worker sent 200,000 req/s of small requests here
@@ -70,6 +71,10 @@ pub(crate) const KEY_VALUE: &str =
 /// on every request, as wrk and oha ask for a URL without a path.
 pub(crate) const HTTP_PATH: &str = "/";
 
+/// The echo protocol's request and reply size for an `echo://` URL (a file names its own,
+/// as in `protocol: echo:64`): a small RPC.
+pub(crate) const ECHO_LEN: usize = 64;
+
 /// The default key-value workload ([`KEY_VALUE`]).
 pub(crate) fn key_value() -> KvWorkload {
     KvWorkload {
@@ -91,6 +96,45 @@ pub(crate) fn http_path(key: &str) -> KvWorkload {
         key: Some(key.to_owned()),
         ..key_value()
     }
+}
+
+/// The defaults `--print-scenario` lists for a scenario speaking `protocol`, each a dotted
+/// field and its value as YAML, in the order the scenario's documentation lists them: the
+/// fields people change, not every one (scenarios/README.md has them all).
+pub(crate) fn listed(protocol: Protocol) -> Vec<(&'static str, String)> {
+    let mut all = Vec::new();
+    match protocol {
+        Protocol::Synthetic | Protocol::Echo { .. } => {}
+        Protocol::Http => all.push(("path", HTTP_PATH.to_owned())),
+        _ => all.push(("workload", KEY_VALUE.to_owned())),
+    }
+    all.extend([
+        ("agents", "[local]".to_owned()),
+        ("workers", WORKERS.to_string()),
+        ("connections", CONNECTIONS.to_string()),
+        ("depth", DEPTH.to_string()),
+        ("interarrival", INTERARRIVAL.to_owned()),
+        ("ci.percentile", CI_PERCENTILE.to_string()),
+        ("ci.width", CI_WIDTH.to_owned()),
+        ("ci.confidence", CI_CONFIDENCE.to_string()),
+        (
+            "percentiles",
+            format!(
+                "[{}]",
+                PERCENTILES
+                    .iter()
+                    .map(|p| p.percent().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ),
+        ("timestamps", TIMESTAMPS.to_owned()),
+        ("limits.max_tries", MAX_TRIES.to_string()),
+        ("limits.max_duration", MAX_DURATION.to_owned()),
+        ("timeout", TIMEOUT.to_owned()),
+        ("seed", SEED.to_string()),
+    ]);
+    all
 }
 
 #[cfg(test)]

@@ -235,6 +235,7 @@ mod tests {
             text: yaml,
             source: Some(std::path::Path::new("s.yaml")),
             overrides: &[],
+            flags: &[],
         };
         File::parse(yaml, true, &context).unwrap_err().to_string()
     }

@@ -257,7 +257,8 @@ fn key_value_protocols_without_a_workload_take_the_default() {
         assert_eq!(
             s.default_workload_note().unwrap(),
             "the default key-value workload, {keys: 10000, key_size: fixed:30, value_size: \
-             fixed:200, read_ratio: 0.9} (a file's workload: names another)"
+             fixed:200, read_ratio: 0.9} (a file's workload:, or --keys, --key-size, \
+             --value-size, --read-ratio, --key-dist with a URL, names another)"
         );
     }
     // HTTP asks GET / (wrk's default), or the one path named.
