@@ -143,13 +143,19 @@ impl UrlFlags {
     /// Each flag and the field it sets, given or not (a flag not given still names the
     /// field in errors), in the order the scenario writes them; `--load` is `RunArgs`'.
     fn flags(&self, load: Option<&str>) -> Vec<Flag> {
-        let text = |v: &Option<String>| v.as_deref().map(Value::from);
-        let number = |v: Option<f64>| v.map(Value::from);
-        let count = |v: Option<usize>| v.map(|n| Value::from(n as u64));
-        let flag = |name, field, value| Flag { name, field, value };
+        let text = |v: &Option<String>| v.as_ref().map(|t| (t.clone(), Value::from(t.as_str())));
+        let number = |v: Option<f64>| v.map(|n| (n.to_string(), Value::from(n)));
+        let count = |v: Option<u64>| v.map(|n| (n.to_string(), Value::from(n)));
+        let cpus = self.cpus.as_ref().map(|cpus| {
+            let typed: Vec<String> = cpus.iter().map(ToString::to_string).collect();
+            let list = cpus.iter().map(|&c| Value::from(c as u64)).collect();
+            (typed.join(","), Value::Sequence(list))
+        });
+        let size = |v: Option<usize>| count(v.map(|n| n as u64));
+        let flag = |name, field, given| Flag { name, field, given };
         vec![
             flag("--service", "service", text(&self.service)),
-            flag("--keys", "workload.keys", self.keys.map(Value::from)),
+            flag("--keys", "workload.keys", count(self.keys)),
             flag("--key-size", "workload.key_size", text(&self.key_size)),
             flag(
                 "--value-size",
@@ -162,17 +168,15 @@ impl UrlFlags {
                 number(self.read_ratio),
             ),
             flag("--key-dist", "workload.key_dist", text(&self.key_dist)),
-            flag("--workers", "workers", count(self.workers)),
+            flag("--workers", "workers", size(self.workers)),
+            flag("--cpus", "cpus", cpus),
+            flag("--connections", "connections", size(self.connections)),
+            flag("--depth", "depth", size(self.depth)),
             flag(
-                "--cpus",
-                "cpus",
-                self.cpus.as_ref().map(|cpus| {
-                    Value::Sequence(cpus.iter().map(|&c| Value::from(c as u64)).collect())
-                }),
+                "--load",
+                "load",
+                load.map(|l| (l.to_owned(), load_value(l))),
             ),
-            flag("--connections", "connections", count(self.connections)),
-            flag("--depth", "depth", count(self.depth)),
-            flag("--load", "load", load.map(load_value)),
             flag("--percentile", "ci.percentile", number(self.percentile)),
             flag("--width", "ci.width", text(&self.width)),
             flag("--duration", "limits.max_duration", text(&self.duration)),
@@ -241,9 +245,9 @@ fn scenario(args: &RunArgs) -> Result<Scenario, Error> {
     }
     if let Some(flag) = flags
         .iter()
-        .find(|f| f.value.is_some() && f.name != "--load")
+        .find(|f| f.given.is_some() && f.name != "--load")
     {
-        let value = flag.value.as_ref().map(crate::scenario::show);
+        let value = flag.given.as_ref().map(|(_, v)| crate::scenario::show(v));
         return Err(Error::Usage(format!(
             "{} sets {} of a URL's scenario; {} is a file: write {} in it, or give --set '{}={}'",
             flag.name,

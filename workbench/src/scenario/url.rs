@@ -25,8 +25,9 @@ pub struct Flag {
     pub name: &'static str,
     /// The dotted field it sets, as in `ci.width`.
     pub field: &'static str,
-    /// Its value, if the flag was given.
-    pub value: Option<Value>,
+    /// Its value, if the flag was given: as typed (the document's first line repeats the
+    /// command) and as the YAML it sets.
+    pub given: Option<(String, Value)>,
 }
 
 /// What a URL may speak: its scheme, the protocol's spec, and a port for examples.
@@ -205,7 +206,7 @@ impl Target {
         // A file's workload is written whole, so a flag's field joins the default's others.
         if flags
             .iter()
-            .any(|f| f.value.is_some() && f.field.starts_with("workload."))
+            .any(|f| f.given.is_some() && f.field.starts_with("workload."))
         {
             let workload: Value = serde_yaml::from_str(defaults::KEY_VALUE).unwrap_or_default();
             put(
@@ -216,7 +217,7 @@ impl Target {
             )?;
         }
         for flag in flags {
-            if let Some(value) = &flag.value {
+            if let Some((_, value)) = &flag.given {
                 put(&mut document, flag.field, value.clone(), flag.name)?;
             }
         }
@@ -254,6 +255,15 @@ impl Scenario {
     }
 }
 
+/// `text` as a shell word: as it is when the shell leaves it so, else in single quotes.
+fn quoted(text: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "._:/%,+-=@".contains(c);
+    if !text.is_empty() && text.chars().all(plain) {
+        return text.to_owned();
+    }
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
 /// Notes that the dotted `field` came from `origin`, under its top-level field, once.
 fn came_from(origins: &mut Origins, field: &str, origin: &str) {
     let top = field.split('.').next().unwrap_or(field);
@@ -275,12 +285,15 @@ fn render(
 ) -> Result<String, ScenarioError> {
     let mut command = format!("vernier run {url}");
     for flag in flags {
-        if let Some(value) = &flag.value {
-            command.push_str(&format!(" {} {}", flag.name, validate::show(value)));
+        if let Some((typed, _)) = &flag.given {
+            command.push_str(&format!(" {} {}", flag.name, quoted(typed)));
         }
     }
     for o in overrides {
-        command.push_str(&format!(" --set '{}={}'", o.path, o.value));
+        command.push_str(&format!(
+            " --set {}",
+            quoted(&format!("{}={}", o.path, o.value))
+        ));
     }
     let mut text = format!(
         "# {command}\n\

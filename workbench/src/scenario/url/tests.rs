@@ -35,13 +35,13 @@ fn flags(given: &[(&'static str, &str)]) -> Vec<Flag> {
         .map(|&(name, field)| Flag {
             name,
             field,
-            value: given
-                .iter()
-                .find(|(n, _)| *n == name)
-                .map(|(_, v)| match name {
+            given: given.iter().find(|(n, _)| *n == name).map(|(_, v)| {
+                let value = match name {
                     "--load" => load_value(v),
                     _ => serde_yaml::from_str(v).unwrap(),
-                }),
+                };
+                (v.to_string(), value)
+            }),
         })
         .collect()
 }
@@ -431,7 +431,7 @@ fn the_document_says_where_each_field_came_from() {
     )
     .unwrap();
     let expected = "\
-# vernier run memcached://127.0.0.1:11211 --keys 500 --load 10k --width 10us --set 'timestamps=user'
+# vernier run memcached://127.0.0.1:11211 --keys 500 --load 10k --width 10us --set timestamps=user
 #
 # Made from the command line by vernier VERSION. Saved to a file, it runs as the same
 # scenario: vernier run FILE. Each field says where it came from; the defaults taken
@@ -473,5 +473,21 @@ timestamps: user
     assert_eq!(
         s.yaml,
         expected.replace("VERSION", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+#[test]
+fn the_command_is_repeated_as_a_shell_takes_it() {
+    assert_eq!(quoted("2k..10k/2k"), "2k..10k/2k");
+    assert_eq!(quoted("5k,10k"), "5k,10k");
+    assert_eq!(quoted("{slo: {below: 1ms}}"), "'{slo: {below: 1ms}}'");
+    assert_eq!(quoted("name=it's"), r"'name=it'\''s'");
+    assert_eq!(quoted(""), "''");
+    let s = from_url("redis://h:1", &[("--load", "[1k, 2k]")]).unwrap();
+    assert!(
+        s.yaml
+            .starts_with("# vernier run redis://h:1 --load '[1k, 2k]'\n"),
+        "{}",
+        s.yaml
     );
 }
