@@ -80,7 +80,8 @@ redis, http, synthetic, echo; https is not supported), HOST:PORT the target, and
 URL's path is what every request GETs (GET / when it has none, as wrk asks). The flags under \
 \"With a URL\" set the fields people change; every other field takes the default a scenario \
 file gets (scenarios/README.md). memcached and redis get the default key-value workload \
-(10,000 keys of 30 B, 200 B values, 90% reads, uniform), said when the run starts.
+(10,000 keys of 30 B, 200 B values, 90% reads, uniform), said when the run starts. Before \
+any load, with a URL or a file, vernier checks that something listens at the target.
 
 Examples:
   vernier run memcached://127.0.0.1:11211 --load 10k
@@ -220,6 +221,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Error> {
         super::print(scenario.yaml.as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
+    session::check_targets(&scenario)?;
     if let Some(note) = scenario.default_workload_note() {
         eprintln!("vernier: workload: {note}");
     }
