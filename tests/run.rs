@@ -510,7 +510,7 @@ fn exit_codes_and_bad_scenarios() {
     ]);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert!(stderr(&output).contains("ci.width"), "{}", stderr(&output));
-    // A target nobody listens on: an error (1), not a verdict.
+    // A target nobody listens on: bad input (2), said before anything starts, not a verdict.
     let output = vernier(&[
         "run",
         good.to_str().unwrap(),
@@ -518,7 +518,7 @@ fn exit_codes_and_bad_scenarios() {
         "--record",
         dir.path().join("refused").to_str().unwrap(),
     ]);
-    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert!(
         stderr(&output).contains("127.0.0.1:1"),
         "{}",

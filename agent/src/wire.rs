@@ -86,6 +86,7 @@ pub fn configure_request(spec: &LoadSpec, target: &str, lease: Duration) -> pb::
                     KeyDist::Zipf { theta } => pb::key_dist::Kind::Zipf(theta),
                 }),
             }),
+            key: kv.key.clone(),
         }),
         Workload::Echo => W::Echo(pb::Empty {}),
     };
@@ -210,6 +211,7 @@ pub fn load_spec(
                 Some(pb::key_dist::Kind::RoundRobin(_)) => KeyDist::RoundRobin,
                 Some(pb::key_dist::Kind::Zipf(theta)) => KeyDist::Zipf { theta: *theta },
             },
+            key: kv.key.clone(),
         }),
         W::Echo(_) => Workload::Echo,
     };
@@ -466,6 +468,42 @@ impl TryFrom<pb::BatchMessage> for Batch {
 mod tests {
     use super::*;
     use crate::measure::RequestKind;
+
+    #[test]
+    fn a_named_key_reaches_the_agent() {
+        let kv = KvWorkload {
+            keys: 1,
+            key_size: Dist::fixed(1),
+            value_size: Dist::fixed(1),
+            read_ratio: 1.0,
+            key_dist: KeyDist::Uniform,
+            key: Some("index.html".into()),
+        };
+        let target = SocketAddr::from(([127, 0, 0, 1], 8080));
+        for key in [kv.key.clone(), Some(String::new()), None] {
+            let spec = LoadSpec {
+                target,
+                transport: Transport::Tcp,
+                protocol: Protocol::Http,
+                workload: Workload::KeyValue(KvWorkload {
+                    key: key.clone(),
+                    ..kv.clone()
+                }),
+                workers: 1,
+                cpus: Vec::new(),
+                connections: 1,
+                depth: 1,
+                kind: AgentKind::Symmetric,
+                timestamps: TimestampMode::User,
+                poll: PollMode::default(),
+                seed: 1,
+                timeout: Duration::from_secs(1),
+            };
+            let request = configure_request(&spec, "127.0.0.1:8080", Duration::from_secs(5));
+            let (received, _) = load_spec(&request, target).unwrap();
+            assert_eq!(received.workload, spec.workload, "{key:?}");
+        }
+    }
 
     #[test]
     fn batches_round_trip() {

@@ -41,6 +41,12 @@ pub struct KvWorkload {
     /// How requests pick their key; uniform if not stated.
     #[serde(default)]
     pub key_dist: KeyDist,
+    /// The one key, named rather than generated: an HTTP path (`GET /index.html` on every
+    /// request, as wrk asks, is the key `index.html`). `keys` is then 1, and `key_size`
+    /// unused. Not written in a scenario's `workload:` (its `path:` sets it), so not read
+    /// or written by serde.
+    #[serde(skip)]
+    pub key: Option<String>,
 }
 
 /// A workload that cannot be generated.
@@ -56,6 +62,9 @@ pub enum WorkloadError {
     /// The zipf exponent is out of range.
     #[error("key_dist zipf:{0}: expected an exponent ≥ 0, as in zipf:0.99")]
     ZipfTheta(f64),
+    /// A named key among others: a name is for the one key.
+    #[error("keys is {0} with a named key: expected 1")]
+    NamedKeys(u64),
 }
 
 impl KvWorkload {
@@ -72,6 +81,9 @@ impl KvWorkload {
         {
             return Err(WorkloadError::ZipfTheta(theta));
         }
+        if self.key.is_some() && self.keys != 1 {
+            return Err(WorkloadError::NamedKeys(self.keys));
+        }
         Ok(())
     }
 }
@@ -82,7 +94,8 @@ impl KvWorkload {
 /// Keys are stored back to back in one buffer, so that ten million keys are two
 /// allocations, not ten million, and a request borrows its key instead of copying it. Key
 /// `i` is the decimal `i`, zero-padded on the left to its drawn size (`0000000042`): unique,
-/// valid in every protocol, and recognisable in a server's logs.
+/// valid in every protocol, and recognisable in a server's logs. A named key
+/// ([`KvWorkload::key`]) is the one key instead.
 #[derive(Debug)]
 pub struct KeySpace {
     workload: KvWorkload,
@@ -110,7 +123,10 @@ impl KeySpace {
         for i in 0..workload.keys {
             // Float-to-int casts saturate, so any draw lands in range after the clamp.
             let size = (key_sizes.sample(&mut rng).round() as usize).clamp(digits, MAX_KEY_LEN);
-            push_padded_decimal(&mut arena, i, size);
+            match &workload.key {
+                Some(name) => arena.extend_from_slice(name.as_bytes()),
+                None => push_padded_decimal(&mut arena, i, size),
+            }
             ends.push(arena.len());
             let value_len = (value_sizes.sample(&mut rng).round() as usize).min(MAX_VALUE_LEN);
             value_lens.push(value_len as u32); // MAX_VALUE_LEN < u32::MAX

@@ -31,7 +31,7 @@ pub struct Cli {
 pub enum Command {
     /// Run a scenario through the self-correcting methodology: a tail percentile with its
     /// CI, or N/A and why (exit 0 converged, 3 N/A, 2 bad input, 1 error).
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// The embedded demo: a synthetic server and a local agent in this process, a sweep.
     Demo(DemoArgs),
     /// Check that agents can be deployed over SSH: copy vernier, start an agent, reach it

@@ -26,7 +26,7 @@ use crate::error::Error;
 /// Runs one invocation of `vernier`.
 pub fn run(cli: Cli) -> Result<ExitCode, Error> {
     match cli.command {
-        Command::Run(args) => run::run(args),
+        Command::Run(args) => run::run(*args),
         Command::Demo(args) => demo::run(args),
         Command::Deploy(args) => deploy::run(args),
         Command::Replay(args) => replay::run(args),

@@ -3,11 +3,13 @@
 //! [`Scenario`]). Every error names the file, the line, the field, the bad value and what
 //! is allowed.
 
+mod defaults;
 mod error;
 mod file;
 mod locate;
 mod overrides;
 mod plan;
+mod url;
 mod validate;
 
 #[cfg(test)]
@@ -24,8 +26,10 @@ use vernier_agent::sys::{TimestampMode, Transport};
 use vernier_protocols::{InterArrival, Protocol};
 use vernier_stats::Percentile;
 
-pub use error::ScenarioError;
-pub use overrides::Override;
+pub use error::{Location, ScenarioError};
+pub use overrides::{Override, load_value};
+pub use url::Flag;
+pub(crate) use validate::show;
 
 use error::Context;
 use file::File;
@@ -45,6 +49,9 @@ pub struct Scenario {
     pub protocol: Protocol,
     /// What is asked (the synthetic service time, a key-value workload, or echo).
     pub workload: Workload,
+    /// The workload is the default one of its protocol (the scenario named none): said
+    /// when the run starts, since it is what the result is of.
+    pub default_workload: bool,
     /// TCP or UDP.
     pub transport: Transport,
     /// Where load comes from.
@@ -149,6 +156,7 @@ impl Scenario {
             text,
             source,
             overrides,
+            flags: &[],
         };
         let mut document: Value = serde_yaml::from_str(text).map_err(|e| {
             let message = e.to_string();
@@ -194,6 +202,23 @@ impl Scenario {
         };
         let file = File::parse(&yaml, overrides.is_empty(), &context)?;
         validate::scenario(file, yaml, &context)
+    }
+
+    /// What a run says of its workload when it is its protocol's default, since the result
+    /// is of it; `None` when the scenario names its own.
+    pub fn default_workload_note(&self) -> Option<String> {
+        self.default_workload.then(|| match self.protocol {
+            Protocol::Http => format!(
+                "GET {} on every request, http's default (a file's path: or workload:, or a \
+                 URL's path, names another)",
+                defaults::HTTP_PATH
+            ),
+            _ => format!(
+                "the default key-value workload, {} (a file's workload:, or --keys, \
+                 --key-size, --value-size, --read-ratio, --key-dist with a URL, names another)",
+                defaults::KEY_VALUE
+            ),
+        })
     }
 
     /// Reads the scenario file at `path`, with `overrides` applied.

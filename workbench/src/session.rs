@@ -35,6 +35,10 @@ const LEASE: Duration = Duration::from_secs(3);
 /// How long a control call to a remote agent may take: a partitioned agent never answers,
 /// and the session must neither hang on it nor on stopping it.
 const CALL_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long a target may take to accept the connection that checks it before a run: a
+/// server on loopback or a lab network accepts within a millisecond, and the refusal of a
+/// target that does not comes within the few seconds a user waits for an error.
+const TARGET_CHECK: Duration = Duration::from_secs(1);
 
 /// How a session is run.
 #[derive(Debug, Clone, Default)]
@@ -198,6 +202,46 @@ impl Link {
             }
         }
     }
+}
+
+/// Refuses a run whose target nothing listens at, before anything starts: otherwise the
+/// session calibrates the latency budget first and the agents' workers fail one by one,
+/// each with its own message. Checked with a TCP connection from this host, for the targets
+/// of local agents over TCP: UDP has no connection to refuse, and remote agents reach
+/// their targets over their own networks. A bad input (exit 2), naming the address.
+pub fn check_targets(scenario: &Scenario) -> Result<(), Error> {
+    if scenario.transport != vernier_agent::sys::Transport::Tcp {
+        return Ok(());
+    }
+    let mut checked: Vec<&str> = Vec::new();
+    for (i, agent) in scenario.agents.iter().enumerate() {
+        let target = scenario.targets[i % scenario.targets.len()].as_str();
+        if !matches!(agent, AgentSpec::Local { .. }) || checked.contains(&target) {
+            continue;
+        }
+        checked.push(target);
+        let addr = resolve(target).map_err(|e| Error::Usage(e.to_string()))?;
+        if let Err(e) = std::net::TcpStream::connect_timeout(&addr, TARGET_CHECK) {
+            let what = match e.kind() {
+                std::io::ErrorKind::ConnectionRefused => {
+                    "nothing is listening there (connection refused)".to_owned()
+                }
+                std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => format!(
+                    "nothing accepted a connection within {} s",
+                    TARGET_CHECK.as_secs_f64()
+                ),
+                _ => format!("cannot connect: {e}"),
+            };
+            let resolved = match addr.to_string() == target {
+                true => String::new(),
+                false => format!(" ({addr})"),
+            };
+            return Err(Error::Usage(format!(
+                "target {target}{resolved}: {what}; start the server, or check the address"
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn resolve(target: &str) -> Result<SocketAddr, Error> {
@@ -783,7 +827,7 @@ fn join(cpus: &[usize]) -> String {
 /// cores instead would measure something else than the scenario says. One line naming
 /// both sets; a usage error (exit 2), before anything starts. An affinity that cannot be
 /// read (empty) refuses nothing: pinning then tells.
-fn check_affinity(scenario: &Scenario, allowed: &[usize]) -> Result<(), Error> {
+pub(crate) fn check_affinity(scenario: &Scenario, allowed: &[usize]) -> Result<(), Error> {
     let cpus = local_cpus(scenario);
     if allowed.is_empty() || cpus.iter().all(|c| allowed.contains(c)) {
         return Ok(());
@@ -1125,5 +1169,49 @@ mod tests {
             line,
             "host probes: a sleeping thread's wake-ups every 1ms on the coordinator's thread; not on the target's CPU 100000 (target_cpus), which this process may not use (it may use 0)"
         );
+    }
+
+    fn url_scenario(url: &str, extra: &[&str]) -> Scenario {
+        let load = crate::scenario::Flag {
+            name: "--load",
+            field: "load",
+            given: Some(("1k".into(), "1k".into())),
+        };
+        let sets: Vec<crate::scenario::Override> =
+            extra.iter().map(|s| s.parse().unwrap()).collect();
+        Scenario::from_url(url, &[load], &sets).unwrap()
+    }
+
+    #[test]
+    fn a_target_nothing_listens_at_is_refused_at_once_naming_it() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let url = format!("memcached://{addr}");
+        assert!(check_targets(&url_scenario(&url, &[])).is_ok());
+        drop(listener);
+        let started = Instant::now();
+        let e = check_targets(&url_scenario(&url, &[])).unwrap_err();
+        assert!(started.elapsed() < TARGET_CHECK, "{:?}", started.elapsed());
+        assert_eq!(e.exit_code(), std::process::ExitCode::from(2));
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "target {addr}: nothing is listening there (connection refused); start the \
+                 server, or check the address"
+            )
+        );
+        // A name is resolved, and said beside the address it resolved to.
+        let named = format!("memcached://localhost:{}", addr.port());
+        let e = check_targets(&url_scenario(&named, &[]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with(&format!("target localhost:{} (", addr.port())),
+            "{e}"
+        );
+        // UDP has no connection to refuse; a remote agent sees its own network.
+        assert!(check_targets(&url_scenario(&url, &["transport=udp"])).is_ok());
+        let remote = "agents=[{address: '127.0.0.1:5001'}]";
+        assert!(check_targets(&url_scenario(&url, &[remote])).is_ok());
     }
 }

@@ -113,6 +113,7 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
             value_size: "exp:200".parse().expect("a valid spec"),
             read_ratio: 0.9,
             key_dist: key_dist.parse().expect("a valid key distribution"),
+            key: None,
         })
     };
     let configure = |spec: vernier_agent::LoadSpec| {

@@ -14,6 +14,7 @@ fn small(key_dist: &str, read_ratio: f64) -> KvWorkload {
         value_size: "uniform:10:20".parse().unwrap(),
         read_ratio,
         key_dist: key_dist.parse().unwrap(),
+        key: None,
     }
 }
 
@@ -75,6 +76,39 @@ fn invalid_workloads_are_refused() {
         KeySpace::new(&w, 1).unwrap_err(),
         WorkloadError::ZipfTheta(-1.0)
     );
+    let mut w = small("uniform", 1.0);
+    w.key = Some("index.html".into());
+    assert_eq!(
+        KeySpace::new(&w, 1).unwrap_err().to_string(),
+        "keys is 100 with a named key: expected 1"
+    );
+}
+
+#[test]
+fn a_named_key_is_the_one_every_request_asks_for() {
+    let mut w = small("uniform", 1.0);
+    w.keys = 1;
+    for name in ["index.html", "api/v1/items?id=7", ""] {
+        w.key = Some(name.into());
+        let space = Arc::new(KeySpace::new(&w, 3).unwrap());
+        assert_eq!(space.len(), 1);
+        assert_eq!(space.key(0), Some(name.as_bytes()));
+        let mut generator = space.generator(9);
+        for _ in 0..10 {
+            assert_eq!(
+                generator.next_request(),
+                Request::Get {
+                    key: name.as_bytes()
+                }
+            );
+        }
+    }
+    // Not a field of the scenario's `workload:`: its `path:` names the key.
+    let error = serde_json::from_str::<KvWorkload>(
+        r#"{"keys": 1, "key_size": "fixed:3", "value_size": "fixed:2", "read_ratio": 1, "key": "x"}"#,
+    )
+    .unwrap_err();
+    assert!(error.to_string().contains("unknown field `key`"), "{error}");
 }
 
 #[test]

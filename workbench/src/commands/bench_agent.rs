@@ -463,6 +463,7 @@ fn memcached_capacity(
         value_size: vernier_protocols::Dist::fixed(64),
         read_ratio: 0.9,
         key_dist: Default::default(),
+        key: None,
     };
     let mut all = Vec::new();
     for connections in CAPACITY_CONNECTIONS {

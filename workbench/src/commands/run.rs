@@ -1,6 +1,8 @@
-//! `vernier run SCENARIO`: the methodology against real agents. `--headless`: progress
-//! lines on stderr, the result on stdout (JSON or a table), exit code = verdict (0
-//! converged or accepted, 3 N/A, 2 bad input, 1 error).
+//! `vernier run SCENARIO` or `vernier run URL`: the methodology against real agents.
+//! `--headless`: progress lines on stderr, the result on stdout (JSON or a table), exit
+//! code = verdict (0 converged or accepted, 3 N/A, 2 bad input, 1 error). A URL
+//! (`memcached://127.0.0.1:11211 --load 10k`) builds the scenario a file would, from the
+//! same defaults; `--print-scenario` prints it instead of running it.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -8,12 +10,13 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 use serde::Serialize;
+use serde_yaml::Value;
 use tokio::sync::mpsc;
 
 use super::print_json;
 use crate::coordinator::{Event, EventKind, Phase, PointResult, Verdict, probe_name};
 use crate::error::Error;
-use crate::scenario::{LoadPlan, Override, Scenario};
+use crate::scenario::{Flag, LoadPlan, Override, Scenario, load_value};
 use crate::session::{self, Outcome, SessionOptions, Update};
 use crate::tui;
 
@@ -22,8 +25,12 @@ pub const EXIT_NA: u8 = 3;
 
 /// Options of `vernier run`.
 #[derive(Debug, Args)]
+#[command(after_help = URL_HELP)]
 pub struct RunArgs {
-    /// The scenario (YAML).
+    /// The scenario (YAML), or the URL of a server to measure with the defaults a scenario
+    /// file gets: memcached://HOST:PORT, memcached-binary://, redis://, http://HOST:PORT/PATH,
+    /// synthetic:// (with --service), echo://.
+    #[arg(value_name = "SCENARIO|URL")]
     pub scenario: PathBuf,
     /// No terminal UI: progress on stderr, the result on stdout. Also what happens when
     /// stdin or stdout is not a terminal.
@@ -35,8 +42,9 @@ pub struct RunArgs {
     /// The run directory (default: runs/DATE-NAME).
     #[arg(long)]
     pub record: Option<PathBuf>,
-    /// Overrides the scenario's load (req/s).
-    #[arg(long)]
+    /// The load in req/s: a rate (10k), a list (5k,10k,20k), a step sweep (5k..50k/5k: from
+    /// 5k to 50k by 5k) or any YAML `load:` takes. With a file, it replaces the file's.
+    #[arg(long, value_name = "RATE")]
     pub load: Option<String>,
     /// Overrides any scenario field: `--set ci.width=5us` (repeatable).
     #[arg(long = "set", value_name = "FIELD=VALUE")]
@@ -56,6 +64,130 @@ pub struct RunArgs {
     /// Prometheus and dashboards (port 0 picks one; the address is said on stderr).
     #[arg(long, value_name = "ADDR")]
     pub metrics: Option<std::net::SocketAddr>,
+    /// Print the scenario as it would run (for a URL: commented YAML naming the defaults it
+    /// takes) and exit without running it: save it to a file to edit and run again.
+    #[arg(long)]
+    pub print_scenario: bool,
+    /// The fields a URL's scenario takes from flags.
+    #[command(flatten)]
+    pub url: UrlFlags,
+}
+
+/// What `vernier run --help` says after the options.
+const URL_HELP: &str = "\
+A URL measures a server with no file: its scheme is the protocol (memcached, memcached-binary, \
+redis, http, synthetic, echo; https is not supported), HOST:PORT the target, and an http \
+URL's path is what every request GETs (GET / when it has none, as wrk asks). The flags under \
+\"With a URL\" set the fields people change; every other field takes the default a scenario \
+file gets (scenarios/README.md). memcached and redis get the default key-value workload \
+(10,000 keys of 30 B, 200 B values, 90% reads, uniform), said when the run starts. Before \
+any load, with a URL or a file, vernier checks that something listens at the target.
+
+Examples:
+  vernier run memcached://127.0.0.1:11211 --load 10k
+  vernier run redis://127.0.0.1:6379 --load 5k,10k,20k --percentile 99.9 --width 10us
+  vernier run http://127.0.0.1:8080/index.html --load 2k..10k/2k --connections 32
+  vernier run synthetic://127.0.0.1:7000 --service exp:20us --load 20k --duration 1m
+  vernier run memcached://127.0.0.1:11211 --load 10k --print-scenario > my.yaml";
+
+/// The fields of `vernier run URL` that flags set. With a scenario file each is refused,
+/// naming the `--set` that does the same: the file is where its fields are written.
+#[derive(Debug, Default, Args)]
+#[command(next_help_heading = "With a URL")]
+pub struct UrlFlags {
+    /// The percentile whose CI is the answer [default: 99].
+    #[arg(long, value_name = "P")]
+    pub percentile: Option<f64>,
+    /// The widest acceptable CI: a duration (10us) or a share of the value (20%) [default:
+    /// 20%].
+    #[arg(long, value_name = "WIDTH")]
+    pub width: Option<String>,
+    /// Connections per agent [default: 16].
+    #[arg(long, value_name = "N")]
+    pub connections: Option<usize>,
+    /// Outstanding requests per connection [default: 1].
+    #[arg(long, value_name = "N")]
+    pub depth: Option<usize>,
+    /// Worker threads [default: 1].
+    #[arg(long, value_name = "N")]
+    pub workers: Option<usize>,
+    /// Cores to pin the workers to, one per worker (1,2) [default: not pinned].
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub cpus: Option<Vec<usize>>,
+    /// The most time a load point may take, warm-up included, before it is N/A [default:
+    /// 5m].
+    #[arg(long, value_name = "DURATION")]
+    pub duration: Option<String>,
+    /// synthetic:// only: the service time each request asks for (exp:20us, fixed:5us).
+    #[arg(long, value_name = "DIST")]
+    pub service: Option<String>,
+    /// Key-value workload: how many keys [default: 10000].
+    #[arg(long, value_name = "N")]
+    pub keys: Option<u64>,
+    /// Key-value workload: the keys' size in bytes (fixed:30, uniform:10:100) [default:
+    /// fixed:30].
+    #[arg(long, value_name = "DIST")]
+    pub key_size: Option<String>,
+    /// Key-value workload: the values' size in bytes [default: fixed:200].
+    #[arg(long, value_name = "DIST")]
+    pub value_size: Option<String>,
+    /// Key-value workload: the share of requests that are reads [default: 0.9].
+    #[arg(long, value_name = "SHARE")]
+    pub read_ratio: Option<f64>,
+    /// Key-value workload: how keys are chosen (uniform, round-robin, zipf:0.99) [default:
+    /// uniform].
+    #[arg(long, value_name = "DIST")]
+    pub key_dist: Option<String>,
+}
+
+impl UrlFlags {
+    /// Each flag and the field it sets, given or not (a flag not given still names the
+    /// field in errors), in the order the scenario writes them; `--load` is `RunArgs`'.
+    fn flags(&self, load: Option<&str>) -> Vec<Flag> {
+        let text = |v: &Option<String>| v.as_ref().map(|t| (t.clone(), Value::from(t.as_str())));
+        let number = |v: Option<f64>| v.map(|n| (n.to_string(), Value::from(n)));
+        let count = |v: Option<u64>| v.map(|n| (n.to_string(), Value::from(n)));
+        let cpus = self.cpus.as_ref().map(|cpus| {
+            let typed: Vec<String> = cpus.iter().map(ToString::to_string).collect();
+            let list = cpus.iter().map(|&c| Value::from(c as u64)).collect();
+            (typed.join(","), Value::Sequence(list))
+        });
+        let size = |v: Option<usize>| count(v.map(|n| n as u64));
+        let flag = |name, field, given| Flag { name, field, given };
+        vec![
+            flag("--service", "service", text(&self.service)),
+            flag("--keys", "workload.keys", count(self.keys)),
+            flag("--key-size", "workload.key_size", text(&self.key_size)),
+            flag(
+                "--value-size",
+                "workload.value_size",
+                text(&self.value_size),
+            ),
+            flag(
+                "--read-ratio",
+                "workload.read_ratio",
+                number(self.read_ratio),
+            ),
+            flag("--key-dist", "workload.key_dist", text(&self.key_dist)),
+            flag("--workers", "workers", size(self.workers)),
+            flag("--cpus", "cpus", cpus),
+            flag("--connections", "connections", size(self.connections)),
+            flag("--depth", "depth", size(self.depth)),
+            flag(
+                "--load",
+                "load",
+                load.map(|l| (l.to_owned(), load_value(l))),
+            ),
+            flag("--percentile", "ci.percentile", number(self.percentile)),
+            flag("--width", "ci.width", text(&self.width)),
+            flag("--duration", "limits.max_duration", text(&self.duration)),
+        ]
+    }
+}
+
+/// Whether `vernier run`'s argument is a URL rather than a scenario file's path.
+fn is_url(scenario: &std::path::Path) -> bool {
+    scenario.to_str().is_some_and(|s| s.contains("://"))
 }
 
 /// How the result is printed.
@@ -67,13 +199,13 @@ pub enum Output {
     Table,
 }
 
-/// Parses `--load` and `--set` into overrides.
+/// Parses `--load` and `--set` into overrides of a file.
 pub(crate) fn overrides(load: Option<&str>, set: &[String]) -> Result<Vec<Override>, Error> {
     let mut all = Vec::new();
     if let Some(load) = load {
         all.push(Override {
             path: "load".into(),
-            value: load.to_string(),
+            value: crate::scenario::show(&load_value(load)),
         });
     }
     for s in set {
@@ -84,8 +216,18 @@ pub(crate) fn overrides(load: Option<&str>, set: &[String]) -> Result<Vec<Overri
 
 /// Runs `vernier run`.
 pub fn run(args: RunArgs) -> Result<ExitCode, Error> {
-    let overrides = overrides(args.load.as_deref(), &args.set)?;
-    let scenario = Scenario::load(&args.scenario, &overrides)?;
+    let scenario = scenario(&args)?;
+    if args.print_scenario {
+        super::print(scenario.yaml.as_bytes())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    // What the scenario asks of this machine before what it asks of the network: workers
+    // pinned outside the process's affinity, then a target nothing listens at.
+    session::check_affinity(&scenario, &vernier_agent::sys::available_cpus())?;
+    session::check_targets(&scenario)?;
+    if let Some(note) = scenario.default_workload_note() {
+        eprintln!("vernier: workload: {note}");
+    }
     let options = SessionOptions {
         record: args.record.clone(),
         tls_ca: args.tls_ca.clone(),
@@ -94,6 +236,45 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Error> {
     let outcome = run_session(&scenario, &options, args.headless, args.quiet)?;
     print_outcome(&scenario, &outcome, args.output, args.pretty)?;
     exit_code(&outcome)
+}
+
+/// The scenario `args` name: a file's, with `--load` and `--set` applied, or a URL's, built
+/// from its flags. A URL's flag given with a file is refused: the file is where its fields
+/// are written, and `--set` changes one for a run.
+fn scenario(args: &RunArgs) -> Result<Scenario, Error> {
+    let flags = args.url.flags(args.load.as_deref());
+    if is_url(&args.scenario) {
+        let sets = overrides(None, &args.set)?;
+        let url = args.scenario.to_string_lossy();
+        return Ok(Scenario::from_url(&url, &flags, &sets)?);
+    }
+    if let Some(flag) = flags
+        .iter()
+        .find(|f| f.given.is_some() && f.name != "--load")
+    {
+        let value = flag.given.as_ref().map(|(_, v)| crate::scenario::show(v));
+        return Err(Error::Usage(format!(
+            "{} sets {} of a URL's scenario; {} is a file: write {} in it, or give --set '{}={}'",
+            flag.name,
+            flag.field,
+            args.scenario.display(),
+            flag.field,
+            flag.field,
+            value.unwrap_or_default().trim()
+        )));
+    }
+    let overrides = overrides(args.load.as_deref(), &args.set)?;
+    // `vernier run 127.0.0.1:11211` meant a server, not a file.
+    let extension = args.scenario.extension().and_then(|e| e.to_str());
+    if !args.scenario.exists() && !matches!(extension, Some("yaml" | "yml")) {
+        return Err(Error::Usage(format!(
+            "{}: no such scenario file; a server is measured by its URL, as in \
+             memcached://{}",
+            args.scenario.display(),
+            args.scenario.display()
+        )));
+    }
+    Ok(Scenario::load(&args.scenario, &overrides)?)
 }
 
 /// Runs a scenario in the dashboard, or headless when asked or when there is no terminal.
@@ -418,8 +599,132 @@ fn verdict_line(r: &PointResult) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use super::*;
     use crate::coordinator::{PercentileResult, SchedulePercentile};
+
+    /// `vernier run ARGS` as parsed.
+    fn args(line: &[&str]) -> RunArgs {
+        let cli =
+            <crate::Cli as clap::Parser>::try_parse_from(["vernier", "run"].iter().chain(line))
+                .unwrap_or_else(|e| panic!("{line:?}: {e}"));
+        match cli.command {
+            crate::Command::Run(args) => *args,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn every_url_flag_sets_the_field_it_names() {
+        let s = scenario(&args(&[
+            "redis://127.0.0.1:6379",
+            "--load",
+            "1k,2k",
+            "--percentile",
+            "99.5",
+            "--width",
+            "5us",
+            "--connections",
+            "4",
+            "--depth",
+            "2",
+            "--workers",
+            "2",
+            "--cpus",
+            "0,1",
+            "--duration",
+            "30s",
+            "--keys",
+            "100",
+            "--key-size",
+            "fixed:8",
+            "--value-size",
+            "fixed:16",
+            "--read-ratio",
+            "0.5",
+            "--key-dist",
+            "round-robin",
+        ]))
+        .unwrap();
+        assert_eq!(s.load, LoadPlan::Sweep(vec![1000.0, 2000.0]));
+        assert_eq!(s.ci.percentile.percent(), 99.5);
+        assert_eq!(s.ci.width.to_string(), "5 µs");
+        assert_eq!(
+            (s.connections, s.depth, s.workers, s.cpus.as_slice()),
+            (4, 2, 2, &[0, 1][..])
+        );
+        assert_eq!(s.limits.max_duration, std::time::Duration::from_secs(30));
+        let vernier_agent::Workload::KeyValue(kv) = &s.workload else {
+            panic!("{:?}", s.workload)
+        };
+        assert_eq!(
+            (
+                kv.keys,
+                kv.key_size.to_string(),
+                kv.value_size.to_string(),
+                kv.read_ratio,
+                kv.key_dist
+            ),
+            (
+                100,
+                "fixed:8".into(),
+                "fixed:16".into(),
+                0.5,
+                vernier_protocols::KeyDist::RoundRobin
+            )
+        );
+        let s = scenario(&args(&[
+            "synthetic://127.0.0.1:7000",
+            "--load",
+            "1k",
+            "--service",
+            "fixed:5us",
+        ]))
+        .unwrap();
+        assert!(matches!(
+            s.workload,
+            vernier_agent::Workload::Synthetic { .. }
+        ));
+    }
+
+    #[test]
+    fn a_url_flag_with_a_file_is_refused_naming_the_set_that_does_the_same() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/memcached-10k.yaml");
+        let file = path.to_str().unwrap();
+        let error = |extra: &[&str]| {
+            let line: Vec<&str> = [file].iter().chain(extra).copied().collect();
+            let e = scenario(&args(&line)).unwrap_err();
+            assert_eq!(e.exit_code(), ExitCode::from(2));
+            e.to_string()
+        };
+        assert_eq!(
+            error(&["--width", "10%"]),
+            format!(
+                "--width sets ci.width of a URL's scenario; {file} is a file: write ci.width \
+                 in it, or give --set 'ci.width=10%'"
+            )
+        );
+        assert_eq!(
+            error(&["--load", "5k", "--cpus", "2,3"]),
+            format!(
+                "--cpus sets cpus of a URL's scenario; {file} is a file: write cpus in it, or \
+                 give --set 'cpus=[2,3]'"
+            )
+        );
+        // --load and --set are a file's too.
+        let s = scenario(&args(&[file, "--load", "5k,10k", "--set", "connections=8"])).unwrap();
+        assert_eq!(s.load, LoadPlan::Sweep(vec![5000.0, 10_000.0]));
+        assert_eq!(s.connections, 8);
+        // An address where a file was expected: the URL it meant.
+        assert_eq!(
+            scenario(&args(&["127.0.0.1:11211"]))
+                .unwrap_err()
+                .to_string(),
+            "127.0.0.1:11211: no such scenario file; a server is measured by its URL, as in \
+             memcached://127.0.0.1:11211"
+        );
+    }
 
     fn point(rate: f64, from_schedule: Vec<SchedulePercentile>) -> PointResult {
         let percentiles = [(50.0, 12.3), (99.0, 45.1)]

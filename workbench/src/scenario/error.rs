@@ -6,13 +6,14 @@ use std::path::{Path, PathBuf};
 
 use super::locate;
 use super::overrides::{Override, segments};
+use super::url::Flag;
 
 /// A scenario that cannot be read or run.
 ///
 /// Displayed as `scenarios/x.yaml:12: ci.width: "0us": expected a positive duration, as in
-/// 10us`; a value that came from an override names it instead of a line
-/// (`--set ci.width: "abc": ...`). Every variant is the user's input to fix, so a command
-/// maps all of them to its bad-input exit code.
+/// 10us`; a value that came from an override or a flag names it instead of a line
+/// (`--set ci.width: "abc": ...`, `--width ci.width: "abc": ...`). Every variant is the
+/// user's input to fix, so a command maps all of them to its bad-input exit code.
 #[derive(Debug, thiserror::Error)]
 pub enum ScenarioError {
     /// The scenario file could not be read.
@@ -24,7 +25,7 @@ pub enum ScenarioError {
         source: std::io::Error,
     },
     /// The text is not YAML, or not a mapping of fields.
-    #[error("{}{message}", Where { path: path.as_deref(), line: *line, by_override: false })]
+    #[error("{}{message}", Where { path: path.as_deref(), at: line.map(Location::Line) })]
     Syntax {
         /// The file, if the scenario came from one.
         path: Option<PathBuf>,
@@ -36,17 +37,15 @@ pub enum ScenarioError {
     /// A field is missing, unknown, or has a value that is not allowed.
     #[error(
         "{}{field}: {}{expected}",
-        Where { path: path.as_deref(), line: *line, by_override: *by_override },
+        Where { path: path.as_deref(), at: *at },
         value.as_ref().map(|v| format!("{v:?}: ")).unwrap_or_default()
     )]
     Invalid {
         /// The file, if the scenario came from one.
         path: Option<PathBuf>,
-        /// The 1-based line of the field (or of the nearest enclosing field written on a
-        /// line of its own), if it is in the file.
-        line: Option<usize>,
-        /// The value came from an override (`--set`, `--load`), not the file.
-        by_override: bool,
+        /// Its line in the file, or the option that gave it; `None` when neither is known
+        /// (a missing field of a file, a field of a built-in scenario).
+        at: Option<Location>,
         /// The dotted path of the field, as in `ci.width` or `load[1]`.
         field: String,
         /// The value given, if there was one.
@@ -62,6 +61,14 @@ pub enum ScenarioError {
         /// What is allowed instead.
         expected: String,
     },
+    /// A URL (`vernier run URL`) that names no server vernier can measure.
+    #[error("{url}: {expected}")]
+    Url {
+        /// The URL as given.
+        url: String,
+        /// What is wrong and what is allowed instead.
+        expected: String,
+    },
 }
 
 impl ScenarioError {
@@ -72,42 +79,57 @@ impl ScenarioError {
             ScenarioError::Syntax { path, .. } | ScenarioError::Invalid { path, .. } => {
                 path.as_deref()
             }
-            ScenarioError::Override { .. } => None,
+            ScenarioError::Override { .. } | ScenarioError::Url { .. } => None,
         }
     }
 
     /// The 1-based line of the error in the file, where it has one.
     pub fn line(&self) -> Option<usize> {
         match self {
-            ScenarioError::Syntax { line, .. } | ScenarioError::Invalid { line, .. } => *line,
-            ScenarioError::Io { .. } | ScenarioError::Override { .. } => None,
+            ScenarioError::Syntax { line, .. } => *line,
+            ScenarioError::Invalid { at, .. } => match at {
+                Some(Location::Line(line)) => Some(*line),
+                _ => None,
+            },
+            ScenarioError::Io { .. }
+            | ScenarioError::Override { .. }
+            | ScenarioError::Url { .. } => None,
         }
     }
 }
 
-/// The prefix saying where an error is: `file:line: `, `file: `, `line 3: ` or `--set `.
+/// Where a field's value is, for its error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Location {
+    /// The 1-based line of the field in the file (or of the nearest enclosing field
+    /// written on a line of its own).
+    Line(usize),
+    /// The option that gave it: `--set`, or a flag of `vernier run URL` such as `--width`
+    /// (which also takes the blame for a default it could have replaced).
+    Option(&'static str),
+}
+
+/// The prefix saying where an error is: `file:line: `, `file: `, `line 3: `, `--set ` or
+/// a flag (`--width `).
 struct Where<'a> {
     path: Option<&'a Path>,
-    line: Option<usize>,
-    by_override: bool,
+    at: Option<Location>,
 }
 
 impl fmt::Display for Where<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.by_override {
-            return f.write_str("--set ");
-        }
-        match (self.path, self.line) {
-            (Some(path), Some(line)) => write!(f, "{}:{line}: ", path.display()),
+        match (self.path, self.at) {
+            (_, Some(Location::Option(option))) => write!(f, "{option} "),
+            (Some(path), Some(Location::Line(line))) => write!(f, "{}:{line}: ", path.display()),
             (Some(path), None) => write!(f, "{}: ", path.display()),
-            (None, Some(line)) => write!(f, "line {line}: "),
+            (None, Some(Location::Line(line))) => write!(f, "line {line}: "),
             (None, None) => Ok(()),
         }
     }
 }
 
 /// What an error needs to say where a field is: the text to find its line in, the file's
-/// name, and the overrides that may have set it.
+/// name, and the overrides and flags that may have set it.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Context<'a> {
     /// The scenario as written, before overrides (its lines are the user's).
@@ -116,6 +138,10 @@ pub(crate) struct Context<'a> {
     pub source: Option<&'a Path>,
     /// The overrides applied to it.
     pub overrides: &'a [Override],
+    /// The flags of `vernier run URL`, given or not: a field one of them sets is theirs to
+    /// fix, even when the value at fault is its default (`--connections` for 16
+    /// connections among 32 workers).
+    pub flags: &'a [Flag],
 }
 
 impl Context<'_> {
@@ -138,16 +164,15 @@ impl Context<'_> {
         value: Option<String>,
         expected: impl Into<String>,
     ) -> ScenarioError {
-        let by_override = self.set_by_override(field);
-        let line = match line {
-            _ if by_override => None,
-            Some(line) => Some(line),
-            None => locate::line_of(self.text, field),
+        let at = match self.set_by(field) {
+            Some(option) => Some(Location::Option(option)),
+            None => line
+                .or_else(|| locate::line_of(self.text, field))
+                .map(Location::Line),
         };
         ScenarioError::Invalid {
             path: self.source.map(Path::to_path_buf),
-            line,
-            by_override,
+            at,
             field: field.to_owned(),
             value,
             expected: expected.into(),
@@ -169,12 +194,17 @@ impl Context<'_> {
         self.invalid(field, None, format!("missing: expected {what}"))
     }
 
-    /// A field whose value an override gave (or replaced a parent or a child of).
-    fn set_by_override(&self, field: &str) -> bool {
+    /// The option that gave a field its value (or replaced a parent or a child of it): an
+    /// override, else a flag that sets it.
+    fn set_by(&self, field: &str) -> Option<&'static str> {
         let field = segments(field);
-        self.overrides.iter().any(|o| {
-            let set = segments(&o.path);
+        let sets = |path: &str| {
+            let set = segments(path);
             set.starts_with(&field) || field.starts_with(&set)
-        })
+        };
+        if self.overrides.iter().any(|o| sets(&o.path)) {
+            return Some("--set");
+        }
+        self.flags.iter().find(|f| sets(f.field)).map(|f| f.name)
     }
 }

@@ -22,6 +22,7 @@ pub(crate) struct File {
     pub protocol: Option<String>,
     pub service: Option<String>,
     pub workload: Option<KvWorkload>,
+    pub path: Option<String>,
     pub transport: Option<String>,
     pub agents: Option<Value>,
     pub workers: Option<usize>,
@@ -234,6 +235,7 @@ mod tests {
             text: yaml,
             source: Some(std::path::Path::new("s.yaml")),
             overrides: &[],
+            flags: &[],
         };
         File::parse(yaml, true, &context).unwrap_err().to_string()
     }

@@ -63,44 +63,76 @@ impl Override {
     /// mistake.
     pub(crate) fn apply(&self, document: &mut Value) -> Result<(), ScenarioError> {
         let value = self.yaml_value()?;
-        let fail = |expected: String| ScenarioError::Override {
+        set(document, &self.path, value).map_err(|expected| ScenarioError::Override {
             text: format!("{}={}", self.path, self.value),
             expected,
-        };
-        let keys: Vec<&str> = self.path.split('.').collect();
-        let mut node = document;
-        for (depth, key) in keys.iter().enumerate() {
-            if node.is_null() {
-                *node = Value::Mapping(Mapping::new());
-            }
-            let here = keys[..depth].join(".");
-            node = match node {
-                Value::Mapping(map) => map
-                    .entry(Value::String((*key).to_owned()))
-                    .or_insert(Value::Null),
-                Value::Sequence(items) => {
-                    let count = items.len();
-                    match key.parse::<usize>().ok().and_then(|i| items.get_mut(i)) {
-                        Some(item) => item,
-                        None => {
-                            return Err(fail(format!(
-                                "{here} is a list of {count}: expected an index from 0 to {}",
-                                count.saturating_sub(1)
-                            )));
-                        }
+        })
+    }
+}
+
+/// Sets the field at the dotted `path` in `document` to `value`, creating the maps on the
+/// way and passing through lists by index; what was expected instead when the path goes
+/// through a scalar or past a list's end.
+pub(crate) fn set(document: &mut Value, path: &str, value: Value) -> Result<(), String> {
+    let keys: Vec<&str> = path.split('.').collect();
+    let mut node = document;
+    for (depth, key) in keys.iter().enumerate() {
+        if node.is_null() {
+            *node = Value::Mapping(Mapping::new());
+        }
+        let here = keys[..depth].join(".");
+        node = match node {
+            Value::Mapping(map) => map
+                .entry(Value::String((*key).to_owned()))
+                .or_insert(Value::Null),
+            Value::Sequence(items) => {
+                let count = items.len();
+                match key.parse::<usize>().ok().and_then(|i| items.get_mut(i)) {
+                    Some(item) => item,
+                    None => {
+                        return Err(format!(
+                            "{here} is a list of {count}: expected an index from 0 to {}",
+                            count.saturating_sub(1)
+                        ));
                     }
                 }
-                other => {
-                    return Err(fail(format!(
-                        "{here} is {}, not a map of fields: set {here} itself instead",
-                        super::validate::show(other)
-                    )));
-                }
-            };
-        }
-        *node = value;
-        Ok(())
+            }
+            other => {
+                return Err(format!(
+                    "{here} is {}, not a map of fields: set {here} itself instead",
+                    super::validate::show(other)
+                ));
+            }
+        };
     }
+    *node = value;
+    Ok(())
+}
+
+/// `--load`'s text as the YAML value of `load:`: `5k,10k,20k` a list, `5k..50k/5k` a step
+/// sweep (from 5k to 50k by 5k), anything else YAML as written (`20000`, `10k`,
+/// `[1000, 2000]`, `{slo: {below: 1ms, to: 50k}}`), or the text itself where it is not
+/// YAML, for validation to say what a load may be.
+pub fn load_value(text: &str) -> Value {
+    let text = text.trim();
+    if !text.starts_with(['[', '{']) {
+        if let Some((from, rest)) = text.split_once("..") {
+            let (to, by) = rest.split_once('/').unwrap_or((rest, ""));
+            let mut step = Mapping::new();
+            for (key, value) in [("from", from), ("to", to), ("by", by)] {
+                if !value.trim().is_empty() {
+                    step.insert(key.into(), value.trim().into());
+                }
+            }
+            let mut plan = Mapping::new();
+            plan.insert("step".into(), Value::Mapping(step));
+            return Value::Mapping(plan);
+        }
+        if text.contains(',') {
+            return Value::Sequence(text.split(',').map(|r| r.trim().into()).collect());
+        }
+    }
+    serde_yaml::from_str(text).unwrap_or_else(|_| text.into())
 }
 
 /// A field path's parts, with list indices as parts of their own: `agents[1].kind` and

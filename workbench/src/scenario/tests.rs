@@ -239,6 +239,87 @@ fn unstated_fields_take_their_defaults() {
 }
 
 #[test]
+fn key_value_protocols_without_a_workload_take_the_default() {
+    for protocol in ["memcached", "memcached-binary", "redis"] {
+        let s = valid(
+            &edit(
+                MINIMAL,
+                &format!("-protocol: synthetic\n-service: exp:20us\nprotocol: {protocol}\n"),
+            ),
+            &[],
+        );
+        assert_eq!(
+            s.workload,
+            Workload::KeyValue(defaults::key_value()),
+            "{protocol}"
+        );
+        assert!(s.default_workload);
+        assert_eq!(
+            s.default_workload_note().unwrap(),
+            "the default key-value workload, {keys: 10000, key_size: fixed:30, value_size: \
+             fixed:200, read_ratio: 0.9} (a file's workload:, or --keys, --key-size, \
+             --value-size, --read-ratio, --key-dist with a URL, names another)"
+        );
+    }
+    // HTTP asks GET / (wrk's default), or the one path named.
+    let http = |path: &str| {
+        valid(
+            &edit(
+                MINIMAL,
+                &format!("-protocol: synthetic\n-service: exp:20us\nprotocol: http\n{path}"),
+            ),
+            &[],
+        )
+    };
+    let s = http("");
+    assert_eq!(s.workload, Workload::KeyValue(defaults::http_path("")));
+    assert!(
+        s.default_workload_note()
+            .unwrap()
+            .starts_with("GET / on every request")
+    );
+    let s = http("path: /api/items?id=7\n");
+    assert_eq!(
+        s.workload,
+        Workload::KeyValue(defaults::http_path("api/items?id=7"))
+    );
+    assert!(!s.default_workload);
+    // A workload named is no default; synthetic and echo have none to take.
+    let s = valid(
+        &edit(
+            MINIMAL,
+            "-protocol: synthetic\n-service: exp:20us\nprotocol: redis\nworkload: {keys: 5, \
+             key_size: fixed:8, value_size: fixed:8, read_ratio: 1}\n",
+        ),
+        &[],
+    );
+    assert!(!s.default_workload && s.default_workload_note().is_none());
+    assert!(!valid(MINIMAL, &[]).default_workload);
+}
+
+#[test]
+fn the_answer_wanted_defaults_to_p99_within_20_percent() {
+    let without = |change: &str| valid(&edit(MINIMAL, change), &[]).ci;
+    let p99_20 = CiTarget {
+        percentile: vernier_stats::Percentile::P99,
+        width: CiWidth::Relative(0.2),
+        confidence: 0.95,
+    };
+    assert_eq!(without("-ci: {percentile: 99, width: 10us}"), p99_20);
+    assert_eq!(
+        without("-ci: {percentile: 99, width: 10us}\nci: {percentile: 99.9}\n"),
+        CiTarget {
+            percentile: vernier_stats::Percentile::P99_9,
+            ..p99_20
+        }
+    );
+    assert_eq!(
+        without("-ci: {percentile: 99, width: 10us}\nci: {width: 5us}\n").width,
+        CiWidth::Absolute(Duration::from_micros(5))
+    );
+}
+
+#[test]
 fn stated_fields_are_typed() {
     let s = valid(
         "name: full
@@ -514,7 +595,7 @@ fn invalid_scenarios_say_where_and_what() {
             "unknown top-level field",
             "targets: 127.0.0.1:7001\n",
             "bad.yaml:7: targets: unknown field; expected one of name, target, protocol, \
-             service, workload, transport, agents, workers, cpus, target_cpus, connections, depth, \
+             service, workload, path, transport, agents, workers, cpus, target_cpus, connections, depth, \
              interarrival, load, ci, percentiles, timestamps, interface, poll, halt_poll, limits, \
              sampling, warmup, alpha, timeout, seed, on_agent_loss, interarrival_check, method, \
              replications, budget",
@@ -586,10 +667,29 @@ fn invalid_scenarios_say_where_and_what() {
              name: memcached-zipf",
         ),
         (
-            "missing ci width, at the line of ci",
-            "-ci: {percentile: 99, width: 10us}\nci:\n  percentile: 99\n",
-            "bad.yaml:6: ci.width: missing: expected the widest acceptable interval, a \
-             duration such as 10us or a share of the value such as 20%",
+            "a path for a protocol other than http",
+            "path: /index.html\n",
+            "bad.yaml:7: path: \"/index.html\": expected no path: only http asks for one, not \
+             synthetic",
+        ),
+        (
+            "a path and a workload",
+            "-protocol: synthetic\n-service: exp:20us\nprotocol: http\npath: /x\nworkload: \
+             {keys: 10, key_size: fixed:8, value_size: fixed:8, read_ratio: 1}\n",
+            "bad.yaml:6: path: \"/x\": expected no path with workload: a path is the one request \
+             target, where workload: draws keys; keep one of them",
+        ),
+        (
+            "a path without its slash",
+            "-protocol: synthetic\n-service: exp:20us\nprotocol: http\npath: index.html\n",
+            "bad.yaml:6: path: \"index.html\": expected a request target starting with /, as in \
+             /index.html",
+        ),
+        (
+            "a path http cannot send",
+            "-protocol: synthetic\n-service: exp:20us\nprotocol: http\npath: /a b\n",
+            "bad.yaml:6: path: \"/a b\": expected a path http can send: http cannot send the key \
+             \"a b\": a request target holds only visible ASCII (percent-encode the rest)",
         ),
         (
             "negative rate",
@@ -672,12 +772,6 @@ fn invalid_scenarios_say_where_and_what() {
             "-protocol: synthetic\nprotocol: memcached\n",
             "bad.yaml:3: service: \"exp:20us\": expected no service time: only the synthetic \
              protocol carries one; a memcached server's is its own",
-        ),
-        (
-            "workload missing for redis",
-            "-protocol: synthetic\n-service: exp:20us\nprotocol: redis\n",
-            "bad.yaml: workload: missing: expected the key-value workload redis carries, as in \
-             workload: {keys: 10000, key_size: fixed:30, value_size: fixed:200, read_ratio: 0.9}",
         ),
         (
             "workload given for synthetic",

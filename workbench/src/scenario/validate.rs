@@ -9,10 +9,11 @@ use serde_yaml::Value;
 use vernier_agent::sys::{TimestampMode, Transport};
 use vernier_agent::{AgentKind, ConfigError, PollMode, Workload};
 use vernier_protocols::{
-    Dist, InterArrival, KvWorkload, Protocol, SpecError, WorkloadError, duration_from_spec,
+    Dist, InterArrival, KvWorkload, Protocol, Request, SpecError, WorkloadError, duration_from_spec,
 };
 use vernier_stats::Percentile;
 
+use super::defaults;
 use super::error::Context;
 use super::file::{CiFile, File, ReplicationsFile};
 use super::plan;
@@ -20,14 +21,6 @@ use super::{
     CiTarget, CiWidth, Limits, LoadPlan, Method, OnAgentLoss, Replications, Sampling, Scenario,
     ScenarioError, Warmup,
 };
-
-/// Reported besides the target percentile when the scenario does not say.
-const DEFAULT_PERCENTILES: [Percentile; 4] = [
-    Percentile::P50,
-    Percentile::P90,
-    Percentile::P99,
-    Percentile::P99_9,
-];
 
 /// Checks `file`, read from the text `yaml`, and types its values.
 pub(crate) fn scenario(
@@ -47,14 +40,17 @@ pub(crate) fn scenario(
     let protocol: Protocol = protocol_text
         .parse()
         .map_err(|e: SpecError| context.bad("protocol", &protocol_text, e.expected()))?;
-    let workload = workload(context, protocol, file.service, file.workload)?;
+    let (workload, default_workload) =
+        workload(context, protocol, file.service, file.workload, file.path)?;
     let transport = match file.transport.as_deref().unwrap_or("tcp") {
         "tcp" => Transport::Tcp,
         "udp" => Transport::Udp,
         other => return Err(context.bad("transport", other, "expected tcp or udp")),
     };
     let agents = plan::agents(context, file.agents.as_ref())?;
-    let interarrival_text = file.interarrival.unwrap_or_else(|| "exp".into());
+    let interarrival_text = file
+        .interarrival
+        .unwrap_or_else(|| defaults::INTERARRIVAL.into());
     let interarrival: InterArrival = interarrival_text
         .parse()
         .map_err(|e: SpecError| context.bad("interarrival", &interarrival_text, e.expected()))?;
@@ -70,13 +66,18 @@ pub(crate) fn scenario(
     };
 
     let limits = file.limits.unwrap_or_default();
-    let max_tries = limits.max_tries.unwrap_or(10);
+    let max_tries = limits.max_tries.unwrap_or(defaults::MAX_TRIES);
     if max_tries == 0 {
         return Err(context.bad("limits.max_tries", 0, "expected at least 1, as in 10"));
     }
     let limits = Limits {
         max_tries,
-        max_duration: duration_or(context, "limits.max_duration", limits.max_duration, "5m")?,
+        max_duration: duration_or(
+            context,
+            "limits.max_duration",
+            limits.max_duration,
+            defaults::MAX_DURATION,
+        )?,
     };
     let sampling = sampling(context, file.sampling.unwrap_or_default())?;
     let warmup = warmup(context, file.warmup.unwrap_or_default())?;
@@ -88,7 +89,7 @@ pub(crate) fn scenario(
             "expected a significance level above 0 and at most 0.5, as in 0.05",
         ));
     }
-    let timeout = duration_or(context, "timeout", file.timeout, "1s")?;
+    let timeout = duration_or(context, "timeout", file.timeout, defaults::TIMEOUT)?;
     let halt_poll = file
         .halt_poll
         .map(|text| duration(context, "halt_poll", &text, "200us"))
@@ -134,13 +135,14 @@ pub(crate) fn scenario(
         targets,
         protocol,
         workload,
+        default_workload,
         transport,
         agents,
-        workers: file.workers.unwrap_or(1),
+        workers: file.workers.unwrap_or(defaults::WORKERS),
         cpus: file.cpus.unwrap_or_default(),
         target_cpus: file.target_cpus.unwrap_or_default(),
-        connections: file.connections.unwrap_or(16),
-        depth: file.depth.unwrap_or(1),
+        connections: file.connections.unwrap_or(defaults::CONNECTIONS),
+        depth: file.depth.unwrap_or(defaults::DEPTH),
         interarrival,
         load,
         ci,
@@ -154,7 +156,7 @@ pub(crate) fn scenario(
         warmup,
         alpha,
         timeout,
-        seed: file.seed.unwrap_or(1),
+        seed: file.seed.unwrap_or(defaults::SEED),
         on_agent_loss,
         replications,
         budget_probe,
@@ -196,14 +198,18 @@ fn name(context: &Context<'_>, name: Option<String>) -> Result<String, ScenarioE
 }
 
 /// The workload the protocol carries: a service time for synthetic, a key-value workload
-/// for memcached, Redis and HTTP, nothing for echo. A field the protocol would ignore is an
-/// error, since whoever wrote it expected it to matter.
+/// for memcached, Redis and HTTP (or, for HTTP, the one path every request asks for),
+/// nothing for echo; and whether it is the default one ([`defaults::KEY_VALUE`],
+/// [`defaults::HTTP_PATH`]), taken when a key-value protocol's scenario names none. A
+/// field the protocol would ignore is an error, since whoever wrote it expected it to
+/// matter.
 fn workload(
     context: &Context<'_>,
     protocol: Protocol,
     service: Option<String>,
     kv: Option<KvWorkload>,
-) -> Result<Workload, ScenarioError> {
+    path: Option<String>,
+) -> Result<(Workload, bool), ScenarioError> {
     let refuse_service = |service: &str| {
         context.bad(
             "service",
@@ -226,6 +232,18 @@ fn workload(
             ),
         )
     };
+    if let Some(path) = &path
+        && protocol != Protocol::Http
+    {
+        return Err(context.bad(
+            "path",
+            path,
+            format!(
+                "expected no path: only http asks for one, not {}",
+                protocol.name()
+            ),
+        ));
+    }
     match protocol {
         Protocol::Synthetic => {
             if kv.is_some() {
@@ -240,29 +258,37 @@ fn workload(
             let dist: Dist = service
                 .parse()
                 .map_err(|e: SpecError| context.bad("service", &service, e.expected()))?;
-            Ok(Workload::Synthetic {
+            let workload = Workload::Synthetic {
                 service: dist,
                 probe: 0.0,
-            })
+            };
+            Ok((workload, false))
         }
         Protocol::Echo { .. } => match (service, kv) {
             (Some(service), _) => Err(refuse_service(&service)),
             (None, Some(_)) => Err(refuse_kv("sends fixed-size requests")),
-            (None, None) => Ok(Workload::Echo),
+            (None, None) => Ok((Workload::Echo, false)),
         },
         _ => {
             if let Some(service) = service {
                 return Err(refuse_service(&service));
             }
-            let kv = kv.ok_or_else(|| {
-                context.missing(
-                    "workload",
-                    &format!(
-                        "the key-value workload {protocol} carries, as in workload: {{keys: \
-                         10000, key_size: fixed:30, value_size: fixed:200, read_ratio: 0.9}}"
-                    ),
-                )
-            })?;
+            let (kv, default) = match (kv, path) {
+                (Some(_), Some(path)) => {
+                    return Err(context.bad(
+                        "path",
+                        path,
+                        "expected no path with workload: a path is the one request target, \
+                         where workload: draws keys; keep one of them",
+                    ));
+                }
+                (Some(kv), None) => (kv, false),
+                (None, Some(path)) => (http_path(context, protocol, &path)?, false),
+                (None, None) if protocol == Protocol::Http => {
+                    (http_path(context, protocol, defaults::HTTP_PATH)?, true)
+                }
+                (None, None) => (defaults::key_value(), true),
+            };
             kv.validate().map_err(|e| {
                 let (field, value) = match &e {
                     WorkloadError::Keys(keys) => ("workload.keys", keys.to_string()),
@@ -278,34 +304,51 @@ fn workload(
                     .map_or(message.as_str(), |(_, e)| e);
                 context.bad(field, value, expected)
             })?;
-            Ok(Workload::KeyValue(kv))
+            Ok((Workload::KeyValue(kv), default))
         }
     }
 }
 
+/// `path:`, HTTP's one request target, as the workload of its one key (the path without
+/// its leading `/`), which the protocol must be able to send.
+fn http_path(
+    context: &Context<'_>,
+    protocol: Protocol,
+    path: &str,
+) -> Result<KvWorkload, ScenarioError> {
+    let key = path.strip_prefix('/').ok_or_else(|| {
+        context.bad(
+            "path",
+            path,
+            "expected a request target starting with /, as in /index.html",
+        )
+    })?;
+    protocol
+        .encode(
+            &Request::Get {
+                key: key.as_bytes(),
+            },
+            0,
+            &mut Vec::new(),
+        )
+        .map_err(|e| context.bad("path", path, format!("expected a path http can send: {e}")))?;
+    Ok(defaults::http_path(key))
+}
+
 /// The answer wanted.
 fn ci(context: &Context<'_>, ci: Option<CiFile>) -> Result<CiTarget, ScenarioError> {
-    let ci = ci.ok_or_else(|| {
-        context.missing(
-            "ci",
-            "the answer wanted, as in ci: {percentile: 99, width: 10us}",
-        )
-    })?;
-    let percentile = ci.percentile.ok_or_else(|| {
-        context.missing(
-            "ci.percentile",
-            "the percentile whose confidence interval is wanted, as in percentile: 99",
-        )
-    })?;
-    let percentile = percentile_in_range(context, "ci.percentile", percentile)?;
-    let width = ci.width.ok_or_else(|| {
-        context.missing(
-            "ci.width",
-            &format!("the widest acceptable interval, {CI_WIDTH}"),
-        )
-    })?;
-    let width = ci_width(context, "ci.width", &width)?;
-    let confidence = ci.confidence.unwrap_or(0.95);
+    let ci = ci.unwrap_or_default();
+    let percentile = percentile_in_range(
+        context,
+        "ci.percentile",
+        ci.percentile.unwrap_or(defaults::CI_PERCENTILE),
+    )?;
+    let width = ci_width(
+        context,
+        "ci.width",
+        ci.width.as_deref().unwrap_or(defaults::CI_WIDTH),
+    )?;
+    let confidence = ci.confidence.unwrap_or(defaults::CI_CONFIDENCE);
     if !(confidence > 0.0 && confidence < 1.0) {
         return Err(context.bad(
             "ci.confidence",
@@ -446,7 +489,7 @@ fn percentiles(
             .enumerate()
             .map(|(i, p)| percentile_in_range(context, &format!("percentiles[{i}]"), p))
             .collect::<Result<Vec<_>, _>>()?,
-        None => DEFAULT_PERCENTILES.to_vec(),
+        None => defaults::PERCENTILES.to_vec(),
     };
     percentiles.push(ci.percentile);
     if let LoadPlan::Slo(slo) = load {
@@ -480,7 +523,7 @@ fn timestamps(
     mode: Option<String>,
     interface: Option<String>,
 ) -> Result<TimestampMode, ScenarioError> {
-    let text = mode.unwrap_or_else(|| "kernel".into());
+    let text = mode.unwrap_or_else(|| defaults::TIMESTAMPS.into());
     let mode: TimestampMode = text.parse().map_err(|_| {
         context.bad(
             "timestamps",

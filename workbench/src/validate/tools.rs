@@ -79,6 +79,7 @@ impl Server {
             value_size: SizeDist::fixed(value_size),
             read_ratio,
             key_dist: KeyDist::Uniform,
+            key: None,
         }
     }
 

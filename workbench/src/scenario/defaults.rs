@@ -1,0 +1,151 @@
+//! What a scenario gets for a field it leaves out, in one place: validation applies these
+//! to a file and to the scenario a URL builds (`vernier run memcached://HOST:PORT`) alike,
+//! and `--print-scenario` lists the ones taken, so that what is printed is what runs.
+
+use vernier_protocols::{KeyDist, KvWorkload, Protocol, SizeDist};
+use vernier_stats::Percentile;
+
+/// Worker threads per agent: one worker sent 200,000 req/s of small requests here
+/// (README, `vernier bench-agent`), and every added worker is another core the host must
+/// spare.
+pub(crate) const WORKERS: usize = 1;
+
+/// Connections per agent: enough that a burst of Poisson arrivals rarely finds all of them
+/// busy at microsecond service times (the load would wait for a reply, closed-loop), few
+/// enough for any server's connection limit.
+pub(crate) const CONNECTIONS: usize = 16;
+
+/// Outstanding requests per connection: one, as a client without pipelining sends them;
+/// pipelining is a property of the client being modelled, so it is asked for, not assumed.
+pub(crate) const DEPTH: usize = 1;
+
+/// Poisson arrivals: the open-loop process of many independent clients.
+pub(crate) const INTERARRIVAL: &str = "exp";
+
+/// Kernel software timestamps: available on every Linux socket, loopback included, and
+/// without the agent's own scheduling delay between the socket call and the wire.
+pub(crate) const TIMESTAMPS: &str = "kernel";
+
+/// Measurement rounds per load point before N/A: room for the resamples and extensions a
+/// noisy host asks for, without chasing a CI that will not come.
+pub(crate) const MAX_TRIES: u32 = 10;
+
+/// Wall time per load point, warm-up included, before N/A.
+pub(crate) const MAX_DURATION: &str = "5m";
+
+/// A request unanswered this long fails: a thousand times a microsecond-scale service's
+/// reply, short enough that a lost request does not hold its slot for long.
+pub(crate) const TIMEOUT: &str = "1s";
+
+/// The one seed, when the scenario gives none: runs are reproducible by default.
+pub(crate) const SEED: u64 = 1;
+
+/// The percentile whose CI is the answer: p99, the tail most service objectives name.
+pub(crate) const CI_PERCENTILE: f64 = 99.0;
+
+/// How wide its CI may be: a share of its value rather than a duration, since a target's
+/// tail is not known before it is measured, and the same share holds at every load of a
+/// sweep (TailBench states its targets this way).
+pub(crate) const CI_WIDTH: &str = "20%";
+
+/// The CI's confidence level.
+pub(crate) const CI_CONFIDENCE: f64 = 0.95;
+
+/// Reported besides the target percentile.
+pub(crate) const PERCENTILES: [Percentile; 4] = [
+    Percentile::P50,
+    Percentile::P90,
+    Percentile::P99,
+    Percentile::P99_9,
+];
+
+/// The key-value workload of memcached and Redis when the scenario names none: 10,000 keys
+/// of 30 bytes with 200-byte values (about 2.3 MB: it fits any server's memory yet is no
+/// single hot key), 90% reads (a cache is read far more than written), keys chosen
+/// uniformly. It is `memcached-10k.yaml`'s. Reads of a key not yet written miss, until the
+/// writes have covered the key space (a few seconds at 10,000 req/s).
+pub(crate) const KEY_VALUE: &str =
+    "{keys: 10000, key_size: fixed:30, value_size: fixed:200, read_ratio: 0.9}";
+
+/// HTTP's request target when the scenario names neither a path nor a workload: `GET /`
+/// on every request, as wrk and oha ask for a URL without a path.
+pub(crate) const HTTP_PATH: &str = "/";
+
+/// The echo protocol's request and reply size for an `echo://` URL (a file names its own,
+/// as in `protocol: echo:64`): a small RPC.
+pub(crate) const ECHO_LEN: usize = 64;
+
+/// The default key-value workload ([`KEY_VALUE`]).
+pub(crate) fn key_value() -> KvWorkload {
+    KvWorkload {
+        keys: 10_000,
+        key_size: SizeDist::fixed(30),
+        value_size: SizeDist::fixed(200),
+        read_ratio: 0.9,
+        key_dist: KeyDist::Uniform,
+        key: None,
+    }
+}
+
+/// The workload of an HTTP scenario that names `path` (without its leading `/`) and no
+/// workload: that one key, read every time.
+pub(crate) fn http_path(key: &str) -> KvWorkload {
+    KvWorkload {
+        keys: 1,
+        read_ratio: 1.0,
+        key: Some(key.to_owned()),
+        ..key_value()
+    }
+}
+
+/// The defaults `--print-scenario` lists for a scenario speaking `protocol`, each a dotted
+/// field and its value as YAML, in the order the scenario's documentation lists them: the
+/// fields people change, not every one (scenarios/README.md has them all).
+pub(crate) fn listed(protocol: Protocol) -> Vec<(&'static str, String)> {
+    let mut all = Vec::new();
+    match protocol {
+        Protocol::Synthetic | Protocol::Echo { .. } => {}
+        Protocol::Http => all.push(("path", HTTP_PATH.to_owned())),
+        _ => all.push(("workload", KEY_VALUE.to_owned())),
+    }
+    all.extend([
+        ("agents", "[local]".to_owned()),
+        ("workers", WORKERS.to_string()),
+        ("connections", CONNECTIONS.to_string()),
+        ("depth", DEPTH.to_string()),
+        ("interarrival", INTERARRIVAL.to_owned()),
+        ("ci.percentile", CI_PERCENTILE.to_string()),
+        ("ci.width", CI_WIDTH.to_owned()),
+        ("ci.confidence", CI_CONFIDENCE.to_string()),
+        (
+            "percentiles",
+            format!(
+                "[{}]",
+                PERCENTILES
+                    .iter()
+                    .map(|p| p.percent().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ),
+        ("timestamps", TIMESTAMPS.to_owned()),
+        ("limits.max_tries", MAX_TRIES.to_string()),
+        ("limits.max_duration", MAX_DURATION.to_owned()),
+        ("timeout", TIMEOUT.to_owned()),
+        ("seed", SEED.to_string()),
+    ]);
+    all
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_workload_is_written_as_it_is_typed() {
+        let written: KvWorkload = serde_yaml::from_str(KEY_VALUE).unwrap();
+        assert_eq!(written, key_value());
+        assert_eq!(written.validate(), Ok(()));
+        assert_eq!(http_path("index.html").validate(), Ok(()));
+    }
+}

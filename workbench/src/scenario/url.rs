@@ -1,0 +1,377 @@
+//! `vernier run URL`: a scenario from one line, no file. The URL names the server and what
+//! it speaks (`memcached://127.0.0.1:11211`), flags give the fields people change (the
+//! load, the CI, connections, the workload), and every other field takes the default a file
+//! gets.
+//!
+//! The URL and the flags become a scenario *document*: YAML text that says where each
+//! field came from and lists the defaults it takes. That text is then read as a file's is
+//! (the same serde struct, the same validation), so both paths share one set of defaults
+//! and one set of checks, the record keeps the text, and `--print-scenario` prints it: saved
+//! to a file and run, it builds the same scenario.
+
+use std::str::FromStr;
+
+use serde_yaml::{Mapping, Value};
+
+use super::error::Context;
+use super::file::File;
+use super::overrides::{Override, set};
+use super::{Scenario, ScenarioError, defaults, validate};
+
+/// A field a flag of `vernier run URL` sets: `--width 20%` is `ci.width: 20%`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Flag {
+    /// The flag, as in `--width`.
+    pub name: &'static str,
+    /// The dotted field it sets, as in `ci.width`.
+    pub field: &'static str,
+    /// Its value, if the flag was given: as typed (the document's first line repeats the
+    /// command) and as the YAML it sets.
+    pub given: Option<(String, Value)>,
+}
+
+/// What a URL may speak: its scheme, the protocol's spec, and a port for examples.
+const SCHEMES: [(&str, &str, u16); 6] = [
+    ("memcached", "memcached", 11211),
+    ("memcached-binary", "memcached-binary", 11211),
+    ("redis", "redis", 6379),
+    ("http", "http", 8080),
+    ("synthetic", "synthetic", 7000),
+    ("echo", "echo", 7),
+];
+
+/// Each top-level field of a scenario document and where its value came from (`the URL`,
+/// `--load`, `--set ci.width`), in the document's order.
+type Origins = Vec<(String, Vec<String>)>;
+
+/// The server a URL names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// The scheme, one of [`SCHEMES`]'.
+    scheme: &'static str,
+    /// The protocol's spec, as a scenario's `protocol:` writes it.
+    protocol: String,
+    /// The host as written (a name, an IPv4 address, or an IPv6 one in brackets).
+    host: String,
+    /// The port.
+    port: u16,
+    /// HTTP's request target, from the URL's path and query (`/index.html`): `None` for
+    /// `http://host:port` and `http://host:port/`, which take the default, and for the
+    /// other schemes, which have none.
+    path: Option<String>,
+}
+
+impl FromStr for Target {
+    type Err = ScenarioError;
+
+    /// Parses `SCHEME://HOST:PORT[/PATH]`. The port is required (servers of one protocol
+    /// run on many); a path only for http; a fragment (`#...`) is never sent, so it is
+    /// dropped, as a browser does.
+    fn from_str(url: &str) -> Result<Target, ScenarioError> {
+        let bad = |expected: String| ScenarioError::Url {
+            url: url.to_owned(),
+            expected,
+        };
+        let known = || {
+            let names: Vec<&str> = SCHEMES.iter().map(|s| s.0).collect();
+            format!(
+                "{} or {}",
+                names[..names.len() - 1].join(", "),
+                names[names.len() - 1]
+            )
+        };
+        let (scheme, rest) = url.split_once("://").ok_or_else(|| {
+            bad(format!(
+                "expected SCHEME://HOST:PORT, SCHEME one of {}",
+                known()
+            ))
+        })?;
+        let scheme = scheme.to_ascii_lowercase();
+        let Some(&(scheme, protocol, example_port)) = SCHEMES.iter().find(|s| s.0 == scheme) else {
+            return Err(bad(if scheme == "https" {
+                "https is not supported: vernier speaks plain HTTP/1.1 (http://HOST:PORT)"
+                    .to_owned()
+            } else {
+                format!("unknown scheme {scheme:?}: expected {}", known())
+            }));
+        };
+        let example = format!("{scheme}://127.0.0.1:{example_port}");
+        let rest = rest.split('#').next().unwrap_or_default();
+        let (authority, path) = rest.split_at(rest.find(['/', '?']).unwrap_or(rest.len()));
+        if authority.contains('@') {
+            return Err(bad(format!(
+                "expected HOST:PORT after {scheme}://, without a user@, as in {example}"
+            )));
+        }
+        let (host, port) = match authority.strip_prefix('[') {
+            Some(v6) => {
+                let (address, after) = v6.split_once(']').ok_or_else(|| {
+                    bad(format!(
+                        "expected ] after an IPv6 address, as in {scheme}://[::1]:{example_port}"
+                    ))
+                })?;
+                (format!("[{address}]"), after.strip_prefix(':'))
+            }
+            None => match authority.rsplit_once(':') {
+                Some((host, _)) if host.contains(':') => {
+                    return Err(bad(format!(
+                        "expected an IPv6 address in brackets, as in {scheme}://[::1]:{example_port}"
+                    )));
+                }
+                Some((host, port)) => (host.to_owned(), Some(port)),
+                None => (authority.to_owned(), None),
+            },
+        };
+        if host.is_empty() || host == "[]" {
+            return Err(bad(format!(
+                "missing host: expected {scheme}://HOST:PORT, as in {example}"
+            )));
+        }
+        let port = match port {
+            None | Some("") => {
+                return Err(bad(format!(
+                    "missing port: expected {scheme}://HOST:PORT, as in {example}"
+                )));
+            }
+            Some(port) => port
+                .parse::<u16>()
+                .ok()
+                .filter(|p| *p > 0)
+                .ok_or_else(|| bad(format!("port {port:?}: expected 1 to 65535")))?,
+        };
+        let path = match (scheme, path) {
+            (_, "" | "/") => None,
+            ("http", query) if query.starts_with('?') => Some(format!("/{query}")),
+            ("http", path) => Some(path.to_owned()),
+            (_, path) => {
+                return Err(bad(format!(
+                    "path {path:?}: only an http:// URL has a path; expected {example}"
+                )));
+            }
+        };
+        let protocol = match scheme {
+            "echo" => format!("echo:{}", defaults::ECHO_LEN),
+            _ => protocol.to_owned(),
+        };
+        Ok(Target {
+            scheme,
+            protocol,
+            host,
+            port,
+            path,
+        })
+    }
+}
+
+impl Target {
+    /// `host:port`, as a scenario's `target:` writes it.
+    fn address(&self) -> String {
+        format!("{}:{}", self.host, self.port)
+    }
+
+    /// The run's name, which names its record directory too: the scheme, the host and the
+    /// port, in characters any file system takes (`memcached-127.0.0.1-11211`).
+    fn name(&self) -> String {
+        let host: String = self
+            .host
+            .chars()
+            .filter(|c| !matches!(c, '[' | ']'))
+            .map(|c| match c {
+                'a'..='z' | 'A'..='Z' | '0'..='9' | '.' | '-' | '_' => c,
+                _ => '-',
+            })
+            .collect();
+        format!("{}-{host}-{}", self.scheme, self.port)
+    }
+
+    /// The scenario document's fields and, for each top-level one, where it came from.
+    fn fields(&self, flags: &[Flag]) -> Result<(Value, Origins), ScenarioError> {
+        let mut document = Value::Mapping(Mapping::new());
+        let mut origins = Origins::new();
+        let mut put = |document: &mut Value, field: &str, value: Value, origin: &str| {
+            set(document, field, value).map_err(|expected| ScenarioError::Url {
+                url: format!("{}://{}", self.scheme, self.address()),
+                expected,
+            })?;
+            came_from(&mut origins, field, origin);
+            Ok::<(), ScenarioError>(())
+        };
+        let url = "the URL";
+        put(&mut document, "name", self.name().into(), url)?;
+        put(&mut document, "target", self.address().into(), url)?;
+        put(&mut document, "protocol", self.protocol.clone().into(), url)?;
+        if let Some(path) = &self.path {
+            put(&mut document, "path", path.clone().into(), url)?;
+        }
+        // A file's workload is written whole, so a flag's field joins the default's others.
+        if flags
+            .iter()
+            .any(|f| f.given.is_some() && f.field.starts_with("workload."))
+        {
+            let workload: Value = serde_yaml::from_str(defaults::KEY_VALUE).unwrap_or_default();
+            put(
+                &mut document,
+                "workload",
+                workload,
+                "the default key-value workload",
+            )?;
+        }
+        for flag in flags {
+            if let Some((_, value)) = &flag.given {
+                put(&mut document, flag.field, value.clone(), flag.name)?;
+            }
+        }
+        Ok((document, origins))
+    }
+}
+
+impl Scenario {
+    /// The scenario `vernier run URL` measures: the URL's target and protocol, the fields
+    /// `flags` give (each names its flag in errors, and takes the blame for a default it
+    /// could have replaced), then `overrides` (`--set`), every other field its default. Its
+    /// `yaml` is the document they make, commented: the record keeps it, and read from a
+    /// file it is this scenario again.
+    pub fn from_url(
+        url: &str,
+        flags: &[Flag],
+        overrides: &[Override],
+    ) -> Result<Scenario, ScenarioError> {
+        let target: Target = url.parse()?;
+        let (mut document, mut origins) = target.fields(flags)?;
+        for o in overrides {
+            o.apply(&mut document)?;
+            came_from(&mut origins, &o.path, &format!("--set {}", o.path));
+        }
+        let text = render(url, flags, overrides, &document, &origins)?;
+        let context = Context {
+            // No line of the document is the user's: errors name the flag, or the field.
+            text: "",
+            source: None,
+            overrides,
+            flags,
+        };
+        let file = File::parse(&text, false, &context)?;
+        validate::scenario(file, text, &context)
+    }
+}
+
+/// `text` as a shell word: as it is when the shell leaves it so, else in single quotes.
+fn quoted(text: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "._:/%,+-=@".contains(c);
+    if !text.is_empty() && text.chars().all(plain) {
+        return text.to_owned();
+    }
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+/// Notes that the dotted `field` came from `origin`, under its top-level field, once.
+fn came_from(origins: &mut Origins, field: &str, origin: &str) {
+    let top = field.split('.').next().unwrap_or(field);
+    match origins.iter_mut().find(|(key, _)| key == top) {
+        Some((_, from)) if !from.iter().any(|f| f == origin) => from.push(origin.into()),
+        Some(_) => {}
+        None => origins.push((top.to_owned(), vec![origin.into()])),
+    }
+}
+
+/// The document as commented YAML: the command it came from, each field with where it
+/// came from, then the defaults it takes, each a line to uncomment.
+fn render(
+    url: &str,
+    flags: &[Flag],
+    overrides: &[Override],
+    document: &Value,
+    origins: &Origins,
+) -> Result<String, ScenarioError> {
+    let mut command = format!("vernier run {url}");
+    for flag in flags {
+        if let Some((typed, _)) = &flag.given {
+            command.push_str(&format!(" {} {}", flag.name, quoted(typed)));
+        }
+    }
+    for o in overrides {
+        command.push_str(&format!(
+            " --set {}",
+            quoted(&format!("{}={}", o.path, o.value))
+        ));
+    }
+    let mut text = format!(
+        "# {command}\n\
+         #\n\
+         # Made from the command line by vernier {}. Saved to a file, it runs as the same\n\
+         # scenario: vernier run FILE. Each field says where it came from; the defaults taken\n\
+         # are listed at the end (every field: scenarios/README.md).\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    let Value::Mapping(fields) = document else {
+        return Ok(text);
+    };
+    let protocol = fields
+        .get("protocol")
+        .and_then(Value::as_str)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(vernier_protocols::Protocol::Synthetic);
+    let listed = defaults::listed(protocol);
+    let mut said = String::new();
+    for (key, value) in fields {
+        let name = key.as_str().unwrap_or_default();
+        let mut comment = origins
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, from)| format!("from {}", from.join(", ")))
+            .unwrap_or_default();
+        // A map given in part takes the rest of its fields by default.
+        let rest: Vec<String> = listed
+            .iter()
+            .filter_map(|(field, default)| {
+                let (top, sub) = field.split_once('.')?;
+                (top == name && value.get(sub).is_none()).then(|| format!("{sub}: {default}"))
+            })
+            .collect();
+        if !rest.is_empty() {
+            comment.push_str(&format!("; by default {}", rest.join(", ")));
+        }
+        let mut entry = Mapping::new();
+        entry.insert(key.clone(), value.clone());
+        let yaml = serde_yaml::to_string(&entry).map_err(|e| ScenarioError::Url {
+            url: url.to_owned(),
+            expected: format!("cannot write {name} as YAML: {e}"),
+        })?;
+        // Fields from the same place share their comment.
+        if comment != said {
+            text.push_str(&format!("\n# {comment}\n"));
+            said = comment;
+        }
+        text.push_str(&yaml);
+    }
+    // The defaults of the fields not written, grouped as the file would write them.
+    let mut taken: Vec<(&str, Vec<String>)> = Vec::new();
+    for (field, default) in &listed {
+        let (top, sub) = field.split_once('.').unwrap_or((field, ""));
+        if fields.contains_key(top) {
+            continue;
+        }
+        match (taken.iter_mut().find(|(k, _)| *k == top), sub) {
+            (Some((_, subs)), _) => subs.push(format!("{sub}: {default}")),
+            (None, "") => taken.push((top, vec![default.clone()])),
+            (None, sub) => taken.push((top, vec![format!("{sub}: {default}")])),
+        }
+    }
+    if !taken.is_empty() {
+        text.push_str("\n# Defaults taken (uncomment a line to change it):\n");
+        for (top, values) in taken {
+            let value = match listed
+                .iter()
+                .any(|(f, _)| f.starts_with(&format!("{top}.")))
+            {
+                true => format!("{{{}}}", values.join(", ")),
+                false => values.join(", "),
+            };
+            text.push_str(&format!("# {top}: {value}\n"));
+        }
+    }
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests;
