@@ -58,6 +58,10 @@ struct AgentState {
     ci_width_us: Option<f64>,
     backlog_now: u64,
     backlog_max: u64,
+    /// The measuring round's reports (a worker's batch), and those in which some request
+    /// waited for a free slot.
+    reports: u64,
+    backlogged_reports: u64,
     errors: u64,
     received_in_point: u64,
     // Since the last progress event.
@@ -89,6 +93,8 @@ impl AgentState {
             ci_width_us: None,
             backlog_now: 0,
             backlog_max: 0,
+            reports: 0,
+            backlogged_reports: 0,
             errors: 0,
             received_in_point: 0,
             recent_sent: 0,

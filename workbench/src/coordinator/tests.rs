@@ -524,16 +524,22 @@ fn an_agent_that_falls_behind_is_load_not_reached() {
     );
 }
 
+/// An agent whose latencies are lognormal (median 10 µs, σ = 2): a heavy tail of the
+/// service's own.
+fn lognormal_agent(seed: u64) -> FakeAgent {
+    FakeAgent::new(seed, |_, rng: &mut SmallRng, _| {
+        let (u, v) = (1.0 - rng.random::<f64>(), rng.random::<f64>());
+        10.0 * (2.0 * (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()).exp()
+    })
+}
+
 #[test]
 fn a_lognormal_tail_is_na_heavy_tail_naming_the_width() {
     let mut cfg = config();
     cfg.ci.width = CiWidth::Absolute(Duration::from_micros(5));
     cfg.limits.max_duration = Duration::from_secs(20);
     let mut c = Coordinator::new(cfg, &LoadPlan::Fixed(20_000.0));
-    let mut agent = FakeAgent::new(5, |_, rng: &mut SmallRng, _| {
-        let (u, v) = (1.0 - rng.random::<f64>(), rng.random::<f64>());
-        10.0 * (2.0 * (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()).exp()
-    });
+    let mut agent = lognormal_agent(5);
     drive(&mut c, &mut agent, Duration::from_secs(30));
     let result = &c.results()[0];
     let reason = &result.reasons[0];
@@ -1118,10 +1124,7 @@ fn vernier_names_a_heavy_tail_only_when_the_tail_is_heavy() {
         cfg.limits.max_duration = Duration::from_secs(20);
         let mut c = Coordinator::new(cfg, &LoadPlan::Fixed(20_000.0));
         let mut agent = if heavy {
-            FakeAgent::new(seed, |_, rng: &mut SmallRng, _| {
-                let (u, v) = (1.0 - rng.random::<f64>(), rng.random::<f64>());
-                10.0 * (2.0 * (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()).exp()
-            })
+            lognormal_agent(seed)
         } else {
             // Exponential service at a light load: narrow tail, just a too-tight target.
             FakeAgent::new(seed, exp_latency(50.0))
@@ -1577,4 +1580,90 @@ fn accepting_during_a_run_ends_the_replicated_point_with_it() {
     assert_eq!(rep.runs.len(), 2);
     assert_eq!(rep.runs[1].verdict, Verdict::Accepted);
     assert!(result.target().unwrap().ci_low.is_some());
+}
+
+/// A stalling host whose worker wakes late: most requests leave 60 µs late with free
+/// slots, and a 13 ms stall fills every slot for an instant now and then (the demo's
+/// 2,000 req/s point over 32 connections on this host, 1.6% of its time stalled).
+fn late_waking_host(agent_seed: u64) -> (FakeAgent, vernier_agent::StallReport) {
+    let mut agent = FakeAgent::new(agent_seed, exp_latency(50.0));
+    agent.late = (0.7, 60.0);
+    agent.blips = (50, 16);
+    let mut stalls = stall_report(None, 13_000.0);
+    stalls.late_p50_us = 59.0;
+    stalls.late_p99_us = 496.0;
+    stalls.stalls_over_1ms = 8;
+    stalls.stalled_share = 0.016;
+    (agent, stalls)
+}
+
+#[test]
+fn a_late_waking_host_that_runs_out_of_time_is_the_host_s_stalls_not_a_closed_loop() {
+    let mut cfg = vernier();
+    cfg.sampling.samples = 10_000_000;
+    cfg.limits.max_duration = Duration::from_secs(10);
+    let mut c = Coordinator::new(cfg, &LoadPlan::Fixed(2000.0));
+    let (mut agent, stalls) = late_waking_host(5);
+    drive_with(&mut c, &mut agent, Duration::from_secs(30), |_, n| {
+        n.is_multiple_of(25).then(|| vec![stalls.clone()])
+    });
+    let result = &c.results()[0];
+    let [reason] = result.reasons.as_slice() else {
+        panic!("{:?}", result.reasons)
+    };
+    // Before: "closed loop: 32 connection(s) × depth 1 per agent cannot carry 2000 req/s
+    // ... (0 requests waiting for a free slot); by Little's law 4 connection(s) would".
+    assert_eq!(reason.check, "host_stalls", "{reason:?}");
+    assert!(reason.detail.contains("stalls"), "{}", reason.detail);
+}
+
+#[test]
+fn late_departures_with_free_slots_on_a_late_waking_host_are_the_host_s() {
+    let mut c = Coordinator::new(vernier(), &LoadPlan::Fixed(5000.0));
+    let (mut agent, stalls) = late_waking_host(11);
+    let events = drive_with(&mut c, &mut agent, Duration::from_secs(60), |_, n| {
+        n.is_multiple_of(25).then(|| vec![stalls.clone()])
+    });
+    let departures = checks(&events, CheckKind::Departures);
+    let failed: Vec<_> = departures.iter().filter(|d| !d.pass).collect();
+    assert!(
+        !failed.is_empty(),
+        "70% of requests 60 µs late moved nothing"
+    );
+    for d in failed {
+        assert!(
+            d.decision.contains("the client's host wakes it late"),
+            "{}",
+            d.decision
+        );
+    }
+    let reason = &c.results()[0].reasons[0];
+    assert_eq!(reason.check, "departures", "{reason:?}");
+    assert!(
+        reason.detail.contains("with free slots"),
+        "{}",
+        reason.detail
+    );
+}
+
+#[test]
+fn a_tail_heavy_inside_while_the_host_stalls_that_much_is_the_host_s_not_the_service_s() {
+    // The same heavy (lognormal) tail that is named heavy_tail on a quiet host, with the
+    // host 4% stalled (stalls up to 17 ms): its stalls reach inside the tail (p90), so the
+    // shape there cannot be told from theirs, and they are named.
+    let mut cfg = vernier();
+    cfg.ci.width = CiWidth::Absolute(Duration::from_micros(5));
+    cfg.limits.max_duration = Duration::from_secs(20);
+    let mut c = Coordinator::new(cfg, &LoadPlan::Fixed(20_000.0));
+    let mut agent = lognormal_agent(5);
+    let mut stalls = stall_report(None, 17_000.0);
+    stalls.late_p99_us = 978.0;
+    stalls.stalls_over_1ms = 124;
+    stalls.stalled_share = 0.041;
+    drive_with(&mut c, &mut agent, Duration::from_secs(30), |_, n| {
+        n.is_multiple_of(25).then(|| vec![stalls.clone()])
+    });
+    let reason = &c.results()[0].reasons[0];
+    assert_eq!(reason.check, "host_stalls", "{reason:?}");
+    assert!(!reason.figures.contains_key("heaviness"), "{reason:?}");
 }

@@ -341,7 +341,14 @@ impl Point {
                 // for a valid interval because its slowest requests hold up those behind
                 // them, and that is the cause to name, with the width the order statistics
                 // alone give.
-                if let Some(reason) = heavy_tail_reason(sorted, p, n, conf, &detail, &figures) {
+                // Unless the host's stalls reach inside the tail too: then its shape there
+                // is theirs as much as the service's.
+                let inside = p.min(HEAVY_TAIL_ALSO_AT);
+                let host_inside = percentile(sorted, inside.fraction())
+                    .is_some_and(|v| self.host_reaches(inside, v));
+                if !host_inside
+                    && let Some(reason) = heavy_tail_reason(sorted, p, n, conf, &detail, &figures)
+                {
                     self.extend(at, wanted, vec![reason], out);
                     return;
                 }
@@ -442,7 +449,9 @@ impl Point {
         // service: memcached and nginx at 10,000 req/s here were 2-3× an exponential at p99
         // and about 1× at p90.
         let apart = heaviness.filter(|&h| h > HEAVY_TAIL_FACTOR);
-        let heavy = apart.filter(|_| body.is_some_and(|b| b > HEAVY_TAIL_FACTOR));
+        let host_inside =
+            percentile(sorted, inside.fraction()).is_some_and(|v| self.host_reaches(inside, v));
+        let heavy = apart.filter(|_| !host_inside && body.is_some_and(|b| b > HEAVY_TAIL_FACTOR));
         let reason = match heavy {
             // The latencies' own shape first: heavy at the percentile and inside the tail
             // too is the service's, whatever the host adds.

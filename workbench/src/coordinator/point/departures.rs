@@ -14,7 +14,9 @@ use vernier_stats::{Percentile, percentile};
 
 use super::super::Decision;
 use super::super::event::*;
-use super::super::policy::{DEPARTURE_SHARE_OF_WIDTH, MIN_ON_SCHEDULE_SHARE, ON_SCHEDULE_NS};
+use super::super::policy::{
+    CLOSED_LOOP_SHARE, DEPARTURE_SHARE_OF_WIDTH, MIN_ON_SCHEDULE_SHARE, ON_SCHEDULE_NS,
+};
 use super::confidence::Estimate;
 use super::{Point, figures};
 
@@ -134,9 +136,11 @@ impl Point {
             .filter(|h| h.late_max_us >= 0.5 * lag_max)
             .cloned();
         // A backlog that holds most requests back (the median send lag beyond the
-        // tolerance) is a closed loop whatever the host does; a brief one after a stall is
-        // the stall's.
-        let persistent = lag_p50 * 1e3 > f64::from(on_time_ns);
+        // tolerance, the slots full in most reports) is a closed loop whatever the host
+        // does; a brief one after a stall is the stall's, and so is a late median with free
+        // slots (a host that wakes the worker late).
+        let late_median = lag_p50 * 1e3 > f64::from(on_time_ns);
+        let persistent = late_median && self.backlogged_share() > CLOSED_LOOP_SHARE;
         let closed_loop = backlog > 0 && (persistent || stalls.is_none());
         let stalls = stalls.filter(|_| !closed_loop);
         // A brief backlog with the client's host quiet: every connection waited for a reply
@@ -154,6 +158,11 @@ impl Point {
                  their latency will then include the pause",
                 self.config.depth, self.config.connections
             )
+        } else if let Some(h) = stalls.as_ref().filter(|_| late_median) {
+            format!(
+                "the client's host wakes it late: half the requests leave over {lag_p50:.1} µs late (p99 {lag_p99:.1} µs, max {lag_max:.1} µs) with free slots, as the host probe's own wake-ups on {}: {h}; measure from a quieter host or core, or with `poll: spin`",
+                probe_name(h)
+            )
         } else if let Some(h) = &stalls {
             format!(
                 "stalls of the client's host: most requests leave on time (lag p50 {lag_p50:.1} µs) but some wait for the core (p99 {lag_p99:.1} µs, max {lag_max:.1} µs), as the host probe saw on {}: {h}; measure from a quieter host or core",
@@ -164,7 +173,7 @@ impl Point {
                 "a backlog (up to {backlog} due requests waited for a free slot): {} connections × depth {} are too few for this load",
                 self.config.connections, self.config.depth
             )
-        } else if lag_p50 * 1e3 > f64::from(on_time_ns) {
+        } else if late_median {
             format!(
                 "the per-request send cost: half the requests leave over {lag_p50:.1} µs late, so one worker cannot keep pace with {per_worker:.0} req/s (more workers, on more cores)"
             )

@@ -60,6 +60,8 @@ impl Point {
             }
             Phase::Interarrival if current => a.gaps.extend_from_slice(&batch.interarrivals),
             Phase::Measure if current => {
+                a.reports += 1;
+                a.backlogged_reports += u64::from(c.backlog_max > 0);
                 a.samples.extend_from_slice(&batch.samples);
                 for s in &batch.samples {
                     a.round_latency.saturating_record(s.latency_ns.max(1));

@@ -22,6 +22,8 @@ impl Point {
         self.host_stale = true;
         for a in &mut self.agents {
             a.samples.clear();
+            a.reports = 0;
+            a.backlogged_reports = 0;
             a.round_latency.reset();
             a.send_lag.reset();
             a.intended.reset();
