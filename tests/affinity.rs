@@ -251,7 +251,7 @@ limits: {{max_duration: {}s}}
         budget["client"]["how"]
             .as_str()
             .is_some_and(|h| h.contains("sleeping in epoll")),
-        "{budget:#}"
+        "{budget:#}\n{err}"
     );
 }
 

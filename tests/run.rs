@@ -1407,19 +1407,41 @@ fn a_synthetic_point_has_a_budget_whose_parts_add_up_to_its_p50() {
     // The record keeps the same budget.
     let record = read_run(&dir.path().join("record"));
     assert_eq!(&record["points"][0]["budget"], budget);
-    // With the probe, the queue beyond the ideal model: for fixed service the probe's
-    // waits move the median as the model's do, so next to nothing.
-    let queue = known(budget, "queue");
-    assert!(queue.abs() < 0.3, "{budget:#}");
     // vernier's synthetic server says in each reply how long it served the request: a
     // spin overshoots by a clock read or two, and the OS may take the core mid-spin.
     let served = known(budget, "served");
-    assert!((0.0..2.0).contains(&served), "{budget:#}");
     assert!(
         how("served").contains("against the service they asked for (median 20.0"),
         "{}",
         how("served")
     );
+    // By the server's own account: when its mean service is what was asked (its core its
+    // own), the part is an overshoot of a clock read or two; when another thread took its
+    // core mid-spin (a competing load there: mean 30.8 µs served of 20.0 asked, p99 1 ms),
+    // the part is that time's move of the median (4.0 µs then), never negative.
+    let means: Vec<f64> = how("served")
+        .split("mean ")
+        .skip(1)
+        .filter_map(|s| s.split(' ').next()?.parse().ok())
+        .collect();
+    let [served_mean, asked_mean] = means[..] else {
+        panic!("{}", how("served"))
+    };
+    // With the probe, the queue beyond the ideal model: for fixed service served as asked,
+    // the probe's waits move the median as the model's do, so next to nothing; a server
+    // whose service the OS stretches queues more than the model (0.35 µs under a competing
+    // load on its core), never less.
+    let queue = known(budget, "queue");
+    let own_core = served_mean - asked_mean < 1.0;
+    if own_core {
+        assert!((0.0..2.0).contains(&served), "{budget:#}");
+        assert!(queue.abs() < 0.3, "{budget:#}");
+    } else {
+        assert!(served > 0.0 && queue > -0.3, "{budget:#}");
+        eprintln!(
+            "budget: the server's core was taken mid-spin (served mean {served_mean:.1} µs of {asked_mean:.1} asked): service beyond {served:.2} µs, queue beyond {queue:.2} µs"
+        );
+    }
     let sum = floor + client + moved + host + model + queue + served;
     eprintln!(
         "budget: floor {floor:.2} + client {client:+.2} + moved {moved:+.2} + host {host:.2} + server {model:.2} + queue {queue:+.2} + served {served:+.3} = {sum:.2} µs; measured p50 {p50:.2} µs, CI {ci:?}, verdict {}",
@@ -1440,7 +1462,9 @@ fn a_synthetic_point_has_a_budget_whose_parts_add_up_to_its_p50() {
     let spread = budget["connection_sd_us"]
         .as_f64()
         .expect("the connections' spread");
-    assert!((0.0..2.0).contains(&spread), "{budget:#}");
+    // Within 2 µs of each other when the server's core is its own; a core taken mid-spin
+    // at random spreads them (3.6 µs under a competing load there).
+    assert!(spread >= 0.0 && (!own_core || spread < 2.0), "{budget:#}");
     let (s_low, s_high) = (
         budget["sum_ci_us"][0].as_f64().unwrap(),
         budget["sum_ci_us"][1].as_f64().unwrap(),

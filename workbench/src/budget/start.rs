@@ -370,9 +370,11 @@ impl Calibration {
         if let Some(server) = server {
             let _ = server.stop();
         }
-        window
-            .map(|w| w.latency)
-            .map_err(|e| format!("its load: {e}"))
+        let window = window.map_err(|e| format!("its load: {e}"))?;
+        if window.latency.is_empty() {
+            return Err(format!("it measured no reply: {}", window.account()));
+        }
+        Ok(window.latency)
     }
 }
 

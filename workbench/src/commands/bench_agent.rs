@@ -167,6 +167,29 @@ pub(crate) struct Window {
     interarrivals: Vec<f64>,
     /// Departure, latency and send lag of the samples kept, ns.
     samples: Vec<(u64, u64, u32)>,
+    /// How long the window lasted from the worker's acknowledgement (none: it never came).
+    opened_for: Option<Duration>,
+}
+
+impl Window {
+    /// What the window counted, for a load that measured nothing: whether the worker
+    /// acknowledged the measurement, and what became of the requests it sent.
+    pub(crate) fn account(&self) -> String {
+        let c = &self.counters;
+        match self.opened_for {
+            None => "the worker never acknowledged the measurement".to_string(),
+            Some(t) => format!(
+                "over {:.0} ms from the worker's acknowledgement: {} sent, {} answered, {} failed ({} timed out), {} connection attempts failed, {} answered without their TX timestamp",
+                t.as_secs_f64() * 1e3,
+                c.sent,
+                c.received,
+                c.failed,
+                c.timeouts,
+                c.connect_failures,
+                c.tx_timestamps_missing
+            ),
+        }
+    }
 }
 
 /// Starts an engine for `spec`, loads it at `rate` (Poisson), measures `duration` after a
@@ -256,6 +279,7 @@ fn measure(
         send_lag,
         interarrivals,
         samples,
+        opened_for: opened.map(|t| t.elapsed()),
     }
 }
 
