@@ -82,6 +82,9 @@ impl Point {
         // ([`CLOSED_LOOP_SHARE`]); a host whose threads wake late sends most requests late
         // with free slots.
         let held_back = || {
+            if self.backlogged_share() <= CLOSED_LOOP_SHARE {
+                return false;
+            }
             let (late, all) = self
                 .measuring()
                 .flat_map(|i| self.agents[i].samples.iter())
@@ -91,7 +94,7 @@ impl Point {
                         all + 1,
                     )
                 });
-            all > 0 && 2 * late > all && self.backlogged_share() > CLOSED_LOOP_SHARE
+            all > 0 && 2 * late > all
         };
         seconds > 0.0
             && self.agents.iter().any(|a| a.backlog_max > 0)
