@@ -17,6 +17,17 @@ use vernier_workbench::validate::{
 #[derive(Debug, Deserialize)]
 struct Coverage {
     rows: Vec<CoverageRow>,
+    stopping: Vec<StoppingRow>,
+}
+
+#[derive(Debug, Deserialize)]
+struct StoppingRow {
+    process: String,
+    p: f64,
+    width: f64,
+    replications: usize,
+    stopped: usize,
+    mean_samples: f64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -151,4 +162,28 @@ fn the_quick_harness_writes_results_with_every_section_and_plot() {
         .find(|r| r.process == "M/M/1 ρ = 0.8" && r.p == 0.99)
         .unwrap_or_else(|| panic!("{coverage:?}"));
     assert!((0.0..=1.0).contains(&mm1.coverage), "{mm1:?}");
+    // The stopping rule as it runs: every process, p50 to p99, at 5%, 10% and 20% of the
+    // value; iid samples stop at every width within the quick harness's limit, and a
+    // narrower target takes more samples.
+    assert_eq!(
+        coverage.stopping.len(),
+        5 * 3 * 3,
+        "{:?}",
+        coverage.stopping
+    );
+    let iid: Vec<&StoppingRow> = coverage
+        .stopping
+        .iter()
+        .filter(|r| r.process == "iid exponential" && r.p == 0.99)
+        .collect();
+    assert_eq!(iid.len(), 3, "{iid:?}");
+    for r in &iid {
+        assert_eq!(r.stopped, r.replications, "{r:?}");
+    }
+    assert!(
+        iid[0].width < iid[2].width && iid[0].mean_samples > iid[2].mean_samples,
+        "{iid:?}"
+    );
+    let text = std::fs::read_to_string(out.join("RESULTS.md")).unwrap();
+    assert!(text.contains("### Coverage under the stopping rule"));
 }

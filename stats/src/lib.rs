@@ -11,6 +11,7 @@
 //! | what is the p-th percentile? | [`percentile`] | NumPy's default (Hyndman-Fan type 7) |
 //! | how sure are we of it? | [`percentile_ci`] | order statistics (Le Boudec) |
 //! | ... when the samples are autocorrelated? | [`percentile_ci_dependent`] | batched indicators (Heidelberger & Lewis; LBATCH; Sequest's adjustment) |
+//! | when is it narrow enough to stop? | [`Rule::step`] | fixed-width sequential rules (Chow & Robbins; Sequest; SQSTS) |
 //! | are the inter-arrivals exponential? | [`anderson_exponential`], [`anderson_exponential_known`] | SciPy's `anderson`; Marsaglia & Marsaglia 2004 |
 //! | are the samples independent? | [`spearman_lag`], [`decorrelation_lag`] | SciPy's `spearmanr` |
 //! | is the series stationary? | [`adf`] | statsmodels' `adfuller`, MacKinnon p-values |
@@ -34,6 +35,7 @@ mod error;
 mod kernels;
 mod percentile;
 mod replicas;
+mod sequential;
 mod spearman;
 mod tail;
 
@@ -56,6 +58,7 @@ pub use percentile::{
     percentile_ci, sort_samples,
 };
 pub use replicas::{Heterogeneity, MeanCi, heterogeneity, mean_ci};
+pub use sequential::{NO_CI_MAX_GROWTH, Rule, Step, effective_tail};
 pub use spearman::{
     Correlation, LagSearch, SendOrder, decorrelation_lag, default_lag_ladder, spearman,
     spearman_lag,

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use serde::Serialize;
-use vernier_fixtures::{CoverageConfig, CoverageRow, coverage};
+use vernier_fixtures::{CoverageConfig, CoverageRow, StoppingRow, coverage_and_stopping};
 
 use super::write;
 use crate::error::Error;
@@ -27,6 +27,8 @@ pub struct CoverageReport {
     pub took_s: f64,
     /// Per process and percentile.
     pub rows: Vec<CoverageRow>,
+    /// The methodology's stopping rule: per process, percentile and width target.
+    pub stopping: Vec<StoppingRow>,
 }
 
 impl CoverageReport {
@@ -47,6 +49,22 @@ impl CoverageReport {
                     r.misses_below,
                 )
             })
+            .chain(self.stopping.iter().map(|r| {
+                format!(
+                    "stopping {:<40} p{:<6} width {:>3.0}%: coverage {:.3} over {} stopped of {} (misses {} above, {} below), mean samples at the stop {:.0} after {:.1} looks, mean width {:.1}%",
+                    r.process,
+                    percent(r.p),
+                    r.width * 100.0,
+                    r.coverage,
+                    r.stopped,
+                    r.replications,
+                    r.misses_above,
+                    r.misses_below,
+                    r.mean_samples,
+                    r.mean_looks,
+                    r.mean_width * 100.0,
+                )
+            }))
             .collect()
     }
 }
@@ -78,11 +96,12 @@ pub(super) fn run(
         config.processes.len()
     );
     let started = Instant::now();
-    let rows = coverage(&config);
+    let (rows, stopping) = coverage_and_stopping(&config);
     let report = CoverageReport {
         config,
         took_s: started.elapsed().as_secs_f64(),
         rows,
+        stopping,
     };
     let path = out.join("RESULTS.md");
     splice(&path, &section(&report))?;
@@ -180,8 +199,75 @@ fn section(report: &CoverageReport) -> String {
          replications that still lacked the samples for a valid interval at the limit, and \
          coverage is over the others.\n"
     );
+    if !report.stopping.is_empty() {
+        stopping_section(&mut s, report);
+    }
     let _ = writeln!(s, "{END}");
     s
+}
+
+/// The stopping rule's table: coverage as the methodology runs, looking and stopping.
+fn stopping_section(s: &mut String, report: &CoverageReport) {
+    let config = &report.config;
+    let rule = &config.rule;
+    let _ = writeln!(
+        s,
+        "\n### Coverage under the stopping rule\n\n\
+         The methodology looks at its interval many times and stops at the first narrow enough \
+         one (stats/src/sequential.rs). Here the same rule, the function the coordinator calls, \
+         is driven over the same processes ({} replications each): the first look at {} \
+         samples, each next one sized from the width (n·(w/t)² × {}, between {}× and {}× the \
+         samples), a stop when the {:.0}% CI is at most the target share of the estimate and \
+         rests on at least 30·(1 + {}·ln k) effective tail samples at look k{}; a replication \
+         that reaches {} samples first is N/A (\"N/A\" below) and its coverage is not \
+         counted. Mean samples, looks and width are over the replications that stopped.\n",
+        config.replications,
+        config.first_look,
+        rule.margin,
+        rule.min_growth,
+        rule.max_growth,
+        config.confidence * 100.0,
+        rule.tail_growth,
+        if rule.confirm {
+            ", confirmed by the next look (whose interval is the answer)"
+        } else {
+            ""
+        },
+        config.max_samples,
+    );
+    let _ = writeln!(
+        s,
+        "| process | p | target width | coverage | misses above / below | N/A | mean samples at the stop | mean looks | mean width |"
+    );
+    let _ = writeln!(s, "|---|---|---|---|---|---|---|---|---|");
+    for r in &report.stopping {
+        let na = r.replications - r.stopped;
+        if r.stopped == 0 {
+            let _ = writeln!(
+                s,
+                "| {} | p{} | {:.0}% | - | 0 / 0 | {na} | - | - | - |",
+                r.process,
+                percent(r.p),
+                r.width * 100.0,
+            );
+            continue;
+        }
+        let _ = writeln!(
+            s,
+            "| {} | p{} | {:.0}% | {:.3}{} | {} / {} | {} | {:.0} | {:.1} | {:.1}% |",
+            r.process,
+            percent(r.p),
+            r.width * 100.0,
+            r.coverage,
+            mark(r.coverage, 0.93),
+            r.misses_above,
+            r.misses_below,
+            na,
+            r.mean_samples,
+            r.mean_looks,
+            r.mean_width * 100.0,
+        );
+    }
 }
 
 /// Replaces the section in `path` (or appends it; creates the file when missing).
