@@ -87,6 +87,7 @@ fn result(
     let mut result = PointResult {
         verdict,
         reasons: Vec::new(),
+        more_time_s: None,
         waived: Vec::new(),
         target_rate: rate,
         achieved_rate: rate * 0.998,

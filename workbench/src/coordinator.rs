@@ -351,11 +351,15 @@ impl Coordinator {
             Input::Command(command) => {
                 let text = match command {
                     UserCommand::Continue => {
-                        let limits = point.extend_limits();
+                        let (limits, predicted) = point.extend_limits(at);
                         format!(
-                            "continue past the limits: this point may now run {} and {} tries",
+                            "continue past the limits: this point may now run {} and {} tries{}",
                             humantime::format_duration(limits.max_duration),
-                            limits.max_tries
+                            limits.max_tries,
+                            predicted.map_or(String::new(), |s| format!(
+                                " (about {} more at this rate: what the CI's last look predicts it needs)",
+                                humantime::format_duration(Duration::from_secs(s.ceil() as u64))
+                            ))
                         )
                     }
                     c => c.to_string(),

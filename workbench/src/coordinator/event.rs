@@ -358,6 +358,19 @@ pub struct Reason {
     pub figures: BTreeMap<String, f64>,
 }
 
+impl ReasonKind {
+    /// Whether more samples (more time) can answer an N/A of this kind.
+    pub fn more_samples_help(self) -> bool {
+        matches!(
+            self,
+            ReasonKind::TooFewSamples
+                | ReasonKind::Confidence
+                | ReasonKind::HeavyTail
+                | ReasonKind::HostStalls
+        )
+    }
+}
+
 impl Reason {
     /// What a user can change so that the next run has an answer.
     pub fn suggestion(&self) -> &'static str {
@@ -512,6 +525,10 @@ pub struct PointResult {
     pub verdict: Verdict,
     /// Why N/A (empty when converged).
     pub reasons: Vec<Reason>,
+    /// When N/A for want of samples: the seconds more, at this rate, that the samples the
+    /// precision asked needs would take (as the methodology's last look predicted them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub more_time_s: Option<f64>,
     /// Checks that failed but that the scenario asked only to report
     /// (`interarrival_check: report`): the result stands with them, not certified by them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -713,6 +730,7 @@ impl PointResult {
         PointResult {
             verdict,
             reasons: Vec::new(),
+            more_time_s: None,
             waived: Vec::new(),
             target_rate: rate,
             achieved_rate: rate,

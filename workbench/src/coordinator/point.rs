@@ -153,6 +153,13 @@ pub(crate) struct Point {
     run: Option<u32>,
     /// Whether the current round has passed the independence test.
     independent: bool,
+    /// The sequential rule's looks at the current round's interval (`method: vernier`).
+    looks: u32,
+    /// Whether the last look was narrow and steady: the next one confirms it.
+    confirming: bool,
+    /// The samples (in all) the rule's last look predicted the target needs, beyond its
+    /// next step: what the time left is judged against, and what "continue" asks for.
+    needed: Option<usize>,
     measure_started: Duration,
     measure_received: u64,
     ci_width_us: Option<f64>,
@@ -202,6 +209,9 @@ impl Point {
             round: first_round,
             run,
             independent: false,
+            looks: 0,
+            confirming: false,
+            needed: None,
             measure_started: at,
             measure_received: 0,
             ci_width_us: None,
@@ -435,12 +445,27 @@ impl Point {
         self.restart(at, "load changed by the user", out);
     }
 
-    /// Adds the scenario's allowance to this point's limits once more; the new limits.
-    pub(crate) fn extend_limits(&mut self) -> Limits {
+    /// Gives the point more time: what the methodology's last look predicted the precision
+    /// asked needs at this rate (with the tenth of the time a last evaluation keeps back),
+    /// when that is beyond the limit; otherwise the scenario's allowance once more. The
+    /// tries get the scenario's allowance once more. The new limits, and the predicted
+    /// seconds when they were what was given.
+    pub(crate) fn extend_limits(&mut self, at: Duration) -> (Limits, Option<f64>) {
+        let active = self.active(at);
+        let predicted = self.more_time().filter(|s| s.is_finite());
         let limits = &mut self.config.limits;
-        limits.max_duration += self.base_limits.max_duration;
         limits.max_tries += self.base_limits.max_tries;
-        *limits
+        let wanted = predicted.map(|s| active + Duration::from_secs_f64((s / 0.9).ceil()));
+        match wanted {
+            Some(w) if w > limits.max_duration => {
+                limits.max_duration = w;
+                (*limits, predicted)
+            }
+            _ => {
+                limits.max_duration += self.base_limits.max_duration;
+                (*limits, None)
+            }
+        }
     }
 
     /// Ends the point with what was measured so far.

@@ -236,6 +236,7 @@ pub fn summary(
     PointResult {
         verdict,
         reasons,
+        more_time_s: None,
         waived: runs.iter().flat_map(|r| r.waived.clone()).collect(),
         target_rate: last.target_rate,
         achieved_rate: runs.iter().map(|r| r.achieved_rate).sum::<f64>() / runs.len() as f64,

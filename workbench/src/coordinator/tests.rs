@@ -1561,8 +1561,9 @@ fn accepting_during_a_run_ends_the_replicated_point_with_it() {
         if agent.run == 2 && c.position().1 > 0 {
             measured += 1;
         }
-        // Once run 2 has measured for a second, the user accepts.
-        let input = if !accepted && measured > 50 {
+        // Once run 2 has measured for a fifth of a second (its first look comes after half
+        // a second), the user accepts.
+        let input = if !accepted && measured > 10 {
             accepted = true;
             Input::Command(UserCommand::Accept)
         } else {
@@ -1573,7 +1574,14 @@ fn accepting_during_a_run_ends_the_replicated_point_with_it() {
         };
         decision = c.step(at, input);
     }
-    assert!(accepted && c.is_done());
+    assert!(
+        accepted && c.is_done(),
+        "accepted {accepted}, done {}, at {at:?}: {:#?}",
+        c.is_done(),
+        c.results()
+            .first()
+            .map(|r| (&r.verdict, &r.reasons, r.duration_s))
+    );
     let result = &c.results()[0];
     assert_eq!(result.verdict, Verdict::Accepted, "{:#?}", result.reasons);
     let rep = result.replication.as_deref().unwrap();
@@ -1666,4 +1674,122 @@ fn a_tail_heavy_inside_while_the_host_stalls_that_much_is_the_host_s_not_the_ser
     let reason = &c.results()[0].reasons[0];
     assert_eq!(reason.check, "host_stalls", "{reason:?}");
     assert!(!reason.figures.contains_key("heaviness"), "{reason:?}");
+}
+
+/// The sequential rule as the point runs it: each look on at least a quarter and at most
+/// twice the samples of the one before (the batches' granularity aside), sized from the
+/// width, and the point stops on the first narrow interval that rests on enough effective
+/// tail samples; the looks do not use up the tries.
+#[test]
+fn vernier_looks_again_in_steps_sized_from_the_width_and_stops_on_the_first_narrow_one() {
+    let mut cfg = vernier();
+    // p99 of an exponential with a 50 µs mean (230 µs) to within 5%: about 11.5 µs wide,
+    // some 170,000 samples, where the first look has 10,000.
+    cfg.ci.width = CiWidth::Relative(0.05);
+    cfg.limits.max_tries = 3;
+    let mut c = Coordinator::new(cfg, &LoadPlan::Fixed(2_000.0));
+    let mut agent = FakeAgent::new(21, exp_latency(50.0));
+    let events = drive(&mut c, &mut agent, Duration::from_secs(400));
+    let result = &c.results()[0];
+    assert_eq!(result.verdict, Verdict::Converged, "{:?}", result.reasons);
+    let looks = checks(&events, CheckKind::Confidence);
+    assert!(looks.len() >= 3, "{} looks", looks.len());
+    for pair in looks.windows(2) {
+        let growth = pair[1].n as f64 / pair[0].n as f64;
+        // A look waits for the batch (40 samples at 2,000 req/s) that completes its count.
+        assert!(
+            (1.24..=2.01).contains(&growth),
+            "{} then {}: {growth}",
+            pair[0].n,
+            pair[1].n
+        );
+    }
+    assert!(looks.iter().rev().skip(1).all(|c| !c.pass));
+    let last = looks.last().unwrap();
+    assert!(last.pass && last.decision == "narrow enough", "{last:?}");
+    assert!(last.statistic.unwrap() <= 0.05 * result.target().unwrap().value);
+    assert_eq!(result.tries, 1, "the looks are not tries");
+}
+
+/// An N/A for want of samples says how long the samples the precision needs would take at
+/// this rate, in its reason and as a figure, and "continue" while the point measures gives
+/// the point that much time.
+#[test]
+fn an_na_for_want_of_samples_says_how_much_more_time_and_continue_gives_it() {
+    let mut cfg = vernier();
+    cfg.ci.width = CiWidth::Relative(0.03);
+    cfg.limits.max_duration = Duration::from_secs(20);
+    let mut c = Coordinator::new(cfg.clone(), &LoadPlan::Fixed(2_000.0));
+    let mut agent = FakeAgent::new(22, exp_latency(50.0));
+    drive(&mut c, &mut agent, Duration::from_secs(60));
+    let result = &c.results()[0];
+    assert_eq!(result.verdict, Verdict::NotAvailable);
+    let more = result
+        .more_time_s
+        .expect("the time more samples would take");
+    // p99 of an exponential with a 50 µs mean within 3%: about 130,000 samples (the 1/√n
+    // prediction with its margin, or the effective tail a late stop needs), of which some
+    // 36,000 are in by the 20 s limit: about 47 s more at 2,000 a second.
+    assert!((20.0..200.0).contains(&more), "{more}");
+    let needed = result.reasons[0].figures.get("samples_needed").copied();
+    if let Some(needed) = needed {
+        let predicted = (needed - result.samples as f64) / 2_000.0;
+        assert!(
+            (more - predicted).abs() < 0.2 * predicted,
+            "{more} against {predicted}"
+        );
+    }
+    let reason = &result.reasons[0];
+    assert!(reason.check.more_samples_help(), "{reason:?}");
+    assert_eq!(reason.figures.get("more_time_s"), Some(&more));
+    assert!(
+        reason.detail.contains("more at this rate"),
+        "{}",
+        reason.detail
+    );
+
+    // The same point, continued once its first wide look has predicted the need.
+    let mut c = Coordinator::new(cfg, &LoadPlan::Fixed(2_000.0));
+    let mut agent = FakeAgent::new(22, exp_latency(50.0));
+    let mut at = Duration::ZERO;
+    let mut decision = c.start(at);
+    let mut events = Vec::new();
+    let mut continued = None;
+    while !c.is_done() && at < Duration::from_secs(600) {
+        for a in &decision.actions {
+            agent.apply(a);
+        }
+        let looked = decision.events.iter().any(|e| {
+            matches!(&e.kind, EventKind::Check(k) if k.check == CheckKind::Confidence && !k.pass)
+        });
+        events.append(&mut decision.events);
+        at += BATCH;
+        decision = if looked && continued.is_none() {
+            continued = Some(at);
+            c.step(at, Input::Command(UserCommand::Continue))
+        } else {
+            c.step(
+                at,
+                Input::Batch {
+                    agent: 0,
+                    batch: agent.batch(),
+                },
+            )
+        };
+    }
+    events.append(&mut decision.events);
+    let command = events
+        .iter()
+        .find_map(|e| match &e.kind {
+            EventKind::Command { command } => Some(command.clone()),
+            _ => None,
+        })
+        .expect("the continue is an event");
+    assert!(
+        command.contains("more at this rate: what the CI's last look predicts it needs"),
+        "{command}"
+    );
+    let result = &c.results()[0];
+    assert_eq!(result.verdict, Verdict::Converged, "{:?}", result.reasons);
+    assert!(result.duration_s > 20.0, "{}", result.duration_s);
 }

@@ -8,15 +8,15 @@
 use std::time::Duration;
 
 use vernier_stats::{
-    DependentCi, Percentile, min_samples_for_ci, percentile, percentile_ci_dependent,
-    tail_heaviness,
+    DependentCi, Percentile, Step, effective_tail, min_samples_for_ci, percentile,
+    percentile_ci_dependent, tail_heaviness,
 };
 
 use super::super::Decision;
 use super::super::checks::{self, Interval};
 use super::super::event::*;
 use super::super::policy::{
-    HEAVY_TAIL_ALSO_AT, HEAVY_TAIL_FACTOR, MAX_KEPT_PER_SECOND, MAX_KEPT_SAMPLES, PREDICTION_MARGIN,
+    HEAVY_TAIL_ALSO_AT, HEAVY_TAIL_FACTOR, MAX_KEPT_PER_SECOND, MAX_KEPT_SAMPLES, STOPPING_RULE,
 };
 use super::{Point, figures};
 use crate::scenario::Method;
@@ -141,19 +141,55 @@ impl Estimate {
 
 impl Point {
     /// The share of requests kept while measuring: Lancet's scenario rate, thinned later
-    /// by the lag search; under `method: vernier` every request, unless an agent would
-    /// then keep more than [`MAX_KEPT_PER_SECOND`] or the point more than
-    /// [`MAX_KEPT_SAMPLES`] (the phase's detail gives the rate).
+    /// by the lag search; under `method: vernier` every request, unless an agent would then
+    /// keep more than [`MAX_KEPT_PER_SECOND`] or the point more than [`MAX_KEPT_SAMPLES`]
+    /// by its time limit.
     pub(super) fn measure_sampling(&self) -> f64 {
         match self.config.method {
             Method::Lancet => self.config.sampling.rate,
-            Method::Vernier => {
-                let per_agent = self.config.rate / self.live_count() as f64;
-                let most = per_agent * self.config.limits.max_duration.as_secs_f64();
-                (MAX_KEPT_SAMPLES / most.max(1.0))
-                    .min(MAX_KEPT_PER_SECOND / per_agent.max(1.0))
-                    .min(1.0)
+            Method::Vernier => (MAX_KEPT_SAMPLES / self.most_samples().max(1.0))
+                .min(MAX_KEPT_PER_SECOND / self.per_agent_rate().max(1.0))
+                .min(1.0),
+        }
+    }
+
+    /// Requests a second each agent sends.
+    fn per_agent_rate(&self) -> f64 {
+        self.config.rate / self.live_count() as f64
+    }
+
+    /// The requests the measuring agents send by the point's time limit.
+    fn most_samples(&self) -> f64 {
+        let per_agent = self.config.rate / self.live_count() as f64;
+        per_agent
+            * self.measuring().count().max(1) as f64
+            * self.config.limits.max_duration.as_secs_f64()
+    }
+
+    /// Why the share kept is what it is, for the phase line.
+    pub(super) fn sampling_why(&self) -> String {
+        match self.config.method {
+            Method::Lancet => "method: lancet's sampling, thinned by the lag search".into(),
+            Method::Vernier if self.sampling >= 1.0 => format!(
+                "every request: the CI gains from each, and by the time limit the point holds at most {:.0} ({:.0} MB)",
+                self.most_samples(),
+                self.most_samples() * 24.0 / 1e6
+            ),
+            Method::Vernier
+                if self.per_agent_rate() * self.sampling >= MAX_KEPT_PER_SECOND * 0.999 =>
+            {
+                format!(
+                    "one request in {:.1}: {:.0} a second per agent at most, since correlated neighbours add little to the CI and every look sorts all that is kept",
+                    1.0 / self.sampling,
+                    MAX_KEPT_PER_SECOND
+                )
             }
+            Method::Vernier => format!(
+                "one request in {:.1}: keeping every one, the point could hold {:.0} by its time limit, beyond the {:.0} (24 B each) it may",
+                1.0 / self.sampling,
+                self.most_samples(),
+                MAX_KEPT_SAMPLES
+            ),
         }
     }
 
@@ -295,10 +331,35 @@ impl Point {
                 None => return,
             },
         };
+        self.looks += 1;
+        let look = self.looks;
+        let target_us = self.config.ci.width.target_us(estimate.value);
+        let step = STOPPING_RULE.step(
+            look,
+            n,
+            p.fraction(),
+            estimate.ci.as_ref(),
+            target_us,
+            self.confirming,
+        );
+        self.confirming = matches!(
+            step,
+            Step::More {
+                confirming: true,
+                ..
+            }
+        );
+        // Per agent, what the rule's next look asks for in all.
+        let floor = self.wanted + 1;
+        let per_agent = |total: usize| total.div_ceil(count).max(floor);
         let combined = match &estimate.ci {
             Ok(ci) => ci.clone(),
             Err(need) => {
-                let wanted = (need.needed.saturating_add(count - 1) / count).max(self.wanted + 1);
+                self.needed = Some(need.needed);
+                let wanted = match step {
+                    Step::More { samples, .. } => per_agent(samples),
+                    Step::Stop => self.wanted + 1,
+                };
                 // The need comes from the dependence seen so far, as noisy as the width's
                 // prediction below.
                 let wanted = self.within_reach(at, wanted, n / count);
@@ -349,7 +410,7 @@ impl Point {
                 if !host_inside
                     && let Some(reason) = heavy_tail_reason(sorted, p, n, conf, &detail, &figures)
                 {
-                    self.extend(at, wanted, vec![reason], out);
+                    self.extend_look(at, wanted, vec![reason], out);
                     return;
                 }
                 // Samples beyond the percentile that come in clusters are the host's doing
@@ -370,7 +431,7 @@ impl Point {
                         )
                     },
                 );
-                self.extend(at, wanted, vec![reason], out);
+                self.extend_look(at, wanted, vec![reason], out);
                 return;
             }
         };
@@ -379,8 +440,8 @@ impl Point {
         if !self.agents_agree(at, p, n, &intervals, out) {
             return;
         }
-        let target_us = self.config.ci.width.target_us(estimate.value);
         let narrow = width <= target_us;
+        let stop = step == Step::Stop;
         let slo = self.config.slo.map(|s| s.as_secs_f64() * 1e6);
         let decided = slo.is_some_and(|s| combined.high < s || combined.low > s);
         let detail = format!(
@@ -396,7 +457,7 @@ impl Point {
         let mut check = Check {
             check: CheckKind::Confidence,
             agent: None,
-            pass: narrow || decided,
+            pass: stop || decided,
             statistic: Some(width),
             pvalue: None,
             n,
@@ -404,8 +465,8 @@ impl Point {
             decision: String::new(),
             data: None,
         };
-        if narrow || decided {
-            check.decision = if narrow {
+        if stop || decided {
+            check.decision = if stop {
                 "narrow enough".into()
             } else {
                 "the CI lies wholly on one side of the SLO: decided".into()
@@ -418,16 +479,32 @@ impl Point {
             }
             return;
         }
-        // The width shrinks as 1/√n (the dependence is in it): predict the samples needed.
+        // The width shrinks as 1/√n (the dependence is in it): the rule's next look is sized
+        // from the samples that predicts, within its steps.
         let per_agent_n = n / count;
-        let predicted =
-            (per_agent_n as f64 * (width / target_us).powi(2) * PREDICTION_MARGIN).ceil() as usize;
-        let wanted = predicted.max(self.wanted + self.wanted / 4);
+        let total_needed = STOPPING_RULE.needed(look, n, p.fraction(), &combined, target_us);
+        self.needed = Some(total_needed);
+        let wanted = match step {
+            Step::More { samples, .. } => per_agent(samples),
+            Step::Stop => self.wanted + 1,
+        };
         // A width from few tail samples is noisy, and its prediction more so.
         let wanted = self.within_reach(at, wanted, per_agent_n);
-        check.decision = format!("collect {wanted} per agent (the width narrows as 1/√n)");
+        check.decision = if self.confirming {
+            format!("narrow: the next look, on {wanted} per agent, confirms it before the stop")
+        } else if narrow {
+            format!(
+                "narrow, but on {:.0} effective tail samples where a stop at look {look} needs {:.0}: collect {wanted} per agent",
+                effective_tail(n, p.fraction(), &combined),
+                STOPPING_RULE.tail_needed(look)
+            )
+        } else {
+            format!(
+                "collect {wanted} per agent (the width narrows as 1/√n: about {total_needed} in all would do; look {} next)",
+                look + 1
+            )
+        };
         self.check(at, check, out);
-        let total_needed = wanted * count;
         let found = format!(
             "the {p} CI is still {width:.1} µs wide after {n} samples (target {target_us:.1} µs)"
         );
@@ -505,7 +582,7 @@ impl Point {
                 })
             }
         };
-        self.extend(at, wanted, vec![reason], out);
+        self.extend_look(at, wanted, vec![reason], out);
     }
 }
 

@@ -66,7 +66,11 @@ impl Point {
                 )
             });
         }
-        self.finish_na(at, vec![reason], out);
+        let mut reasons = vec![reason];
+        if measuring {
+            self.say_more_time(&mut reasons);
+        }
+        self.finish_na(at, reasons, out);
     }
 
     /// Whether the load went closed-loop while it measured: a backlog of requests waiting
@@ -264,9 +268,14 @@ impl Point {
         } else {
             agents.iter().map(|a| a.achieved_rate).sum()
         };
+        let more_time_s = (verdict == Verdict::NotAvailable
+            && reasons.iter().any(|r| r.check.more_samples_help()))
+        .then(|| self.more_time())
+        .flatten();
         let result = PointResult {
             verdict,
             reasons,
+            more_time_s,
             waived: self.waived.clone(),
             target_rate: self.config.rate,
             achieved_rate,

@@ -44,6 +44,7 @@ fn result(verdict: Verdict) -> PointResult {
             detail: "wide".into(),
             figures: Default::default(),
         }],
+        more_time_s: None,
         waived: Vec::new(),
         target_rate: 20_000.0,
         achieved_rate: 19_990.0,

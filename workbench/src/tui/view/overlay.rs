@@ -17,7 +17,7 @@ const LIVE: [(&str, &str); 12] = [
     ("a", "accept the current point with what it has measured"),
     (
         "c",
-        "continue past the limits: another allowance of time and tries",
+        "continue past the limits: the time the CI's last look says it needs (or another allowance), more tries",
     ),
     ("g", "switch the chart (CCDF / latency vs load) when narrow"),
     ("r", "the report of the finished run (plots, table)"),
