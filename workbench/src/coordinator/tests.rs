@@ -285,6 +285,17 @@ fn drive_with(
     events
 }
 
+/// The first user command's event text.
+fn command_event(events: &[Event]) -> String {
+    events
+        .iter()
+        .find_map(|e| match &e.kind {
+            EventKind::Command { command } => Some(command.clone()),
+            _ => None,
+        })
+        .expect("the command is an event")
+}
+
 fn checks(events: &[Event], kind: CheckKind) -> Vec<&Check> {
     events
         .iter()
@@ -715,13 +726,7 @@ fn continue_extends_the_limits_and_progress_carries_the_ccdf() {
         }
         events.extend(d.events);
     }
-    let command = events
-        .iter()
-        .find_map(|e| match &e.kind {
-            EventKind::Command { command } => Some(command.clone()),
-            _ => None,
-        })
-        .expect("the continue is an event");
+    let command = command_event(&events);
     assert!(command.contains("4s and 200 tries"), "{command}");
     // The point outlived its original 2 s, and ended only at the extended limit.
     let result = &c.results()[0];
@@ -1778,13 +1783,7 @@ fn an_na_for_want_of_samples_says_how_much_more_time_and_continue_gives_it() {
         };
     }
     events.append(&mut decision.events);
-    let command = events
-        .iter()
-        .find_map(|e| match &e.kind {
-            EventKind::Command { command } => Some(command.clone()),
-            _ => None,
-        })
-        .expect("the continue is an event");
+    let command = command_event(&events);
     assert!(
         command.contains("more at this rate: what the CI's last look predicts it needs"),
         "{command}"
