@@ -3,7 +3,7 @@
 //!
 //! One file per phase, as the TUI's step bar shows them: `warmup.rs`, `interarrival.rs`,
 //! `measure.rs` (rounds, independence, stationarity, the samples wanted),
-//! `confidence.rs` (each method's CI step), `departures.rs` (vernier's check of the
+//! `confidence.rs` (`method: vernier`'s CI step; `lancet.rs` Lancet's), `departures.rs` (vernier's check of the
 //! departures by their effect) and `verdict.rs` (the result, and an N/A's cause).
 //! `intake.rs` takes the agents' batches in and sends the live figures out; this file
 //! holds the point's state, its clock and the user's commands.
@@ -23,6 +23,7 @@ mod confidence;
 pub(crate) mod departures;
 mod intake;
 mod interarrival;
+mod lancet;
 mod measure;
 mod verdict;
 mod warmup;

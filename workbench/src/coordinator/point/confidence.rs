@@ -8,8 +8,8 @@
 use std::time::Duration;
 
 use vernier_stats::{
-    DependentCi, Percentile, Step, effective_tail, min_samples_for_ci, percentile,
-    percentile_ci_dependent, tail_heaviness,
+    DependentCi, Percentile, Step, effective_tail, percentile, percentile_ci_dependent,
+    tail_heaviness,
 };
 
 use super::super::Decision;
@@ -160,8 +160,7 @@ impl Point {
 
     /// The requests the measuring agents send by the point's time limit.
     fn most_samples(&self) -> f64 {
-        let per_agent = self.config.rate / self.live_count() as f64;
-        per_agent
+        self.per_agent_rate()
             * self.measuring().count().max(1) as f64
             * self.config.limits.max_duration.as_secs_f64()
     }
@@ -583,152 +582,6 @@ impl Point {
             }
         };
         self.extend_look(at, wanted, vec![reason], out);
-    }
-}
-
-impl Point {
-    /// `method: lancet`'s confidence step: order-statistic CIs per agent and combined
-    /// (the samples were thinned until independent), agreement, the width against the target.
-    pub(super) fn check_confidence(&mut self, at: Duration, out: &mut Decision) {
-        let p = self.config.ci.percentile;
-        let conf = self.config.ci.confidence;
-        let min_n = min_samples_for_ci(p.fraction(), conf).unwrap_or(usize::MAX);
-        // Each agent's interval.
-        let mut intervals = Vec::new();
-        let measuring: Vec<usize> = self.measuring().collect();
-        let measuring_count = measuring.len().max(1);
-        for i in measuring {
-            let mut x = self.agents[i].latencies_in_send_order();
-            x.sort_by(f64::total_cmp);
-            let iv = checks::interval(&x, p, conf);
-            let ci = iv.and_then(|(v, ci)| {
-                ci.map(|(lo, hi)| Interval {
-                    value: v,
-                    low: lo,
-                    high: hi,
-                })
-            });
-            self.agents[i].ci_width_us = ci.map(|c| c.width());
-            intervals.push((i, x.len(), ci));
-        }
-        let all = self.merged_sorted();
-        let n = all.len();
-        let combined = checks::interval(&all, p, conf).and_then(|(v, ci)| {
-            ci.map(|(lo, hi)| Interval {
-                value: v,
-                low: lo,
-                high: hi,
-            })
-        });
-        let Some(combined) = combined else {
-            // Too few samples for any CI of this percentile.
-            let wanted = (min_n as f64 * 1.1).ceil() as usize / measuring_count + 1;
-            let reason = Reason {
-                check: ReasonKind::TooFewSamples,
-                detail: format!(
-                    "too few samples for the {p} CI at {:.0}%: it needs at least {min_n}, there are {n}",
-                    conf * 100.0
-                ),
-                figures: figures(&[("samples", n as f64), ("min_samples", min_n as f64)]),
-            };
-            let check = Check {
-                check: CheckKind::Confidence,
-                agent: None,
-                pass: false,
-                statistic: None,
-                pvalue: None,
-                n,
-                detail: reason.detail.clone(),
-                decision: format!("collect {wanted} per agent"),
-                data: None,
-            };
-            self.check(at, check, out);
-            self.extend(at, wanted.max(self.wanted + 1), vec![reason], out);
-            return;
-        };
-        let target_us = self.config.ci.width.target_us(combined.value);
-        self.ci_width_us = Some(combined.width());
-        if !self.agents_agree(at, p, n, &intervals, out) {
-            return;
-        }
-        let narrow = combined.width() <= target_us;
-        let slo = self.config.slo.map(|s| s.as_secs_f64() * 1e6);
-        let decided = slo.is_some_and(|s| combined.high < s || combined.low > s);
-        let mut check = Check {
-            check: CheckKind::Confidence,
-            agent: None,
-            pass: narrow || decided,
-            statistic: Some(combined.width()),
-            pvalue: None,
-            n,
-            detail: format!(
-                "{p} = {:.1} µs, {:.0}% CI [{:.1}, {:.1}], width {:.1} µs (target {target_us:.1}) from {n} samples",
-                combined.value,
-                conf * 100.0,
-                combined.low,
-                combined.high,
-                combined.width()
-            ),
-            decision: String::new(),
-            data: None,
-        };
-        if narrow || decided {
-            check.decision = if narrow {
-                "converged".into()
-            } else {
-                format!(
-                    "the CI lies {} the SLO of {:.0} µs: decided",
-                    if combined.high < slo.unwrap_or(0.0) {
-                        "below"
-                    } else {
-                        "above"
-                    },
-                    slo.unwrap_or(0.0)
-                )
-            };
-            self.check(at, check, out);
-            self.finish(at, Verdict::Converged, Vec::new(), out);
-            return;
-        }
-        // The width shrinks as 1/√n: predict the samples needed rather than step blindly.
-        let per_agent_n = n / measuring_count;
-        let predicted =
-            (per_agent_n as f64 * (combined.width() / target_us).powi(2) * 1.1).ceil() as usize;
-        let wanted = predicted.max(self.wanted + self.wanted / 4);
-        check.decision = format!("collect {wanted} per agent (the width narrows as 1/√n)");
-        self.check(at, check, out);
-        let heaviness =
-            vernier_stats::tail_heaviness(combined.value, combined.width(), p.fraction(), n, conf)
-                .unwrap_or(f64::NAN);
-        let total_needed = wanted * measuring_count;
-        let mut figures = figures(&[
-            ("ci_width_us", combined.width()),
-            ("target_us", target_us),
-            ("samples", n as f64),
-            ("samples_needed", total_needed as f64),
-        ]);
-        let found = format!(
-            "the {p} CI is still {:.1} µs wide after {n} samples (target {target_us:.1} µs)",
-            combined.width()
-        );
-        let beyond = format!("at 1/√n it needs about {total_needed} samples, beyond the limits");
-        let reason = if heaviness > 2.0 {
-            figures.insert("heaviness".into(), heaviness);
-            Reason {
-                check: ReasonKind::HeavyTail,
-                detail: format!(
-                    "heavy tail: {found}, {heaviness:.1}× wider than an exponential tail's; {beyond}"
-                ),
-                figures,
-            }
-        } else {
-            Reason {
-                check: ReasonKind::Confidence,
-                detail: format!("{found}; {beyond}"),
-                figures,
-            }
-        };
-        self.extend(at, wanted, vec![reason], out);
     }
 }
 
