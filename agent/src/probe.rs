@@ -353,6 +353,13 @@ impl std::fmt::Debug for Lateness {
 }
 
 impl StallReport {
+    /// Which probe the report is from, as displays name it: `cpu 1` (pinned to the local
+    /// agents' first core) or `coordinator` (the session's unpinned probe).
+    pub fn name(&self) -> String {
+        self.cpu
+            .map_or("coordinator".to_string(), |c| format!("cpu {c}"))
+    }
+
     /// Adds `other`, a later report of the same probe (or of another: the percentiles are
     /// then the pooled wake-ups'). Counts and seconds add up, the maximum is the larger,
     /// the share is weighted by seconds. The percentiles come from the merged histogram

@@ -10,6 +10,7 @@
 //! combined CI no wider than asked; the next sample count predicted from the width) →
 //! converged, or N/A with every failed check and its figures.
 
+mod budget_parts;
 mod checks;
 mod event;
 pub(crate) mod point;
@@ -24,6 +25,7 @@ use vernier_agent::{Batch, StallReport};
 use vernier_protocols::InterArrival;
 use vernier_stats::Percentile;
 
+pub use budget_parts::{Budget, HostPart, Part, ProbeWindow};
 pub use event::*;
 
 use crate::scenario::{

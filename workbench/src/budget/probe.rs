@@ -20,32 +20,10 @@
 //! The probe adds its rate to the server's arrivals (each costing the server its own
 //! handling, a µs or two) and to the workers' sends, so it is off unless asked.
 
-use serde::{Deserialize, Serialize};
 use vernier_stats::{percentile, percentile_ci, percentile_ci_dependent};
 
 use super::on_grid;
-
-/// What the probe measured over one point: the p50 of its requests, with a CI, and its
-/// latencies at the budget's grid of quantiles.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ProbeWindow {
-    /// Its rate, req/s.
-    pub rate: f64,
-    /// Its connections.
-    #[serde(default)]
-    pub connections: usize,
-    /// Requests answered while the point measured.
-    pub requests: usize,
-    /// Their p50, µs.
-    pub p50_us: f64,
-    /// Its 95% CI, µs, when one could be built.
-    pub ci_us: Option<(f64, f64)>,
-    /// How the CI was built (or why there is none).
-    pub ci_how: String,
-    /// The latencies at the budget's [`GRID`](super::GRID) of quantiles, µs, ascending.
-    #[serde(skip)]
-    pub grid: Vec<f64>,
-}
+use crate::coordinator::ProbeWindow;
 
 impl ProbeWindow {
     /// The window of `latencies` (ns, in the order they were sent: the CI's batches follow

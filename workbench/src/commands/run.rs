@@ -14,7 +14,7 @@ use serde_yaml::Value;
 use tokio::sync::mpsc;
 
 use super::print_json;
-use crate::coordinator::{Event, EventKind, Phase, PointResult, Verdict, probe_name};
+use crate::coordinator::{Event, EventKind, Phase, PointResult, Verdict};
 use crate::error::Error;
 use crate::scenario::{Flag, LoadPlan, Override, Scenario, load_value};
 use crate::session::{self, Outcome, SessionOptions, Update};
@@ -589,10 +589,7 @@ fn verdict_line(r: &PointResult) -> String {
         ));
     }
     for host in &r.host {
-        line.push_str(&format!(
-            "\n             host ({}): {host}",
-            probe_name(host)
-        ));
+        line.push_str(&format!("\n             host ({}): {host}", host.name()));
     }
     line
 }

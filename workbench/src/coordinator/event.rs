@@ -574,7 +574,7 @@ pub struct PointResult {
     /// Where the median's time went: the path's floor, the client, the host, the server
     /// (see [`crate::budget`]). Added by the session; absent in records that predate it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub budget: Option<crate::budget::Budget>,
+    pub budget: Option<super::budget_parts::Budget>,
     /// The run directory, once recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub record: Option<String>,
@@ -708,14 +708,6 @@ impl PointResult {
         self.percentile(p)
             .map_or("-".to_string(), |q| q.to_string())
     }
-}
-
-/// Which probe a host report is from, as displays name it: `cpu 1` (pinned to the local
-/// agents' first core) or `coordinator` (the session's unpinned probe).
-pub fn probe_name(report: &StallReport) -> String {
-    report
-        .cpu
-        .map_or("coordinator".to_string(), |c| format!("cpu {c}"))
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use super::plot::{fmt_num, fmt_percentile, fmt_rate};
 use vernier_agent::StallReport;
 use vernier_stats::Percentile;
 
-use crate::coordinator::{PercentileResult, Reason, SchedulePercentile, Verdict, probe_name};
+use crate::coordinator::{PercentileResult, Reason, SchedulePercentile, Verdict};
 use crate::record::RunRecord;
 
 /// The run and its load points, as the table shows them.
@@ -311,7 +311,7 @@ fn points_table(points: &[PointRow]) -> String {
             let probes: Vec<String> = point
                 .host
                 .iter()
-                .map(|h| format!("{} {}", probe_name(h), h.short()))
+                .map(|h| format!("{} {}", h.name(), h.short()))
                 .collect();
             out.push_str(&format!("        host: {}\n", probes.join(" · ")));
         }

@@ -426,7 +426,7 @@ impl Point {
                         format!(
                             "{detail}; the samples beyond {p} ({:.1} µs) come in clusters because the host stalls: on {}, {h}",
                             estimate.value,
-                            probe_name(h)
+                            h.name()
                         )
                     },
                 );
@@ -548,7 +548,7 @@ impl Point {
                             "; the host probe saw {} stall{} > 1 ms on {} (up to {:.1} ms, {:.2}% of the time), too few to make the whole tail",
                             h.stalls_over_1ms,
                             if h.stalls_over_1ms == 1 { "" } else { "s" },
-                            probe_name(h),
+                            h.name(),
                             h.late_max_us / 1e3,
                             h.stalled_share * 100.0
                         )
@@ -574,7 +574,7 @@ impl Point {
                 self.tail_cause(at, estimate.value, correlated, |h| {
                     format!(
                         "the host's stalls keep the {p} CI wide: {found}; on {}, {h}: {p} ({:.1} µs) lies within their reach, so requests caught by a stall make the tail and come in clusters (variance ×{:.1}); {beyond}",
-                        probe_name(h),
+                        h.name(),
                         estimate.value,
                         combined.variance_inflation
                     )

@@ -161,12 +161,12 @@ impl Point {
         } else if let Some(h) = stalls.as_ref().filter(|_| late_median) {
             format!(
                 "the client's host wakes it late: half the requests leave over {lag_p50:.1} µs late (p99 {lag_p99:.1} µs, max {lag_max:.1} µs) with free slots, as the host probe's own wake-ups on {}: {h}; measure from a quieter host or core, or with `poll: spin`",
-                probe_name(h)
+                h.name()
             )
         } else if let Some(h) = &stalls {
             format!(
                 "stalls of the client's host: most requests leave on time (lag p50 {lag_p50:.1} µs) but some wait for the core (p99 {lag_p99:.1} µs, max {lag_max:.1} µs), as the host probe saw on {}: {h}; measure from a quieter host or core",
-                probe_name(h)
+                h.name()
             )
         } else if closed_loop {
             format!(

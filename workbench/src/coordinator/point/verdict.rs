@@ -62,7 +62,7 @@ impl Point {
             reason = self.tail_cause(at, value_us, reason, |h| {
                 format!(
                     "{detail}; the host's stalls kept the {p} CI wide: on {}, {h}: {p} ({value_us:.1} µs) lies within their reach",
-                    probe_name(h)
+                    h.name()
                 )
             });
         }
