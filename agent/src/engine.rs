@@ -8,6 +8,8 @@ mod arrivals;
 mod conn;
 mod inflight;
 mod nic_clock;
+mod pacer;
+mod report;
 mod requests;
 mod tally;
 mod worker;

@@ -16,28 +16,24 @@ use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender, SyncSender, TryRecvError, TrySendError};
 use std::time::Duration;
 
-use mio::unix::SourceFd;
-use mio::{Events, Interest, Poll, Token};
-use nix::sys::time::TimeSpec;
-use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
+use mio::{Events, Poll, Token};
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
-use std::os::fd::{AsFd, AsRawFd};
 use vernier_protocols::{KeySpace, Protocol, ReplyKind, Request, worker_seed};
 
 use super::arrivals::{Arrivals, Due};
-use super::conn::{Conn, Read, ReadError};
+use super::conn::{Conn, Read, ReadError, dial, register};
 use super::inflight::{Outgoing, Received, StampClock, Timeout};
 use super::nic_clock::NicClock;
+use super::pacer::{Pacer, SPIN_FOR_REPLY, TIMER};
+use super::report::{REPORT_EVERY, Reports};
 use super::requests::Generator;
 use super::tally::{PROBE_SEQ, Tally};
 use super::{Command, EngineError, Epoch};
-use crate::config::{AgentKind, LoadSpec, PollMode};
+use crate::config::{AgentKind, LoadSpec};
 use crate::measure::{Batch, Counters, Outcome};
-use crate::sys::{TimestampMode, Transport, TsSocket, pin_current_thread};
+use crate::sys::{TimestampMode, Transport, pin_current_thread};
 
-/// How often a worker reports a batch.
-const REPORT_EVERY: Duration = Duration::from_millis(20);
 /// The nice value a pinned worker asks for (see `run`).
 const WORKER_NICE: i32 = -10;
 /// How often timeouts and reconnects are checked.
@@ -50,16 +46,6 @@ const MAX_BACKOFF: Duration = Duration::from_secs(1);
 const CONNECT_PATIENCE: Duration = Duration::from_secs(5);
 /// How long a worker may stall on a reconnect (it is not generating meanwhile).
 const RECONNECT_PATIENCE: Duration = Duration::from_millis(20);
-/// The loop spins, rather than sleeps, when the next departure is this close: a timer's
-/// wake-up takes a few tens of µs on a busy or virtual host.
-const SPIN_BEFORE_DUE: Duration = Duration::from_micros(60);
-/// `poll: adaptive` spins while a request is in flight and the last one left less than
-/// this long ago: a fast server's replies (memcached's p99 on loopback is tens to a couple
-/// of hundred µs) land on a thread that is already running, and a server that takes
-/// longer, or a reply that is lost, does not hold the core.
-const SPIN_FOR_REPLY: Duration = Duration::from_micros(200);
-/// The poller's token of the departure timer (sockets use their slot index).
-const TIMER: Token = Token(usize::MAX - 1);
 /// Sends per turn of the loop at most, so that replies, reports and commands are served
 /// even when the worker has fallen far behind.
 const SENDS_PER_TURN: usize = 256;
@@ -69,8 +55,6 @@ const SENDS_PER_TURN: usize = 256;
 /// and the coordinator saw it send nothing. Arrivals not yet drawn keep their scheduled
 /// times, so their send lag still says how late they left.
 const ARRIVALS_PER_TURN: usize = 4 * SENDS_PER_TURN;
-/// SO_BUSY_POLL budget for latency agents, µs.
-const LATENCY_AGENT_BUSY_POLL_US: u32 = 50;
 
 pub(super) struct Setup {
     pub(super) index: u32,
@@ -100,8 +84,8 @@ struct Worker {
     nic: Option<NicClock>,
     epoch: Epoch,
     poll: Poll,
-    /// Armed for the next departure while the loop sleeps.
-    timer: TimerFd,
+    /// Wakes the loop for the next departure.
+    pacer: Pacer,
     conns: Vec<Conn>,
     next_conn: usize,
     generator: Generator,
@@ -111,15 +95,10 @@ struct Worker {
     seq: u64,
     /// Path probes sent so far (their sequence numbers, under [`PROBE_SEQ`]).
     probe_seq: u64,
-    /// Read batches given back for reuse (see `take_batch`).
-    spares: Receiver<Batch>,
-    /// A batch the reader had no room for yet: sent before any other.
-    unsent: Option<Batch>,
     /// When the last request was handed to the socket, monotonic ns since the epoch.
     last_sent: u64,
-    /// The counters as of the last batch sent, and the backlog's mark since.
-    reported: Counters,
-    backlog_max_since: u64,
+    /// The batches sent and to send, and the counts as of the last.
+    reports: Reports,
     /// The measurements of the current interval, and which requests they keep.
     tally: Tally,
     /// Cumulative counts since the start.
@@ -187,11 +166,11 @@ impl Worker {
         }
         let seed = worker_seed(spec.seed, index);
         let generator = Generator::new(&spec.workload, keys, seed);
-        let (poll, timer) = departure_timer(index)?;
+        let (poll, pacer) = Pacer::new(index)?;
         let depth = spec.effective_depth();
         let kernel_timestamps = !matches!(spec.timestamps, TimestampMode::User);
         let mut worker = Worker {
-            timer,
+            pacer,
             index,
             protocol: spec.protocol,
             depth,
@@ -210,11 +189,8 @@ impl Worker {
             backlog: VecDeque::with_capacity(1024),
             seq: 0,
             probe_seq: 0,
-            spares,
-            unsent: None,
             last_sent: 0,
-            reported: Counters::default(),
-            backlog_max_since: 0,
+            reports: Reports::new(index, spares),
             tally: Tally::new(index, spec.kind != AgentKind::Throughput, kernel_timestamps),
             counters: Counters::default(),
             spec,
@@ -230,51 +206,21 @@ impl Worker {
     fn open_connections(&mut self, conn_ids: std::ops::Range<usize>) -> Result<(), EngineError> {
         let index = self.index;
         for id in conn_ids {
-            let socket = self
-                .connect(CONNECT_PATIENCE)
-                .map_err(|source| EngineError::Connect {
+            let socket =
+                dial(&self.spec, CONNECT_PATIENCE).map_err(|source| EngineError::Connect {
                     worker: index,
                     target: self.spec.target,
                     source,
                 })?;
             let slot = self.conns.len();
-            self.register(slot, &socket)
-                .map_err(|source| EngineError::Os {
-                    worker: index,
-                    what: "register socket",
-                    source,
-                })?;
+            register(self.poll.registry(), slot, &socket).map_err(|source| EngineError::Os {
+                worker: index,
+                what: "register socket",
+                source,
+            })?;
             self.conns.push(Conn::new(id as u16, socket, self.depth));
         }
         Ok(())
-    }
-
-    /// Opens a connection and waits (at most `patience`) for the handshake, so that a
-    /// connection in the pool is always usable.
-    fn connect(&self, patience: Duration) -> Result<TsSocket, crate::sys::SysError> {
-        let busy = (self.spec.kind == AgentKind::Latency).then_some(LATENCY_AGENT_BUSY_POLL_US);
-        let socket = TsSocket::connect(
-            self.spec.target,
-            self.spec.transport,
-            &self.spec.timestamps,
-            busy,
-        )?;
-        socket
-            .wait_connected(patience)
-            .map_err(|source| crate::sys::SysError::Socket {
-                what: "connect",
-                addr: self.spec.target,
-                transport: self.spec.transport,
-                source,
-            })?;
-        Ok(socket)
-    }
-
-    fn register(&self, slot: usize, socket: &TsSocket) -> io::Result<()> {
-        let fd = socket.as_raw_fd();
-        self.poll
-            .registry()
-            .register(&mut SourceFd(&fd), Token(slot), Interest::READABLE)
     }
 
     fn run(
@@ -303,7 +249,10 @@ impl Worker {
                     // if that means waiting for room (a reader 80 s behind), so that no
                     // batch mixes two generations. The counters published are the ones
                     // the batches add up to, so after the batch is taken.
-                    let sent = self.unsent.take().is_none_or(|u| batches.send(u).is_ok());
+                    let sent = self
+                        .reports
+                        .take_unsent()
+                        .is_none_or(|u| batches.send(u).is_ok());
                     let batch = self.take_batch();
                     publish(self.counters);
                     if !sent || batches.send(batch).is_err() {
@@ -326,8 +275,7 @@ impl Worker {
             }
             for event in events.iter() {
                 if event.token() == TIMER {
-                    // Drain the expiration so that the next arming raises a new edge.
-                    let _ = self.timer.wait();
+                    self.pacer.drain();
                     continue;
                 }
                 let slot = event.token().0;
@@ -355,7 +303,7 @@ impl Worker {
         }
         // Final report: whatever is still in flight stays counted as such. The engine
         // reads batches while it waits for its workers, so these blocking sends end.
-        if let Some(unsent) = self.unsent.take() {
+        if let Some(unsent) = self.reports.take_unsent() {
             let _ = batches.send(unsent);
         }
         let last = self.take_batch();
@@ -367,11 +315,11 @@ impl Worker {
     /// batch waits in `unsent` and the next ones extend the current interval until it is
     /// sent: nothing is lost. False when the reader is gone.
     fn report(&mut self, batches: &SyncSender<Batch>) -> bool {
-        if let Some(unsent) = self.unsent.take() {
+        if let Some(unsent) = self.reports.take_unsent() {
             match batches.try_send(unsent) {
                 Ok(()) => {}
                 Err(TrySendError::Full(unsent)) => {
-                    self.unsent = Some(unsent);
+                    self.reports.hold(unsent);
                     return true;
                 }
                 Err(TrySendError::Disconnected(_)) => return false,
@@ -380,46 +328,26 @@ impl Worker {
         match batches.try_send(self.take_batch()) {
             Ok(()) => true,
             Err(TrySendError::Full(batch)) => {
-                self.unsent = Some(batch);
+                self.reports.hold(batch);
                 true
             }
             Err(TrySendError::Disconnected(_)) => false,
         }
     }
 
-    /// How long the poller may sleep: never with `poll: spin`, nor with `poll: adaptive`
-    /// while a reply is due (see [`SPIN_FOR_REPLY`]); otherwise not at all when a departure
-    /// is due within
-    /// [`SPIN_BEFORE_DUE`]; otherwise until a reply arrives or the timer, armed that long
-    /// before the departure (or for `next_chore`, a report or housekeeping), fires.
+    /// How long the poller may sleep (see [`Pacer::timeout`]), woken for the next
+    /// departure or for `next_chore`, a report or housekeeping.
     fn wait(&mut self, next_chore: u64) -> Option<Duration> {
         let now = self.epoch.now_ns();
         let reply_due = self.counters.in_flight > 0
             && now.saturating_sub(self.last_sent) < SPIN_FOR_REPLY.as_nanos() as u64;
-        match self.spec.poll {
-            PollMode::Spin => return Some(Duration::ZERO),
-            PollMode::Adaptive if reply_due => return Some(Duration::ZERO),
-            PollMode::Adaptive | PollMode::Sleep => {}
-        }
-        let spin = SPIN_BEFORE_DUE.as_nanos() as u64;
-        let wake = match &self.arrivals {
-            Some(a) => a.next().saturating_sub(spin).min(next_chore),
-            None => next_chore,
-        };
-        if wake <= now + spin / 4 {
-            return Some(Duration::ZERO);
-        }
-        let delay = Duration::from_nanos(wake - now);
-        match self.timer.set(
-            Expiration::OneShot(TimeSpec::from_duration(delay)),
-            TimerSetTimeFlags::empty(),
-        ) {
-            // Woken by the timer or by a reply, whichever comes first.
-            Ok(()) => Some(Duration::from_secs(1)),
-            // No timer: the poller's own (millisecond) timeout, or a spin when closer.
-            Err(_) if delay >= Duration::from_millis(1) => Some(Duration::from_millis(1)),
-            Err(_) => Some(Duration::ZERO),
-        }
+        self.pacer.timeout(
+            self.spec.poll,
+            now,
+            reply_due,
+            self.arrivals.as_ref(),
+            next_chore,
+        )
     }
 
     fn apply(&mut self, command: Command) {
@@ -501,7 +429,7 @@ impl Worker {
         };
         self.counters.backlog = waiting;
         self.counters.backlog_max = self.counters.backlog_max.max(waiting);
-        self.backlog_max_since = self.backlog_max_since.max(waiting);
+        self.reports.backlog(waiting);
     }
 
     /// The next connection, round-robin, with room for another request.
@@ -732,8 +660,8 @@ impl Worker {
     }
 
     fn reconnect(&mut self, slot: usize, now: u64) {
-        match self.connect(RECONNECT_PATIENCE) {
-            Ok(socket) if self.register(slot, &socket).is_ok() => {
+        match dial(&self.spec, RECONNECT_PATIENCE) {
+            Ok(socket) if register(self.poll.registry(), slot, &socket).is_ok() => {
                 self.conns[slot].reopen(socket);
                 self.counters.reconnects += 1;
             }
@@ -744,63 +672,9 @@ impl Worker {
         }
     }
 
-    /// The interval's batch, swapped for a spare (a read batch the engine gave back,
-    /// emptied): after the first few reports the worker allocates none.
+    /// The interval's batch (see [`Reports::take`]).
     fn take_batch(&mut self) -> Batch {
-        let spare = self
-            .spares
-            .try_recv()
-            .unwrap_or_else(|_| Batch::empty(self.index));
-        let mut batch = self.tally.swap(spare);
-        self.counters.cpu_ns = thread_cpu_ns();
-        self.counters.send_calls = self.conns.iter().map(|c| c.calls().sends).sum();
-        self.counters.read_calls = self.conns.iter().map(|c| c.calls().reads).sum();
-        let mut counts = self.counters.since(&self.reported);
-        counts.backlog_max = self.backlog_max_since.max(self.counters.backlog);
-        self.backlog_max_since = self.counters.backlog;
-        self.reported = self.counters;
-        batch.worker = self.index;
-        batch.generation = self.tally.generation();
-        batch.elapsed = self.epoch.mono.elapsed();
-        batch.counts = counts;
-        batch
+        self.reports
+            .take(&mut self.tally, &mut self.counters, &self.conns, self.epoch)
     }
-}
-
-/// Worker `index`'s poller, with the timer that wakes it for the next departure
-/// registered as [`TIMER`].
-fn departure_timer(index: u32) -> Result<(Poll, TimerFd), EngineError> {
-    let poll = Poll::new().map_err(|source| EngineError::Os {
-        worker: index,
-        what: "create poller",
-        source,
-    })?;
-    let timer = TimerFd::new(
-        ClockId::CLOCK_MONOTONIC,
-        TimerFlags::TFD_NONBLOCK | TimerFlags::TFD_CLOEXEC,
-    )
-    .map_err(|e| EngineError::Os {
-        worker: index,
-        what: "create departure timer",
-        source: io::Error::from(e),
-    })?;
-    poll.registry()
-        .register(
-            &mut SourceFd(&timer.as_fd().as_raw_fd()),
-            TIMER,
-            Interest::READABLE,
-        )
-        .map_err(|source| EngineError::Os {
-            worker: index,
-            what: "register departure timer",
-            source,
-        })?;
-    Ok((poll, timer))
-}
-
-/// The calling thread's CPU time, ns (0 if the clock cannot be read).
-fn thread_cpu_ns() -> u64 {
-    nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID)
-        .map(|t| Duration::from(t).as_nanos() as u64)
-        .unwrap_or(0)
 }
