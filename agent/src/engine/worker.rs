@@ -56,6 +56,7 @@ const SENDS_PER_TURN: usize = 256;
 /// times, so their send lag still says how late they left.
 const ARRIVALS_PER_TURN: usize = 4 * SENDS_PER_TURN;
 
+/// What the engine gives a worker thread at its start.
 pub(super) struct Setup {
     pub(super) index: u32,
     pub(super) spec: Arc<LoadSpec>,
@@ -69,6 +70,7 @@ pub(super) struct Setup {
     pub(super) counters: Arc<std::sync::Mutex<Vec<Counters>>>,
 }
 
+/// One worker's state: its connections, its arrivals and backlog, and what it measures.
 struct Worker {
     index: u32,
     spec: Arc<LoadSpec>,
