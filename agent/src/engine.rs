@@ -4,8 +4,14 @@
 //! threads share nothing on the hot path. The control side talks to them through one
 //! command channel each and receives [`Batch`]es (interval deltas) on a shared channel.
 
+mod arrivals;
 mod conn;
 mod inflight;
+mod nic_clock;
+mod pacer;
+mod report;
+mod requests;
+mod tally;
 mod worker;
 
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};

@@ -14,7 +14,8 @@ use mio::{Interest, Registry, Token};
 use super::inflight::{
     Completed, Expired, Inflight, Lost, OutOfStep, Outgoing, Received, StampClock,
 };
-use crate::sys::{Transport, TsSocket};
+use crate::config::{AgentKind, LoadSpec};
+use crate::sys::{SysError, Transport, TsSocket};
 
 /// Largest reply buffer before a connection is declared broken: a reply parser that needs
 /// more than this is facing a server gone wrong, not a slow one.
@@ -22,6 +23,30 @@ const MAX_READ_BUFFER: usize = 4 << 20;
 const READ_CHUNK: usize = 64 << 10;
 /// The first reconnect's back-off, doubled on each failure up to the worker's limit.
 const FIRST_BACKOFF: Duration = Duration::from_millis(1);
+/// SO_BUSY_POLL budget for latency agents, µs.
+const LATENCY_AGENT_BUSY_POLL_US: u32 = 50;
+
+/// Opens a connection to `spec`'s target and waits (at most `patience`) for the
+/// handshake, so that a connection in the pool is always usable.
+pub(super) fn dial(spec: &LoadSpec, patience: Duration) -> Result<TsSocket, SysError> {
+    let busy = (spec.kind == AgentKind::Latency).then_some(LATENCY_AGENT_BUSY_POLL_US);
+    let socket = TsSocket::connect(spec.target, spec.transport, &spec.timestamps, busy)?;
+    socket
+        .wait_connected(patience)
+        .map_err(|source| SysError::Socket {
+            what: "connect",
+            addr: spec.target,
+            transport: spec.transport,
+            source,
+        })?;
+    Ok(socket)
+}
+
+/// Registers `socket`, the connection in `slot`, with the worker's poller for reading.
+pub(super) fn register(registry: &Registry, slot: usize, socket: &TsSocket) -> io::Result<()> {
+    let fd = socket.as_raw_fd();
+    registry.register(&mut SourceFd(&fd), Token(slot), Interest::READABLE)
+}
 
 /// Why a read gave no bytes.
 #[derive(Debug)]

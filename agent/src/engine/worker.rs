@@ -16,30 +16,24 @@ use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender, SyncSender, TryRecvError, TrySendError};
 use std::time::Duration;
 
-use hdrhistogram::Histogram;
-use mio::unix::SourceFd;
-use mio::{Events, Interest, Poll, Token};
-use nix::sys::time::TimeSpec;
-use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
+use mio::{Events, Poll, Token};
+use rand::SeedableRng;
 use rand::rngs::SmallRng;
-use rand::{RngExt, SeedableRng};
-use std::os::fd::{AsFd, AsRawFd};
-use vernier_protocols::{
-    InterArrival, KeySpace, KvGenerator, Protocol, ReplyKind, Request, Sampler, worker_seed,
-};
+use vernier_protocols::{KeySpace, Protocol, ReplyKind, Request, worker_seed};
 
-use super::conn::{Conn, Read, ReadError};
-use super::inflight::{Completed, Outgoing, Received, StampClock, Timeout};
+use super::arrivals::{Arrivals, Due};
+use super::conn::{Conn, Read, ReadError, dial, register};
+use super::inflight::{Outgoing, Received, StampClock, Timeout};
+use super::nic_clock::NicClock;
+use super::pacer::{Pacer, SPIN_FOR_REPLY, TIMER};
+use super::report::{REPORT_EVERY, Reports};
+use super::requests::Generator;
+use super::tally::{PROBE_SEQ, Tally};
 use super::{Command, EngineError, Epoch};
-use crate::config::{AgentKind, LoadSpec, PollMode, Workload};
-use crate::measure::{Batch, Counters, Outcome, RequestKind, Sample, histogram};
-use crate::sys::{
-    ClockMap, PHC_READINGS, PHC_REFRESH, Phc, TimestampMode, Transport, TsSocket,
-    pin_current_thread, read_clocks,
-};
+use crate::config::{AgentKind, LoadSpec};
+use crate::measure::{Batch, Counters, Outcome};
+use crate::sys::{TimestampMode, Transport, pin_current_thread};
 
-/// How often a worker reports a batch.
-const REPORT_EVERY: Duration = Duration::from_millis(20);
 /// The nice value a pinned worker asks for (see `run`).
 const WORKER_NICE: i32 = -10;
 /// How often timeouts and reconnects are checked.
@@ -48,26 +42,10 @@ const HOUSEKEEPING_EVERY: Duration = Duration::from_millis(1);
 const TX_TIMESTAMP_GRACE: Duration = Duration::from_millis(100);
 /// The longest reconnect back-off.
 const MAX_BACKOFF: Duration = Duration::from_secs(1);
-/// Due requests held at most; beyond, the client is hopelessly overloaded and the oldest
-/// are dropped (and counted as failed) rather than growing without bound.
-const MAX_BACKLOG: usize = 1 << 20;
-/// Departure ring for inter-departure gaps from TX timestamps (which arrive out of order
-/// across connections).
-const DEPARTURE_RING: usize = 4096;
 /// How long the first connections may take to open.
 const CONNECT_PATIENCE: Duration = Duration::from_secs(5);
 /// How long a worker may stall on a reconnect (it is not generating meanwhile).
 const RECONNECT_PATIENCE: Duration = Duration::from_millis(20);
-/// The loop spins, rather than sleeps, when the next departure is this close: a timer's
-/// wake-up takes a few tens of µs on a busy or virtual host.
-const SPIN_BEFORE_DUE: Duration = Duration::from_micros(60);
-/// `poll: adaptive` spins while a request is in flight and the last one left less than
-/// this long ago: a fast server's replies (memcached's p99 on loopback is tens to a couple
-/// of hundred µs) land on a thread that is already running, and a server that takes
-/// longer, or a reply that is lost, does not hold the core.
-const SPIN_FOR_REPLY: Duration = Duration::from_micros(200);
-/// The poller's token of the departure timer (sockets use their slot index).
-const TIMER: Token = Token(usize::MAX - 1);
 /// Sends per turn of the loop at most, so that replies, reports and commands are served
 /// even when the worker has fallen far behind.
 const SENDS_PER_TURN: usize = 256;
@@ -77,9 +55,8 @@ const SENDS_PER_TURN: usize = 256;
 /// and the coordinator saw it send nothing. Arrivals not yet drawn keep their scheduled
 /// times, so their send lag still says how late they left.
 const ARRIVALS_PER_TURN: usize = 4 * SENDS_PER_TURN;
-/// SO_BUSY_POLL budget for latency agents, µs.
-const LATENCY_AGENT_BUSY_POLL_US: u32 = 50;
 
+/// What the engine gives a worker thread at its start.
 pub(super) struct Setup {
     pub(super) index: u32,
     pub(super) spec: Arc<LoadSpec>,
@@ -93,94 +70,7 @@ pub(super) struct Setup {
     pub(super) counters: Arc<std::sync::Mutex<Vec<Counters>>>,
 }
 
-/// Where each request's content comes from.
-enum Generator {
-    Synthetic(Sampler),
-    KeyValue(KvGenerator),
-    Echo,
-}
-
-/// The PTP hardware clock of the NIC that takes the hardware timestamps, read against the
-/// engine's clock every [`PHC_REFRESH`] to keep the map between them current.
-struct NicClock {
-    phc: Phc,
-    /// When to read it next, ns since the epoch.
-    next_refresh: u64,
-}
-
-impl NicClock {
-    /// Opens `interface`'s PTP hardware clock and maps it onto the engine's clock from a
-    /// first reading.
-    fn open(
-        worker: u32,
-        interface: &str,
-        epoch: Epoch,
-    ) -> Result<(ClockMap, NicClock), EngineError> {
-        let fail = |source| EngineError::Os {
-            worker,
-            what: "read the NIC's PTP hardware clock",
-            source,
-        };
-        let phc = Phc::for_interface(interface).map_err(|e| fail(io::Error::other(e)))?;
-        let reading =
-            read_clocks(&mut phc.against(|| epoch.now_ns()), PHC_READINGS).map_err(fail)?;
-        let nic = NicClock {
-            phc,
-            next_refresh: epoch.now_ns() + PHC_REFRESH.as_nanos() as u64,
-        };
-        Ok((ClockMap::new(reading), nic))
-    }
-}
-
-/// One arrival process: its gaps and when its next request is due.
-struct Process {
-    gaps: Sampler,
-    next_due: u64,
-}
-
-impl Process {
-    /// A process of `gaps` whose first request is one gap after `now`.
-    fn start(gaps: Sampler, now: u64, rng: &mut SmallRng) -> Process {
-        let next_due = now + gaps.sample(rng) as u64;
-        Process { gaps, next_due }
-    }
-
-    /// The request due next, and the one after it drawn.
-    fn advance(&mut self, rng: &mut SmallRng) -> u64 {
-        let due = self.next_due;
-        self.next_due += (self.gaps.sample(rng) as u64).max(1);
-        due
-    }
-}
-
-/// The arrival processes while loading: the load's, and the path probe's own Poisson
-/// arrivals on top of it (see [`Workload::Synthetic`]'s `probe`).
-struct Arrivals {
-    load: Process,
-    probe: Option<Process>,
-}
-
-impl Arrivals {
-    /// When the next request, of the load or the probe, is due.
-    fn next(&self) -> u64 {
-        self.probe
-            .as_ref()
-            .map_or(self.load.next_due, |p| self.load.next_due.min(p.next_due))
-    }
-}
-
-/// A request come due: when, and whether it is a path probe.
-#[derive(Debug, Clone, Copy)]
-struct Due {
-    at: u64,
-    probe: bool,
-}
-
-/// The high bit of a path probe's sequence number: probes are numbered apart from the
-/// load's requests, whose sequence (and so the kept samples' thinning and the
-/// inter-departure gaps) they leave as it would be without them.
-const PROBE_SEQ: u64 = 1 << 63;
-
+/// One worker's state: its connections, its arrivals and backlog, and what it measures.
 struct Worker {
     index: u32,
     spec: Arc<LoadSpec>,
@@ -196,8 +86,8 @@ struct Worker {
     nic: Option<NicClock>,
     epoch: Epoch,
     poll: Poll,
-    /// Armed for the next departure while the loop sleeps.
-    timer: TimerFd,
+    /// Wakes the loop for the next departure.
+    pacer: Pacer,
     conns: Vec<Conn>,
     next_conn: usize,
     generator: Generator,
@@ -207,36 +97,14 @@ struct Worker {
     seq: u64,
     /// Path probes sent so far (their sequence numbers, under [`PROBE_SEQ`]).
     probe_seq: u64,
-    sampling: f64,
-    /// Keep every this-many-th request ...
-    sample_every: u64,
-    /// ... starting here ...
-    sample_phase: u64,
-    /// ... from this request on (the first sent under the current generation).
-    sample_from: u64,
-    /// The sampling generation the current batch is kept under.
-    generation: u64,
-    /// Read batches given back for reuse (see `take_batch`).
-    spares: Receiver<Batch>,
-    /// A batch the reader had no room for yet: sent before any other.
-    unsent: Option<Batch>,
     /// When the last request was handed to the socket, monotonic ns since the epoch.
     last_sent: u64,
-    /// The counters as of the last batch sent, and the backlog's mark since.
-    reported: Counters,
-    backlog_max_since: u64,
-    // Measurements of the current interval.
-    samples: Vec<Sample>,
-    probes: Vec<Sample>,
-    interarrivals: Vec<u64>,
-    latency: Histogram<u64>,
-    intended: Histogram<u64>,
-    send_lag: Histogram<u64>,
-    served: Histogram<u64>,
-    asked: Histogram<u64>,
+    /// The batches sent and to send, and the counts as of the last.
+    reports: Reports,
+    /// The measurements of the current interval, and which requests they keep.
+    tally: Tally,
+    /// Cumulative counts since the start.
     counters: Counters,
-    last_departure: Option<u64>,
-    departures: Box<[(u64, u64); DEPARTURE_RING]>,
 }
 
 pub(super) fn run(setup: Setup) {
@@ -281,6 +149,8 @@ pub(super) fn run(setup: Setup) {
 }
 
 impl Worker {
+    /// Worker `index`: pinned to its core if the spec names one, its poller and departure
+    /// timer, its connections `conn_ids` open, and the clock its timestamps are read on.
     fn new(
         index: u32,
         spec: Arc<LoadSpec>,
@@ -297,43 +167,16 @@ impl Worker {
             })?;
         }
         let seed = worker_seed(spec.seed, index);
-        let generator = match (&spec.workload, keys) {
-            (Workload::Synthetic { service, .. }, _) => Generator::Synthetic(service.sampler()),
-            (Workload::KeyValue(_), Some(keys)) => Generator::KeyValue(keys.generator(seed)),
-            _ => Generator::Echo,
-        };
-        let poll = Poll::new().map_err(|source| EngineError::Os {
-            worker: index,
-            what: "create poller",
-            source,
-        })?;
-        let timer = TimerFd::new(
-            ClockId::CLOCK_MONOTONIC,
-            TimerFlags::TFD_NONBLOCK | TimerFlags::TFD_CLOEXEC,
-        )
-        .map_err(|e| EngineError::Os {
-            worker: index,
-            what: "create departure timer",
-            source: io::Error::from(e),
-        })?;
-        poll.registry()
-            .register(
-                &mut SourceFd(&timer.as_fd().as_raw_fd()),
-                TIMER,
-                Interest::READABLE,
-            )
-            .map_err(|source| EngineError::Os {
-                worker: index,
-                what: "register departure timer",
-                source,
-            })?;
+        let generator = Generator::new(&spec.workload, keys, seed);
+        let (poll, pacer) = Pacer::new(index)?;
         let depth = spec.effective_depth();
+        let kernel_timestamps = !matches!(spec.timestamps, TimestampMode::User);
         let mut worker = Worker {
-            timer,
+            pacer,
             index,
             protocol: spec.protocol,
             depth,
-            kernel_timestamps: !matches!(spec.timestamps, TimestampMode::User),
+            kernel_timestamps,
             coalesce: spec.transport == Transport::Tcp,
             // Set once the sockets are up (see below).
             clock: StampClock::User,
@@ -348,94 +191,38 @@ impl Worker {
             backlog: VecDeque::with_capacity(1024),
             seq: 0,
             probe_seq: 0,
-            sampling: if spec.kind == AgentKind::Throughput {
-                0.0
-            } else {
-                1.0
-            },
-            sample_every: 1,
-            sample_phase: 0,
-            sample_from: 0,
-            generation: 0,
-            spares,
-            unsent: None,
             last_sent: 0,
-            reported: Counters::default(),
-            backlog_max_since: 0,
-            samples: Vec::with_capacity(1 << 14),
-            probes: Vec::new(),
-            interarrivals: Vec::with_capacity(1 << 12),
-            latency: histogram(),
-            intended: histogram(),
-            send_lag: histogram(),
-            served: histogram(),
-            asked: histogram(),
+            reports: Reports::new(index, spares),
+            tally: Tally::new(index, spec.kind != AgentKind::Throughput, kernel_timestamps),
             counters: Counters::default(),
-            last_departure: None,
-            departures: Box::new([(u64::MAX, 0); DEPARTURE_RING]),
             spec,
         };
-        for id in conn_ids {
-            let socket =
-                worker
-                    .connect(CONNECT_PATIENCE)
-                    .map_err(|source| EngineError::Connect {
-                        worker: index,
-                        target: worker.spec.target,
-                        source,
-                    })?;
-            let slot = worker.conns.len();
-            worker
-                .register(slot, &socket)
-                .map_err(|source| EngineError::Os {
-                    worker: index,
-                    what: "register socket",
-                    source,
-                })?;
-            worker.conns.push(Conn::new(id as u16, socket, depth));
-        }
+        worker.open_connections(conn_ids)?;
         // After the sockets, whose connect explains best what a NIC without hardware
         // timestamping lacks.
-        worker.clock = match &worker.spec.timestamps {
-            TimestampMode::User => StampClock::User,
-            TimestampMode::Kernel => StampClock::Kernel {
-                epoch_realtime_ns: epoch.realtime_ns,
-            },
-            TimestampMode::Hardware { interface } => {
-                let (map, nic) = NicClock::open(index, interface, epoch)?;
-                worker.nic = Some(nic);
-                StampClock::Nic(Box::new(map))
-            }
-        };
+        (worker.clock, worker.nic) = NicClock::for_mode(index, &worker.spec.timestamps, epoch)?;
         Ok(worker)
     }
 
-    /// Opens a connection and waits (at most `patience`) for the handshake, so that a
-    /// connection in the pool is always usable.
-    fn connect(&self, patience: Duration) -> Result<TsSocket, crate::sys::SysError> {
-        let busy = (self.spec.kind == AgentKind::Latency).then_some(LATENCY_AGENT_BUSY_POLL_US);
-        let socket = TsSocket::connect(
-            self.spec.target,
-            self.spec.transport,
-            &self.spec.timestamps,
-            busy,
-        )?;
-        socket
-            .wait_connected(patience)
-            .map_err(|source| crate::sys::SysError::Socket {
-                what: "connect",
-                addr: self.spec.target,
-                transport: self.spec.transport,
+    /// Opens the connections `conn_ids`, waiting for each (at most [`CONNECT_PATIENCE`]).
+    fn open_connections(&mut self, conn_ids: std::ops::Range<usize>) -> Result<(), EngineError> {
+        let index = self.index;
+        for id in conn_ids {
+            let socket =
+                dial(&self.spec, CONNECT_PATIENCE).map_err(|source| EngineError::Connect {
+                    worker: index,
+                    target: self.spec.target,
+                    source,
+                })?;
+            let slot = self.conns.len();
+            register(self.poll.registry(), slot, &socket).map_err(|source| EngineError::Os {
+                worker: index,
+                what: "register socket",
                 source,
             })?;
-        Ok(socket)
-    }
-
-    fn register(&self, slot: usize, socket: &TsSocket) -> io::Result<()> {
-        let fd = socket.as_raw_fd();
-        self.poll
-            .registry()
-            .register(&mut SourceFd(&fd), Token(slot), Interest::READABLE)
+            self.conns.push(Conn::new(id as u16, socket, self.depth));
+        }
+        Ok(())
     }
 
     fn run(
@@ -464,7 +251,10 @@ impl Worker {
                     // if that means waiting for room (a reader 80 s behind), so that no
                     // batch mixes two generations. The counters published are the ones
                     // the batches add up to, so after the batch is taken.
-                    let sent = self.unsent.take().is_none_or(|u| batches.send(u).is_ok());
+                    let sent = self
+                        .reports
+                        .take_unsent()
+                        .is_none_or(|u| batches.send(u).is_ok());
                     let batch = self.take_batch();
                     publish(self.counters);
                     if !sent || batches.send(batch).is_err() {
@@ -487,8 +277,7 @@ impl Worker {
             }
             for event in events.iter() {
                 if event.token() == TIMER {
-                    // Drain the expiration so that the next arming raises a new edge.
-                    let _ = self.timer.wait();
+                    self.pacer.drain();
                     continue;
                 }
                 let slot = event.token().0;
@@ -516,7 +305,7 @@ impl Worker {
         }
         // Final report: whatever is still in flight stays counted as such. The engine
         // reads batches while it waits for its workers, so these blocking sends end.
-        if let Some(unsent) = self.unsent.take() {
+        if let Some(unsent) = self.reports.take_unsent() {
             let _ = batches.send(unsent);
         }
         let last = self.take_batch();
@@ -528,11 +317,11 @@ impl Worker {
     /// batch waits in `unsent` and the next ones extend the current interval until it is
     /// sent: nothing is lost. False when the reader is gone.
     fn report(&mut self, batches: &SyncSender<Batch>) -> bool {
-        if let Some(unsent) = self.unsent.take() {
+        if let Some(unsent) = self.reports.take_unsent() {
             match batches.try_send(unsent) {
                 Ok(()) => {}
                 Err(TrySendError::Full(unsent)) => {
-                    self.unsent = Some(unsent);
+                    self.reports.hold(unsent);
                     return true;
                 }
                 Err(TrySendError::Disconnected(_)) => return false,
@@ -541,58 +330,26 @@ impl Worker {
         match batches.try_send(self.take_batch()) {
             Ok(()) => true,
             Err(TrySendError::Full(batch)) => {
-                self.unsent = Some(batch);
+                self.reports.hold(batch);
                 true
             }
             Err(TrySendError::Disconnected(_)) => false,
         }
     }
 
-    fn set_sampling(&mut self, rate: f64, generation: u64) {
-        self.generation = generation;
-        self.sample_from = self.seq;
-        self.sampling = rate;
-        self.sample_every = if rate > 0.0 {
-            (1.0 / rate).round().max(1.0) as u64
-        } else {
-            1
-        };
-        self.sample_phase = self.rng.random::<u64>() % self.sample_every;
-    }
-
-    /// How long the poller may sleep: never with `poll: spin`, nor with `poll: adaptive`
-    /// while a reply is due (see [`SPIN_FOR_REPLY`]); otherwise not at all when a departure
-    /// is due within
-    /// [`SPIN_BEFORE_DUE`]; otherwise until a reply arrives or the timer, armed that long
-    /// before the departure (or for `next_chore`, a report or housekeeping), fires.
+    /// How long the poller may sleep (see [`Pacer::timeout`]), woken for the next
+    /// departure or for `next_chore`, a report or housekeeping.
     fn wait(&mut self, next_chore: u64) -> Option<Duration> {
         let now = self.epoch.now_ns();
         let reply_due = self.counters.in_flight > 0
             && now.saturating_sub(self.last_sent) < SPIN_FOR_REPLY.as_nanos() as u64;
-        match self.spec.poll {
-            PollMode::Spin => return Some(Duration::ZERO),
-            PollMode::Adaptive if reply_due => return Some(Duration::ZERO),
-            PollMode::Adaptive | PollMode::Sleep => {}
-        }
-        let spin = SPIN_BEFORE_DUE.as_nanos() as u64;
-        let wake = match &self.arrivals {
-            Some(a) => a.next().saturating_sub(spin).min(next_chore),
-            None => next_chore,
-        };
-        if wake <= now + spin / 4 {
-            return Some(Duration::ZERO);
-        }
-        let delay = Duration::from_nanos(wake - now);
-        match self.timer.set(
-            Expiration::OneShot(TimeSpec::from_duration(delay)),
-            TimerSetTimeFlags::empty(),
-        ) {
-            // Woken by the timer or by a reply, whichever comes first.
-            Ok(()) => Some(Duration::from_secs(1)),
-            // No timer: the poller's own (millisecond) timeout, or a spin when closer.
-            Err(_) if delay >= Duration::from_millis(1) => Some(Duration::from_millis(1)),
-            Err(_) => Some(Duration::ZERO),
-        }
+        self.pacer.timeout(
+            self.spec.poll,
+            now,
+            reply_due,
+            self.arrivals.as_ref(),
+            next_chore,
+        )
     }
 
     fn apply(&mut self, command: Command) {
@@ -602,18 +359,13 @@ impl Worker {
                 interarrival,
             } => {
                 let now = self.epoch.now_ns();
-                let gaps = interarrival.for_rate(rate_per_s).sampler();
-                let load = Process::start(gaps, now, &mut self.rng);
-                // The probe's requests arrive at random (Poisson), whatever the load's
-                // process, so that they see the server as it is on average (PASTA).
-                let probe = match self.spec.workload {
-                    Workload::Synthetic { probe, .. } if probe > 0.0 => {
-                        let gaps = InterArrival::Exp.for_rate(rate_per_s * probe).sampler();
-                        Some(Process::start(gaps, now, &mut self.rng))
-                    }
-                    _ => None,
-                };
-                self.arrivals = Some(Arrivals { load, probe });
+                self.arrivals = Some(Arrivals::start(
+                    rate_per_s,
+                    interarrival,
+                    &self.spec.workload,
+                    now,
+                    &mut self.rng,
+                ));
             }
             Command::Pause => {
                 self.arrivals = None;
@@ -626,7 +378,8 @@ impl Worker {
                 } else {
                     rate
                 };
-                self.set_sampling(rate, generation);
+                self.tally
+                    .set_sampling(rate, generation, self.seq, &mut self.rng);
             }
             Command::Stop => {}
         }
@@ -637,25 +390,8 @@ impl Worker {
         let Some(arrivals) = self.arrivals.as_mut() else {
             return;
         };
-        let mut drawn = 0;
-        while drawn < ARRIVALS_PER_TURN && arrivals.next() <= now {
-            drawn += 1;
-            if self.backlog.len() >= MAX_BACKLOG {
-                self.backlog.pop_front();
-                self.counters.failed += 1;
-            }
-            let due = match &mut arrivals.probe {
-                Some(probe) if probe.next_due < arrivals.load.next_due => Due {
-                    at: probe.advance(&mut self.rng),
-                    probe: true,
-                },
-                _ => Due {
-                    at: arrivals.load.advance(&mut self.rng),
-                    probe: false,
-                },
-            };
-            self.backlog.push_back(due);
-        }
+        self.counters.failed +=
+            arrivals.generate(now, ARRIVALS_PER_TURN, &mut self.rng, &mut self.backlog);
     }
 
     /// Sends backlogged requests, oldest first, while connections have free slots. On
@@ -695,7 +431,7 @@ impl Worker {
         };
         self.counters.backlog = waiting;
         self.counters.backlog_max = self.counters.backlog_max.max(waiting);
-        self.backlog_max_since = self.backlog_max_since.max(waiting);
+        self.reports.backlog(waiting);
     }
 
     /// The next connection, round-robin, with room for another request.
@@ -722,26 +458,7 @@ impl Worker {
             self.seq += 1;
             self.seq - 1
         };
-        let (request, kind) = match &mut self.generator {
-            // Probes come only with a synthetic workload (`Arrivals::probe`).
-            _ if due.probe => (Request::Spin { service_ns: 0 }, RequestKind::Probe),
-            Generator::Synthetic(service) => (
-                Request::Spin {
-                    service_ns: service.sample(&mut self.rng) as u64,
-                },
-                RequestKind::Other,
-            ),
-            Generator::KeyValue(g) => {
-                let r = g.next_request();
-                let kind = if matches!(r, Request::Set { .. }) {
-                    RequestKind::Set
-                } else {
-                    RequestKind::Get
-                };
-                (r, kind)
-            }
-            Generator::Echo => (Request::Get { key: b"" }, RequestKind::Other),
-        };
+        let (request, kind) = self.generator.next(due.probe, &mut self.rng);
         let conn = &mut self.conns[slot];
         let protocol = &self.protocol;
         let Ok(len) = conn.encode(|out| protocol.encode(&request, seq as u32, out)) else {
@@ -769,9 +486,9 @@ impl Worker {
         self.counters.probes_sent += u64::from(due.probe);
         self.counters.in_flight += 1;
         self.counters.bytes_sent += len;
-        let _ = self.send_lag.record(sent.saturating_sub(scheduled).max(1));
+        self.tally.sent(sent.saturating_sub(scheduled));
         if !self.kernel_timestamps {
-            self.departed(seq, sent);
+            self.tally.departed(seq, sent);
         }
     }
 
@@ -883,97 +600,18 @@ impl Worker {
         let (stamped, read) = self.conns[slot].drain_tx(always);
         for position in stamped {
             if let Some((seq, tx)) = self.conns[slot].stamp(position) {
-                self.departed(seq, self.clock.departure(tx));
+                self.tally.departed(seq, self.clock.departure(tx));
             }
         }
         self.finish_front(slot);
         read
     }
 
-    /// Records a departure; the gap to its predecessor or successor, once both are known,
-    /// is an inter-departure sample.
-    fn departed(&mut self, seq: u64, at: u64) {
-        // The gaps are the load's: a probe's departure is not one of them.
-        if seq & PROBE_SEQ != 0 {
-            return;
-        }
-        if !self.kernel_timestamps {
-            if let Some(prev) = self.last_departure.replace(at)
-                && self.keep(seq)
-            {
-                self.interarrivals.push(at.saturating_sub(prev));
-            }
-            return;
-        }
-        // Requests that shared a send (see `dispatch`) share its stamp: the gaps are
-        // between sends, and the zero between two requests of one send is none (an
-        // exponential has no mass there, and one zero would make the fit test infinite).
-        let ring = DEPARTURE_RING as u64;
-        self.departures[(seq % ring) as usize] = (seq, at);
-        if seq > 0 {
-            let (s, t) = self.departures[((seq - 1) % ring) as usize];
-            if s == seq - 1 && at != t && self.keep(seq) {
-                self.interarrivals.push(at.saturating_sub(t));
-            }
-        }
-        let (s, t) = self.departures[((seq + 1) % ring) as usize];
-        if s == seq + 1 && t != at && self.keep(seq + 1) {
-            self.interarrivals.push(t.saturating_sub(at));
-        }
-    }
-
-    /// Whether request `seq` (or the gap ending at it) is kept: every k-th request, k =
-    /// 1/sampling rounded, from a random phase. Systematic, not random, thinning: keeping
-    /// each request with probability 1/k would leave a k-th of the kept samples next to
-    /// each other, and the correlation the coordinator thins for would survive.
-    #[inline]
-    fn keep(&self, seq: u64) -> bool {
-        self.sampling > 0.0
-            && seq >= self.sample_from
-            && (self.sample_every <= 1
-                || (seq + self.sample_phase).is_multiple_of(self.sample_every))
-    }
-
     /// Completes answered requests at the front whose timestamps are all in.
     fn finish_front(&mut self, slot: usize) {
         while let Some(done) = self.conns[slot].pop_completed(&self.clock) {
-            self.complete(slot, &done);
-        }
-    }
-
-    fn complete(&mut self, slot: usize, done: &Completed) {
-        let p = &done.request;
-        let sample = |latency_ns| Sample {
-            departure_ns: done.departure,
-            latency_ns,
-            queueing_ns: p.sent.saturating_sub(p.scheduled).min(u32::MAX as u64) as u32,
-            conn: self.conns[slot].id(),
-            request: p.kind as u8,
-            outcome: done.outcome as u8,
-        };
-        // A reply without an RX stamp has no latency to measure.
-        if p.kind == RequestKind::Probe {
-            self.counters.probes_received += 1;
-            match done.latency {
-                Some(latency) => self.probes.push(sample(latency)),
-                None => self.counters.tx_timestamps_missing += 1,
-            }
-            return;
-        }
-        let _ = self
-            .intended
-            .record(done.replied.saturating_sub(p.scheduled).max(1));
-        let Some(latency) = done.latency else {
-            self.counters.tx_timestamps_missing += 1;
-            return;
-        };
-        let _ = self.latency.record(latency.max(1));
-        if let Some(ns) = done.served_ns {
-            let _ = self.served.record(ns.max(1));
-            let _ = self.asked.record(p.service_ns.max(1));
-        }
-        if self.keep(p.seq) {
-            self.samples.push(sample(latency));
+            let conn = self.conns[slot].id();
+            self.tally.complete(&done, conn, &mut self.counters);
         }
     }
 
@@ -1016,26 +654,16 @@ impl Worker {
     }
 
     /// With NIC timestamps, re-reads the NIC's clock against the engine's every
-    /// [`PHC_REFRESH`], so that its drift is followed.
+    /// [`PHC_REFRESH`](crate::sys::PHC_REFRESH), so that its drift is followed.
     fn refresh_clock(&mut self, now: u64) {
-        let (Some(nic), StampClock::Nic(map)) = (self.nic.as_mut(), &mut self.clock) else {
-            return;
-        };
-        if now < nic.next_refresh {
-            return;
-        }
-        nic.next_refresh = now + PHC_REFRESH.as_nanos() as u64;
-        let epoch = self.epoch;
-        // A failed read leaves the map extrapolating at the frequency last measured; the
-        // next refresh tries again.
-        if let Ok(reading) = read_clocks(&mut nic.phc.against(|| epoch.now_ns()), PHC_READINGS) {
-            map.update(reading);
+        if let (Some(nic), StampClock::Nic(map)) = (self.nic.as_mut(), &mut self.clock) {
+            nic.refresh(now, self.epoch, map);
         }
     }
 
     fn reconnect(&mut self, slot: usize, now: u64) {
-        match self.connect(RECONNECT_PATIENCE) {
-            Ok(socket) if self.register(slot, &socket).is_ok() => {
+        match dial(&self.spec, RECONNECT_PATIENCE) {
+            Ok(socket) if register(self.poll.registry(), slot, &socket).is_ok() => {
                 self.conns[slot].reopen(socket);
                 self.counters.reconnects += 1;
             }
@@ -1046,39 +674,9 @@ impl Worker {
         }
     }
 
-    /// The interval's batch, its buffers swapped for a spare's (a read batch the engine
-    /// gave back, emptied): after the first few reports the worker allocates none.
+    /// The interval's batch (see [`Reports::take`]).
     fn take_batch(&mut self) -> Batch {
-        let mut batch = self
-            .spares
-            .try_recv()
-            .unwrap_or_else(|_| Batch::empty(self.index));
-        std::mem::swap(&mut batch.samples, &mut self.samples);
-        std::mem::swap(&mut batch.probes, &mut self.probes);
-        std::mem::swap(&mut batch.interarrivals, &mut self.interarrivals);
-        std::mem::swap(&mut batch.latency, &mut self.latency);
-        std::mem::swap(&mut batch.intended, &mut self.intended);
-        std::mem::swap(&mut batch.send_lag, &mut self.send_lag);
-        std::mem::swap(&mut batch.served, &mut self.served);
-        std::mem::swap(&mut batch.asked, &mut self.asked);
-        self.counters.cpu_ns = thread_cpu_ns();
-        self.counters.send_calls = self.conns.iter().map(|c| c.calls().sends).sum();
-        self.counters.read_calls = self.conns.iter().map(|c| c.calls().reads).sum();
-        let mut counts = self.counters.since(&self.reported);
-        counts.backlog_max = self.backlog_max_since.max(self.counters.backlog);
-        self.backlog_max_since = self.counters.backlog;
-        self.reported = self.counters;
-        batch.worker = self.index;
-        batch.generation = self.generation;
-        batch.elapsed = self.epoch.mono.elapsed();
-        batch.counts = counts;
-        batch
+        self.reports
+            .take(&mut self.tally, &mut self.counters, &self.conns, self.epoch)
     }
-}
-
-/// The calling thread's CPU time, ns (0 if the clock cannot be read).
-fn thread_cpu_ns() -> u64 {
-    nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID)
-        .map(|t| Duration::from(t).as_nanos() as u64)
-        .unwrap_or(0)
 }

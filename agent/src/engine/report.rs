@@ -1,0 +1,93 @@
+//! A worker's reports: every [`REPORT_EVERY`] the interval's measurements go to the
+//! reader as one [`Batch`] with the counts since the batch before, in a read batch the
+//! reader gave back when there is one, so that the worker's loop allocates none.
+
+use std::sync::mpsc::Receiver;
+use std::time::Duration;
+
+use super::Epoch;
+use super::conn::Conn;
+use super::tally::Tally;
+use crate::measure::{Batch, Counters};
+
+/// How often a worker reports a batch.
+pub(super) const REPORT_EVERY: Duration = Duration::from_millis(20);
+
+/// What a worker's reports need between two of them.
+pub(super) struct Reports {
+    /// The worker reporting.
+    worker: u32,
+    /// Read batches given back for reuse (see [`Reports::take`]).
+    spares: Receiver<Batch>,
+    /// A batch the reader had no room for yet: sent before any other.
+    unsent: Option<Batch>,
+    /// The counters as of the last batch sent, and the backlog's mark since.
+    reported: Counters,
+    backlog_max_since: u64,
+}
+
+impl Reports {
+    /// The reports of `worker`, whose read batches come back through `spares`.
+    pub(super) fn new(worker: u32, spares: Receiver<Batch>) -> Reports {
+        Reports {
+            worker,
+            spares,
+            unsent: None,
+            reported: Counters::default(),
+            backlog_max_since: 0,
+        }
+    }
+
+    /// Notes that `waiting` requests wait in the backlog: the most since the last batch
+    /// is its `backlog_max`.
+    pub(super) fn backlog(&mut self, waiting: u64) {
+        self.backlog_max_since = self.backlog_max_since.max(waiting);
+    }
+
+    /// The batch the reader had no room for, if one waits.
+    pub(super) fn take_unsent(&mut self) -> Option<Batch> {
+        self.unsent.take()
+    }
+
+    /// Holds `batch` until the reader has room: it goes before any other.
+    pub(super) fn hold(&mut self, batch: Batch) {
+        self.unsent = Some(batch);
+    }
+
+    /// The interval's batch: `tally`'s measurements, swapped for a spare (a read batch
+    /// the engine gave back, emptied), after the first few reports the worker allocates
+    /// none; with the counts since the last batch, `counters` first brought up to date
+    /// with the thread's CPU time and `conns`' socket calls.
+    pub(super) fn take(
+        &mut self,
+        tally: &mut Tally,
+        counters: &mut Counters,
+        conns: &[Conn],
+        epoch: Epoch,
+    ) -> Batch {
+        let spare = self
+            .spares
+            .try_recv()
+            .unwrap_or_else(|_| Batch::empty(self.worker));
+        let mut batch = tally.swap(spare);
+        counters.cpu_ns = thread_cpu_ns();
+        counters.send_calls = conns.iter().map(|c| c.calls().sends).sum();
+        counters.read_calls = conns.iter().map(|c| c.calls().reads).sum();
+        let mut counts = counters.since(&self.reported);
+        counts.backlog_max = self.backlog_max_since.max(counters.backlog);
+        self.backlog_max_since = counters.backlog;
+        self.reported = *counters;
+        batch.worker = self.worker;
+        batch.generation = tally.generation();
+        batch.elapsed = epoch.mono.elapsed();
+        batch.counts = counts;
+        batch
+    }
+}
+
+/// The calling thread's CPU time, ns (0 if the clock cannot be read).
+fn thread_cpu_ns() -> u64 {
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID)
+        .map(|t| Duration::from(t).as_nanos() as u64)
+        .unwrap_or(0)
+}

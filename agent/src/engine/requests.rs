@@ -1,0 +1,54 @@
+//! What each request asks: a synthetic service time, a key-value operation, or an echo,
+//! drawn as the request is encoded.
+
+use std::sync::Arc;
+
+use rand::rngs::SmallRng;
+use vernier_protocols::{KeySpace, KvGenerator, Request, Sampler};
+
+use crate::config::Workload;
+use crate::measure::RequestKind;
+
+/// Where each request's content comes from.
+pub(super) enum Generator {
+    Synthetic(Sampler),
+    KeyValue(KvGenerator),
+    Echo,
+}
+
+impl Generator {
+    /// The generator of `workload`: a key-value one draws from `keys` with `seed`.
+    pub(super) fn new(workload: &Workload, keys: Option<Arc<KeySpace>>, seed: u64) -> Generator {
+        match (workload, keys) {
+            (Workload::Synthetic { service, .. }, _) => Generator::Synthetic(service.sampler()),
+            (Workload::KeyValue(_), Some(keys)) => Generator::KeyValue(keys.generator(seed)),
+            _ => Generator::Echo,
+        }
+    }
+
+    /// The next request and its kind: a path probe's when `probe`, which asks for no
+    /// service time; a synthetic service time is drawn from `rng`.
+    #[inline]
+    pub(super) fn next(&mut self, probe: bool, rng: &mut SmallRng) -> (Request<'_>, RequestKind) {
+        match self {
+            // Probes come only with a synthetic workload (`Arrivals::probe`).
+            _ if probe => (Request::Spin { service_ns: 0 }, RequestKind::Probe),
+            Generator::Synthetic(service) => (
+                Request::Spin {
+                    service_ns: service.sample(rng) as u64,
+                },
+                RequestKind::Other,
+            ),
+            Generator::KeyValue(g) => {
+                let r = g.next_request();
+                let kind = if matches!(r, Request::Set { .. }) {
+                    RequestKind::Set
+                } else {
+                    RequestKind::Get
+                };
+                (r, kind)
+            }
+            Generator::Echo => (Request::Get { key: b"" }, RequestKind::Other),
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! What a worker measures over one report interval, and which requests it keeps.
+//!
+//! The interval's measurements (kept samples, path probes, inter-departure gaps and the
+//! histograms of every request) are filled in place in the [`Batch`] that will report
+//! them, and handed over whole at each report for a spare one: the worker allocates no
+//! buffer or histogram once its spares circulate.
+
+use rand::RngExt;
+use rand::rngs::SmallRng;
+
+use super::inflight::Completed;
+use crate::measure::{Batch, Counters, RequestKind, Sample};
+
+/// The high bit of a path probe's sequence number: probes are numbered apart from the
+/// load's requests, whose sequence (and so the kept samples' thinning and the
+/// inter-departure gaps) they leave as it would be without them.
+pub(super) const PROBE_SEQ: u64 = 1 << 63;
+
+/// Departure ring for inter-departure gaps from TX timestamps (which arrive out of order
+/// across connections).
+const DEPARTURE_RING: usize = 4096;
+
+/// One worker's measurements of the current interval, and the sampling they are kept
+/// under.
+pub(super) struct Tally {
+    /// The interval's measurements so far, in the batch that reports them; its worker,
+    /// generation, elapsed time and counts are set when it is taken (see
+    /// [`Tally::swap`]).
+    batch: Batch,
+    /// Whether departures come from TX timestamps, out of order (else in send order).
+    kernel_timestamps: bool,
+    sampling: f64,
+    /// Keep every this-many-th request ...
+    sample_every: u64,
+    /// ... starting here ...
+    sample_phase: u64,
+    /// ... from this request on (the first sent under the current generation).
+    sample_from: u64,
+    /// The sampling generation the current batch is kept under.
+    generation: u64,
+    /// The last departure, in send order (user timestamps).
+    last_departure: Option<u64>,
+    /// Recent departures by sequence number (TX timestamps).
+    departures: Box<[(u64, u64); DEPARTURE_RING]>,
+}
+
+impl Tally {
+    /// An empty tally of `worker`, keeping every request when `keep_samples` (no sample
+    /// at all otherwise) until told otherwise.
+    pub(super) fn new(worker: u32, keep_samples: bool, kernel_timestamps: bool) -> Tally {
+        Tally {
+            batch: Batch::empty(worker),
+            kernel_timestamps,
+            sampling: if keep_samples { 1.0 } else { 0.0 },
+            sample_every: 1,
+            sample_phase: 0,
+            sample_from: 0,
+            generation: 0,
+            last_departure: None,
+            departures: Box::new([(u64::MAX, 0); DEPARTURE_RING]),
+        }
+    }
+
+    /// The sampling generation the current batch is kept under.
+    pub(super) fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Keeps every round(1/`rate`)-th request from request `from` on (none at a rate of
+    /// 0), from a phase drawn from `rng`, in batches of `generation`.
+    pub(super) fn set_sampling(
+        &mut self,
+        rate: f64,
+        generation: u64,
+        from: u64,
+        rng: &mut SmallRng,
+    ) {
+        self.generation = generation;
+        self.sample_from = from;
+        self.sampling = rate;
+        self.sample_every = if rate > 0.0 {
+            (1.0 / rate).round().max(1.0) as u64
+        } else {
+            1
+        };
+        self.sample_phase = rng.random::<u64>() % self.sample_every;
+    }
+
+    /// The interval's measurements, handed over in their batch, `spare` (emptied) taking
+    /// its place for the next interval.
+    pub(super) fn swap(&mut self, spare: Batch) -> Batch {
+        std::mem::replace(&mut self.batch, spare)
+    }
+
+    /// Records a request's send lag: actual minus scheduled departure, ns.
+    #[inline]
+    pub(super) fn sent(&mut self, lag_ns: u64) {
+        let _ = self.batch.send_lag.record(lag_ns.max(1));
+    }
+
+    /// Records a departure; the gap to its predecessor or successor, once both are known,
+    /// is an inter-departure sample.
+    pub(super) fn departed(&mut self, seq: u64, at: u64) {
+        // The gaps are the load's: a probe's departure is not one of them.
+        if seq & PROBE_SEQ != 0 {
+            return;
+        }
+        if !self.kernel_timestamps {
+            if let Some(prev) = self.last_departure.replace(at)
+                && self.keep(seq)
+            {
+                self.batch.interarrivals.push(at.saturating_sub(prev));
+            }
+            return;
+        }
+        // Requests that shared a send (see `dispatch`) share its stamp: the gaps are
+        // between sends, and the zero between two requests of one send is none (an
+        // exponential has no mass there, and one zero would make the fit test infinite).
+        let ring = DEPARTURE_RING as u64;
+        self.departures[(seq % ring) as usize] = (seq, at);
+        if seq > 0 {
+            let (s, t) = self.departures[((seq - 1) % ring) as usize];
+            if s == seq - 1 && at != t && self.keep(seq) {
+                self.batch.interarrivals.push(at.saturating_sub(t));
+            }
+        }
+        let (s, t) = self.departures[((seq + 1) % ring) as usize];
+        if s == seq + 1 && t != at && self.keep(seq + 1) {
+            self.batch.interarrivals.push(t.saturating_sub(at));
+        }
+    }
+
+    /// Whether request `seq` (or the gap ending at it) is kept: every k-th request, k =
+    /// 1/sampling rounded, from a random phase. Systematic, not random, thinning: keeping
+    /// each request with probability 1/k would leave a k-th of the kept samples next to
+    /// each other, and the correlation the coordinator thins for would survive.
+    #[inline]
+    fn keep(&self, seq: u64) -> bool {
+        self.sampling > 0.0
+            && seq >= self.sample_from
+            && (self.sample_every <= 1
+                || (seq + self.sample_phase).is_multiple_of(self.sample_every))
+    }
+
+    /// Records a request completed on connection `conn`, counting in `counters` a probe's
+    /// reply and a reply without the stamps a latency needs.
+    pub(super) fn complete(&mut self, done: &Completed, conn: u16, counters: &mut Counters) {
+        let p = &done.request;
+        let sample = |latency_ns| Sample {
+            departure_ns: done.departure,
+            latency_ns,
+            queueing_ns: p.sent.saturating_sub(p.scheduled).min(u32::MAX as u64) as u32,
+            conn,
+            request: p.kind as u8,
+            outcome: done.outcome as u8,
+        };
+        // A reply without an RX stamp has no latency to measure.
+        if p.kind == RequestKind::Probe {
+            counters.probes_received += 1;
+            match done.latency {
+                Some(latency) => self.batch.probes.push(sample(latency)),
+                None => counters.tx_timestamps_missing += 1,
+            }
+            return;
+        }
+        let _ = self
+            .batch
+            .intended
+            .record(done.replied.saturating_sub(p.scheduled).max(1));
+        let Some(latency) = done.latency else {
+            counters.tx_timestamps_missing += 1;
+            return;
+        };
+        let _ = self.batch.latency.record(latency.max(1));
+        if let Some(ns) = done.served_ns {
+            let _ = self.batch.served.record(ns.max(1));
+            let _ = self.batch.asked.record(p.service_ns.max(1));
+        }
+        if self.keep(p.seq) {
+            self.batch.samples.push(sample(latency));
+        }
+    }
+}
