@@ -7,7 +7,8 @@ use vernier_stats::{
     coefficient_of_variation, decorrelation_lag, default_lag_ladder, percentile, percentile_ci,
 };
 
-use super::event::{Check, CheckData, CheckKind, InterarrivalResult};
+use super::event::{Check, CheckData, CheckKind};
+use super::result::InterarrivalResult;
 
 /// Bins in the inter-arrival histogram a check carries.
 const HISTOGRAM_BINS: usize = 40;

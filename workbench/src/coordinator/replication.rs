@@ -9,7 +9,7 @@
 use statrs::distribution::{ContinuousCDF, Normal};
 use vernier_stats::{heterogeneity, mean_ci};
 
-use super::{
+use super::result::{
     AcrossRuns, PercentileResult, PointResult, Reason, ReasonKind, Replication, SchedulePercentile,
     Spread, Verdict,
 };

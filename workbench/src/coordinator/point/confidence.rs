@@ -12,13 +12,14 @@ use vernier_stats::{
     tail_heaviness,
 };
 
-use super::super::Decision;
 use super::super::checks::{self, Interval};
-use super::super::event::*;
+use super::super::decision::Decision;
+use super::super::event::{Check, CheckKind};
 use super::super::policy::{
     HEAVY_TAIL_ALSO_AT, HEAVY_TAIL_FACTOR, MAX_KEPT_PER_SECOND, MAX_KEPT_SAMPLES, STOPPING_RULE,
 };
-use super::{Point, figures};
+use super::super::result::{CiDependence, PercentileResult, Reason, ReasonKind, Verdict};
+use super::state::{Point, figures};
 use crate::scenario::Method;
 
 /// One evaluation's samples, copied and sorted once: each measuring agent's latencies

@@ -12,13 +12,14 @@ use std::time::Duration;
 
 use vernier_stats::{Percentile, percentile};
 
-use super::super::Decision;
-use super::super::event::*;
+use super::super::decision::Decision;
+use super::super::event::{Check, CheckKind};
 use super::super::policy::{
     CLOSED_LOOP_SHARE, DEPARTURE_SHARE_OF_WIDTH, MIN_ON_SCHEDULE_SHARE, ON_SCHEDULE_NS,
 };
+use super::super::result::{Reason, ReasonKind};
 use super::confidence::Estimate;
-use super::{Point, figures};
+use super::state::{Point, figures};
 
 /// Percentile `p` of the on-schedule requests' latencies `on` (send order), with its
 /// dependence-valid interval (NaN bounds without one), and whether it agrees with `all_us`,

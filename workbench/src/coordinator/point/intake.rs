@@ -7,10 +7,11 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use vernier_agent::{Batch, StallReport, histogram};
 
-use super::super::Decision;
-use super::super::event::*;
+use super::super::decision::Decision;
+use super::super::event::{AgentProgress, EventKind, Phase, Progress};
 use super::super::policy::TARGET_FAILED_AFTER;
-use super::{Point, figures};
+use super::super::result::{Reason, ReasonKind};
+use super::state::{Point, figures};
 
 impl Point {
     /// Feeds one batch of agent `agent`; the measurement round its samples were counted

@@ -6,10 +6,11 @@ use std::time::Duration;
 
 use vernier_stats::min_samples_for_ci;
 
-use super::super::Decision;
 use super::super::checks::{self, Interval};
-use super::super::event::*;
-use super::{Point, figures};
+use super::super::decision::Decision;
+use super::super::event::{Check, CheckKind};
+use super::super::result::{Reason, ReasonKind, Verdict};
+use super::state::{Point, figures};
 
 impl Point {
     /// `method: lancet`'s confidence step: order-statistic CIs per agent and combined

@@ -5,12 +5,13 @@
 
 use std::time::Duration;
 
-use super::super::Decision;
 use super::super::checks;
-use super::super::event::*;
+use super::super::decision::Decision;
+use super::super::event::{CheckKind, Phase};
 use super::super::policy::MIN_SAMPLING;
+use super::super::result::{Reason, ReasonKind};
 use super::confidence::Snapshot;
-use super::{Point, figures};
+use super::state::{Point, figures};
 use crate::scenario::Method;
 
 impl Point {

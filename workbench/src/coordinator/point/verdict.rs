@@ -7,12 +7,15 @@ use std::time::Duration;
 use vernier_agent::StallReport;
 use vernier_stats::{Percentile, min_samples_for_ci, percentile};
 
-use super::super::Decision;
 use super::super::checks;
-use super::super::event::*;
+use super::super::decision::Decision;
+use super::super::event::{EventKind, Phase};
 use super::super::policy::{CLOSED_LOOP_SHARE, HOST_SHARE_OF_TAIL};
+use super::super::result::{
+    AgentResult, PercentileResult, PointResult, Reason, ReasonKind, Verdict,
+};
 use super::confidence::Estimate;
-use super::{Point, figures};
+use super::state::{Point, figures};
 use crate::scenario::Method;
 
 impl Point {

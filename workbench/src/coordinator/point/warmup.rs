@@ -6,10 +6,11 @@ use std::time::Duration;
 use vernier_agent::histogram;
 
 use super::super::checks;
-use super::super::event::*;
+use super::super::decision::{Action, Decision};
+use super::super::event::{Check, CheckKind, EventKind, Phase};
 use super::super::policy::{HOPELESS_BACKLOG_S, HOPELESS_SEND_LAG_NS};
-use super::super::{Action, Decision};
-use super::{Point, Window, figures};
+use super::super::result::{Reason, ReasonKind};
+use super::state::{Point, Window, figures};
 
 impl Point {
     /// The sampling rate during warm-up: enough kept gaps for the inter-arrival test soon,
