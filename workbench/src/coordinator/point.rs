@@ -6,8 +6,9 @@
 //! `confidence.rs` (`method: vernier`'s CI step; `lancet.rs` Lancet's), `departures.rs` (vernier's check of the
 //! departures by their effect) and `verdict.rs` (the result, and an N/A's cause).
 //! `intake.rs` takes the agents' batches in and sends the live figures out; `state.rs`
-//! holds the point's state and the helpers every phase uses; this file starts the point,
-//! runs its clock and takes the user's commands.
+//! holds the point's state and the helpers every phase uses, `estimate.rs` a percentile's
+//! estimate from a series; this file starts the point, runs its clock and takes the
+//! user's commands.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -17,13 +18,14 @@ use vernier_agent::StallReport;
 use super::config::PointConfig;
 use super::decision::{Action, Decision};
 use super::event::Phase;
-use super::policy::PROGRESS_EVERY;
+use super::policy::{COLLECT_SHARE_OF_TIME, PROGRESS_EVERY};
 use super::result::{PointResult, Reason, ReasonKind, Verdict};
 use crate::scenario::Limits;
 use state::AgentState;
 
 mod confidence;
 pub(crate) mod departures;
+mod estimate;
 mod intake;
 mod interarrival;
 mod lancet;
@@ -232,7 +234,8 @@ impl Point {
         let predicted = self.more_time().filter(|s| s.is_finite());
         let limits = &mut self.config.limits;
         limits.max_tries += self.base_limits.max_tries;
-        let wanted = predicted.map(|s| active + Duration::from_secs_f64((s / 0.9).ceil()));
+        let wanted =
+            predicted.map(|s| active + Duration::from_secs_f64((s / COLLECT_SHARE_OF_TIME).ceil()));
         match wanted {
             Some(w) if w > limits.max_duration => {
                 limits.max_duration = w;
