@@ -42,6 +42,7 @@ pub use result::{
 
 use crate::scenario::{LoadPlan, OnAgentLoss, Replications, SloSearch};
 use point::Point;
+use policy::SEARCH_GROWTH;
 
 /// The search for the highest load meeting an SLO: doubling from `from` until a load
 /// fails, then bisection until the bracket is narrower than `precision`.
@@ -71,7 +72,7 @@ impl Search {
         match (self.pass, self.fail) {
             (None, _) => None,
             (Some(p), None) if p >= self.slo.to => None,
-            (Some(p), None) => Some((p * 2.0).min(self.slo.to)),
+            (Some(p), None) => Some((p * SEARCH_GROWTH).min(self.slo.to)),
             (Some(p), Some(f)) if f <= p => None,
             (Some(p), Some(f)) if (f - p) / p <= self.slo.precision => None,
             (Some(p), Some(f)) => Some((p + f) / 2.0),

@@ -114,6 +114,9 @@ pub(crate) const WARMUP_GAPS_FACTOR: f64 = 4.0;
 /// many Poisson standard deviations (√ of them) and one, so that the load's own bursts
 /// find a free slot too.
 pub(crate) const SLOT_MARGIN_SIGMAS: f64 = 3.0;
+/// Warm-up is judged hopeless only once 1/this of its judged windows have closed, so that
+/// the rates quoted are not the ramp's.
+pub(crate) const HOPELESS_AFTER_WINDOWS_DIVISOR: usize = 2;
 /// A backlog is hopeless ([`HOPELESS_BACKLOG_S`]) only with more than this many requests
 /// waiting: at a low rate half a second is a few requests, which a moment's wait holds back.
 pub(crate) const HOPELESS_BACKLOG_MIN: u64 = 100;
@@ -155,6 +158,12 @@ pub(crate) const SHORT_GAP_SHARE: f64 = 0.1;
 /// ... and departures come in bursts when this many times an exponential's share of the
 /// gaps are short.
 pub(crate) const BURST_FACTOR: f64 = 1.5;
+
+// ---- the SLO search ----
+
+/// The SLO search multiplies the load by this while every load tried meets the objective:
+/// doubling finds the bracket in a few points from any start, then bisection narrows it.
+pub(crate) const SEARCH_GROWTH: f64 = 2.0;
 
 // ---- replicated points ----
 

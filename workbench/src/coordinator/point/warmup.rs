@@ -9,8 +9,8 @@ use super::super::checks;
 use super::super::decision::{Action, Decision};
 use super::super::event::{Check, CheckKind, EventKind, Phase};
 use super::super::policy::{
-    CHANCE_SIGMAS, HOPELESS_BACKLOG_MIN, HOPELESS_BACKLOG_S, HOPELESS_SEND_LAG_NS,
-    SLOT_MARGIN_SIGMAS, WARMUP_GAPS_FACTOR,
+    CHANCE_SIGMAS, HOPELESS_AFTER_WINDOWS_DIVISOR, HOPELESS_BACKLOG_MIN, HOPELESS_BACKLOG_S,
+    HOPELESS_SEND_LAG_NS, SLOT_MARGIN_SIGMAS, WARMUP_GAPS_FACTOR,
 };
 use super::super::result::{Reason, ReasonKind};
 use super::state::{Point, Window, figures};
@@ -130,7 +130,7 @@ impl Point {
     /// Judges the warm-up once enough windows have closed; true when it has ended.
     pub(super) fn judge_warmup(&mut self, at: Duration, out: &mut Decision) -> bool {
         // Half the judged windows first, so that the rates quoted are not the ramp's.
-        if self.windows.len() >= self.config.warmup.windows / 2
+        if self.windows.len() >= self.config.warmup.windows / HOPELESS_AFTER_WINDOWS_DIVISOR
             && let Some(reason) = self.hopeless(at)
         {
             self.finish_na(at, vec![reason], out);
