@@ -10,230 +10,39 @@
 //! combined CI no wider than asked; the next sample count predicted from the width) →
 //! converged, or N/A with every failed check and its figures.
 
+//!
+//! This file holds the run (one point after another, an SLO search, replicated points'
+//! runs); what it is fed and answers, the point's configuration, its events and results
+//! live in the files below, re-exported here.
+
 mod budget_parts;
 mod checks;
+mod config;
+mod decision;
 mod event;
+mod input;
 pub(crate) mod point;
 pub(crate) mod policy;
 pub mod replication;
+mod result;
 mod schedule;
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use vernier_agent::{Batch, StallReport};
-use vernier_protocols::InterArrival;
-use vernier_stats::Percentile;
-
 pub use budget_parts::{Budget, HostPart, Part, ProbeWindow};
-pub use event::*;
-
-use crate::scenario::{
-    CiTarget, Limits, LoadPlan, Method, OnAgentLoss, Replications, Sampling, Scenario, SloSearch,
-    Warmup,
+pub use config::PointConfig;
+pub use decision::{Action, Decision, Taken};
+pub use event::{AgentProgress, Check, CheckData, CheckKind, Event, EventKind, Phase, Progress};
+pub use input::{Input, UserCommand};
+pub use result::{
+    AcrossRuns, AgentResult, CiDependence, InterarrivalResult, PercentileResult, PointResult,
+    Reason, ReasonKind, Replication, SchedulePercentile, Spread, Verdict,
 };
+
+use crate::scenario::{LoadPlan, OnAgentLoss, Replications, SloSearch};
 use point::Point;
-
-/// What one load point is run with (the scenario's values, and the rate).
-#[derive(Debug, Clone, PartialEq)]
-pub struct PointConfig {
-    /// req/s over all agents.
-    pub rate: f64,
-    /// Agents sharing the load equally (the lost ones excepted).
-    pub agents: usize,
-    /// Per agent: whether it measures (symmetric and latency agents) or only loads.
-    pub measures: Vec<bool>,
-    /// Per agent: why it was lost, if it was (with `on_agent_loss: continue`).
-    pub lost: Vec<Option<String>>,
-    /// What losing an agent does.
-    pub on_agent_loss: OnAgentLoss,
-    /// Whether a failed inter-arrival test ends the point, or is only reported.
-    pub interarrival_enforced: bool,
-    /// Worker threads per agent (each generates its share of the agent's rate).
-    pub workers: usize,
-    /// Connections per agent.
-    pub connections: usize,
-    /// Outstanding requests per connection.
-    pub depth: usize,
-    /// The arrival process.
-    pub interarrival: InterArrival,
-    /// Which methodology decides.
-    pub method: Method,
-    /// The answer wanted.
-    pub ci: CiTarget,
-    /// Percentiles reported.
-    pub percentiles: Vec<Percentile>,
-    /// When to give up.
-    pub limits: Limits,
-    /// How measuring starts.
-    pub sampling: Sampling,
-    /// When warm-up ends.
-    pub warmup: Warmup,
-    /// Significance level of the tests.
-    pub alpha: f64,
-    /// In an SLO search, the bound: a CI wholly on one side of it decides the point.
-    pub slo: Option<Duration>,
-    /// The timestamp source, as reported.
-    pub timestamps: String,
-    /// Each point run again and again (`None`: once).
-    pub replications: Option<Replications>,
-}
-
-impl PointConfig {
-    /// The scenario's values for every point (the rate is set per point).
-    pub fn from_scenario(scenario: &Scenario, timestamps: &str) -> PointConfig {
-        let mut ci = scenario.ci;
-        let slo = match &scenario.load {
-            LoadPlan::Slo(s) => {
-                // The search is about the SLO's percentile.
-                ci.percentile = s.percentile;
-                Some(s.below)
-            }
-            _ => None,
-        };
-        PointConfig {
-            rate: 0.0,
-            agents: scenario.agents.len(),
-            measures: scenario
-                .agents
-                .iter()
-                .map(|a| a.kind() != vernier_agent::AgentKind::Throughput)
-                .collect(),
-            lost: vec![None; scenario.agents.len()],
-            on_agent_loss: scenario.on_agent_loss,
-            interarrival_enforced: scenario.interarrival_enforced,
-            workers: scenario.workers,
-            connections: scenario.connections,
-            depth: scenario.depth,
-            interarrival: scenario.interarrival,
-            method: scenario.method,
-            ci,
-            percentiles: scenario.percentiles.clone(),
-            limits: scenario.limits,
-            sampling: scenario.sampling,
-            warmup: scenario.warmup,
-            alpha: scenario.alpha,
-            slo,
-            timestamps: timestamps.to_string(),
-            replications: scenario.replications,
-        }
-    }
-}
-
-/// What the coordinator is fed.
-// A batch is moved once from its agent to the coordinator: boxing it would only add an
-// allocation per batch.
-#[allow(clippy::large_enum_variant)]
-#[derive(Debug, Clone)]
-pub enum Input {
-    /// A batch from agent `agent` (its index in the scenario).
-    Batch {
-        /// The agent.
-        agent: usize,
-        /// What it reported.
-        batch: Batch,
-    },
-    /// Time passed (the session ticks every few tens of milliseconds).
-    Tick,
-    /// The user asked for something.
-    Command(UserCommand),
-    /// An agent stopped answering.
-    AgentLost {
-        /// The agent.
-        agent: usize,
-        /// Why, in words.
-        detail: String,
-    },
-    /// How late the session's host probes' timer wake-ups came since the last such input
-    /// (one report per probe, always in the same order): the host's stalls, measured beside
-    /// the load. The current point keeps what arrives while it measures.
-    Host(Vec<StallReport>),
-}
-
-/// What the user can ask at any time.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum UserCommand {
-    /// Stop the load, keep what was collected.
-    Pause,
-    /// Resume after a pause (the methodology restarts at warm-up).
-    Resume,
-    /// Change the load, req/s over all agents (restarts at warm-up).
-    SetLoad(f64),
-    /// End the current point with the result so far.
-    Accept,
-    /// Give the current point another allowance of its limits (time and tries): a
-    /// measurement that needs longer than the scenario allows goes on.
-    Continue,
-    /// End the run; what was collected is kept.
-    Quit,
-}
-
-impl std::fmt::Display for UserCommand {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            UserCommand::Pause => f.write_str("pause"),
-            UserCommand::Resume => f.write_str("resume"),
-            UserCommand::SetLoad(r) => write!(f, "set load {r:.0} req/s"),
-            UserCommand::Accept => f.write_str("accept"),
-            UserCommand::Continue => f.write_str("continue past the limits"),
-            UserCommand::Quit => f.write_str("quit"),
-        }
-    }
-}
-
-/// What the session must do to the agents.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Action {
-    /// Generate `rate` req/s over all agents (split equally).
-    Load {
-        /// req/s over all agents.
-        rate: f64,
-    },
-    /// Keep this share of the requests sent from now on as samples, in batches marked with
-    /// `generation`: the agents' acknowledgement that they apply it.
-    Sampling {
-        /// The share kept (every round(1/rate)-th request).
-        rate: f64,
-        /// The coordinator's name for this sampling, unique over the run.
-        generation: u64,
-    },
-    /// Stop generating.
-    Pause,
-    /// Close every connection and open new ones, the workers reseeded for run `run` of a
-    /// replicated point (the load stays stopped until the next `Load`).
-    Renew {
-        /// The run about to start (from 2).
-        run: u32,
-    },
-    /// The run is over: stop the agents.
-    Finished,
-}
-
-/// The coordinator's answer to one input.
-#[derive(Debug, Default, Clone)]
-pub struct Decision {
-    /// For the agents, in order.
-    pub actions: Vec<Action>,
-    /// For the displays and the record, in order.
-    pub events: Vec<Event>,
-    /// The batch the input carried, once read, with the round it was counted in: for the
-    /// record, and then back to its agent for reuse.
-    pub taken: Option<Taken>,
-}
-
-/// A batch the coordinator has read, handed back with what it decided about it.
-#[derive(Debug, Clone)]
-pub struct Taken {
-    /// The load point it arrived in (the record's `point` column).
-    pub point: usize,
-    /// The measurement round its samples were counted in, 0 for none (the record's
-    /// `round` column): a batch is one sampling generation, so all its samples share it.
-    pub round: u32,
-    /// The agent it came from.
-    pub agent: usize,
-    /// The batch itself.
-    pub batch: Batch,
-}
+use policy::SEARCH_GROWTH;
 
 /// The search for the highest load meeting an SLO: doubling from `from` until a load
 /// fails, then bisection until the bracket is narrower than `precision`.
@@ -263,7 +72,7 @@ impl Search {
         match (self.pass, self.fail) {
             (None, _) => None,
             (Some(p), None) if p >= self.slo.to => None,
-            (Some(p), None) => Some((p * 2.0).min(self.slo.to)),
+            (Some(p), None) => Some((p * SEARCH_GROWTH).min(self.slo.to)),
             (Some(p), Some(f)) if f <= p => None,
             (Some(p), Some(f)) if (f - p) / p <= self.slo.precision => None,
             (Some(p), Some(f)) => Some((p + f) / 2.0),

@@ -1,6 +1,6 @@
 //! The latency budget a point's result carries: the parts its median splits into, each
 //! with how it was measured or why it could not be, and their sum. A result type like the
-//! rest of [`super::event`]'s; [`crate::budget`] fills it from the run's start-of-run
+//! rest of [`super::result`]'s; [`crate::budget`] fills it from the run's start-of-run
 //! calibration and the point's own figures.
 
 use serde::{Deserialize, Serialize};

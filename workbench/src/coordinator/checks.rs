@@ -7,14 +7,17 @@ use vernier_stats::{
     coefficient_of_variation, decorrelation_lag, default_lag_ladder, percentile, percentile_ci,
 };
 
-use super::event::{Check, CheckData, CheckKind, InterarrivalResult};
+use super::event::{Check, CheckData, CheckKind};
+use super::policy::{
+    BURST_FACTOR, CHANCE_SIGMAS, EXP_GAP_FLOOR, FIXED_MAX_CV, GAP_FLOOR_FACTOR,
+    GAP_FLOOR_MIN_SHARE, GAP_FLOOR_RANK, SHORT_GAP_SHARE,
+};
+use super::result::InterarrivalResult;
 
 /// Bins in the inter-arrival histogram a check carries.
 const HISTOGRAM_BINS: usize = 40;
 /// The histogram spans this many target means (the last bin holds the rest).
 const HISTOGRAM_SPAN: f64 = 5.0;
-/// Fixed gaps pass when their coefficient of variation is below this.
-const FIXED_MAX_CV: f64 = 0.1;
 
 /// The ADF test of a series: stationary when a unit root is rejected at `alpha`. A series
 /// with no variation at all is stationary (the regression is singular, not the series).
@@ -82,15 +85,15 @@ pub(crate) fn stationarity(
 /// them (the agent cannot send faster than its per-request cost), or too many short ones
 /// (departures in bursts). `None` when neither stands out.
 pub(crate) fn exponential_misfit(gaps_ns: &[f64], mean: f64) -> Option<String> {
-    if gaps_ns.len() < 200 || mean <= 0.0 {
+    if gaps_ns.len() < GAP_FLOOR_RANK || mean <= 0.0 {
         return None;
     }
     let mut sorted = gaps_ns.to_vec();
     sorted.sort_by(f64::total_cmp);
     // The 0.5th percentile: an exponential's is 0.005·mean.
-    let floor = sorted[sorted.len() / 200];
+    let floor = sorted[sorted.len() / GAP_FLOOR_RANK];
     let below_floor = 1.0 - (-floor / mean).exp();
-    if floor > 4.0 * 0.005 * mean && below_floor > 0.02 {
+    if floor > GAP_FLOOR_FACTOR * EXP_GAP_FLOOR * mean && below_floor > GAP_FLOOR_MIN_SHARE {
         return Some(format!(
             "hardly any gap is shorter than {:.1} µs, where an exponential has {:.0}% of its gaps: \
              each request costs the agent about that much to send, so at this rate per worker \
@@ -99,10 +102,10 @@ pub(crate) fn exponential_misfit(gaps_ns: &[f64], mean: f64) -> Option<String> {
             below_floor * 100.0
         ));
     }
-    let short = 0.1 * mean;
-    let expected = 1.0 - (-0.1f64).exp();
+    let short = SHORT_GAP_SHARE * mean;
+    let expected = 1.0 - (-SHORT_GAP_SHARE).exp();
     let seen = sorted.partition_point(|&g| g < short) as f64 / sorted.len() as f64;
-    if seen > 1.5 * expected {
+    if seen > BURST_FACTOR * expected {
         return Some(format!(
             "{:.0}% of the gaps are under {:.1} µs where an exponential has {:.0}%: departures \
              come in bursts (a worker that waits for a core sends late, then all at once: is \
@@ -131,7 +134,7 @@ pub(crate) fn interarrival(
     let n = x.len();
     let mean = x.iter().sum::<f64>() / n.max(1) as f64;
     let mean_off = (mean - target_mean_ns).abs() / target_mean_ns;
-    let mean_ok = mean_off <= tolerance + 3.0 / (n.max(1) as f64).sqrt();
+    let mean_ok = mean_off <= tolerance + CHANCE_SIGMAS / (n.max(1) as f64).sqrt();
     let data = Some(histogram(&x, target_mean_ns, shape));
     let (pass, statistic, pvalue, detail) = match shape {
         InterArrival::Exp => match anderson_exponential(&x) {

@@ -5,174 +5,36 @@
 //! `measure.rs` (rounds, independence, stationarity, the samples wanted),
 //! `confidence.rs` (`method: vernier`'s CI step; `lancet.rs` Lancet's), `departures.rs` (vernier's check of the
 //! departures by their effect) and `verdict.rs` (the result, and an N/A's cause).
-//! `intake.rs` takes the agents' batches in and sends the live figures out; this file
-//! holds the point's state, its clock and the user's commands.
+//! `intake.rs` takes the agents' batches in and sends the live figures out; `state.rs`
+//! holds the point's state and the helpers every phase uses, `estimate.rs` a percentile's
+//! estimate from a series; this file starts the point, runs its clock and takes the
+//! user's commands.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use hdrhistogram::Histogram;
-use vernier_agent::{Sample, StallReport, histogram};
+use vernier_agent::StallReport;
 
-use super::event::*;
-use super::policy::*;
-use super::{Action, Decision, PointConfig};
+use super::config::PointConfig;
+use super::decision::{Action, Decision};
+use super::event::Phase;
+use super::policy::{COLLECT_SHARE_OF_TIME, PROGRESS_EVERY};
+use super::result::{PointResult, Reason, ReasonKind, Verdict};
 use crate::scenario::Limits;
+use state::AgentState;
 
 mod confidence;
 pub(crate) mod departures;
+mod estimate;
 mod intake;
 mod interarrival;
 mod lancet;
 mod measure;
+mod state;
 mod verdict;
 mod warmup;
 
-/// One closed warm-up window, all agents.
-#[derive(Debug, Clone, Copy)]
-struct Window {
-    dt: f64,
-    sent: u64,
-    received: u64,
-    latency_mean_us: Option<f64>,
-}
-
-/// What the point knows of one agent.
-#[derive(Debug)]
-struct AgentState {
-    /// Each worker's backlog as last reported (a gauge: the agent's is their sum).
-    backlogs: BTreeMap<u32, u64>,
-    gaps: Vec<u64>,
-    samples: Vec<Sample>,
-    /// The latencies of `samples`, for the live CCDF without sorting them at every
-    /// progress event.
-    round_latency: Histogram<u64>,
-    send_lag: Histogram<u64>,
-    /// Reply received minus *scheduled* departure of every request completed in the
-    /// round, ns: the wait coordinated omission hides.
-    intended: Histogram<u64>,
-    /// Latency of every request completed in the round (not only the kept samples), ns:
-    /// what `intended` is compared with.
-    latency: Histogram<u64>,
-    interarrival: Option<InterarrivalResult>,
-    lag: Option<usize>,
-    ci_width_us: Option<f64>,
-    backlog_now: u64,
-    backlog_max: u64,
-    /// The measuring round's reports (a worker's batch), and those in which some request
-    /// waited for a free slot.
-    reports: u64,
-    backlogged_reports: u64,
-    errors: u64,
-    received_in_point: u64,
-    // Since the last progress event.
-    recent_sent: u64,
-    recent_received: u64,
-    recent_latency: Histogram<u64>,
-    recent_send_lag: Histogram<u64>,
-    // The open warm-up window (the send lag: since warm-up began).
-    win_sent: u64,
-    /// Since when requests only fail (no reply at all), and how many failed since.
-    failing_since: Option<(Duration, u64, u64)>,
-    win_received: u64,
-    win_latency_ns: f64,
-    win_replies: u64,
-    warmup_send_lag: Histogram<u64>,
-}
-
-impl AgentState {
-    fn new() -> AgentState {
-        AgentState {
-            backlogs: BTreeMap::new(),
-            gaps: Vec::new(),
-            samples: Vec::new(),
-            send_lag: histogram(),
-            intended: histogram(),
-            latency: histogram(),
-            interarrival: None,
-            lag: None,
-            ci_width_us: None,
-            backlog_now: 0,
-            backlog_max: 0,
-            reports: 0,
-            backlogged_reports: 0,
-            errors: 0,
-            received_in_point: 0,
-            recent_sent: 0,
-            recent_received: 0,
-            recent_latency: histogram(),
-            round_latency: histogram(),
-            recent_send_lag: histogram(),
-            failing_since: None,
-            win_sent: 0,
-            win_received: 0,
-            win_latency_ns: 0.0,
-            win_replies: 0,
-            warmup_send_lag: histogram(),
-        }
-    }
-
-    /// Latencies in µs, in send order.
-    fn latencies_in_send_order(&mut self) -> Vec<f64> {
-        self.samples.sort_by_key(|s| s.departure_ns);
-        self.samples
-            .iter()
-            .map(|s| s.latency_ns as f64 / 1e3)
-            .collect()
-    }
-}
-
-/// The methodology for one load point.
-#[derive(Debug)]
-pub(crate) struct Point {
-    config: PointConfig,
-    /// The scenario's limits: what the user's "continue" adds again.
-    base_limits: Limits,
-    index: usize,
-    /// Where the methodology is (the phase the events name).
-    state: Phase,
-    started: Duration,
-    /// Paused time, which does not count against the limits.
-    paused_for: Duration,
-    paused_at: Option<Duration>,
-    phase_started: Duration,
-    agents: Vec<AgentState>,
-    windows: Vec<Window>,
-    window_started: Duration,
-    last_progress: Duration,
-    sampling: f64,
-    /// The sampling generation last asked of the agents (see [`Point::ask_sampling`]):
-    /// only their batches of it count in the phase that asked.
-    generation: u64,
-    tries: u32,
-    interarrival_tries: u32,
-    /// Samples per agent the current round waits for.
-    wanted: usize,
-    /// The measurement round (the `round` column of the record); 0 is warm-up.
-    round: u32,
-    /// Which run of a replicated point this is (from 1).
-    run: Option<u32>,
-    /// Whether the current round has passed the independence test.
-    independent: bool,
-    /// The sequential rule's looks at the current round's interval (`method: vernier`).
-    looks: u32,
-    /// Whether the last look was narrow and steady: the next one confirms it.
-    confirming: bool,
-    /// The samples (in all) the rule's last look predicted the target needs, beyond its
-    /// next step: what the time left is judged against, and what "continue" asks for.
-    needed: Option<usize>,
-    measure_started: Duration,
-    measure_received: u64,
-    ci_width_us: Option<f64>,
-    /// Failed checks the scenario asked only to report (`interarrival_check: report`).
-    waived: Vec<Reason>,
-    /// The host's stalls while the current phase loads (warm-up, or a measuring round), per
-    /// probe (merged deltas); the previous phase's until the current one's first report
-    /// comes (`host_stale`).
-    host: Vec<StallReport>,
-    host_stale: bool,
-    result: Option<PointResult>,
-}
+pub(crate) use state::Point;
 
 impl Point {
     /// Starts the point at `at`: sets the warm-up sampling rate and the load. `run`, for
@@ -255,15 +117,6 @@ impl Point {
         }
     }
 
-    /// The host's stalls seen by each probe while the current round measured (while the
-    /// point warmed up, when it never measured): what a verdict can cite when the tail, or
-    /// the warm-up, may be the host's. A phase that ends before the probes' first report
-    /// (they come every half second) has the previous phase's, so that a verdict never
-    /// goes without the host's figures for lack of a report's timing.
-    pub(super) fn host(&self) -> &[StallReport] {
-        &self.host
-    }
-
     /// The round whose samples are being collected (0: none are).
     pub(crate) fn round(&self) -> u32 {
         if self.state == Phase::Measure {
@@ -273,40 +126,9 @@ impl Point {
         }
     }
 
-    /// Asks the agents to keep `rate` of the requests they send from now on, under a new
-    /// generation: their batches of it are the first to count in the phase that asks.
-    pub(super) fn ask_sampling(&mut self, rate: f64, out: &mut Decision) {
-        self.generation += 1;
-        out.actions.push(Action::Sampling {
-            rate,
-            generation: self.generation,
-        });
-    }
-
     /// The point's target rate.
     pub(crate) fn rate(&self) -> f64 {
         self.config.rate
-    }
-
-    /// The agents still with us (not lost), which share the load.
-    fn live(&self) -> impl Iterator<Item = usize> + '_ {
-        (0..self.agents.len()).filter(|&i| !self.is_lost(i))
-    }
-
-    /// The live agents that measure (not throughput-only): the samples' checks are theirs.
-    fn measuring(&self) -> impl Iterator<Item = usize> + '_ {
-        self.live()
-            .filter(|&i| self.config.measures.get(i).copied().unwrap_or(true))
-    }
-
-    /// How many agents share the load.
-    fn live_count(&self) -> usize {
-        self.live().count().max(1)
-    }
-
-    /// Whether agent `agent` was lost earlier.
-    pub(crate) fn is_lost(&self, agent: usize) -> bool {
-        self.config.lost.get(agent).is_some_and(Option::is_some)
     }
 
     /// Whether the point can go on without agent `agent`: another live agent measures.
@@ -346,50 +168,6 @@ impl Point {
         }
         self.ci_width_us = None;
         self.begin_warmup(at, why, out);
-    }
-
-    fn event(&self, at: Duration, kind: EventKind, out: &mut Decision) {
-        out.events.push(Event {
-            at: at.as_secs_f64(),
-            point: self.index,
-            rate: self.config.rate,
-            kind,
-        });
-    }
-
-    fn phase(&mut self, at: Duration, state: Phase, detail: String, out: &mut Decision) {
-        self.state = state;
-        self.phase_started = at;
-        self.event(
-            at,
-            EventKind::Phase {
-                phase: state,
-                detail,
-            },
-            out,
-        );
-    }
-
-    fn check(&self, at: Duration, check: Check, out: &mut Decision) {
-        self.event(at, EventKind::Check(check), out);
-    }
-
-    /// Time spent on the point, pauses excluded.
-    fn active(&self, at: Duration) -> Duration {
-        let paused = self.paused_for
-            + self
-                .paused_at
-                .map_or(Duration::ZERO, |p| at.saturating_sub(p));
-        at.saturating_sub(self.started).saturating_sub(paused)
-    }
-
-    /// Seconds of the point's time limit still left at `at`.
-    fn seconds_left(&self, at: Duration) -> f64 {
-        self.config
-            .limits
-            .max_duration
-            .saturating_sub(self.active(at))
-            .as_secs_f64()
     }
 
     /// Advances time: closes windows, runs the checks that are due, enforces the limits.
@@ -456,7 +234,8 @@ impl Point {
         let predicted = self.more_time().filter(|s| s.is_finite());
         let limits = &mut self.config.limits;
         limits.max_tries += self.base_limits.max_tries;
-        let wanted = predicted.map(|s| active + Duration::from_secs_f64((s / 0.9).ceil()));
+        let wanted =
+            predicted.map(|s| active + Duration::from_secs_f64((s / COLLECT_SHARE_OF_TIME).ceil()));
         match wanted {
             Some(w) if w > limits.max_duration => {
                 limits.max_duration = w;
@@ -492,12 +271,4 @@ impl Point {
             self.finish_na(at, vec![reason], out);
         }
     }
-}
-
-fn figures(pairs: &[(&str, f64)]) -> BTreeMap<String, f64> {
-    pairs
-        .iter()
-        .filter(|(_, v)| v.is_finite())
-        .map(|(k, v)| ((*k).to_string(), *v))
-        .collect()
 }

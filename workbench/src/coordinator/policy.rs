@@ -74,3 +74,99 @@ pub(crate) const HOST_SHARE_OF_TAIL: f64 = 0.1;
 /// looks came before it, and a narrow interval confirmed by the next look (the reasons, and
 /// the literature, in stats/src/sequential.rs; its coverage as it runs in docs/RESULTS.md).
 pub(crate) const STOPPING_RULE: Rule = Rule::METHODOLOGY;
+
+// ---- steps and margins of the sample counts ----
+
+/// `method: lancet` asks for this many times the samples its width predicts (or the least
+/// a CI needs): the 1/√n prediction comes from one noisy width, and falling just short
+/// costs a whole round.
+pub(crate) const PREDICTION_MARGIN: f64 = 1.1;
+/// A step in the samples asked is at least a quarter more than now (`n + n / 4`, integer
+/// division): a smaller one gives a width barely different from the last.
+pub(crate) const LEAST_STEP_DIVISOR: usize = 4;
+/// A failed agreement or stationarity test asks for this many times the samples wanted:
+/// the test then judges a series twice as long.
+pub(crate) const RETRY_FACTOR: usize = 2;
+/// The share of the time left that collecting may use: the last tenth is kept back for
+/// the last evaluation (and, on "continue", the time predicted is divided by it).
+pub(crate) const COLLECT_SHARE_OF_TIME: f64 = 0.9;
+/// The sampling counts as held at [`MAX_KEPT_PER_SECOND`] when within this factor of it
+/// (the rate kept comes from a division, so equality is not exact).
+pub(crate) const AT_KEPT_CAP: f64 = 0.999;
+
+/// `n + n / LEAST_STEP_DIVISOR` (integer arithmetic): the least real step beyond `n`
+/// samples.
+pub(crate) fn least_step(n: usize) -> usize {
+    n + n / LEAST_STEP_DIVISOR
+}
+
+// ---- warm-up and the load ----
+
+/// Rates are judged with this many standard deviations of chance on top of the tolerance
+/// asked (a Poisson count's relative √n⁻¹ over the judged windows, the mean of n
+/// exponential gaps' the same): a low rate is not failed by chance.
+pub(crate) const CHANCE_SIGMAS: f64 = 3.0;
+/// During warm-up each agent keeps gaps at this many times the inter-arrival test's sample
+/// count a second (never below the measurement's rate, never above every request): the
+/// test has its gaps within a fraction of a second once warm-up ends.
+pub(crate) const WARMUP_GAPS_FACTOR: f64 = 4.0;
+/// The slots a closed loop's cure names: Little's law's outstanding requests plus this
+/// many Poisson standard deviations (√ of them) and one, so that the load's own bursts
+/// find a free slot too.
+pub(crate) const SLOT_MARGIN_SIGMAS: f64 = 3.0;
+/// Warm-up is judged hopeless only once 1/this of its judged windows have closed, so that
+/// the rates quoted are not the ramp's.
+pub(crate) const HOPELESS_AFTER_WINDOWS_DIVISOR: usize = 2;
+/// A backlog is hopeless ([`HOPELESS_BACKLOG_S`]) only with more than this many requests
+/// waiting: at a low rate half a second is a few requests, which a moment's wait holds back.
+pub(crate) const HOPELESS_BACKLOG_MIN: u64 = 100;
+
+// ---- the tail ----
+
+/// A percentile estimate stands (the on-schedule requests' in the departure check, a level
+/// of the live CCDF) only with at least this many samples beyond it: with fewer, its
+/// value is one or two samples'.
+pub(crate) const MIN_TAIL_SAMPLES: f64 = 10.0;
+/// The host's stalls reach as far as the longer of their lateness's p99 and this share of
+/// their longest (`Point::host_cause`): the longest is a single wake-up, so only half of it
+/// is counted on.
+pub(crate) const HOST_REACH_OF_LONGEST: f64 = 0.5;
+/// ... and reach a percentile when their reach is at least this share of its value: a
+/// stall of half a request's latency is enough to move it into the tail.
+pub(crate) const HOST_REACH_OF_VALUE: f64 = 0.5;
+/// The departure check blames the client's host when the probe's longest lateness is at
+/// least this share of the longest send lag: stalls of that order can account for it.
+pub(crate) const HOST_STALL_SHARE_OF_LAG: f64 = 0.5;
+
+// ---- the inter-arrival test's shapes ----
+
+/// Fixed gaps pass when their coefficient of variation is below this.
+pub(crate) const FIXED_MAX_CV: f64 = 0.1;
+/// A floor under the gaps is looked for at their 1/this-th (the 0.5th percentile), and
+/// only with at least this many gaps, so that it is a real gap.
+pub(crate) const GAP_FLOOR_RANK: usize = 200;
+/// An exponential's 0.5th percentile, as a share of its mean (−ln 0.995 ≈ 0.005).
+pub(crate) const EXP_GAP_FLOOR: f64 = 0.005;
+/// The gaps have a floor when their 0.5th percentile is more than this many times an
+/// exponential's ...
+pub(crate) const GAP_FLOOR_FACTOR: f64 = 4.0;
+/// ... and an exponential would have more than this share of its gaps below it: the agent
+/// then cannot draw the short gaps.
+pub(crate) const GAP_FLOOR_MIN_SHARE: f64 = 0.02;
+/// A short gap is under this share of the mean ...
+pub(crate) const SHORT_GAP_SHARE: f64 = 0.1;
+/// ... and departures come in bursts when this many times an exponential's share of the
+/// gaps are short.
+pub(crate) const BURST_FACTOR: f64 = 1.5;
+
+// ---- the SLO search ----
+
+/// The SLO search multiplies the load by this while every load tried meets the objective:
+/// doubling finds the bracket in a few points from any start, then bisection narrows it.
+pub(crate) const SEARCH_GROWTH: f64 = 2.0;
+
+// ---- replicated points ----
+
+/// The least share of the runs' spread beyond their own CIs (I²) that is called
+/// hysteresis: below it, the runs' own noise explains most of their differences.
+pub const HYSTERESIS_I2: f64 = 0.5;

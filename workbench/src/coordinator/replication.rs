@@ -7,9 +7,9 @@
 //! run again, and what the point's result is.
 
 use statrs::distribution::{ContinuousCDF, Normal};
-use vernier_stats::{heterogeneity, mean_ci};
+use vernier_stats::{Percentile, heterogeneity, mean_ci};
 
-use super::{
+use super::result::{
     AcrossRuns, PercentileResult, PointResult, Reason, ReasonKind, Replication, SchedulePercentile,
     Spread, Verdict,
 };
@@ -18,9 +18,7 @@ use crate::scenario::Replications;
 /// How the across-run CIs are made, as results name it.
 pub const METHOD: &str = "t-interval over runs";
 
-/// The least share of the runs' spread beyond their own CIs (I²) that is called
-/// hysteresis: below it, the runs' own noise explains most of their differences.
-pub const HYSTERESIS_I2: f64 = 0.5;
+pub use super::policy::HYSTERESIS_I2;
 
 /// What comes after a run.
 #[derive(Debug)]
@@ -54,29 +52,7 @@ pub fn next(runs: &[PointResult], plan: &Replications, confidence: f64) -> Next 
     // A run that did not measure what was asked (the load not reached, a closed loop, a
     // lost agent, the user's quit) ends the point with its reasons.
     if last.verdict == Verdict::NotAvailable && !imprecise_only(last) || last.target().is_none() {
-        let mut reasons: Vec<Reason> = last
-            .reasons
-            .iter()
-            .map(|r| Reason {
-                detail: format!("run {k}: {}", r.detail),
-                ..r.clone()
-            })
-            .collect();
-        if reasons.is_empty() {
-            reasons.push(Reason {
-                check: ReasonKind::TooFewSamples,
-                detail: format!("run {k} has no estimate of the target percentile"),
-                figures: Default::default(),
-            });
-        }
-        return Next::Done(Box::new(summary(
-            last,
-            runs,
-            plan,
-            confidence,
-            Verdict::NotAvailable,
-            reasons,
-        )));
+        return Next::Done(Box::new(failed_run(last, runs, plan, confidence)));
     }
     if k < plan.min {
         return Next::Run;
@@ -94,100 +70,152 @@ pub fn next(runs: &[PointResult], plan: &Replications, confidence: f64) -> Next 
     }
     let p = target.target_percentile;
     let reason = match replication.disagreement() {
-        Some(s) => {
-            let mut parts = Vec::new();
-            if let (Some(i2), Some(tau)) = (s.i2, s.tau_us)
-                && !s.disjoint.is_empty()
-            {
-                parts.push(format!(
-                    "I² = {i2:.2} ({:.0}% of the spread between the runs with a CI is beyond \
-                     what their CIs explain, τ = {tau:.1} µs)",
-                    i2 * 100.0
-                ));
-            }
-            if !s.outside.is_empty() {
-                let (lo, hi) = s.ci_hull;
-                parts.push(format!(
-                    "run{} {} (no CI of {}: {}) outside every other run's CI ({lo:.1} to {hi:.1} µs)",
-                    if s.outside.len() == 1 { "" } else { "s" },
-                    s.outside
-                        .iter()
-                        .map(u32::to_string)
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    if s.outside.len() == 1 { "its own" } else { "their own" },
-                    s.outside
-                        .iter()
-                        .filter_map(|&k| runs.get(k as usize - 1))
-                        .map(|r| r.reasons.first().map_or("-", |x| x.check.name()))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ));
-            }
-            let mut figures: std::collections::BTreeMap<String, f64> = [
-                ("runs", f64::from(k)),
-                ("low_us", s.low),
-                ("high_us", s.high),
-                ("spread_us", s.high - s.low),
-                ("runs_outside", s.outside.len() as f64),
-                ("width_us", width),
-                ("width_target_us", replication.width_target_us),
-            ]
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect();
-            for (name, v) in [("i2", s.i2), ("tau_us", s.tau_us)] {
-                if let Some(v) = v {
-                    figures.insert(name.into(), v);
-                }
-            }
-            Reason {
-                check: ReasonKind::Hysteresis,
-                detail: format!(
-                    "the runs disagree beyond their own CIs: {p} per run {} µs, from {:.1} to \
-                     {:.1}; {}; the CI across {k} runs is {width:.1} µs wide, {:.1} asked",
-                    per_run(runs, p.percent()),
-                    s.low,
-                    s.high,
-                    parts.join("; "),
-                    replication.width_target_us
-                ),
-                figures,
-            }
-        }
-        None => {
-            // The half-width shrinks as 1/√runs (and t's quantile with it, a little).
-            let needed = (f64::from(k) * (width / replication.width_target_us).powi(2)).ceil();
-            Reason {
-                check: ReasonKind::Replications,
-                detail: format!(
-                    "the CI of {p} across {k} runs is {width:.1} µs wide, {:.1} asked: \
-                     about {needed:.0} runs would do ({p} per run {} µs; {})",
-                    replication.width_target_us,
-                    per_run(runs, p.percent()),
-                    match replication.spread.as_ref().and_then(|s| s.i2) {
-                        Some(i2) => format!("their own CIs explain the spread, I² = {i2:.2}"),
-                        None => "fewer than two runs have a CI of their own, so whether \
-                                 they disagree beyond it is not known"
-                            .to_string(),
-                    }
-                ),
-                figures: [
-                    ("runs", f64::from(k)),
-                    ("runs_needed", needed),
-                    ("width_us", width),
-                    ("width_target_us", replication.width_target_us),
-                ]
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v))
-                .collect(),
-            }
-        }
+        Some(s) => hysteresis_reason(s, runs, p, width, replication.width_target_us),
+        None => too_few_runs_reason(replication, runs, p, width),
     };
     let mut result = target;
     result.verdict = Verdict::NotAvailable;
     result.reasons = vec![reason];
     Next::Done(Box::new(result))
+}
+
+/// The point's N/A result after its last run (the `k`-th) did not measure what was asked:
+/// that run's reasons, each naming it.
+fn failed_run(
+    last: &PointResult,
+    runs: &[PointResult],
+    plan: &Replications,
+    confidence: f64,
+) -> PointResult {
+    let k = runs.len() as u32;
+    let mut reasons: Vec<Reason> = last
+        .reasons
+        .iter()
+        .map(|r| Reason {
+            detail: format!("run {k}: {}", r.detail),
+            ..r.clone()
+        })
+        .collect();
+    if reasons.is_empty() {
+        reasons.push(Reason {
+            check: ReasonKind::TooFewSamples,
+            detail: format!("run {k} has no estimate of the target percentile"),
+            figures: Default::default(),
+        });
+    }
+    summary(last, runs, plan, confidence, Verdict::NotAvailable, reasons)
+}
+
+/// `hysteresis`: the runs' estimates of `p` disagree beyond their own CIs (`s`), and the
+/// CI across them is `width` µs wide where `width_target_us` was asked.
+fn hysteresis_reason(
+    s: &Spread,
+    runs: &[PointResult],
+    p: Percentile,
+    width: f64,
+    width_target_us: f64,
+) -> Reason {
+    let k = runs.len() as u32;
+    let mut parts = Vec::new();
+    if let (Some(i2), Some(tau)) = (s.i2, s.tau_us)
+        && !s.disjoint.is_empty()
+    {
+        parts.push(format!(
+            "I² = {i2:.2} ({:.0}% of the spread between the runs with a CI is beyond \
+             what their CIs explain, τ = {tau:.1} µs)",
+            i2 * 100.0
+        ));
+    }
+    if !s.outside.is_empty() {
+        let (lo, hi) = s.ci_hull;
+        parts.push(format!(
+            "run{} {} (no CI of {}: {}) outside every other run's CI ({lo:.1} to {hi:.1} µs)",
+            if s.outside.len() == 1 { "" } else { "s" },
+            s.outside
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+            if s.outside.len() == 1 {
+                "its own"
+            } else {
+                "their own"
+            },
+            s.outside
+                .iter()
+                .filter_map(|&k| runs.get(k as usize - 1))
+                .map(|r| r.reasons.first().map_or("-", |x| x.check.name()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    let mut figures: std::collections::BTreeMap<String, f64> = [
+        ("runs", f64::from(k)),
+        ("low_us", s.low),
+        ("high_us", s.high),
+        ("spread_us", s.high - s.low),
+        ("runs_outside", s.outside.len() as f64),
+        ("width_us", width),
+        ("width_target_us", width_target_us),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    for (name, v) in [("i2", s.i2), ("tau_us", s.tau_us)] {
+        if let Some(v) = v {
+            figures.insert(name.into(), v);
+        }
+    }
+    Reason {
+        check: ReasonKind::Hysteresis,
+        detail: format!(
+            "the runs disagree beyond their own CIs: {p} per run {} µs, from {:.1} to \
+             {:.1}; {}; the CI across {k} runs is {width:.1} µs wide, {:.1} asked",
+            per_run(runs, p.percent()),
+            s.low,
+            s.high,
+            parts.join("; "),
+            width_target_us
+        ),
+        figures,
+    }
+}
+
+/// `replications`: the runs agree, but `runs` of them are too few for a CI of `p` as
+/// narrow as asked (it is `width` µs wide): about how many would do.
+fn too_few_runs_reason(
+    replication: &Replication,
+    runs: &[PointResult],
+    p: Percentile,
+    width: f64,
+) -> Reason {
+    let k = runs.len() as u32;
+    // The half-width shrinks as 1/√runs (and t's quantile with it, a little).
+    let needed = (f64::from(k) * (width / replication.width_target_us).powi(2)).ceil();
+    Reason {
+        check: ReasonKind::Replications,
+        detail: format!(
+            "the CI of {p} across {k} runs is {width:.1} µs wide, {:.1} asked: \
+             about {needed:.0} runs would do ({p} per run {} µs; {})",
+            replication.width_target_us,
+            per_run(runs, p.percent()),
+            match replication.spread.as_ref().and_then(|s| s.i2) {
+                Some(i2) => format!("their own CIs explain the spread, I² = {i2:.2}"),
+                None => "fewer than two runs have a CI of their own, so whether \
+                         they disagree beyond it is not known"
+                    .to_string(),
+            }
+        ),
+        figures: [
+            ("runs", f64::from(k)),
+            ("runs_needed", needed),
+            ("width_us", width),
+            ("width_target_us", replication.width_target_us),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect(),
+    }
 }
 
 /// `80.3, 330.6, …`: each run's estimate of percentile `p`.

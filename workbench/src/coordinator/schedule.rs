@@ -10,7 +10,7 @@ use hdrhistogram::Histogram;
 use vernier_agent::histogram;
 use vernier_stats::Percentile;
 
-use super::event::SchedulePercentile;
+use super::result::SchedulePercentile;
 
 /// Percentile `p` (percent) of each agent's `(intended, latency)` histograms merged, µs.
 /// Empty when no request completed during the measurement, so that a point without one

@@ -7,11 +7,12 @@ use std::time::Duration;
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 use vernier_agent::{Batch, Counters, Sample, histogram};
+use vernier_protocols::InterArrival;
 use vernier_stats::Percentile;
 
 use super::*;
 use crate::scenario::{
-    CiTarget, CiWidth, Limits, LoadPlan, OnAgentLoss, Sampling, SloSearch, Warmup,
+    CiTarget, CiWidth, Limits, LoadPlan, Method, OnAgentLoss, Sampling, SloSearch, Warmup,
 };
 
 /// Draws a latency (µs) from the rate, the RNG and the previous latency.

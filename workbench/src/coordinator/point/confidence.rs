@@ -8,136 +8,20 @@
 use std::time::Duration;
 
 use vernier_stats::{
-    DependentCi, Percentile, Step, effective_tail, percentile, percentile_ci_dependent,
-    tail_heaviness,
+    DependentCi, NeedMore, Percentile, Step, effective_tail, percentile, tail_heaviness,
 };
 
-use super::super::Decision;
 use super::super::checks::{self, Interval};
-use super::super::event::*;
+use super::super::decision::Decision;
+use super::super::event::{Check, CheckKind};
 use super::super::policy::{
-    HEAVY_TAIL_ALSO_AT, HEAVY_TAIL_FACTOR, MAX_KEPT_PER_SECOND, MAX_KEPT_SAMPLES, STOPPING_RULE,
+    AT_KEPT_CAP, COLLECT_SHARE_OF_TIME, HEAVY_TAIL_ALSO_AT, HEAVY_TAIL_FACTOR, MAX_KEPT_PER_SECOND,
+    MAX_KEPT_SAMPLES, RETRY_FACTOR, STOPPING_RULE, least_step,
 };
-use super::{Point, figures};
+use super::super::result::{Reason, ReasonKind, Verdict};
+use super::estimate::{Estimate, Snapshot};
+use super::state::{Point, figures};
 use crate::scenario::Method;
-
-/// One evaluation's samples, copied and sorted once: each measuring agent's latencies
-/// (µs) in send order and sorted, and the combined series (the agents' one after another)
-/// with its sorted copy, which with one agent is that agent's own.
-pub(super) struct Snapshot {
-    pub(super) agents: Vec<Series>,
-    combined: Option<Series>,
-}
-
-/// One series of a [`Snapshot`].
-pub(super) struct Series {
-    /// The agent (meaningless for the combined series of several).
-    pub(super) agent: usize,
-    /// Latencies in send order, µs.
-    pub(super) in_order: Vec<f64>,
-    /// The same, ascending.
-    pub(super) sorted: Vec<f64>,
-}
-
-impl Series {
-    fn new(agent: usize, in_order: Vec<f64>) -> Series {
-        let mut sorted = in_order.clone();
-        sorted.sort_by(f64::total_cmp);
-        Series {
-            agent,
-            in_order,
-            sorted,
-        }
-    }
-}
-
-impl Snapshot {
-    /// The combined series; `None` when no agent is measuring.
-    pub(super) fn combined(&self) -> Option<&Series> {
-        self.combined.as_ref().or(self.agents.first())
-    }
-}
-
-impl Point {
-    /// The measuring agents' samples as one evaluation reads them.
-    pub(super) fn snapshot(&mut self) -> Snapshot {
-        let measuring: Vec<usize> = self.measuring().collect();
-        let agents: Vec<Series> = measuring
-            .iter()
-            .map(|&i| Series::new(i, self.agents[i].latencies_in_send_order()))
-            .collect();
-        let combined = (agents.len() > 1).then(|| {
-            Series::new(
-                usize::MAX,
-                agents
-                    .iter()
-                    .flat_map(|a| a.in_order.iter().copied())
-                    .collect(),
-            )
-        });
-        Snapshot { agents, combined }
-    }
-}
-
-/// A series' percentile with its dependence-valid CI, or why it has none.
-pub(super) struct Estimate {
-    pub(super) value: f64,
-    pub(super) ci: Result<DependentCi, vernier_stats::NeedMore>,
-}
-
-impl Estimate {
-    /// Percentile `p` of `series` (in send order); `None` when empty.
-    pub(super) fn of(
-        series: &[f64],
-        p: Percentile,
-        confidence: f64,
-    ) -> Option<(Vec<f64>, Estimate)> {
-        let mut sorted = series.to_vec();
-        sorted.sort_by(f64::total_cmp);
-        let estimate = Estimate::of_sorted(series, &sorted, p, confidence)?;
-        Some((sorted, estimate))
-    }
-
-    /// The same, given the series sorted.
-    pub(super) fn of_sorted(
-        series: &[f64],
-        sorted: &[f64],
-        p: Percentile,
-        confidence: f64,
-    ) -> Option<Estimate> {
-        let value = percentile(sorted, p.fraction())?;
-        let ci = match percentile_ci_dependent(series, sorted, p.fraction(), confidence) {
-            Ok(r) => r,
-            // Only invalid parameters fail, and the scenario validated them.
-            Err(e) => Err(vernier_stats::NeedMore {
-                reason: e.to_string(),
-                needed: usize::MAX,
-                have: series.len(),
-                correlated_over: None,
-            }),
-        };
-        Some(Estimate { value, ci })
-    }
-
-    pub(super) fn interval(&self) -> Option<Interval> {
-        self.ci.as_ref().ok().map(|c| Interval {
-            value: self.value,
-            low: c.low,
-            high: c.high,
-        })
-    }
-
-    pub(super) fn result(&self, p: Percentile) -> PercentileResult {
-        let ci = self.ci.as_ref().ok();
-        PercentileResult {
-            p: p.percent(),
-            value: self.value,
-            ci_low: ci.map(|c| c.low),
-            ci_high: ci.map(|c| c.high),
-            dependence: ci.map(CiDependence::of),
-        }
-    }
-}
 
 impl Point {
     /// The share of requests kept while measuring: Lancet's scenario rate, thinned later
@@ -175,7 +59,7 @@ impl Point {
                 self.most_samples() * 24.0 / 1e6
             ),
             Method::Vernier
-                if self.per_agent_rate() * self.sampling >= MAX_KEPT_PER_SECOND * 0.999 =>
+                if self.per_agent_rate() * self.sampling >= MAX_KEPT_PER_SECOND * AT_KEPT_CAP =>
             {
                 format!(
                     "one request in {:.1}: {:.0} a second per agent at most, since correlated neighbours add little to the CI and every look sorts all that is kept",
@@ -207,7 +91,7 @@ impl Point {
         let fewest = self.fewest_samples();
         let left = self.seconds_left(at);
         let per_agent = self.config.rate / self.live_count() as f64 * self.sampling;
-        fewest + (0.9 * left * per_agent) as usize
+        fewest + (COLLECT_SHARE_OF_TIME * left * per_agent) as usize
     }
 
     /// `wanted` samples per agent, or, when that is out of reach, what the time left allows
@@ -216,7 +100,7 @@ impl Point {
     /// when even that cannot be had.
     fn within_reach(&self, at: Duration, wanted: usize, have: usize) -> usize {
         let reachable = self.reachable(at);
-        if wanted > reachable && reachable >= have + have / 4 {
+        if wanted > reachable && reachable >= least_step(have) {
             reachable
         } else {
             wanted
@@ -269,7 +153,7 @@ impl Point {
             .map(|(i, c)| format!("agent {i}: {:.1} [{:.1}, {:.1}]", c.value, c.low, c.high))
             .collect();
         let detail = format!("{p} per agent, µs: {}", listing.join("; "));
-        let more = self.wanted * 2;
+        let more = self.wanted * RETRY_FACTOR;
         let check = Check {
             check: CheckKind::Agreement,
             agent: None,
@@ -308,15 +192,7 @@ impl Point {
         let p = self.config.ci.percentile;
         let conf = self.config.ci.confidence;
         let count = snapshot.agents.len().max(1);
-        let mut intervals = Vec::new();
-        let mut one = None;
-        for a in &snapshot.agents {
-            let estimate = Estimate::of_sorted(&a.in_order, &a.sorted, p, conf);
-            let iv = estimate.as_ref().and_then(Estimate::interval);
-            self.agents[a.agent].ci_width_us = iv.map(|c| c.width());
-            intervals.push((a.agent, a.in_order.len(), iv));
-            one = estimate;
-        }
+        let (intervals, one) = self.agent_estimates(snapshot, p, conf);
         let Some(combined_series) = snapshot.combined() else {
             return;
         };
@@ -348,89 +224,23 @@ impl Point {
                 ..
             }
         );
-        // Per agent, what the rule's next look asks for in all.
-        let floor = self.wanted + 1;
-        let per_agent = |total: usize| total.div_ceil(count).max(floor);
+        let this = Look {
+            p,
+            conf,
+            count,
+            // Per agent, what the rule's next look asks for in all.
+            floor: self.wanted + 1,
+            sorted,
+            n,
+            value: estimate.value,
+            look,
+            target_us,
+            step,
+        };
         let combined = match &estimate.ci {
             Ok(ci) => ci.clone(),
             Err(need) => {
-                self.needed = Some(need.needed);
-                let wanted = match step {
-                    Step::More { samples, .. } => per_agent(samples),
-                    Step::Stop => self.wanted + 1,
-                };
-                // The need comes from the dependence seen so far, as noisy as the width's
-                // prediction below.
-                let wanted = self.within_reach(at, wanted, n / count);
-                // How long, in time, the samples stay dependent: each agent's series is
-                // its kept requests in send order.
-                let per_agent = self.config.rate / self.live_count() as f64 * self.sampling;
-                let span_s = need.correlated_over.map(|m| m as f64 / per_agent.max(1e-9));
-                let detail = format!(
-                    "too few samples for a dependence-valid {p} CI at {:.0}%: {}{}; about {} needed, there are {n}",
-                    conf * 100.0,
-                    need.reason,
-                    need.correlated_over
-                        .zip(span_s)
-                        .map_or(String::new(), |(m, s)| format!(
-                            "; batches of {m} samples span {s:.1} s of this load"
-                        )),
-                    need.needed
-                );
-                self.check(
-                    at,
-                    Check {
-                        check: CheckKind::Confidence,
-                        agent: None,
-                        pass: false,
-                        statistic: None,
-                        pvalue: None,
-                        n,
-                        detail: detail.clone(),
-                        decision: format!("collect {wanted} per agent"),
-                        data: None,
-                    },
-                    out,
-                );
-                let mut figures =
-                    figures(&[("samples", n as f64), ("min_samples", need.needed as f64)]);
-                if let Some(s) = span_s {
-                    figures.insert("dependence_s".into(), s);
-                }
-                // The latencies' own shape first: a heavy-tailed service needs many samples
-                // for a valid interval because its slowest requests hold up those behind
-                // them, and that is the cause to name, with the width the order statistics
-                // alone give.
-                // Unless the host's stalls reach inside the tail too: then its shape there
-                // is theirs as much as the service's.
-                let inside = p.min(HEAVY_TAIL_ALSO_AT);
-                let host_inside = percentile(sorted, inside.fraction())
-                    .is_some_and(|v| self.host_reaches(inside, v));
-                if !host_inside
-                    && let Some(reason) = heavy_tail_reason(sorted, p, n, conf, &detail, &figures)
-                {
-                    self.extend_look(at, wanted, vec![reason], out);
-                    return;
-                }
-                // Samples beyond the percentile that come in clusters are the host's doing
-                // when its stalls reach that far.
-                let reason = self.tail_cause(
-                    at,
-                    estimate.value,
-                    Reason {
-                        check: ReasonKind::TooFewSamples,
-                        detail: detail.clone(),
-                        figures,
-                    },
-                    |h| {
-                        format!(
-                            "{detail}; the samples beyond {p} ({:.1} µs) come in clusters because the host stalls: on {}, {h}",
-                            estimate.value,
-                            h.name()
-                        )
-                    },
-                );
-                self.extend_look(at, wanted, vec![reason], out);
+                self.too_few_for_ci(at, &this, need, out);
                 return;
             }
         };
@@ -439,7 +249,6 @@ impl Point {
         if !self.agents_agree(at, p, n, &intervals, out) {
             return;
         }
-        let narrow = width <= target_us;
         let stop = step == Step::Stop;
         let slo = self.config.slo.map(|s| s.as_secs_f64() * 1e6);
         let decided = slo.is_some_and(|s| combined.high < s || combined.low > s);
@@ -478,32 +287,196 @@ impl Point {
             }
             return;
         }
+        self.still_wide(at, &this, &combined, check, out);
+    }
+
+    /// Each measuring agent's estimate and its interval (whose width the agent's row
+    /// shows), as `(agent, samples, interval)`, and the last agent's estimate: with one
+    /// agent, the combined one.
+    fn agent_estimates(
+        &mut self,
+        snapshot: &Snapshot,
+        p: Percentile,
+        conf: f64,
+    ) -> (Vec<(usize, usize, Option<Interval>)>, Option<Estimate>) {
+        let mut intervals = Vec::new();
+        let mut one = None;
+        for a in &snapshot.agents {
+            let estimate = Estimate::of_sorted(&a.in_order, &a.sorted, p, conf);
+            let iv = estimate.as_ref().and_then(Estimate::interval);
+            self.agents[a.agent].ci_width_us = iv.map(|c| c.width());
+            intervals.push((a.agent, a.in_order.len(), iv));
+            one = estimate;
+        }
+        (intervals, one)
+    }
+
+    /// Per agent, what the rule's next look asks for in all (`look.step`'s samples shared
+    /// by the agents, never fewer than one more than now).
+    fn next_look(&self, look: &Look<'_>) -> usize {
+        match look.step {
+            Step::More { samples, .. } => samples.div_ceil(look.count).max(look.floor),
+            Step::Stop => self.wanted + 1,
+        }
+    }
+
+    /// The samples are too few for a dependence-valid interval: the check says how many
+    /// would do, and the next look is asked for with the cause named (the latencies' own
+    /// heavy tail, the host's stalls, or their dependence).
+    fn too_few_for_ci(
+        &mut self,
+        at: Duration,
+        look: &Look<'_>,
+        need: &NeedMore,
+        out: &mut Decision,
+    ) {
+        let Look {
+            p, conf, n, count, ..
+        } = *look;
+        let sorted = look.sorted;
+        self.needed = Some(need.needed);
+        let wanted = self.next_look(look);
+        // The need comes from the dependence seen so far, as noisy as the width's
+        // prediction below.
+        let wanted = self.within_reach(at, wanted, n / count);
+        // How long, in time, the samples stay dependent: each agent's series is
+        // its kept requests in send order.
+        let per_agent = self.config.rate / self.live_count() as f64 * self.sampling;
+        let span_s = need.correlated_over.map(|m| m as f64 / per_agent.max(1e-9));
+        let detail = format!(
+            "too few samples for a dependence-valid {p} CI at {:.0}%: {}{}; about {} needed, there are {n}",
+            conf * 100.0,
+            need.reason,
+            need.correlated_over
+                .zip(span_s)
+                .map_or(String::new(), |(m, s)| format!(
+                    "; batches of {m} samples span {s:.1} s of this load"
+                )),
+            need.needed
+        );
+        self.check(
+            at,
+            Check {
+                check: CheckKind::Confidence,
+                agent: None,
+                pass: false,
+                statistic: None,
+                pvalue: None,
+                n,
+                detail: detail.clone(),
+                decision: format!("collect {wanted} per agent"),
+                data: None,
+            },
+            out,
+        );
+        let mut figures = figures(&[("samples", n as f64), ("min_samples", need.needed as f64)]);
+        if let Some(s) = span_s {
+            figures.insert("dependence_s".into(), s);
+        }
+        // The latencies' own shape first: a heavy-tailed service needs many samples
+        // for a valid interval because its slowest requests hold up those behind
+        // them, and that is the cause to name, with the width the order statistics
+        // alone give.
+        // Unless the host's stalls reach inside the tail too: then its shape there
+        // is theirs as much as the service's.
+        let inside = p.min(HEAVY_TAIL_ALSO_AT);
+        let host_inside =
+            percentile(sorted, inside.fraction()).is_some_and(|v| self.host_reaches(inside, v));
+        if !host_inside
+            && let Some(reason) = heavy_tail_reason(sorted, p, n, conf, &detail, &figures)
+        {
+            self.extend_look(at, wanted, vec![reason], out);
+            return;
+        }
+        // Samples beyond the percentile that come in clusters are the host's doing
+        // when its stalls reach that far.
+        let value = look.value;
+        let reason = self.tail_cause(
+            at,
+            value,
+            Reason {
+                check: ReasonKind::TooFewSamples,
+                detail: detail.clone(),
+                figures,
+            },
+            |h| {
+                format!(
+                    "{detail}; the samples beyond {p} ({:.1} µs) come in clusters because the host stalls: on {}, {h}",
+                    value,
+                    h.name()
+                )
+            },
+        );
+        self.extend_look(at, wanted, vec![reason], out);
+    }
+
+    /// The interval is valid but not yet narrow enough (or narrow, and the rule wants it
+    /// on more tail samples or confirmed): the next look is sized from the samples the
+    /// width predicts, and the check and the reason say why.
+    fn still_wide(
+        &mut self,
+        at: Duration,
+        look: &Look<'_>,
+        combined: &DependentCi,
+        mut check: Check,
+        out: &mut Decision,
+    ) {
+        let Look {
+            p,
+            n,
+            count,
+            target_us,
+            ..
+        } = *look;
+        let width = combined.width();
+        let narrow = width <= target_us;
         // The width shrinks as 1/√n (the dependence is in it): the rule's next look is sized
         // from the samples that predicts, within its steps.
         let per_agent_n = n / count;
-        let total_needed = STOPPING_RULE.needed(look, n, p.fraction(), &combined, target_us);
+        let total_needed = STOPPING_RULE.needed(look.look, n, p.fraction(), combined, target_us);
         self.needed = Some(total_needed);
-        let wanted = match step {
-            Step::More { samples, .. } => per_agent(samples),
-            Step::Stop => self.wanted + 1,
-        };
+        let wanted = self.next_look(look);
         // A width from few tail samples is noisy, and its prediction more so.
         let wanted = self.within_reach(at, wanted, per_agent_n);
         check.decision = if self.confirming {
             format!("narrow: the next look, on {wanted} per agent, confirms it before the stop")
         } else if narrow {
             format!(
-                "narrow, but on {:.0} effective tail samples where a stop at look {look} needs {:.0}: collect {wanted} per agent",
-                effective_tail(n, p.fraction(), &combined),
-                STOPPING_RULE.tail_needed(look)
+                "narrow, but on {:.0} effective tail samples where a stop at look {} needs {:.0}: collect {wanted} per agent",
+                effective_tail(n, p.fraction(), combined),
+                look.look,
+                STOPPING_RULE.tail_needed(look.look)
             )
         } else {
             format!(
                 "collect {wanted} per agent (the width narrows as 1/√n: about {total_needed} in all would do; look {} next)",
-                look + 1
+                look.look + 1
             )
         };
         self.check(at, check, out);
+        let reason = self.wide_reason(at, look, combined, total_needed);
+        self.extend_look(at, wanted, vec![reason], out);
+    }
+
+    /// Why the interval is still too wide, for an N/A: the latencies' own heavy tail, the
+    /// host's stalls, or their dependence (with the slowest few percent set apart from the
+    /// rest when they are).
+    fn wide_reason(
+        &self,
+        at: Duration,
+        look: &Look<'_>,
+        combined: &DependentCi,
+        total_needed: usize,
+    ) -> Reason {
+        let Look {
+            p,
+            conf,
+            n,
+            target_us,
+            ..
+        } = *look;
+        let sorted = look.sorted;
+        let width = combined.width();
         let found = format!(
             "the {p} CI is still {width:.1} µs wide after {n} samples (target {target_us:.1} µs)"
         );
@@ -528,7 +501,7 @@ impl Point {
         let host_inside =
             percentile(sorted, inside.fraction()).is_some_and(|v| self.host_reaches(inside, v));
         let heavy = apart.filter(|_| !host_inside && body.is_some_and(|b| b > HEAVY_TAIL_FACTOR));
-        let reason = match heavy {
+        match heavy {
             // The latencies' own shape first: heavy at the percentile and inside the tail
             // too is the service's, whatever the host adds.
             Some(h) => Reason {
@@ -571,18 +544,41 @@ impl Point {
                     ),
                     figures,
                 };
-                self.tail_cause(at, estimate.value, correlated, |h| {
+                self.tail_cause(at, look.value, correlated, |h| {
                     format!(
                         "the host's stalls keep the {p} CI wide: {found}; on {}, {h}: {p} ({:.1} µs) lies within their reach, so requests caught by a stall make the tail and come in clusters (variance ×{:.1}); {beyond}",
                         h.name(),
-                        estimate.value,
+                        look.value,
                         combined.variance_inflation
                     )
                 })
             }
-        };
-        self.extend_look(at, wanted, vec![reason], out);
+        }
     }
+}
+
+/// One look of `method: vernier`'s confidence step: what its outcomes share.
+struct Look<'a> {
+    /// The target percentile.
+    p: Percentile,
+    /// The confidence asked.
+    conf: f64,
+    /// The measuring agents (at least 1).
+    count: usize,
+    /// The fewest samples per agent the next look may ask for.
+    floor: usize,
+    /// The combined samples, ascending, µs.
+    sorted: &'a [f64],
+    /// How many there are.
+    n: usize,
+    /// The combined estimate of the percentile, µs.
+    value: f64,
+    /// The look's number (from 1).
+    look: u32,
+    /// The width asked, µs.
+    target_us: f64,
+    /// What the stopping rule decided.
+    step: Step,
 }
 
 /// The tail's own shape at `q`: the order-statistic width (which dependence does not

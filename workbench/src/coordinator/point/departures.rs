@@ -12,13 +12,15 @@ use std::time::Duration;
 
 use vernier_stats::{Percentile, percentile};
 
-use super::super::Decision;
-use super::super::event::*;
+use super::super::decision::Decision;
+use super::super::event::{Check, CheckKind};
 use super::super::policy::{
-    CLOSED_LOOP_SHARE, DEPARTURE_SHARE_OF_WIDTH, MIN_ON_SCHEDULE_SHARE, ON_SCHEDULE_NS,
+    CLOSED_LOOP_SHARE, DEPARTURE_SHARE_OF_WIDTH, HOST_STALL_SHARE_OF_LAG, MIN_ON_SCHEDULE_SHARE,
+    MIN_TAIL_SAMPLES, ON_SCHEDULE_NS,
 };
-use super::confidence::Estimate;
-use super::{Point, figures};
+use super::super::result::{Reason, ReasonKind};
+use super::estimate::Estimate;
+use super::state::{Point, figures};
 
 /// Percentile `p` of the on-schedule requests' latencies `on` (send order), with its
 /// dependence-valid interval (NaN bounds without one), and whether it agrees with `all_us`,
@@ -38,7 +40,7 @@ pub(crate) fn on_schedule(
     allowed: f64,
 ) -> OnSchedule {
     // The on-schedule percentile stands only with a few samples beyond it.
-    let estimate = (on.len() as f64 * (1.0 - p.fraction()) >= 10.0)
+    let estimate = (on.len() as f64 * (1.0 - p.fraction()) >= MIN_TAIL_SAMPLES)
         .then(|| Estimate::of(on, p, confidence))
         .flatten()
         .map(|(_, e)| e);
@@ -77,27 +79,9 @@ impl Point {
         // On schedule: late by no more than the precision asked (by Lindley, such a delay
         // cannot move a completion by more), and never stricter than the send path allows.
         let on_time_ns = (allowed * 1e3).max(f64::from(ON_SCHEDULE_NS)) as u32;
-        // In send order per agent, for the dependence-valid interval.
-        let on: Vec<f64> = measuring
-            .iter()
-            .flat_map(|&i| {
-                let a = &mut self.agents[i];
-                a.samples.sort_by_key(|s| s.departure_ns);
-                a.samples
-                    .iter()
-                    .filter(|s| s.queueing_ns <= on_time_ns)
-                    .map(|s| s.latency_ns as f64 / 1e3)
-                    .collect::<Vec<_>>()
-            })
-            .collect();
-        let samples = || {
-            measuring
-                .iter()
-                .flat_map(|&i| self.agents[i].samples.iter())
-        };
-        let mut lags: Vec<f64> = samples().map(|s| f64::from(s.queueing_ns) / 1e3).collect();
+        let on = self.on_schedule_series(&measuring, on_time_ns);
+        let lags = self.send_lags(&measuring);
         let n = lags.len();
-        lags.sort_by(f64::total_cmp);
         let lag = |q: f64| percentile(&lags, q).unwrap_or(f64::NAN);
         let (lag_p50, lag_p99, lag_max) = (lag(0.5), lag(0.99), lag(1.0));
         let share = on.len() as f64 / n.max(1) as f64;
@@ -120,6 +104,61 @@ impl Point {
             f64::from(on_time_ns) / 1e3,
             DEPARTURE_SHARE_OF_WIDTH * 100.0,
         );
+        let late = self.lateness(&measuring, on_time_ns, (lag_p50, lag_p99, lag_max));
+        let check = Check {
+            check: CheckKind::Departures,
+            agent: None,
+            pass,
+            statistic: on_us.map(|v| all_us - v),
+            pvalue: None,
+            n,
+            detail: detail.clone(),
+            decision: if pass {
+                "the client's lateness does not move the answer".into()
+            } else {
+                format!("N/A: {}", late.cause)
+            },
+            data: None,
+        };
+        self.check(at, check, out);
+        if pass {
+            return None;
+        }
+        Some(self.departures_reason(at, &late, &detail, on_us, all_us, share))
+    }
+
+    /// The on-schedule requests' latencies (sent at most `on_time_ns` late), µs, in send
+    /// order per agent, for the dependence-valid interval.
+    fn on_schedule_series(&mut self, measuring: &[usize], on_time_ns: u32) -> Vec<f64> {
+        measuring
+            .iter()
+            .flat_map(|&i| {
+                let a = &mut self.agents[i];
+                a.samples.sort_by_key(|s| s.departure_ns);
+                a.samples
+                    .iter()
+                    .filter(|s| s.queueing_ns <= on_time_ns)
+                    .map(|s| s.latency_ns as f64 / 1e3)
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    /// Every kept sample's send lag, µs, ascending.
+    fn send_lags(&self, measuring: &[usize]) -> Vec<f64> {
+        let mut lags: Vec<f64> = measuring
+            .iter()
+            .flat_map(|&i| self.agents[i].samples.iter())
+            .map(|s| f64::from(s.queueing_ns) / 1e3)
+            .collect();
+        lags.sort_by(f64::total_cmp);
+        lags
+    }
+
+    /// Why requests left late, from the send lags' `(p50, p99, max)`, µs: the target's
+    /// pause, the client's host, a backlog of the load's own, or the send cost.
+    fn lateness(&self, measuring: &[usize], on_time_ns: u32, lags: (f64, f64, f64)) -> Lateness {
+        let (lag_p50, lag_p99, lag_max) = lags;
         let backlog = measuring
             .iter()
             .map(|&i| self.agents[i].backlog_max)
@@ -133,7 +172,7 @@ impl Point {
             .iter()
             .filter(|h| h.wakeups > 0 && h.stalls_over_1ms > 0)
             .max_by(|a, b| a.late_max_us.total_cmp(&b.late_max_us))
-            .filter(|h| h.late_max_us >= 0.5 * lag_max)
+            .filter(|h| h.late_max_us >= HOST_STALL_SHARE_OF_LAG * lag_max)
             .cloned();
         // A backlog that holds most requests back (the median send lag beyond the
         // tolerance, the slots full in most reports) is a closed loop whatever the host
@@ -182,31 +221,48 @@ impl Point {
                 "stalls of the client's host: most requests leave on time (lag p50 {lag_p50:.1} µs) but some wait for the core (p99 {lag_p99:.1} µs, max {lag_max:.1} µs); pin the agent to a quiet core"
             )
         };
-        let check = Check {
-            check: CheckKind::Departures,
-            agent: None,
-            pass,
-            statistic: on_us.map(|v| all_us - v),
-            pvalue: None,
-            n,
-            detail: detail.clone(),
-            decision: if pass {
-                "the client's lateness does not move the answer".into()
-            } else {
-                format!("N/A: {cause}")
-            },
-            data: None,
-        };
-        self.check(at, check, out);
-        if !pass && closed_loop && persistent {
+        Lateness {
+            lag_p50,
+            lag_p99,
+            lag_max,
+            backlog,
+            persistent,
+            closed_loop,
+            through_pause,
+            cause,
+        }
+    }
+
+    /// The reason a failed departure check ends the point with: a closed loop (held, or
+    /// for a moment), or late departures with their cause. `detail` is the check's.
+    fn departures_reason(
+        &self,
+        at: Duration,
+        late: &Lateness,
+        detail: &str,
+        on_us: Option<f64>,
+        all_us: f64,
+        share: f64,
+    ) -> Reason {
+        let Lateness {
+            lag_p50,
+            lag_p99,
+            lag_max,
+            backlog,
+            persistent,
+            closed_loop,
+            through_pause,
+            ref cause,
+        } = *late;
+        if closed_loop && persistent {
             // Late because every slot was taken: the load went closed-loop, and that
             // reason says how many connections would do.
             let mut reason = self.closed_loop_reason(at);
             reason.detail = format!("{}; the lateness moves the answer: {detail}", reason.detail);
-            return Some(reason);
+            return reason;
         }
-        if !pass && closed_loop {
-            return Some(Reason {
+        if closed_loop {
+            return Reason {
                 check: ReasonKind::ClosedLoop,
                 detail: format!(
                     "closed loop for a moment: {cause}; the lateness moves the answer: {detail}"
@@ -220,9 +276,9 @@ impl Point {
                     ("on_schedule_us", on_us.unwrap_or(f64::NAN)),
                     ("all_us", all_us),
                 ]),
-            });
+            };
         }
-        (!pass).then(|| Reason {
+        Reason {
             check: ReasonKind::Departures,
             detail: format!(
                 "the client's late departures move the answer: {detail}; cause: {cause}"
@@ -236,6 +292,24 @@ impl Point {
                 ("send_lag_max_us", lag_max),
                 ("backlog_max", backlog as f64),
             ]),
-        })
+        }
     }
+}
+
+/// Why the requests left late, as [`Point::departures`] diagnoses it.
+struct Lateness {
+    /// The send lags' median, 99th percentile and maximum, µs.
+    lag_p50: f64,
+    lag_p99: f64,
+    lag_max: f64,
+    /// The most due requests that waited for a free slot at once, over the agents.
+    backlog: u64,
+    /// Most requests late with the slots full in most reports: a held closed loop.
+    persistent: bool,
+    /// A backlog not the host's doing.
+    closed_loop: bool,
+    /// Connections per agent that would keep the load open through the longest lag.
+    through_pause: usize,
+    /// The cause, in words.
+    cause: String,
 }

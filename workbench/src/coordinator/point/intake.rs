@@ -7,10 +7,11 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use vernier_agent::{Batch, StallReport, histogram};
 
-use super::super::Decision;
-use super::super::event::*;
-use super::super::policy::TARGET_FAILED_AFTER;
-use super::{Point, figures};
+use super::super::decision::Decision;
+use super::super::event::{AgentProgress, EventKind, Phase, Progress};
+use super::super::policy::{MIN_TAIL_SAMPLES, TARGET_FAILED_AFTER};
+use super::super::result::{Reason, ReasonKind};
+use super::state::{Point, figures};
 
 impl Point {
     /// Feeds one batch of agent `agent`; the measurement round its samples were counted
@@ -204,7 +205,7 @@ fn ccdf(latency_ns: &Histogram<u64>) -> Vec<(f64, f64)> {
     let n = latency_ns.len() as f64;
     CCDF_LEVELS
         .iter()
-        .filter(|&&level| level * n >= 10.0)
+        .filter(|&&level| level * n >= MIN_TAIL_SAMPLES)
         .map(|&level| {
             (
                 latency_ns.value_at_quantile(1.0 - level) as f64 / 1e3,

@@ -4,11 +4,11 @@
 
 use std::time::Duration;
 
-use super::super::Decision;
 use super::super::checks;
-use super::super::event::*;
+use super::super::decision::Decision;
 use super::super::policy::INTERARRIVAL_TRIES;
-use super::{Point, figures};
+use super::super::result::{Reason, ReasonKind};
+use super::state::{Point, figures};
 use crate::scenario::Method;
 
 impl Point {

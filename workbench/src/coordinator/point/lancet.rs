@@ -4,12 +4,14 @@
 
 use std::time::Duration;
 
-use vernier_stats::min_samples_for_ci;
+use vernier_stats::{Percentile, min_samples_for_ci};
 
-use super::super::Decision;
 use super::super::checks::{self, Interval};
-use super::super::event::*;
-use super::{Point, figures};
+use super::super::decision::Decision;
+use super::super::event::{Check, CheckKind};
+use super::super::policy::{HEAVY_TAIL_FACTOR, PREDICTION_MARGIN, least_step};
+use super::super::result::{Reason, ReasonKind, Verdict};
+use super::state::{Point, figures};
 
 impl Point {
     /// `method: lancet`'s confidence step: order-statistic CIs per agent and combined
@@ -18,24 +20,8 @@ impl Point {
         let p = self.config.ci.percentile;
         let conf = self.config.ci.confidence;
         let min_n = min_samples_for_ci(p.fraction(), conf).unwrap_or(usize::MAX);
-        // Each agent's interval.
-        let mut intervals = Vec::new();
-        let measuring: Vec<usize> = self.measuring().collect();
-        let measuring_count = measuring.len().max(1);
-        for i in measuring {
-            let mut x = self.agents[i].latencies_in_send_order();
-            x.sort_by(f64::total_cmp);
-            let iv = checks::interval(&x, p, conf);
-            let ci = iv.and_then(|(v, ci)| {
-                ci.map(|(lo, hi)| Interval {
-                    value: v,
-                    low: lo,
-                    high: hi,
-                })
-            });
-            self.agents[i].ci_width_us = ci.map(|c| c.width());
-            intervals.push((i, x.len(), ci));
-        }
+        let intervals = self.order_intervals(p, conf);
+        let measuring_count = intervals.len().max(1);
         let all = self.merged_sorted();
         let n = all.len();
         let combined = checks::interval(&all, p, conf).and_then(|(v, ci)| {
@@ -46,29 +32,7 @@ impl Point {
             })
         });
         let Some(combined) = combined else {
-            // Too few samples for any CI of this percentile.
-            let wanted = (min_n as f64 * 1.1).ceil() as usize / measuring_count + 1;
-            let reason = Reason {
-                check: ReasonKind::TooFewSamples,
-                detail: format!(
-                    "too few samples for the {p} CI at {:.0}%: it needs at least {min_n}, there are {n}",
-                    conf * 100.0
-                ),
-                figures: figures(&[("samples", n as f64), ("min_samples", min_n as f64)]),
-            };
-            let check = Check {
-                check: CheckKind::Confidence,
-                agent: None,
-                pass: false,
-                statistic: None,
-                pvalue: None,
-                n,
-                detail: reason.detail.clone(),
-                decision: format!("collect {wanted} per agent"),
-                data: None,
-            };
-            self.check(at, check, out);
-            self.extend(at, wanted.max(self.wanted + 1), vec![reason], out);
+            self.too_few_for_order_ci(at, min_n, n, measuring_count, out);
             return;
         };
         let target_us = self.config.ci.width.target_us(combined.value);
@@ -115,11 +79,93 @@ impl Point {
             self.finish(at, Verdict::Converged, Vec::new(), out);
             return;
         }
+        self.order_ci_wide(at, n, measuring_count, &combined, check, out);
+    }
+
+    /// Each measuring agent's order-statistic interval (whose width the agent's row shows),
+    /// as `(agent, samples, interval)`.
+    fn order_intervals(
+        &mut self,
+        p: Percentile,
+        conf: f64,
+    ) -> Vec<(usize, usize, Option<Interval>)> {
+        let mut intervals = Vec::new();
+        let measuring: Vec<usize> = self.measuring().collect();
+        for i in measuring {
+            let mut x = self.agents[i].latencies_in_send_order();
+            x.sort_by(f64::total_cmp);
+            let iv = checks::interval(&x, p, conf);
+            let ci = iv.and_then(|(v, ci)| {
+                ci.map(|(lo, hi)| Interval {
+                    value: v,
+                    low: lo,
+                    high: hi,
+                })
+            });
+            self.agents[i].ci_width_us = ci.map(|c| c.width());
+            intervals.push((i, x.len(), ci));
+        }
+        intervals
+    }
+
+    /// Too few samples (`n`) for any CI of the percentile, which needs `min_n`: collect
+    /// that many, with a margin, shared by the agents.
+    fn too_few_for_order_ci(
+        &mut self,
+        at: Duration,
+        min_n: usize,
+        n: usize,
+        measuring_count: usize,
+        out: &mut Decision,
+    ) {
+        let p = self.config.ci.percentile;
+        let conf = self.config.ci.confidence;
+        let wanted = (min_n as f64 * PREDICTION_MARGIN).ceil() as usize / measuring_count + 1;
+        let reason = Reason {
+            check: ReasonKind::TooFewSamples,
+            detail: format!(
+                "too few samples for the {p} CI at {:.0}%: it needs at least {min_n}, there are {n}",
+                conf * 100.0
+            ),
+            figures: figures(&[("samples", n as f64), ("min_samples", min_n as f64)]),
+        };
+        let check = Check {
+            check: CheckKind::Confidence,
+            agent: None,
+            pass: false,
+            statistic: None,
+            pvalue: None,
+            n,
+            detail: reason.detail.clone(),
+            decision: format!("collect {wanted} per agent"),
+            data: None,
+        };
+        self.check(at, check, out);
+        self.extend(at, wanted.max(self.wanted + 1), vec![reason], out);
+    }
+
+    /// The combined interval (of `n` samples) is wider than the target: the width shrinks as
+    /// 1/√n, so the samples it needs are predicted (with a margin) rather than stepped to
+    /// blindly, and the reason names a heavy tail when the order statistics show one.
+    fn order_ci_wide(
+        &mut self,
+        at: Duration,
+        n: usize,
+        measuring_count: usize,
+        combined: &Interval,
+        mut check: Check,
+        out: &mut Decision,
+    ) {
+        let p = self.config.ci.percentile;
+        let conf = self.config.ci.confidence;
+        let target_us = self.config.ci.width.target_us(combined.value);
         // The width shrinks as 1/√n: predict the samples needed rather than step blindly.
         let per_agent_n = n / measuring_count;
-        let predicted =
-            (per_agent_n as f64 * (combined.width() / target_us).powi(2) * 1.1).ceil() as usize;
-        let wanted = predicted.max(self.wanted + self.wanted / 4);
+        let predicted = (per_agent_n as f64
+            * (combined.width() / target_us).powi(2)
+            * PREDICTION_MARGIN)
+            .ceil() as usize;
+        let wanted = predicted.max(least_step(self.wanted));
         check.decision = format!("collect {wanted} per agent (the width narrows as 1/√n)");
         self.check(at, check, out);
         let heaviness =
@@ -137,7 +183,7 @@ impl Point {
             combined.width()
         );
         let beyond = format!("at 1/√n it needs about {total_needed} samples, beyond the limits");
-        let reason = if heaviness > 2.0 {
+        let reason = if heaviness > HEAVY_TAIL_FACTOR {
             figures.insert("heaviness".into(), heaviness);
             Reason {
                 check: ReasonKind::HeavyTail,

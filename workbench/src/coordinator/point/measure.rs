@@ -5,12 +5,13 @@
 
 use std::time::Duration;
 
-use super::super::Decision;
 use super::super::checks;
-use super::super::event::*;
-use super::super::policy::MIN_SAMPLING;
-use super::confidence::Snapshot;
-use super::{Point, figures};
+use super::super::decision::Decision;
+use super::super::event::{CheckKind, Phase};
+use super::super::policy::{MIN_SAMPLING, RETRY_FACTOR};
+use super::super::result::{Reason, ReasonKind};
+use super::estimate::Snapshot;
+use super::state::{Point, figures};
 use crate::scenario::Method;
 
 impl Point {
@@ -170,7 +171,7 @@ impl Point {
             }
             all.push(check);
         }
-        let more = self.wanted * 2;
+        let more = self.wanted * RETRY_FACTOR;
         for mut check in all {
             check.decision = if check.pass {
                 "stationary".into()

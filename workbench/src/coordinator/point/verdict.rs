@@ -7,12 +7,18 @@ use std::time::Duration;
 use vernier_agent::StallReport;
 use vernier_stats::{Percentile, min_samples_for_ci, percentile};
 
-use super::super::Decision;
 use super::super::checks;
-use super::super::event::*;
-use super::super::policy::{CLOSED_LOOP_SHARE, HOST_SHARE_OF_TAIL};
-use super::confidence::Estimate;
-use super::{Point, figures};
+use super::super::decision::Decision;
+use super::super::event::{EventKind, Phase};
+use super::super::policy::{
+    CLOSED_LOOP_SHARE, HOST_REACH_OF_LONGEST, HOST_REACH_OF_VALUE, HOST_SHARE_OF_TAIL,
+    ON_SCHEDULE_NS,
+};
+use super::super::result::{
+    AgentResult, PercentileResult, PointResult, Reason, ReasonKind, Verdict,
+};
+use super::estimate::Estimate;
+use super::state::{Point, figures};
 use crate::scenario::Method;
 
 impl Point {
@@ -93,10 +99,7 @@ impl Point {
                 .measuring()
                 .flat_map(|i| self.agents[i].samples.iter())
                 .fold((0usize, 0usize), |(late, all), s| {
-                    (
-                        late + usize::from(s.queueing_ns > super::super::policy::ON_SCHEDULE_NS),
-                        all + 1,
-                    )
+                    (late + usize::from(s.queueing_ns > ON_SCHEDULE_NS), all + 1)
                 });
             all > 0 && 2 * late > all
         };
@@ -141,7 +144,8 @@ impl Point {
         self.worst_host()
             .filter(|h| {
                 h.stalls_over_1ms > 0
-                    && h.late_p99_us.max(0.5 * h.late_max_us) >= 0.5 * value_us
+                    && h.late_p99_us.max(HOST_REACH_OF_LONGEST * h.late_max_us)
+                        >= HOST_REACH_OF_VALUE * value_us
                     && h.stalled_share >= HOST_SHARE_OF_TAIL * tail
             })
             .cloned()
@@ -196,6 +200,8 @@ impl Point {
         self.finish(at, Verdict::NotAvailable, reasons, out);
     }
 
+    /// Ends the point with `verdict`: its result is assembled, the last figures and the
+    /// verdict announced.
     pub(super) fn finish(
         &mut self,
         at: Duration,
@@ -203,16 +209,40 @@ impl Point {
         reasons: Vec<Reason>,
         out: &mut Decision,
     ) {
+        let result = self.assemble(at, verdict, reasons);
+        self.progress(at, out);
+        let detail = match verdict {
+            Verdict::NotAvailable => format!(
+                "N/A: {}",
+                result
+                    .reasons
+                    .iter()
+                    .map(|r| r.check.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            v => v.name().to_string(),
+        };
+        let detail = match self.run {
+            Some(r) => format!("run {r}: {detail}"),
+            None => detail,
+        };
+        self.phase(at, Phase::Done, detail, out);
+        let kind = if self.run.is_some() {
+            EventKind::Run(Box::new(result.clone()))
+        } else {
+            EventKind::Verdict(Box::new(result.clone()))
+        };
+        self.event(at, kind, out);
+        self.result = Some(result);
+    }
+
+    /// The point's result at `at`: every percentile reported with its CI (the method's
+    /// kind), per agent, from the schedule, the host's stalls.
+    fn assemble(&mut self, at: Duration, verdict: Verdict, reasons: Vec<Reason>) -> PointResult {
         let conf = self.config.ci.confidence;
         let all = self.merged_sorted();
-        let mut percentiles: Vec<Percentile> = self.config.percentiles.clone();
-        if !percentiles
-            .iter()
-            .any(|p| p.same(self.config.ci.percentile))
-        {
-            percentiles.push(self.config.ci.percentile);
-            percentiles.sort();
-        }
+        let percentiles = self.reported_percentiles();
         // Lancet's samples were thinned until independent: order-statistic CIs. vernier's
         // keep their dependence, and their CIs allow for it.
         let vernier = self.config.method == Method::Vernier;
@@ -222,47 +252,12 @@ impl Point {
         } else {
             Vec::new()
         };
-        let estimate = |series: &[f64], sorted: &[f64], p: Percentile| {
-            if vernier {
-                Estimate::of_sorted(series, sorted, p, conf).map(|e| e.result(p))
-            } else {
-                checks::interval(sorted, p, conf).map(|(value, ci)| PercentileResult {
-                    p: p.percent(),
-                    value,
-                    ci_low: ci.map(|c| c.0),
-                    ci_high: ci.map(|c| c.1),
-                    dependence: None,
-                })
-            }
-        };
         let estimated: Vec<(Percentile, PercentileResult)> = percentiles
             .iter()
-            .filter_map(|&p| Some((p, estimate(&series, &all, p)?)))
+            .filter_map(|&p| Some((p, estimate(vernier, conf, &series, &all, p)?)))
             .collect();
         let measured_s = at.saturating_sub(self.measure_started).as_secs_f64();
-        let point_s = self.active(at).as_secs_f64().max(1e-9);
-        let p = self.config.ci.percentile;
-        let agents: Vec<AgentResult> = self
-            .agents
-            .iter_mut()
-            .enumerate()
-            .map(|(i, a)| AgentResult {
-                percentile: {
-                    let x = a.latencies_in_send_order();
-                    let mut sorted = x.clone();
-                    sorted.sort_by(f64::total_cmp);
-                    estimate(&x, &sorted, p)
-                },
-                lost: self.config.lost.get(i).cloned().flatten(),
-                achieved_rate: a.received_in_point as f64 / point_s,
-                interarrival: a.interarrival.clone(),
-                send_lag_p99_us: (!a.send_lag.is_empty())
-                    .then(|| a.send_lag.value_at_quantile(0.99) as f64 / 1e3),
-                backlog_max: a.backlog_max,
-                errors: a.errors,
-                samples: a.samples.len(),
-            })
-            .collect();
+        let agents = self.agent_results(at, vernier);
         let achieved_rate = if self.measure_received > 0 && measured_s > 0.0 {
             self.measure_received as f64 / measured_s
         } else {
@@ -272,7 +267,7 @@ impl Point {
             && reasons.iter().any(|r| r.check.more_samples_help()))
         .then(|| self.more_time())
         .flatten();
-        let result = PointResult {
+        PointResult {
             verdict,
             reasons,
             more_time_s,
@@ -308,31 +303,70 @@ impl Point {
             record: None,
             run: self.run,
             replication: None,
-        };
-        self.progress(at, out);
-        let detail = match verdict {
-            Verdict::NotAvailable => format!(
-                "N/A: {}",
-                result
-                    .reasons
-                    .iter()
-                    .map(|r| r.check.name())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            v => v.name().to_string(),
-        };
-        let detail = match self.run {
-            Some(r) => format!("run {r}: {detail}"),
-            None => detail,
-        };
-        self.phase(at, Phase::Done, detail, out);
-        let kind = if self.run.is_some() {
-            EventKind::Run(Box::new(result.clone()))
-        } else {
-            EventKind::Verdict(Box::new(result.clone()))
-        };
-        self.event(at, kind, out);
-        self.result = Some(result);
+        }
+    }
+
+    /// The percentiles a result reports: the scenario's, with the target's among them.
+    fn reported_percentiles(&self) -> Vec<Percentile> {
+        let mut percentiles: Vec<Percentile> = self.config.percentiles.clone();
+        if !percentiles
+            .iter()
+            .any(|p| p.same(self.config.ci.percentile))
+        {
+            percentiles.push(self.config.ci.percentile);
+            percentiles.sort();
+        }
+        percentiles
+    }
+
+    /// Each agent's share of the result at `at`: its own estimate of the target percentile
+    /// (with the method's kind of CI, `vernier` or not), its rate, lag, backlog and errors.
+    fn agent_results(&mut self, at: Duration, vernier: bool) -> Vec<AgentResult> {
+        let conf = self.config.ci.confidence;
+        let point_s = self.active(at).as_secs_f64().max(1e-9);
+        let p = self.config.ci.percentile;
+        self.agents
+            .iter_mut()
+            .enumerate()
+            .map(|(i, a)| AgentResult {
+                percentile: {
+                    let x = a.latencies_in_send_order();
+                    let mut sorted = x.clone();
+                    sorted.sort_by(f64::total_cmp);
+                    estimate(vernier, conf, &x, &sorted, p)
+                },
+                lost: self.config.lost.get(i).cloned().flatten(),
+                achieved_rate: a.received_in_point as f64 / point_s,
+                interarrival: a.interarrival.clone(),
+                send_lag_p99_us: (!a.send_lag.is_empty())
+                    .then(|| a.send_lag.value_at_quantile(0.99) as f64 / 1e3),
+                backlog_max: a.backlog_max,
+                errors: a.errors,
+                samples: a.samples.len(),
+            })
+            .collect()
+    }
+}
+
+/// Percentile `p` of `series` (in send order; `sorted`, ascending) with its CI:
+/// dependence-valid under `method: vernier` (`vernier`), order-statistic under Lancet's
+/// (whose samples were thinned until independent).
+fn estimate(
+    vernier: bool,
+    conf: f64,
+    series: &[f64],
+    sorted: &[f64],
+    p: Percentile,
+) -> Option<PercentileResult> {
+    if vernier {
+        Estimate::of_sorted(series, sorted, p, conf).map(|e| e.result(p))
+    } else {
+        checks::interval(sorted, p, conf).map(|(value, ci)| PercentileResult {
+            p: p.percent(),
+            value,
+            ci_low: ci.map(|c| c.0),
+            ci_high: ci.map(|c| c.1),
+            dependence: None,
+        })
     }
 }

@@ -6,17 +6,21 @@ use std::time::Duration;
 use vernier_agent::histogram;
 
 use super::super::checks;
-use super::super::event::*;
-use super::super::policy::{HOPELESS_BACKLOG_S, HOPELESS_SEND_LAG_NS};
-use super::super::{Action, Decision};
-use super::{Point, Window, figures};
+use super::super::decision::{Action, Decision};
+use super::super::event::{Check, CheckKind, EventKind, Phase};
+use super::super::policy::{
+    CHANCE_SIGMAS, HOPELESS_AFTER_WINDOWS_DIVISOR, HOPELESS_BACKLOG_MIN, HOPELESS_BACKLOG_S,
+    HOPELESS_SEND_LAG_NS, SLOT_MARGIN_SIGMAS, WARMUP_GAPS_FACTOR,
+};
+use super::super::result::{Reason, ReasonKind};
+use super::state::{Point, Window, figures};
 
 impl Point {
     /// The sampling rate during warm-up: enough kept gaps for the inter-arrival test soon,
     /// never less than the measurement's rate.
     pub(super) fn warmup_sampling(&self) -> f64 {
         let per_agent = self.config.rate / self.live_count() as f64;
-        (4.0 * self.config.sampling.interarrival_samples as f64 / per_agent.max(1.0))
+        (WARMUP_GAPS_FACTOR * self.config.sampling.interarrival_samples as f64 / per_agent.max(1.0))
             .clamp(self.measure_sampling(), 1.0)
     }
 
@@ -120,13 +124,13 @@ impl Point {
     /// Poisson count over the judged windows, so that low rates are not failed by chance.
     pub(super) fn rate_tolerance(&self) -> f64 {
         let span = self.config.warmup.window.as_secs_f64() * self.config.warmup.windows as f64;
-        self.config.warmup.tolerance + 3.0 / (self.config.rate * span).max(1.0).sqrt()
+        self.config.warmup.tolerance + CHANCE_SIGMAS / (self.config.rate * span).max(1.0).sqrt()
     }
 
     /// Judges the warm-up once enough windows have closed; true when it has ended.
     pub(super) fn judge_warmup(&mut self, at: Duration, out: &mut Decision) -> bool {
         // Half the judged windows first, so that the rates quoted are not the ramp's.
-        if self.windows.len() >= self.config.warmup.windows / 2
+        if self.windows.len() >= self.config.warmup.windows / HOPELESS_AFTER_WINDOWS_DIVISOR
             && let Some(reason) = self.hopeless(at)
         {
             self.finish_na(at, vec![reason], out);
@@ -205,7 +209,8 @@ impl Point {
     /// of requests, or requests leaving a fifth of a second late.
     pub(super) fn hopeless(&self, at: Duration) -> Option<Reason> {
         let backlog: u64 = self.agents.iter().map(|a| a.backlog_now).sum();
-        if backlog as f64 > self.config.rate * HOPELESS_BACKLOG_S && backlog > 100 {
+        if backlog as f64 > self.config.rate * HOPELESS_BACKLOG_S && backlog > HOPELESS_BACKLOG_MIN
+        {
             return Some(self.closed_loop_reason(at));
         }
         // Requests leaving late because every slot is taken is a closed loop too: the
@@ -273,7 +278,7 @@ impl Point {
         let per_agent = self.config.rate / self.config.agents as f64;
         // Little's law: outstanding = rate × latency; a Poisson margin of 3σ over it.
         let outstanding = per_agent * latency_us / 1e6;
-        let slots = outstanding + 3.0 * outstanding.sqrt() + 1.0;
+        let slots = outstanding + SLOT_MARGIN_SIGMAS * outstanding.sqrt() + 1.0;
         let needed = (slots / self.config.depth as f64).ceil() as usize;
         let backlog: u64 = self.agents.iter().map(|a| a.backlog_now).sum();
         let backlog_max: u64 = self.agents.iter().map(|a| a.backlog_max).max().unwrap_or(0);

@@ -1,0 +1,542 @@
+//! What a load point ends with: its verdict and the reasons for it, every percentile with
+//! its CI, each agent's share, the schedule's view and, for a replicated point, the CI
+//! across its runs. The JSON object `vernier run --headless` prints, and what the TUI, the
+//! record and the report read back.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use vernier_agent::StallReport;
+use vernier_stats::Percentile;
+
+use super::budget_parts::Budget;
+
+/// A load point's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Every check passed and the CI is as narrow as asked.
+    Converged,
+    /// No honest number: see the reasons.
+    #[serde(rename = "n/a")]
+    NotAvailable,
+    /// The user accepted the current result before convergence.
+    Accepted,
+}
+
+impl Verdict {
+    /// As printed.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Converged => "converged",
+            Verdict::NotAvailable => "n/a",
+            Verdict::Accepted => "accepted",
+        }
+    }
+}
+
+/// What a [`Reason`] is about. Records, JSON and the printed verdicts name it by its stable
+/// snake_case name (`closed_loop`, `heavy_tail`, …), which [`ReasonKind::name`] gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReasonKind {
+    /// The agents could not send the rate asked.
+    LoadNotReached,
+    /// Too few request slots: the load turned closed-loop.
+    ClosedLoop,
+    /// The departures do not follow the arrival process (`method: lancet`'s gate).
+    Interarrival,
+    /// The client's late departures move the answer beyond the tolerance asked.
+    Departures,
+    /// The samples stay correlated (`method: lancet`'s gate).
+    Independence,
+    /// The latency series drifts while measuring.
+    Stationarity,
+    /// The latency never settled during warm-up.
+    WarmupStationarity,
+    /// The agents' intervals do not overlap.
+    AgentsDisagree,
+    /// Too few samples for the interval by the time limit.
+    TooFewSamples,
+    /// The service's own tail is too heavy for the samples the limit allows.
+    HeavyTail,
+    /// The host's stalls keep the interval wide.
+    HostStalls,
+    /// The interval did not reach the width asked by the limit.
+    Confidence,
+    /// The user quit.
+    Quit,
+    /// An agent was lost.
+    AgentLost,
+    /// The target stopped answering.
+    TargetFailed,
+    /// Accepted with nothing measured.
+    AcceptedEmpty,
+    /// Replicated runs disagree beyond their own CIs, more than the width asked allows.
+    Hysteresis,
+    /// The runs' estimates are too spread for the across-run CI asked by the last run.
+    Replications,
+}
+
+impl ReasonKind {
+    /// The stable name, as records and JSON carry it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReasonKind::LoadNotReached => "load_not_reached",
+            ReasonKind::ClosedLoop => "closed_loop",
+            ReasonKind::Interarrival => "interarrival",
+            ReasonKind::Departures => "departures",
+            ReasonKind::Independence => "independence",
+            ReasonKind::Stationarity => "stationarity",
+            ReasonKind::WarmupStationarity => "warmup_stationarity",
+            ReasonKind::AgentsDisagree => "agents_disagree",
+            ReasonKind::TooFewSamples => "too_few_samples",
+            ReasonKind::HeavyTail => "heavy_tail",
+            ReasonKind::HostStalls => "host_stalls",
+            ReasonKind::Confidence => "confidence",
+            ReasonKind::Quit => "quit",
+            ReasonKind::AgentLost => "agent_lost",
+            ReasonKind::TargetFailed => "target_failed",
+            ReasonKind::AcceptedEmpty => "accepted_empty",
+            ReasonKind::Hysteresis => "hysteresis",
+            ReasonKind::Replications => "replications",
+        }
+    }
+}
+
+impl std::fmt::Display for ReasonKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A kind equals its stable name: `reason.check == "closed_loop"`.
+impl PartialEq<&str> for ReasonKind {
+    fn eq(&self, name: &&str) -> bool {
+        self.name() == *name
+    }
+}
+
+/// Why a point is N/A (or what was doubtful about an accepted one).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reason {
+    /// What it is about.
+    pub check: ReasonKind,
+    /// What was found, with its figures, in words.
+    pub detail: String,
+    /// The figures.
+    pub figures: BTreeMap<String, f64>,
+}
+
+impl ReasonKind {
+    /// Whether more samples (more time) can answer an N/A of this kind.
+    pub fn more_samples_help(self) -> bool {
+        matches!(
+            self,
+            ReasonKind::TooFewSamples
+                | ReasonKind::Confidence
+                | ReasonKind::HeavyTail
+                | ReasonKind::HostStalls
+        )
+    }
+}
+
+impl Reason {
+    /// What a user can change so that the next run has an answer.
+    pub fn suggestion(&self) -> &'static str {
+        match self.check {
+            ReasonKind::LoadNotReached => {
+                "the agents cannot send this rate: add workers or agents, or ask for less load"
+            }
+            ReasonKind::ClosedLoop => {
+                "too few request slots for this load and latency: raise connections (or depth) to the figure above"
+            }
+            ReasonKind::Interarrival => {
+                "departures do not follow the arrival process: pin the workers (cpus), add workers, or lower the load"
+            }
+            ReasonKind::Independence => {
+                "latencies stay correlated: sample less (sampling.rate), allow more time (limits), or find the server's periodic stalls"
+            }
+            ReasonKind::Stationarity => {
+                "latency drifts while measuring: warm up longer (warmup.max) or look for a trend on the server (GC, compaction)"
+            }
+            ReasonKind::WarmupStationarity => {
+                "latency never settled: warm up longer (warmup.max), or the server cannot sustain this rate"
+            }
+            ReasonKind::AgentsDisagree => {
+                "agents see different latencies: compare their paths to the target (NUMA, NIC queues, routes)"
+            }
+            ReasonKind::Departures => {
+                "the client's late sends move the answer: pin the agent to a quiet core (cpus), add workers or agents, or lower the load"
+            }
+            ReasonKind::HostStalls => {
+                "the host deschedules the server or the client for milliseconds: measure on a quieter host (dedicated cores, no CPU overcommit), or ask for a lower percentile or a wider CI"
+            }
+            ReasonKind::TooFewSamples | ReasonKind::Confidence | ReasonKind::HeavyTail => {
+                "ask for less (a wider ci.width or a lower percentile) or allow more (limits.max_duration, max_tries; c continues live)"
+            }
+            ReasonKind::Quit => "stopped by the user: run again for a verdict",
+            ReasonKind::AgentLost => {
+                "an agent stopped answering: check its host and network, then run again"
+            }
+            ReasonKind::AcceptedEmpty => "accept once measurement has started",
+            ReasonKind::Hysteresis => {
+                "each run settles somewhere else (memory layout, connection placement, cores): report the across-run spread, pin the server and the agents (cpus, target_cpus), or allow more runs (replications.max)"
+            }
+            ReasonKind::Replications => {
+                "allow more runs (replications.max) or a wider replications.width"
+            }
+            ReasonKind::TargetFailed => {
+                "the target stopped answering: check that it is up and reachable, then run again"
+            }
+        }
+    }
+}
+
+/// One percentile with its confidence interval, µs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PercentileResult {
+    /// In percent.
+    pub p: f64,
+    /// The estimate.
+    pub value: f64,
+    /// The CI's low end (`None` when the samples are too few for a CI).
+    pub ci_low: Option<f64>,
+    /// The CI's high end.
+    pub ci_high: Option<f64>,
+    /// How the CI allows for autocorrelation (`method: vernier`); absent for the iid
+    /// order-statistic CI (`method: lancet`, on samples thinned until independent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dependence: Option<CiDependence>,
+}
+
+/// How a percentile's CI was made valid for autocorrelated samples.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CiDependence {
+    /// The method (`batched-indicator`).
+    pub method: String,
+    /// Samples per batch.
+    pub batch_size: usize,
+    /// Batches.
+    pub batches: usize,
+    /// How much the dependence inflated the variance (1: none seen).
+    pub variance_inflation: f64,
+}
+
+impl CiDependence {
+    /// From the statistic's answer.
+    pub fn of(ci: &vernier_stats::DependentCi) -> CiDependence {
+        CiDependence {
+            method: ci.method.to_string(),
+            batch_size: ci.batch_size,
+            batches: ci.batches,
+            variance_inflation: ci.variance_inflation,
+        }
+    }
+}
+
+/// One percentile of the latency from each request's *scheduled* departure, beside the
+/// same percentile from its actual departure, µs. A client that falls behind sends late
+/// and measures from the late send, hiding the wait (coordinated omission); the gap
+/// between the two is that wait. Both come from the HDR histograms of every request of
+/// the measurement (three significant digits), so they compare like with like, and
+/// `actual` may differ slightly from the sample estimate in
+/// [`PointResult::percentiles`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SchedulePercentile {
+    /// In percent, like [`PercentileResult::p`].
+    pub p: f64,
+    /// Reply received minus scheduled departure, µs.
+    pub value: f64,
+    /// Reply received minus actual departure, µs: the same percentile over the same
+    /// requests.
+    pub actual: f64,
+}
+
+/// The inter-arrival test of one agent, as reported.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InterarrivalResult {
+    /// A² (exponential) or the coefficient of variation (fixed).
+    pub statistic: f64,
+    /// The p-value, where the test has one.
+    pub pvalue: Option<f64>,
+    /// Whether the gaps fit.
+    pub pass: bool,
+}
+
+/// One agent's share of a point's result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentResult {
+    /// Replies per second during the point.
+    pub achieved_rate: f64,
+    /// The inter-arrival test.
+    pub interarrival: Option<InterarrivalResult>,
+    /// 99th percentile of actual minus scheduled departure during measurement, µs.
+    pub send_lag_p99_us: Option<f64>,
+    /// The most due requests that waited for a free slot at once.
+    pub backlog_max: u64,
+    /// Requests that failed (timeouts, lost connections) or were answered with an error.
+    pub errors: u64,
+    /// Samples kept.
+    pub samples: usize,
+    /// The target percentile from this agent's samples alone, with its CI: agents that
+    /// agree have overlapping intervals.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub percentile: Option<PercentileResult>,
+    /// Why the agent was lost, if it was and the run went on without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost: Option<String>,
+}
+
+/// A load point's result: the JSON object `vernier run --headless` prints.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PointResult {
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Why N/A (empty when converged).
+    pub reasons: Vec<Reason>,
+    /// When N/A for want of samples: the seconds more, at this rate, that the samples the
+    /// precision asked needs would take (as the methodology's last look predicted them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub more_time_s: Option<f64>,
+    /// Checks that failed but that the scenario asked only to report
+    /// (`interarrival_check: report`): the result stands with them, not certified by them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub waived: Vec<Reason>,
+    /// req/s over all agents.
+    pub target_rate: f64,
+    /// Replies per second over all agents during the point.
+    pub achieved_rate: f64,
+    /// The timestamp source in use.
+    pub timestamps: String,
+    /// Samples the percentiles were computed from.
+    pub samples: usize,
+    /// The share of requests kept.
+    pub sampling_rate: f64,
+    /// Seconds from the point's start to its verdict.
+    pub duration_s: f64,
+    /// Each reported percentile with its CI, µs.
+    pub percentiles: Vec<PercentileResult>,
+    /// Latency from each request's scheduled departure (what an open-loop user would have
+    /// waited: coordinated omission included), µs, at the reported percentiles, from the
+    /// histogram of every request of the measurement (not only the kept samples).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub from_schedule: Vec<SchedulePercentile>,
+    /// The target percentile.
+    pub target_percentile: Percentile,
+    /// The combined CI width of the target percentile, µs.
+    pub ci_width_us: Option<f64>,
+    /// Measurement rounds used.
+    pub tries: u32,
+    /// The fewest samples the CI formula needs for the target percentile.
+    pub min_samples: usize,
+    /// The measurement round whose samples the result uses (the `round` column of
+    /// samples.parquet).
+    pub round: u32,
+    /// Per agent.
+    pub agents: Vec<AgentResult>,
+    /// The host's stalls while the result's round measured (while the point warmed up, when
+    /// it never measured), one report per probe of the session (the local agents' first
+    /// core when pinned, then the coordinator's thread): how late 1 ms timer wake-ups came.
+    /// Remote agents' hosts are not probed. Empty in records that predate the probes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub host: Vec<StallReport>,
+    /// Where the median's time went: the path's floor, the client, the host, the server
+    /// (see [`crate::budget`]). Added by the session; absent in records that predate it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<Budget>,
+    /// The run directory, once recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record: Option<String>,
+    /// In a replicated point, which run this is (from 1); `None` for a point's own result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<u32>,
+    /// A replicated point's runs and their across-run CIs (its `percentiles` are those).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replication: Option<Box<Replication>>,
+}
+
+/// A replicated point: every run's own result, and the CI across their estimates.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Replication {
+    /// How the across-run CIs are made.
+    pub method: String,
+    /// Each run's result, in order.
+    pub runs: Vec<PointResult>,
+    /// Per reported percentile: the runs' estimates and the CI across them.
+    pub across: Vec<AcrossRuns>,
+    /// The widest across-run CI of the target percentile the scenario accepts, µs.
+    pub width_target_us: f64,
+    /// How the runs' estimates of the target percentile lie against their own CIs (`None`
+    /// while fewer than two runs have a CI).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spread: Option<Spread>,
+    /// Whether the runs disagree beyond their own CIs (see [`Spread::disagrees`]):
+    /// hysteresis. A converged point may say so (its across-run CI includes the spread).
+    #[serde(default)]
+    pub hysteresis: bool,
+}
+
+impl Replication {
+    /// The runs' spread, when they disagree beyond their own CIs.
+    pub fn disagreement(&self) -> Option<&Spread> {
+        self.spread.as_ref().filter(|_| self.hysteresis)
+    }
+}
+
+/// One percentile across a replicated point's runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AcrossRuns {
+    /// In percent.
+    pub p: f64,
+    /// Each run's estimate, µs, in run order.
+    pub estimates: Vec<f64>,
+    /// Their mean.
+    pub mean: f64,
+    /// Their standard deviation.
+    pub sd: f64,
+    /// The t-interval of the mean (None for fewer than two runs).
+    pub ci_low: Option<f64>,
+    /// Its high end.
+    pub ci_high: Option<f64>,
+}
+
+/// How far replicated runs' estimates of a percentile lie apart, against their own CIs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Spread {
+    /// In percent.
+    pub p: f64,
+    /// The lowest and the highest run estimate, µs.
+    pub low: f64,
+    /// The highest.
+    pub high: f64,
+    /// Cochran's Q over the runs with a CI (each weighted by its CI's precision); `None`
+    /// while fewer than two runs have one.
+    pub q: Option<f64>,
+    /// I² = (Q − df)/Q, the share of the spread beyond what the runs' own CIs explain.
+    pub i2: Option<f64>,
+    /// The between-run standard deviation, µs (DerSimonian-Laird τ).
+    pub tau_us: Option<f64>,
+    /// Pairs of runs whose CIs do not overlap, as run numbers.
+    pub disjoint: Vec<(u32, u32)>,
+    /// Runs without a CI of their own (N/A for want of precision) whose estimate lies
+    /// outside every other run's CI, as run numbers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outside: Vec<u32>,
+    /// The lowest and highest bound of the runs' CIs, µs (what `outside` is outside of).
+    pub ci_hull: (f64, f64),
+}
+
+impl Spread {
+    /// `64.5 to 684.8 µs, I² = 0.97, τ = 51.3 µs, runs 4, 5 without a CI outside the
+    /// others'`: the figures in a line.
+    pub fn summary(&self) -> String {
+        let mut text = format!("{:.1} to {:.1} µs", self.low, self.high);
+        if let (Some(i2), Some(tau)) = (self.i2, self.tau_us) {
+            text.push_str(&format!(", I² = {i2:.2}, τ = {tau:.1} µs"));
+        }
+        if !self.outside.is_empty() {
+            text.push_str(&format!(
+                ", run{} {} without a CI outside the others'",
+                if self.outside.len() == 1 { "" } else { "s" },
+                self.outside
+                    .iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        text
+    }
+
+    /// Whether the runs disagree beyond their own CIs: most of the spread between the
+    /// runs with a CI is beyond what those CIs explain (I² ≥ `i2`) and two of them lie
+    /// apart, or a run without a CI lies outside every CI there is.
+    pub fn disagrees(&self, i2: f64) -> bool {
+        self.i2.is_some_and(|x| x >= i2) && !self.disjoint.is_empty() || !self.outside.is_empty()
+    }
+}
+
+impl PointResult {
+    /// The entry of percentile `p`, if it was reported.
+    pub fn percentile(&self, p: f64) -> Option<&PercentileResult> {
+        self.percentiles.iter().find(|q| (q.p - p).abs() < 1e-9)
+    }
+
+    /// The target percentile's entry.
+    pub fn target(&self) -> Option<&PercentileResult> {
+        self.percentile(self.target_percentile.percent())
+    }
+
+    /// Percentile `p` from the scheduled departures, if it was reported.
+    pub fn from_schedule(&self, p: f64) -> Option<&SchedulePercentile> {
+        self.from_schedule.iter().find(|q| (q.p - p).abs() < 1e-9)
+    }
+
+    /// Percentile `p` as tables show it (`231.5 [224.0, 238.1]`), or `-`.
+    pub fn percentile_text(&self, p: f64) -> String {
+        self.percentile(p)
+            .map_or("-".to_string(), |q| q.to_string())
+    }
+}
+
+#[cfg(test)]
+impl PointResult {
+    /// A point as unit tests need one: `verdict` at `rate` with `percentiles`, every other
+    /// field plain (tests override what they look at).
+    pub(crate) fn example(
+        rate: f64,
+        verdict: Verdict,
+        percentiles: Vec<PercentileResult>,
+    ) -> PointResult {
+        PointResult {
+            verdict,
+            reasons: Vec::new(),
+            more_time_s: None,
+            waived: Vec::new(),
+            target_rate: rate,
+            achieved_rate: rate,
+            timestamps: "user".into(),
+            samples: 20_000,
+            sampling_rate: 1.0,
+            duration_s: 10.0,
+            percentiles,
+            from_schedule: Vec::new(),
+            target_percentile: Percentile::P99,
+            ci_width_us: Some(2.0),
+            tries: 1,
+            min_samples: 300,
+            round: 1,
+            agents: Vec::new(),
+            host: Vec::new(),
+            budget: None,
+            record: None,
+            run: None,
+            replication: None,
+        }
+    }
+}
+
+#[cfg(test)]
+impl PercentileResult {
+    /// Percentile `p` at `value` with the CI `ci`, for unit tests.
+    pub(crate) fn example(p: f64, value: f64, ci: Option<(f64, f64)>) -> PercentileResult {
+        PercentileResult {
+            p,
+            value,
+            ci_low: ci.map(|c| c.0),
+            ci_high: ci.map(|c| c.1),
+            dependence: None,
+        }
+    }
+}
+
+/// `231.5 [224.0, 238.1]`, or `231.5 [no CI]` when there is none.
+impl std::fmt::Display for PercentileResult {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.ci_low, self.ci_high) {
+            (Some(lo), Some(hi)) => write!(f, "{:.1} [{lo:.1}, {hi:.1}]", self.value),
+            _ => write!(f, "{:.1} [no CI]", self.value),
+        }
+    }
+}
