@@ -359,8 +359,7 @@ impl Calibration {
             seed: scenario.seed,
             timeout: Duration::from_secs(1),
         };
-        let window =
-            crate::commands::bench_agent::run_load(spec, CLIENT_RATE, CLIENT_DURATION, 0.0, true);
+        let window = crate::load::run_load(spec, CLIENT_RATE, CLIENT_DURATION, 0.0, true);
         if let Some(server) = server {
             let _ = server.stop();
         }
