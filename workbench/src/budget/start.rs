@@ -21,7 +21,8 @@ use vernier_agent::{AgentKind, LoadSpec, Workload};
 use vernier_fixtures::{ServeConfig, ServeProtocol, Server};
 use vernier_protocols::{Dist, Protocol};
 
-use super::{Part, grid};
+use super::grid::grid;
+use crate::coordinator::Part;
 use crate::scenario::Scenario;
 
 /// Round trips of the floor's ping-pong: at ~6 µs each on loopback, a tenth of a second,
