@@ -41,7 +41,8 @@
 //! The budget's files, one idea each: `policy`, its thresholds and limits; `grid`, the
 //! quantiles its distributions are kept at and added on; `queue`, the ideal server's
 //! queue; `host`, the host's part; `start`, the start-of-run calibration; `probe`, the
-//! path probe's window; and `parts`, the parts' arithmetic that makes a point's budget.
+//! path probe's window; `sent`, what a point's batches leave for its budget; and `parts`,
+//! the parts' arithmetic that makes a point's budget.
 
 mod grid;
 mod host;
@@ -49,12 +50,14 @@ mod parts;
 mod policy;
 pub mod probe;
 mod queue;
+mod sent;
 mod start;
 
 pub use crate::coordinator::{Budget, HostPart, Part, ProbeWindow};
 pub use grid::{GRID, histogram_grid};
 pub use parts::{Baseline, During, Figures};
 pub use policy::BUDGET_PERCENTILE;
+pub(crate) use sent::Sent;
 
 #[cfg(test)]
 mod tests;

@@ -52,3 +52,14 @@ pub(super) const MIN_PROBE_REQUESTS: usize = 3;
 /// The fewest connections whose medians make a spread of paths: with two, the spread's
 /// single degree of freedom says too little to report.
 pub(super) const MIN_SPREAD_CONNECTIONS: usize = 3;
+
+/// Samples a connection needs for its median to count in the budget's spread of paths.
+pub(super) const MIN_CONNECTION_SAMPLES: usize = 50;
+
+/// The confidence level of each connection's order-statistic CI around its median, from
+/// which its standard error is read (see [`Z_95`]).
+pub(super) const CONNECTION_CI_LEVEL: f64 = 0.95;
+
+/// The standard normal's 97.5% quantile: a 95% CI's width over twice this is the standard
+/// error of the figure it bounds.
+pub(super) const Z_95: f64 = 1.959_964;
