@@ -15,6 +15,7 @@ pub mod coordinator;
 pub mod deploy;
 mod error;
 pub mod hlog;
+mod load;
 pub mod metrics;
 pub mod record;
 pub mod report;

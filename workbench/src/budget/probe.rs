@@ -22,21 +22,22 @@
 
 use vernier_stats::{percentile, percentile_ci, percentile_ci_dependent};
 
-use super::on_grid;
+use super::grid::on_grid;
+use super::policy::{MIN_PROBE_REQUESTS, PROBE_CI_LEVEL};
 use crate::coordinator::ProbeWindow;
 
 impl ProbeWindow {
     /// The window of `latencies` (ns, in the order they were sent: the CI's batches follow
-    /// it) at `rate` over `connections`; `None` for fewer than three.
+    /// it) at `rate` over `connections`; `None` for fewer than [`MIN_PROBE_REQUESTS`].
     pub fn from_latencies(rate: f64, connections: usize, latencies: &[u64]) -> Option<ProbeWindow> {
-        if latencies.len() < 3 {
+        if latencies.len() < MIN_PROBE_REQUESTS {
             return None;
         }
         let series: Vec<f64> = latencies.iter().map(|&ns| ns as f64 / 1e3).collect();
         let mut sorted = series.clone();
         sorted.sort_unstable_by(f64::total_cmp);
         let p50_us = percentile(&sorted, 0.5)?;
-        let (ci_us, ci_how) = match percentile_ci_dependent(&series, &sorted, 0.5, 0.95) {
+        let (ci_us, ci_how) = match percentile_ci_dependent(&series, &sorted, 0.5, PROBE_CI_LEVEL) {
             Ok(Ok(ci)) => (
                 Some((ci.low, ci.high)),
                 format!(
@@ -44,7 +45,7 @@ impl ProbeWindow {
                     ci.method, ci.batch_size, ci.variance_inflation
                 ),
             ),
-            Ok(Err(more)) => match percentile_ci(&sorted, 0.5, 0.95) {
+            Ok(Err(more)) => match percentile_ci(&sorted, 0.5, PROBE_CI_LEVEL) {
                 Ok((low, high)) => (
                     Some((low, high)),
                     format!(

@@ -21,7 +21,8 @@ use vernier_agent::{AgentKind, LoadSpec, Workload};
 use vernier_fixtures::{ServeConfig, ServeProtocol, Server};
 use vernier_protocols::{Dist, Protocol};
 
-use super::{Part, grid};
+use super::grid::grid;
+use crate::coordinator::Part;
 use crate::scenario::Scenario;
 
 /// Round trips of the floor's ping-pong: at ~6 µs each on loopback, a tenth of a second,
@@ -359,8 +360,7 @@ impl Calibration {
             seed: scenario.seed,
             timeout: Duration::from_secs(1),
         };
-        let window =
-            crate::commands::bench_agent::run_load(spec, CLIENT_RATE, CLIENT_DURATION, 0.0, true);
+        let window = crate::load::run_load(spec, CLIENT_RATE, CLIENT_DURATION, 0.0, true);
         if let Some(server) = server {
             let _ = server.stop();
         }

@@ -1,9 +1,14 @@
 use std::time::Duration;
 
+use vernier_agent::StallReport;
+use vernier_protocols::Dist;
 use vernier_stats::Percentile;
 
+use super::grid::median_of_sum;
+use super::parts::NO_MODEL;
+use super::queue::Model;
 use super::*;
-use crate::coordinator::{PercentileResult, Verdict};
+use crate::coordinator::{PercentileResult, PointResult, Verdict};
 
 /// A probe's report of `seconds` on `cpu` with `stalls` wake-ups over 1 ms late and
 /// `share` of the time lost beyond 100 µs.

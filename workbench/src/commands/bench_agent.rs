@@ -5,18 +5,19 @@
 //! loopback floor at 1,000 requests/s with kernel timestamps) are judged by the reader.
 
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use clap::Args;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use vernier_agent::calibrate::{self, CalibrateOptions};
 use vernier_agent::sys::{TimestampMode, Transport};
-use vernier_agent::{AgentKind, Batch, Counters, Engine, LoadSpec, Workload};
+use vernier_agent::{AgentKind, LoadSpec, Workload};
 use vernier_fixtures::{ServeConfig, ServeProtocol, Server};
-use vernier_protocols::{InterArrival, Protocol};
+use vernier_protocols::Protocol;
 
 use crate::error::Error;
+use crate::load::{Window, run_load};
 
 /// Options of `vernier bench-agent`.
 #[derive(Debug, Args)]
@@ -159,130 +160,6 @@ struct Report {
     memcached: Vec<MemcachedCapacity>,
 }
 
-/// The interval's batches, merged.
-pub(crate) struct Window {
-    counters: Counters,
-    pub(crate) latency: Histogram<u64>,
-    send_lag: Histogram<u64>,
-    interarrivals: Vec<f64>,
-    /// Departure, latency and send lag of the samples kept, ns.
-    samples: Vec<(u64, u64, u32)>,
-    /// How long the window lasted from the worker's acknowledgement (none: it never came).
-    opened_for: Option<Duration>,
-}
-
-impl Window {
-    /// What the window counted, for a load that measured nothing: whether the worker
-    /// acknowledged the measurement, and what became of the requests it sent.
-    pub(crate) fn account(&self) -> String {
-        let c = &self.counters;
-        match self.opened_for {
-            None => "the worker never acknowledged the measurement".to_string(),
-            Some(t) => format!(
-                "over {:.0} ms from the worker's acknowledgement: {} sent, {} answered, {} failed ({} timed out), {} connection attempts failed, {} answered without their TX timestamp",
-                t.as_secs_f64() * 1e3,
-                c.sent,
-                c.received,
-                c.failed,
-                c.timeouts,
-                c.connect_failures,
-                c.tx_timestamps_missing
-            ),
-        }
-    }
-}
-
-/// Starts an engine for `spec`, loads it at `rate` (Poisson), measures `duration` after a
-/// 300 ms warm-up and stops it: every run of this command goes this way.
-pub(crate) fn run_load(
-    spec: LoadSpec,
-    rate: f64,
-    duration: Duration,
-    sampling: f64,
-    recycle: bool,
-) -> Result<Window, vernier_agent::EngineError> {
-    let engine = Engine::start(spec)?;
-    engine.set_load(rate, &InterArrival::Exp);
-    let w = measure(
-        &engine,
-        Duration::from_millis(300),
-        duration,
-        sampling,
-        recycle,
-    );
-    engine.pause();
-    let _ = engine.stop();
-    Ok(w)
-}
-
-/// Measures `duration` after `warmup`, keeping `sampling` of the requests: the batches of
-/// the measuring generation (the worker's acknowledgement), merged; each read batch goes
-/// back to the worker unless `recycle` is off.
-fn measure(
-    engine: &Engine,
-    warmup: Duration,
-    duration: Duration,
-    sampling: f64,
-    recycle: bool,
-) -> Window {
-    const WARMING: u64 = 1;
-    const MEASURING: u64 = 2;
-    let give_back = |b: Batch| {
-        if recycle {
-            engine.recycle(b);
-        }
-    };
-    engine.set_sampling(0.0, WARMING);
-    let t0 = Instant::now();
-    while t0.elapsed() < warmup {
-        if let Some(b) = engine.next_batch(Duration::from_millis(50)) {
-            give_back(b);
-        }
-    }
-    engine.set_sampling(sampling, MEASURING);
-    // The window opens with the worker's first batch of the measuring generation (its
-    // acknowledgement), not when it was asked: a worker the host keeps off its core would
-    // otherwise be measured over a window it spent waiting, and a one-CPU run under a
-    // competing load once measured no reply at all. No acknowledgement within
-    // `ACK_PATIENCE` past the window ends it empty.
-    const ACK_PATIENCE: Duration = Duration::from_secs(2);
-    let asked = Instant::now();
-    let mut opened: Option<Instant> = None;
-    let mut counters = Counters::default();
-    let mut latency = vernier_agent::histogram();
-    let mut send_lag = vernier_agent::histogram();
-    let mut interarrivals = Vec::new();
-    let mut samples = Vec::new();
-    while opened.map_or(asked.elapsed() < duration + ACK_PATIENCE, |t| {
-        t.elapsed() < duration
-    }) {
-        let Some(b) = engine.next_batch(Duration::from_millis(50)) else {
-            continue;
-        };
-        if b.generation == MEASURING {
-            opened.get_or_insert_with(Instant::now);
-            counters.accumulate(&b.counts);
-            let _ = latency.add(&b.latency);
-            let _ = send_lag.add(&b.send_lag);
-            interarrivals.extend(b.interarrivals.iter().map(|&g| g as f64 / 1e3));
-            samples.extend(
-                b.samples
-                    .iter()
-                    .map(|s| (s.departure_ns, s.latency_ns, s.queueing_ns)),
-            );
-        }
-        give_back(b);
-    }
-    Window {
-        counters,
-        latency,
-        send_lag,
-        interarrivals,
-        samples,
-        opened_for: opened.map(|t| t.elapsed()),
-    }
-}
-
 /// The departure check of `method: vernier` on `samples` (departure, latency, send lag in
 /// ns) for a p99 asked within 10%: the p99 of all, of those on schedule, and their share,
 /// and whether the late ones leave the p99 where it is (see [`OpenLoopTry::holds`]), by the
@@ -321,22 +198,15 @@ fn us(h: &Histogram<u64>, q: f64) -> f64 {
     h.value_at_quantile(q) as f64 / 1e3
 }
 
+/// The error of a step of this command, naming it.
+fn failed(e: &dyn std::fmt::Display) -> Error {
+    Error::Failed(format!("bench-agent: {e}"))
+}
+
 /// Runs the capacity sweep and the precision runs, printing JSON.
 pub fn run(args: BenchAgentArgs) -> Result<ExitCode, Error> {
-    let failed = |e: &dyn std::fmt::Display| Error::Failed(format!("bench-agent: {e}"));
     // Held for the whole run and put back when it ends, whichever way.
-    let _halt_poll = match args.halt_poll {
-        Some(window) => {
-            let guard = vernier_agent::sys::HaltPoll::set(window).map_err(|e| failed(&e))?;
-            eprintln!(
-                "halt polling: {} ns for this run (was {} ns)",
-                window.as_nanos(),
-                guard.previous_ns()
-            );
-            Some(guard)
-        }
-        None => None,
-    };
+    let _halt_poll = halt_poll(args.halt_poll)?;
     let mut config = ServeConfig::new(
         "127.0.0.1:0".parse().map_err(|e| failed(&e))?,
         ServeProtocol::Synthetic,
@@ -344,9 +214,54 @@ pub fn run(args: BenchAgentArgs) -> Result<ExitCode, Error> {
     config.cpus = Some(vec![args.server_cpu]);
     config.busy_poll = args.server_busy_poll;
     let server = Server::start(config).map_err(|e| failed(&e))?;
-    let spec = |timestamps: TimestampMode, connections: usize| LoadSpec {
+    let target = server.local_addr();
+    let capacity = capacity(&args, target)?;
+    let floor_p50 = loopback_floor(&args)?;
+    let precision = precision(&args, target, floor_p50)?;
+    let _ = server.stop();
+    let memcached = match args.memcached {
+        Some(addr) => memcached_capacity(&args, addr).map_err(|e| failed(&e))?,
+        None => Vec::new(),
+    };
+    let report = Report {
+        capacity,
+        loopback_floor_p50_us: floor_p50,
+        precision,
+        sample_bytes: std::mem::size_of::<vernier_agent::Sample>(),
+        recycled: !args.no_recycle,
+        memcached,
+    };
+    let json = serde_json::to_string_pretty(&report).map_err(|e| failed(&e))?;
+    println!("{json}");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Lets idle vCPUs poll for `window` before they halt (`--halt-poll`), saying so; the
+/// guard puts the previous value back when dropped.
+fn halt_poll(window: Option<Duration>) -> Result<Option<vernier_agent::sys::HaltPoll>, Error> {
+    let Some(window) = window else {
+        return Ok(None);
+    };
+    let guard = vernier_agent::sys::HaltPoll::set(window).map_err(|e| failed(&e))?;
+    eprintln!(
+        "halt polling: {} ns for this run (was {} ns)",
+        window.as_nanos(),
+        guard.previous_ns()
+    );
+    Ok(Some(guard))
+}
+
+/// The load of every run against the in-process synthetic server at `target`: one worker
+/// on the agent's core asking for no service time, with `timestamps` over `connections`.
+fn synthetic_spec(
+    args: &BenchAgentArgs,
+    target: std::net::SocketAddr,
+    timestamps: TimestampMode,
+    connections: usize,
+) -> LoadSpec {
+    LoadSpec {
         poll: args.poll,
-        target: server.local_addr(),
+        target,
         transport: Transport::Tcp,
         protocol: Protocol::Synthetic,
         workload: Workload::Synthetic {
@@ -361,40 +276,28 @@ pub fn run(args: BenchAgentArgs) -> Result<ExitCode, Error> {
         timestamps,
         seed: 1,
         timeout: Duration::from_secs(1),
-    };
+    }
+}
 
+/// The capacity sweep: each of `--rates` against the synthetic server at `target`, a line
+/// each on stderr.
+fn capacity(
+    args: &BenchAgentArgs,
+    target: std::net::SocketAddr,
+) -> Result<Vec<CapacityPoint>, Error> {
     let mut capacity = Vec::new();
     for &rate in &args.rates {
         // About 10,000 inter-departure gaps: the test's power, not the run's length.
         let sampling = (10_000.0 / (rate * args.duration.as_secs_f64())).min(1.0);
         let w = run_load(
-            spec(TimestampMode::Kernel, args.connections),
+            synthetic_spec(args, target, TimestampMode::Kernel, args.connections),
             rate,
             args.duration,
             sampling,
             !args.no_recycle,
         )
         .map_err(|e| failed(&e))?;
-        let ad = vernier_stats::anderson_exponential(&w.interarrivals).map_err(|e| failed(&e))?;
-        let point = CapacityPoint {
-            offered: rate,
-            achieved: w.counters.received as f64 / args.duration.as_secs_f64(),
-            interarrival_ad_statistic: ad.statistic,
-            interarrival_ad_critical_5pct: ad.critical_values[2],
-            interarrival_pass_5pct: ad.passes(5.0),
-            interarrivals_tested: w.interarrivals.len(),
-            send_lag_p50_us: us(&w.send_lag, 0.5),
-            send_lag_p99_us: us(&w.send_lag, 0.99),
-            latency_p50_us: us(&w.latency, 0.5),
-            latency_p99_us: us(&w.latency, 0.99),
-            backlog_max: w.counters.backlog_max,
-            failed: w.counters.failed,
-            cpu_per_request_ns: w.counters.cpu_ns as f64 / w.counters.sent.max(1) as f64,
-            send_cost_ns: w.counters.send_ns as f64 / w.counters.sent.max(1) as f64,
-            send_calls_per_request: w.counters.send_calls as f64 / w.counters.sent.max(1) as f64,
-            read_calls_per_request: w.counters.read_calls as f64
-                / w.counters.received.max(1) as f64,
-        };
+        let point = capacity_point(args, rate, &w)?;
         eprintln!(
             "capacity: offered {:>8.0}/s achieved {:>8.0}/s  AD {:.3} (5%: {}) {}  send lag p99 {:.1} µs  latency p50 {:.1} p99 {:.1} µs  send {:.0} ns/request, worker CPU {:.0} ns/request, socket calls per request {:.2} send + {:.2} read",
             point.offered,
@@ -416,7 +319,35 @@ pub fn run(args: BenchAgentArgs) -> Result<ExitCode, Error> {
         );
         capacity.push(point);
     }
+    Ok(capacity)
+}
 
+/// What the window `w` of a load offered at `rate` measured, with the inter-arrival test.
+fn capacity_point(args: &BenchAgentArgs, rate: f64, w: &Window) -> Result<CapacityPoint, Error> {
+    let ad = vernier_stats::anderson_exponential(&w.interarrivals).map_err(|e| failed(&e))?;
+    Ok(CapacityPoint {
+        offered: rate,
+        achieved: w.counters.received as f64 / args.duration.as_secs_f64(),
+        interarrival_ad_statistic: ad.statistic,
+        interarrival_ad_critical_5pct: ad.critical_values[2],
+        interarrival_pass_5pct: ad.passes(5.0),
+        interarrivals_tested: w.interarrivals.len(),
+        send_lag_p50_us: us(&w.send_lag, 0.5),
+        send_lag_p99_us: us(&w.send_lag, 0.99),
+        latency_p50_us: us(&w.latency, 0.5),
+        latency_p99_us: us(&w.latency, 0.99),
+        backlog_max: w.counters.backlog_max,
+        failed: w.counters.failed,
+        cpu_per_request_ns: w.counters.cpu_ns as f64 / w.counters.sent.max(1) as f64,
+        send_cost_ns: w.counters.send_ns as f64 / w.counters.sent.max(1) as f64,
+        send_calls_per_request: w.counters.send_calls as f64 / w.counters.sent.max(1) as f64,
+        read_calls_per_request: w.counters.read_calls as f64 / w.counters.received.max(1) as f64,
+    })
+}
+
+/// The loopback floor between the agent's core and the server's: a busy-polling
+/// ping-pong's p50, µs, said on stderr.
+fn loopback_floor(args: &BenchAgentArgs) -> Result<f64, Error> {
     let floor = calibrate::run(&CalibrateOptions {
         cpus: vec![args.agent_cpu, args.server_cpu],
         round_trips: 50_000,
@@ -427,14 +358,23 @@ pub fn run(args: BenchAgentArgs) -> Result<ExitCode, Error> {
     .map_err(|e| failed(&e))?;
     let floor_p50 = floor.loopback_rtt_us.p50;
     eprintln!("loopback floor (busy-polling ping-pong): p50 {floor_p50:.2} µs");
+    Ok(floor_p50)
+}
 
+/// The precision runs: one connection at `--precision-rate` with kernel, then user
+/// timestamps, against the synthetic server at `target`, each set against the floor.
+fn precision(
+    args: &BenchAgentArgs,
+    target: std::net::SocketAddr,
+    floor_p50: f64,
+) -> Result<Vec<PrecisionPoint>, Error> {
     let mut precision = Vec::new();
     for (name, mode) in [
         ("kernel", TimestampMode::Kernel),
         ("user", TimestampMode::User),
     ] {
         let w = run_load(
-            spec(mode, 1),
+            synthetic_spec(args, target, mode, 1),
             args.precision_rate,
             args.precision_duration,
             0.0,
@@ -456,22 +396,7 @@ pub fn run(args: BenchAgentArgs) -> Result<ExitCode, Error> {
             above_floor_p50_us: p50 - floor_p50,
         });
     }
-    let _ = server.stop();
-    let memcached = match args.memcached {
-        Some(addr) => memcached_capacity(&args, addr).map_err(|e| failed(&e))?,
-        None => Vec::new(),
-    };
-    let report = Report {
-        capacity,
-        loopback_floor_p50_us: floor_p50,
-        precision,
-        sample_bytes: std::mem::size_of::<vernier_agent::Sample>(),
-        recycled: !args.no_recycle,
-        memcached,
-    };
-    let json = serde_json::to_string_pretty(&report).map_err(|e| failed(&e))?;
-    println!("{json}");
-    Ok(ExitCode::SUCCESS)
+    Ok(precision)
 }
 
 /// The highest open-loop rate one worker holds against the memcached at `addr`, at each

@@ -1,0 +1,65 @@
+//! The budget's policy: every threshold, limit and level its decisions use, each with
+//! the reason for its value. Code elsewhere in the budget names these, never repeats them.
+
+/// The percentile a budget splits, in percent.
+pub const BUDGET_PERCENTILE: f64 = 50.0;
+
+/// Requests the ideal model simulates per point (after a tenth as many of warm-up): its
+/// median is then good to a fraction of a per cent, in a few tens of ms.
+pub(super) const MODEL_REQUESTS: usize = 200_000;
+
+/// Service times drawn for the service time's quantiles at the grid (`Model::service_grid`).
+pub(super) const SERVICE_DRAWS: usize = 100_000;
+
+/// Random instants the waits of the ideal server fed the requests as sent
+/// (`Queue::as_sent`) are read at.
+pub(super) const WAIT_INSTANTS: usize = 20_000;
+
+/// The share of its requests a point must have kept for the ideal server to be fed them as
+/// they were sent: a queue built from a thinned sample would leave out the requests that
+/// queue behind the kept ones, so it needs them all; the share kept is computed (a rate
+/// over another), hence a hair below 1 rather than 1 itself.
+pub(super) const ALL_KEPT: f64 = 0.999;
+
+/// Departures too few for a queue fed the requests as sent: below this many, the
+/// Poisson model stands in.
+pub(super) const MIN_SENT_DEPARTURES: usize = 1_000;
+
+/// The server's replies read as the time it served each request unless their median is
+/// below this share of the median service asked (less [`SERVED_SLACK_US`]): a server
+/// cannot serve a request for less than it asked, so replies well below that are not the
+/// time served; the share and the slack leave room for the times' rounding.
+pub(super) const SERVED_SHARE_OF_ASKED: f64 = 0.99;
+
+/// The absolute slack, µs, beside [`SERVED_SHARE_OF_ASKED`], for service times so short
+/// that a share of them is below the replies' resolution.
+pub(super) const SERVED_SLACK_US: f64 = 0.05;
+
+/// The share of requests meeting a stall at or above which the host's part is unknown:
+/// with half the requests or more stalled, the median itself is a stalled request's, and
+/// the ideal model's distribution cannot say where it moved (the p50 would move to its
+/// p100 or beyond).
+pub(super) const STALLED_MEDIAN_SHARE: f64 = 0.5;
+
+/// The confidence level of the path probe's CI around its p50 (95%, as vernier's other
+/// confidence intervals).
+pub(super) const PROBE_CI_LEVEL: f64 = 0.95;
+
+/// The fewest answered probe requests a probe window is made from: below three, a window
+/// has no median with order statistics either side to bound it.
+pub(super) const MIN_PROBE_REQUESTS: usize = 3;
+
+/// The fewest connections whose medians make a spread of paths: with two, the spread's
+/// single degree of freedom says too little to report.
+pub(super) const MIN_SPREAD_CONNECTIONS: usize = 3;
+
+/// Samples a connection needs for its median to count in the budget's spread of paths.
+pub(super) const MIN_CONNECTION_SAMPLES: usize = 50;
+
+/// The confidence level of each connection's order-statistic CI around its median, from
+/// which its standard error is read (see [`Z_95`]).
+pub(super) const CONNECTION_CI_LEVEL: f64 = 0.95;
+
+/// The standard normal's 97.5% quantile: a 95% CI's width over twice this is the standard
+/// error of the figure it bounds.
+pub(super) const Z_95: f64 = 1.959_964;

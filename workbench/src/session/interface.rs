@@ -1,0 +1,58 @@
+//! What a session is given (its options) and what it gives back: updates for whoever
+//! watches as it goes, and its outcome at the end.
+
+use std::path::PathBuf;
+
+use crate::coordinator::{Event, PointResult, Verdict};
+
+/// How a session is run.
+#[derive(Debug, Clone, Default)]
+pub struct SessionOptions {
+    /// The run directory (`None`: runs/DATE-NAME under the current directory).
+    pub record: Option<PathBuf>,
+    /// The CA (PEM) for remote agents' TLS certificates, for agents whose scenario entry
+    /// names none (`None`: those are reached in plain text).
+    pub tls_ca: Option<PathBuf>,
+    /// Serve live figures at `/metrics` on this address for the run (OpenMetrics text;
+    /// see [`crate::metrics`]).
+    pub metrics: Option<std::net::SocketAddr>,
+}
+
+/// What a finished session measured.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// Each load point's result.
+    pub points: Vec<PointResult>,
+    /// For an SLO search, the highest load that met it.
+    pub slo_rate: Option<f64>,
+    /// The run's verdict.
+    pub verdict: Verdict,
+    /// The run directory.
+    pub record: PathBuf,
+    /// The timestamp source in use.
+    pub timestamps: String,
+    /// Writing the record failed (the measurement itself went on): why.
+    pub record_error: Option<String>,
+}
+
+/// What a session tells its watcher.
+#[derive(Debug, Clone)]
+pub enum Update {
+    /// The agents are connected; the record is at this path.
+    Started {
+        /// The run directory.
+        record: PathBuf,
+        /// The timestamp source in use.
+        timestamps: String,
+        /// The cores vernier's own threads (all but the pinned workers) were confined to:
+        /// the local workers' cores, when the scenario pins them (empty: not confined).
+        confined: Vec<usize>,
+        /// Where the live figures are served (`--metrics`), the port chosen.
+        metrics: Option<std::net::SocketAddr>,
+    },
+    /// The coordinator said something.
+    Event(Event),
+    /// What the session is about to do before the load or beside it (a start-of-run
+    /// measurement, the host probes), in a line for people.
+    Preparing(String),
+}
