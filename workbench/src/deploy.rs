@@ -85,6 +85,26 @@ async fn step<T>(
 /// until it answers through a port forward.
 pub async fn deploy(host: &str) -> Result<Deployed, Error> {
     let started = Instant::now();
+    let session = Arc::new(connect(host).await?);
+    let (remote, copied) = install(host, &session).await?;
+    let (token, child, remote_port) = start_agent(host, &session, &remote).await?;
+    let address = forward(host, &session, remote_port).await?;
+    reach(host, &address, &token).await?;
+    Ok(Deployed {
+        host: host.to_string(),
+        address,
+        token,
+        copied,
+        binary: remote,
+        took: started.elapsed(),
+        session,
+        child,
+    })
+}
+
+/// The SSH session to `host`, as `ssh HOST` would open it (or as `VERNIER_SSH_CONFIG`
+/// says).
+async fn connect(host: &str) -> Result<Session, Error> {
     let mut builder = SessionBuilder::default();
     builder
         .known_hosts_check(KnownHosts::Add)
@@ -94,16 +114,17 @@ pub async fn deploy(host: &str) -> Result<Deployed, Error> {
     if let Some(config) = std::env::var_os("VERNIER_SSH_CONFIG") {
         builder.config_file(PathBuf::from(config));
     }
-    let session = step(host, "ssh", async {
+    step(host, "ssh", async {
         builder
             .connect(host)
             .await
             .map_err(|e| ssh_failed(host, "ssh", &e))
     })
-    .await?;
-    let session = Arc::new(session);
+    .await
+}
 
-    // The binary, once per build.
+/// The binary on the host, once per build: where it is, and whether it had to be copied.
+async fn install(host: &str, session: &Session) -> Result<(String, bool), Error> {
     let exe = std::env::current_exe().map_err(|e| failed(host, "this vernier's path", e))?;
     let bytes = tokio::fs::read(&exe)
         .await
@@ -122,49 +143,64 @@ pub async fn deploy(host: &str) -> Result<Deployed, Error> {
         .map_err(|e| failed(host, "ssh", e))?
         .success();
     if !there {
-        step(host, "copying vernier", async {
-            let mut child = session
-                .shell(format!(
-                    "mkdir -p {REMOTE_DIR} && cat > {remote}.part && chmod 755 {remote}.part && mv -f {remote}.part {remote}"
-                ))
-                .stdin(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .await
-                .map_err(|e| failed(host, "copying vernier", e))?;
-            if let Some(mut stdin) = child.stdin().take() {
-                stdin
-                    .write_all(&bytes)
-                    .await
-                    .map_err(|e| failed(host, "copying vernier", e))?;
-                stdin
-                    .shutdown()
-                    .await
-                    .map_err(|e| failed(host, "copying vernier", e))?;
-            }
-            let out = child
-                .wait_with_output()
-                .await
-                .map_err(|e| failed(host, "copying vernier", e))?;
-            if !out.status.success() {
-                return Err(failed(
-                    host,
-                    "copying vernier",
-                    String::from_utf8_lossy(&out.stderr).trim(),
-                ));
-            }
-            Ok(())
-        })
+        step(
+            host,
+            "copying vernier",
+            copy(host, session, &remote, &bytes),
+        )
         .await?;
     }
+    Ok((remote, !there))
+}
 
-    // The agent, on the host's loopback, its token from stdin.
+/// Writes `bytes` to `remote` on the host, through a `.part` file renamed when whole.
+async fn copy(host: &str, session: &Session, remote: &str, bytes: &[u8]) -> Result<(), Error> {
+    let mut child = session
+        .shell(format!(
+            "mkdir -p {REMOTE_DIR} && cat > {remote}.part && chmod 755 {remote}.part && mv -f {remote}.part {remote}"
+        ))
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .await
+        .map_err(|e| failed(host, "copying vernier", e))?;
+    if let Some(mut stdin) = child.stdin().take() {
+        stdin
+            .write_all(bytes)
+            .await
+            .map_err(|e| failed(host, "copying vernier", e))?;
+        stdin
+            .shutdown()
+            .await
+            .map_err(|e| failed(host, "copying vernier", e))?;
+    }
+    let out = child
+        .wait_with_output()
+        .await
+        .map_err(|e| failed(host, "copying vernier", e))?;
+    if !out.status.success() {
+        return Err(failed(
+            host,
+            "copying vernier",
+            String::from_utf8_lossy(&out.stderr).trim(),
+        ));
+    }
+    Ok(())
+}
+
+/// Starts the agent on the host's loopback, its fresh token from stdin: the token, the
+/// agent's process and the port it listens on.
+async fn start_agent(
+    host: &str,
+    session: &Arc<Session>,
+    remote: &str,
+) -> Result<(String, openssh::Child<Arc<Session>>, u16), Error> {
     let token = format!(
         "{:016x}{:016x}",
         rand::random::<u64>(),
         rand::random::<u64>()
     );
-    let mut child = Arc::clone(&session)
+    let mut child = Arc::clone(session)
         .arc_command("sh")
         .arg("-c")
         .arg(format!(
@@ -216,8 +252,11 @@ pub async fn deploy(host: &str) -> Result<Deployed, Error> {
     .await?;
     // The rest of its stderr is drained, so that it never blocks on a full pipe.
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    Ok((token, child, remote_port))
+}
 
-    // A port of this host's loopback forwarded to it.
+/// A port of this host's loopback forwarded to the agent's: the address to reach it at.
+async fn forward(host: &str, session: &Session, remote_port: u16) -> Result<String, Error> {
     let local_port = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
         .and_then(|l| l.local_addr())
         .map_err(|e| failed(host, "a local port for the forward", e))?
@@ -230,11 +269,14 @@ pub async fn deploy(host: &str) -> Result<Deployed, Error> {
         )
         .await
         .map_err(|e| failed(host, "port forward", e))?;
-    let address = format!("127.0.0.1:{local_port}");
+    Ok(format!("127.0.0.1:{local_port}"))
+}
 
-    // It answers: a call without a session is refused by the agent itself.
+/// Waits until the agent answers: a call without a session is refused by the agent
+/// itself.
+async fn reach(host: &str, address: &str, token: &str) -> Result<(), Error> {
     step(host, "reaching the agent", async {
-        let mut client = AgentClient::connect(&address, &token)
+        let mut client = AgentClient::connect(address, token)
             .await
             .map_err(|e| failed(host, "reaching the agent", e))?;
         match client.counters().await {
@@ -243,17 +285,7 @@ pub async fn deploy(host: &str) -> Result<Deployed, Error> {
             Ok(_) => Ok(()),
         }
     })
-    .await?;
-    Ok(Deployed {
-        host: host.to_string(),
-        address,
-        token,
-        copied: !there,
-        binary: remote,
-        took: started.elapsed(),
-        session,
-        child,
-    })
+    .await
 }
 
 impl Deployed {

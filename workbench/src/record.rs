@@ -24,7 +24,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use polars::prelude::*;
+use polars::prelude::{
+    Column, DataFrame, ParquetReader, ParquetWriter, PolarsError, PolarsResult, SerReader,
+};
 use serde::{Deserialize, Serialize};
 use vernier_agent::Sample;
 

@@ -18,15 +18,15 @@ mod correlogram;
 mod interarrival;
 mod load;
 mod plot;
+mod points;
 mod runs;
 mod table;
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::coordinator::{Check, CheckData, CheckKind, Event, EventKind, PointResult};
+use crate::coordinator::{CheckData, CheckKind, Event, PointResult};
 use crate::error::Error;
 use crate::record::{self, RunRecord};
 
@@ -38,6 +38,7 @@ pub use interarrival::{GapDensity, gap_density};
 pub use load::{LoadPoint, load_points};
 pub(crate) use plot::fmt_percentile;
 use plot::{Chart, Figure};
+use points::{Measured, last_checks, measured_points};
 pub use runs::{RunEstimate, RunsPoint, runs_points};
 pub use table::{PointRow, Summary, render_table, summarize};
 
@@ -108,14 +109,6 @@ impl Writer<'_> {
     }
 }
 
-/// One load point as the plots see it: its result and where its samples are.
-#[derive(Debug, Clone, Copy)]
-struct Measured<'a> {
-    /// The `point` column of the samples (the load point's number in the events).
-    point: usize,
-    result: &'a PointResult,
-}
-
 /// Reads `dir` (a run directory), writes the plots into `out` (default `dir/report/`) as
 /// `format` says and returns the table and the list of files written.
 ///
@@ -161,54 +154,7 @@ pub fn run(dir: &Path, out: Option<&Path>, format: PlotFormat) -> Result<Report,
     if measured.is_empty() {
         notes.push("no load point finished: no CCDF and no latency-vs-load plot".into());
     } else {
-        let series = match &samples {
-            Some(samples) => ccdf_series(samples, &measured, &mut notes)?,
-            None => Vec::new(),
-        };
-        if series.is_empty() {
-            notes.push(format!(
-                "no measured samples for any load point: {} skipped",
-                format.names("ccdf")
-            ));
-        } else {
-            plots.write("ccdf", ccdf::draw(&series))?;
-        }
-
-        let results: Vec<&PointResult> = measured.iter().map(|m| m.result).collect();
-        let (percentile, points) = load_points(&results);
-        let drawable = points.iter().filter(|p| p.value.is_some()).count();
-        if drawable >= 2 {
-            plots.write(
-                "latency-vs-load",
-                load::draw(percentile, &points, record.slo_rate),
-            )?;
-            let without_ci: Vec<String> = points
-                .iter()
-                .filter(|p| p.value.is_some() && p.ci.is_none())
-                .map(|p| plot::fmt_rate(p.target_rate))
-                .collect();
-            if !without_ci.is_empty() {
-                notes.push(format!(
-                    "{}: no CI at {} (drawn hollow)",
-                    format.names("latency-vs-load"),
-                    without_ci.join(", ")
-                ));
-            }
-        } else {
-            notes.push(format!(
-                "{} skipped: {drawable} point(s) with a {} (2 needed)",
-                format.names("latency-vs-load"),
-                percentile
-            ));
-        }
-
-        match budget_bars(&results) {
-            bars if bars.is_empty() => notes.push(format!(
-                "{} skipped: no finished point has a latency budget (records before budgets have none)",
-                format.names("budget")
-            )),
-            bars => plots.write("budget", budget::draw(&bars))?,
-        }
+        point_plots(&mut plots, &record, samples.as_ref(), &measured, &mut notes)?;
     }
 
     let results: Vec<&PointResult> = record.points.iter().collect();
@@ -217,6 +163,79 @@ pub fn run(dir: &Path, out: Option<&Path>, format: PlotFormat) -> Result<Report,
         plots.write("runs", runs::draw(percentile, &replicated))?;
     }
 
+    check_plots(&mut plots, &record)?;
+
+    Ok(Report {
+        summary,
+        plots: plots.written,
+        notes,
+    })
+}
+
+/// The plots over the finished points: their CCDFs (from `samples`), the tail against
+/// the load, and the latency budgets; what could not be drawn goes to `notes`.
+fn point_plots(
+    plots: &mut Writer<'_>,
+    record: &RunRecord,
+    samples: Option<&polars::prelude::DataFrame>,
+    measured: &[Measured<'_>],
+    notes: &mut Vec<String>,
+) -> Result<(), Error> {
+    let format = plots.format;
+    let series = match samples {
+        Some(samples) => ccdf_series(samples, measured, notes)?,
+        None => Vec::new(),
+    };
+    if series.is_empty() {
+        notes.push(format!(
+            "no measured samples for any load point: {} skipped",
+            format.names("ccdf")
+        ));
+    } else {
+        plots.write("ccdf", ccdf::draw(&series))?;
+    }
+
+    let results: Vec<&PointResult> = measured.iter().map(|m| m.result).collect();
+    let (percentile, points) = load_points(&results);
+    let drawable = points.iter().filter(|p| p.value.is_some()).count();
+    if drawable >= 2 {
+        plots.write(
+            "latency-vs-load",
+            load::draw(percentile, &points, record.slo_rate),
+        )?;
+        let without_ci: Vec<String> = points
+            .iter()
+            .filter(|p| p.value.is_some() && p.ci.is_none())
+            .map(|p| plot::fmt_rate(p.target_rate))
+            .collect();
+        if !without_ci.is_empty() {
+            notes.push(format!(
+                "{}: no CI at {} (drawn hollow)",
+                format.names("latency-vs-load"),
+                without_ci.join(", ")
+            ));
+        }
+    } else {
+        notes.push(format!(
+            "{} skipped: {drawable} point(s) with a {} (2 needed)",
+            format.names("latency-vs-load"),
+            percentile
+        ));
+    }
+
+    match budget_bars(&results) {
+        bars if bars.is_empty() => notes.push(format!(
+            "{} skipped: no finished point has a latency budget (records before budgets have none)",
+            format.names("budget")
+        )),
+        bars => plots.write("budget", budget::draw(&bars))?,
+    }
+    Ok(())
+}
+
+/// The plots of the checks the points rest on: each agent's inter-departure gaps and
+/// correlogram, from the last such check of each point.
+fn check_plots(plots: &mut Writer<'_>, record: &RunRecord) -> Result<(), Error> {
     for ((point, agent), (event, check)) in last_checks(&record.events, CheckKind::Interarrival) {
         if let Some(CheckData::Histogram {
             bin_ns,
@@ -245,12 +264,7 @@ pub fn run(dir: &Path, out: Option<&Path>, format: PlotFormat) -> Result<Report,
             )?;
         }
     }
-
-    Ok(Report {
-        summary,
-        plots: plots.written,
-        notes,
-    })
+    Ok(())
 }
 
 /// One CCDF curve per point, from the samples of the round its result used. Points
@@ -294,51 +308,12 @@ fn ccdf_series(
     Ok(series)
 }
 
-/// Each result's load point number (the samples' `point` column, the events' `point`).
-/// The i-th verdict event recorded the i-th result and says which point it was; a record
-/// without the events (written by hand) falls back to the position.
-fn point_numbers(record: &RunRecord) -> Vec<usize> {
-    let verdict_points: Vec<usize> = record
-        .events
-        .iter()
-        .filter(|e| matches!(e.kind, EventKind::Verdict(_)))
-        .map(|e| e.point)
-        .collect();
-    (0..record.points.len())
-        .map(|i| verdict_points.get(i).copied().unwrap_or(i))
-        .collect()
-}
-
-fn measured_points(record: &RunRecord) -> Vec<Measured<'_>> {
-    point_numbers(record)
-        .into_iter()
-        .zip(&record.points)
-        .map(|(point, result)| Measured { point, result })
-        .collect()
-}
-
-/// The last check of `kind` carrying plot data for each (point, agent): a check is
-/// repeated on every retry or round, and the last is the one the point's result rests on.
-fn last_checks(
-    events: &[Event],
-    kind: CheckKind,
-) -> BTreeMap<(usize, Option<usize>), (&Event, &Check)> {
-    let mut last = BTreeMap::new();
-    for event in events {
-        if let EventKind::Check(check) = &event.kind
-            && check.check == kind
-            && check.data.is_some()
-        {
-            last.insert((event.point, check.agent), (event, check));
-        }
-    }
-    last
-}
-
+/// How plot file names name an agent (`all`: the agents together).
 fn agent_name(agent: Option<usize>) -> String {
     agent.map_or_else(|| "all".to_string(), |a| a.to_string())
 }
 
+/// The title of a check's plot: what, which point at which load, which agent.
 fn check_title(what: &str, event: &Event, agent: Option<usize>) -> String {
     let agent = agent.map_or_else(|| "all agents".to_string(), |a| format!("agent {a}"));
     format!(
@@ -350,8 +325,9 @@ fn check_title(what: &str, event: &Event, agent: Option<usize>) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::points::point_numbers;
     use super::*;
-    use crate::coordinator::{Phase, Verdict};
+    use crate::coordinator::{Check, EventKind, Phase, Verdict};
     use crate::record::{FORMAT, Machine};
 
     fn event(point: usize, kind: EventKind) -> Event {

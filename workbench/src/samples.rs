@@ -225,7 +225,7 @@ fn read_parquet_parts(dir: &Path, column: Option<&str>) -> Result<Vec<f64>, Erro
 }
 
 fn read_parquet(path: &Path, column: Option<&str>) -> Result<Vec<f64>, Error> {
-    use polars::prelude::*;
+    use polars::prelude::{DataType, ParquetReader, PolarsError, SerReader};
     let bad =
         |e: PolarsError| Error::input(path, None, format!("not a readable Parquet file: {e}"));
     let mut reader = ParquetReader::new(open(path)?);

@@ -1,7 +1,10 @@
 //! Measured against ideal: a percentile vernier measured at each load, with its CI, beside
 //! the ideal queueing model's value at the same load (`vernier validate`'s figure).
 
-use plotters::prelude::*;
+use plotters::prelude::{
+    ChartBuilder, Circle, Color, DashedLineSeries, DrawingBackend, ErrorBar, PathElement,
+    SeriesLabelPosition,
+};
 
 use super::plot::{Area, CAPTION_SIZE, Chart, DrawError, Figure, color, fmt_num, legend};
 

@@ -1,6 +1,8 @@
 //! The latency budget plot: one stacked bar per load point, the measured p50 beside it.
 
-use plotters::prelude::*;
+use plotters::prelude::{
+    BLACK, ChartBuilder, Circle, Color, DrawingBackend, ErrorBar, Rectangle, SeriesLabelPosition,
+};
 
 use super::plot::{Area, CAPTION_SIZE, Chart, DrawError, Figure, color, fmt_num, fmt_rate};
 use crate::budget::Budget;

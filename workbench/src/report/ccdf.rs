@@ -1,7 +1,9 @@
 //! The latency CCDF: the plot tail-latency papers draw, a log y-axis so that the tail
 //! (p99, p99.9, p99.99) gets as much room as the body.
 
-use plotters::prelude::*;
+use plotters::prelude::{
+    ChartBuilder, Color, DrawingBackend, IntoLogRange, LineSeries, PathElement, SeriesLabelPosition,
+};
 use serde::Serialize;
 
 use super::plot::{Area, CAPTION_SIZE, Chart, DrawError, Figure, color, fmt_num, fmt_percentile};

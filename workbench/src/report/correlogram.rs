@@ -2,7 +2,10 @@
 //! independence check tried, against the band inside which independent samples fall. It
 //! shows why the sampling rate was divided, and by how much.
 
-use plotters::prelude::*;
+use plotters::prelude::{
+    ChartBuilder, Circle, Color, DashedLineSeries, DrawingBackend, IntoLogRange, LineSeries,
+    PathElement, RGBColor, SeriesLabelPosition,
+};
 
 use super::plot::{Area, CAPTION_SIZE, Chart, DrawError, Figure, color, fmt_num};
 use crate::coordinator::Check;

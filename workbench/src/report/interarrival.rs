@@ -2,7 +2,9 @@
 //! picture behind the inter-arrival check, which a bare A² or p-value does not give (a
 //! client that cannot keep up shows as a missing left edge, a timer as spikes).
 
-use plotters::prelude::*;
+use plotters::prelude::{
+    ChartBuilder, Color, DrawingBackend, LineSeries, PathElement, Rectangle, SeriesLabelPosition,
+};
 use serde::Serialize;
 
 use super::plot::{Area, CAPTION_SIZE, Chart, DrawError, Figure, color, fmt_num};

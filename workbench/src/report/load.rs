@@ -2,8 +2,13 @@
 //! knee is, and how sure each point is; beside it, the same percentile timed from the
 //! scheduled departures, which parts from it where the client falls behind.
 
+use plotters::coord::types::RangedCoordf64;
 use plotters::element::DashedPathElement;
-use plotters::prelude::*;
+use plotters::prelude::{
+    BLACK, Cartesian2d, ChartBuilder, ChartContext, Circle, Color, DashedLineSeries,
+    DrawingBackend, EmptyElement, ErrorBar, LineSeries, PathElement, RGBColor, SeriesLabelPosition,
+    TriangleMarker,
+};
 use serde::Serialize;
 use vernier_stats::Percentile;
 
@@ -130,6 +135,11 @@ struct Drawn {
     verdict: Verdict,
 }
 
+/// The chart's coordinates: achieved req/s across, µs up.
+type LoadAxes<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// Draws the points (with their CIs, by verdict), the tail from the schedule, the SLO's
+/// rate and the legend.
 fn draw_chart<DB: DrawingBackend>(
     area: &Area<DB>,
     name: &str,
@@ -188,6 +198,41 @@ where
         .axis_desc_style(("sans-serif", CAPTION_SIZE))
         .draw()?;
 
+    draw_points(&mut chart, &drawn)?;
+    if !scheduled.is_empty() {
+        draw_scheduled(&mut chart, name, &scheduled)?;
+    }
+    if drawn.iter().any(|d| d.ci.is_none()) {
+        // A legend entry for the hollow marker, drawn off the chart.
+        chart
+            .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())?
+            .label("no CI")
+            .legend(|(x, y)| Circle::new((x + 10, y), 5, BLACK.stroke_width(2)));
+    }
+    if let Some(rate) = slo_rate {
+        let c = color(2);
+        chart
+            .draw_series(DashedLineSeries::new(
+                [(rate, 0.0), (rate, ymax)],
+                8,
+                6,
+                c.stroke_width(2),
+            ))?
+            .label(format!("SLO rate {}", fmt_rate(rate)))
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
+    }
+    super::plot::legend(&mut chart, SeriesLabelPosition::UpperLeft)
+}
+
+/// The points joined in order of load, then each verdict's points with their CIs
+/// (filled with a CI, hollow without).
+fn draw_points<'a, DB: DrawingBackend + 'a>(
+    chart: &mut LoadAxes<'a, DB>,
+    drawn: &[Drawn],
+) -> Result<(), DrawError>
+where
+    DB::ErrorType: 'static,
+{
     chart.draw_series(LineSeries::new(
         drawn.iter().map(|d| (d.x, d.y)),
         RGBColor(150, 150, 150).stroke_width(1),
@@ -215,47 +260,38 @@ where
             .label(verdict.name())
             .legend(move |(x, y)| Circle::new((x + 10, y), 5, c.filled()));
     }
-    if !scheduled.is_empty() {
-        let c = color(3);
-        chart.draw_series(DashedLineSeries::new(
-            scheduled.iter().copied(),
-            6,
-            4,
-            c.stroke_width(2),
-        ))?;
-        chart
-            .draw_series(
-                scheduled
-                    .iter()
-                    .map(|&(x, y)| TriangleMarker::new((x, y), 6, c.stroke_width(2))),
-            )?
-            .label(format!("{name} from schedule"))
-            .legend(move |(x, y)| {
-                EmptyElement::at((x, y))
-                    + DashedPathElement::new([(0, 0), (20, 0)], 6, 4, c.stroke_width(2))
-                    + TriangleMarker::new((10, 0), 6, c.stroke_width(2))
-            });
-    }
-    if drawn.iter().any(|d| d.ci.is_none()) {
-        // A legend entry for the hollow marker, drawn off the chart.
-        chart
-            .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())?
-            .label("no CI")
-            .legend(|(x, y)| Circle::new((x + 10, y), 5, BLACK.stroke_width(2)));
-    }
-    if let Some(rate) = slo_rate {
-        let c = color(2);
-        chart
-            .draw_series(DashedLineSeries::new(
-                [(rate, 0.0), (rate, ymax)],
-                8,
-                6,
-                c.stroke_width(2),
-            ))?
-            .label(format!("SLO rate {}", fmt_rate(rate)))
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
-    }
-    super::plot::legend(&mut chart, SeriesLabelPosition::UpperLeft)
+    Ok(())
+}
+
+/// The tail timed from the scheduled departures: a dashed line with triangles.
+fn draw_scheduled<'a, DB: DrawingBackend + 'a>(
+    chart: &mut LoadAxes<'a, DB>,
+    name: &str,
+    scheduled: &[(f64, f64)],
+) -> Result<(), DrawError>
+where
+    DB::ErrorType: 'static,
+{
+    let c = color(3);
+    chart.draw_series(DashedLineSeries::new(
+        scheduled.iter().copied(),
+        6,
+        4,
+        c.stroke_width(2),
+    ))?;
+    chart
+        .draw_series(
+            scheduled
+                .iter()
+                .map(|&(x, y)| TriangleMarker::new((x, y), 6, c.stroke_width(2))),
+        )?
+        .label(format!("{name} from schedule"))
+        .legend(move |(x, y)| {
+            EmptyElement::at((x, y))
+                + DashedPathElement::new([(0, 0), (20, 0)], 6, 4, c.stroke_width(2))
+                + TriangleMarker::new((10, 0), 6, c.stroke_width(2))
+        });
+    Ok(())
 }
 
 #[cfg(test)]

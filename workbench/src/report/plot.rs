@@ -13,7 +13,10 @@
 use std::sync::OnceLock;
 
 use plotters::coord::Shift;
-use plotters::prelude::*;
+use plotters::prelude::{
+    BLACK, BitMapBackend, ChartContext, Color, DrawingArea, DrawingAreaErrorKind, DrawingBackend,
+    FontStyle, IntoDrawingArea, IntoFont, RGBColor, SVGBackend, SeriesLabelPosition, WHITE,
+};
 use vernier_stats::Percentile;
 
 /// The size of every plot, px.
@@ -242,6 +245,8 @@ pub(crate) fn fmt_rate(rate: f64) -> String {
 
 #[cfg(test)]
 mod tests {
+    use plotters::prelude::Rectangle;
+
     use super::*;
 
     #[test]

@@ -2,7 +2,10 @@
 //! with its own CI, and the CI across the runs. Where the runs' bars do not overlap, each
 //! run settled somewhere else (hysteresis), which no single run's CI shows.
 
-use plotters::prelude::*;
+use plotters::prelude::{
+    ChartBuilder, Circle, Color, DashedLineSeries, DrawingBackend, ErrorBar, LineSeries,
+    SeriesLabelPosition,
+};
 use serde::Serialize;
 use vernier_stats::Percentile;
 

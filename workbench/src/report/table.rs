@@ -77,7 +77,7 @@ pub fn summarize(dir: &Path, record: &RunRecord) -> Summary {
         timestamps: record.timestamps.clone(),
         verdict: record.verdict,
         slo_rate: record.slo_rate,
-        points: super::point_numbers(record)
+        points: super::points::point_numbers(record)
             .into_iter()
             .zip(&record.points)
             .flat_map(|(point, r)| {
@@ -183,119 +183,18 @@ pub fn render_table(summary: &Summary) -> String {
 /// The rows, their columns padded to line up, each point's percentiles from the schedule
 /// under its own, and the legend of the cells.
 fn points_table(points: &[PointRow]) -> String {
-    // Every percentile any point reported, ascending, so that columns line up across points.
-    let mut columns: Vec<f64> = Vec::new();
-    for p in points.iter().flat_map(|r| &r.percentiles) {
-        if !columns.iter().any(|&c| same_p(c, p.p)) {
-            columns.push(p.p);
-        }
-    }
-    columns.sort_by(f64::total_cmp);
-    let is_target = |c: f64| {
-        points
-            .iter()
-            .any(|r| same_p(r.target_percentile.percent(), c))
-    };
+    let columns = percentile_columns(points);
+    let header = header(points, &columns);
+    let rows: Vec<Vec<String>> = points.iter().map(|r| cells(r, &columns)).collect();
+    let scheduled: Vec<Option<Vec<String>>> =
+        points.iter().map(|r| schedule_cells(r, &columns)).collect();
+    let layout = Padding::new(&header, &rows, &scheduled);
 
-    let mut header = vec![
-        "point".to_string(),
-        "target/s".into(),
-        "achieved/s".into(),
-        "verdict".into(),
-        "samples".into(),
-    ];
-    header.extend(columns.iter().map(|&c| {
-        format!(
-            "{} µs{}",
-            fmt_percentile(c),
-            if is_target(c) { "*" } else { "" }
-        )
-    }));
-    let rows: Vec<Vec<String>> = points
-        .iter()
-        .map(|r| {
-            let mut row = vec![
-                r.run
-                    .map_or_else(|| r.point.to_string(), |k| format!(" run {k}")),
-                fmt_num(r.target_rate),
-                format!("{:.1}", r.achieved_rate),
-                r.verdict.name().to_string(),
-                r.samples.to_string(),
-            ];
-            row.extend(columns.iter().map(|&c| {
-                r.percentiles
-                    .iter()
-                    .find(|p| same_p(p.p, c))
-                    .map_or_else(|| "-".to_string(), fmt_cell)
-            }));
-            row
-        })
-        .collect();
-    // The percentile cells of the line under each row (`None`: the point has none).
-    let scheduled: Vec<Option<Vec<String>>> = points
-        .iter()
-        .map(|r| {
-            (!r.from_schedule.is_empty() && !columns.is_empty()).then(|| {
-                columns
-                    .iter()
-                    .map(|&c| {
-                        r.from_schedule
-                            .iter()
-                            .find(|s| same_p(s.p, c))
-                            .map_or_else(|| "-".to_string(), fmt_schedule)
-                    })
-                    .collect()
-            })
-        })
-        .collect();
-    let widths: Vec<usize> = (0..header.len())
-        .map(|i| {
-            let under = scheduled
-                .iter()
-                .flatten()
-                .filter_map(|cells| i.checked_sub(LEADING).map(|j| cells[j].chars().count()));
-            std::iter::once(&header)
-                .chain(&rows)
-                .map(|row| row[i].chars().count())
-                .chain(under)
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    // Counts and rates are right-aligned; words and percentile cells left-aligned.
-    let right = |i: usize| matches!(i, 0 | 1 | 2 | 4);
-    let line = |row: &[String]| -> String {
-        let cells: Vec<String> = row
-            .iter()
-            .enumerate()
-            .map(|(i, cell)| {
-                let pad = " ".repeat(widths[i] - cell.chars().count());
-                if right(i) {
-                    format!("{pad}{cell}")
-                } else {
-                    format!("{cell}{pad}")
-                }
-            })
-            .collect();
-        format!("{}\n", cells.join("  ").trim_end())
-    };
-
-    // The line under a row: its label right-aligned under the leading columns.
-    let label_width = widths[..LEADING].iter().sum::<usize>() + 2 * (LEADING - 1);
-    let under = |cells: &[String]| -> String {
-        let mut row = vec![format!("{:>label_width$}", "from schedule")];
-        row.extend(cells.iter().enumerate().map(|(j, cell)| {
-            let pad = " ".repeat(widths[LEADING + j] - cell.chars().count());
-            format!("{cell}{pad}")
-        }));
-        format!("{}\n", row.join("  ").trim_end())
-    };
-
-    let mut out = line(&header);
+    let mut out = layout.line(&header);
     for ((row, point), scheduled) in rows.iter().zip(points).zip(&scheduled) {
-        out.push_str(&line(row));
+        out.push_str(&layout.line(row));
         if let Some(cells) = scheduled {
-            out.push_str(&under(cells));
+            out.push_str(&layout.under(cells));
         }
         let label = match point.verdict {
             Verdict::NotAvailable => "N/A",
@@ -316,9 +215,145 @@ fn points_table(points: &[PointRow]) -> String {
             out.push_str(&format!("        host: {}\n", probes.join(" · ")));
         }
     }
+    out.push_str(&legend(points, &columns, &scheduled));
+    out
+}
+
+/// Every percentile any point reported, ascending, so that columns line up across points.
+fn percentile_columns(points: &[PointRow]) -> Vec<f64> {
+    let mut columns: Vec<f64> = Vec::new();
+    for p in points.iter().flat_map(|r| &r.percentiles) {
+        if !columns.iter().any(|&c| same_p(c, p.p)) {
+            columns.push(p.p);
+        }
+    }
+    columns.sort_by(f64::total_cmp);
+    columns
+}
+
+/// Whether percentile `c` is some point's target (marked `*`).
+fn is_target(points: &[PointRow], c: f64) -> bool {
+    points
+        .iter()
+        .any(|r| same_p(r.target_percentile.percent(), c))
+}
+
+/// The header row: the leading columns, then a column per percentile.
+fn header(points: &[PointRow], columns: &[f64]) -> Vec<String> {
+    let mut header = vec![
+        "point".to_string(),
+        "target/s".into(),
+        "achieved/s".into(),
+        "verdict".into(),
+        "samples".into(),
+    ];
+    header.extend(columns.iter().map(|&c| {
+        format!(
+            "{} µs{}",
+            fmt_percentile(c),
+            if is_target(points, c) { "*" } else { "" }
+        )
+    }));
+    header
+}
+
+/// A point's (or run's) row: the leading cells, then its value and CI per column.
+fn cells(r: &PointRow, columns: &[f64]) -> Vec<String> {
+    let mut row = vec![
+        r.run
+            .map_or_else(|| r.point.to_string(), |k| format!(" run {k}")),
+        fmt_num(r.target_rate),
+        format!("{:.1}", r.achieved_rate),
+        r.verdict.name().to_string(),
+        r.samples.to_string(),
+    ];
+    row.extend(columns.iter().map(|&c| {
+        r.percentiles
+            .iter()
+            .find(|p| same_p(p.p, c))
+            .map_or_else(|| "-".to_string(), fmt_cell)
+    }));
+    row
+}
+
+/// The percentile cells of the line under a row (`None`: the point has none).
+fn schedule_cells(r: &PointRow, columns: &[f64]) -> Option<Vec<String>> {
+    (!r.from_schedule.is_empty() && !columns.is_empty()).then(|| {
+        columns
+            .iter()
+            .map(|&c| {
+                r.from_schedule
+                    .iter()
+                    .find(|s| same_p(s.p, c))
+                    .map_or_else(|| "-".to_string(), fmt_schedule)
+            })
+            .collect()
+    })
+}
+
+/// The columns' widths, wide enough for every cell above and under.
+#[derive(Debug)]
+struct Padding {
+    widths: Vec<usize>,
+}
+
+impl Padding {
+    /// The widths of `header`, `rows` and the lines under them.
+    fn new(header: &[String], rows: &[Vec<String>], scheduled: &[Option<Vec<String>>]) -> Padding {
+        let widths: Vec<usize> = (0..header.len())
+            .map(|i| {
+                let under = scheduled
+                    .iter()
+                    .flatten()
+                    .filter_map(|cells| i.checked_sub(LEADING).map(|j| cells[j].chars().count()));
+                std::iter::once(header)
+                    .chain(rows.iter().map(Vec::as_slice))
+                    .map(|row| row[i].chars().count())
+                    .chain(under)
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        Padding { widths }
+    }
+
+    /// A row padded: counts and rates are right-aligned; words and percentile cells
+    /// left-aligned.
+    fn line(&self, row: &[String]) -> String {
+        let right = |i: usize| matches!(i, 0 | 1 | 2 | 4);
+        let cells: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(i, cell)| {
+                let pad = " ".repeat(self.widths[i] - cell.chars().count());
+                if right(i) {
+                    format!("{pad}{cell}")
+                } else {
+                    format!("{cell}{pad}")
+                }
+            })
+            .collect();
+        format!("{}\n", cells.join("  ").trim_end())
+    }
+
+    /// The line under a row: its label right-aligned under the leading columns.
+    fn under(&self, cells: &[String]) -> String {
+        let label_width = self.widths[..LEADING].iter().sum::<usize>() + 2 * (LEADING - 1);
+        let mut row = vec![format!("{:>label_width$}", "from schedule")];
+        row.extend(cells.iter().enumerate().map(|(j, cell)| {
+            let pad = " ".repeat(self.widths[LEADING + j] - cell.chars().count());
+            format!("{cell}{pad}")
+        }));
+        format!("{}\n", row.join("  ").trim_end())
+    }
+}
+
+/// What the cells mean, for the kinds of cells the table has.
+fn legend(points: &[PointRow], columns: &[f64], scheduled: &[Option<Vec<String>>]) -> String {
+    let mut out = String::new();
     if !columns.is_empty() {
         out.push_str("\nlatencies in µs: estimate [CI low, CI high]");
-        if columns.iter().any(|&c| is_target(c)) {
+        if columns.iter().any(|&c| is_target(points, c)) {
             out.push_str("; * the target percentile");
         }
         out.push('\n');

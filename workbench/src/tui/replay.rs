@@ -206,9 +206,19 @@ impl Player {
     pub fn seek(&mut self, app: &mut App, to: f64) {
         let to = to.clamp(0.0, self.end());
         if to < self.at || (self.finished && to < self.end()) {
-            let keep = (app.load_chart, app.report.take(), app.show_report, app.help);
+            let keep = (
+                app.ui.load_chart,
+                app.history.report.take(),
+                app.ui.show_report,
+                app.ui.help,
+            );
             *app = self.app();
-            (app.load_chart, app.report, app.show_report, app.help) = keep;
+            (
+                app.ui.load_chart,
+                app.history.report,
+                app.ui.show_report,
+                app.ui.help,
+            ) = keep;
             self.next = 0;
             self.finished = false;
         }
@@ -314,16 +324,16 @@ mod tests {
         let mut app = player.app();
         let t = player.time_of(&"verdict".parse().unwrap()).unwrap();
         player.seek(&mut app, t);
-        assert_eq!(app.results.len(), 1);
-        let log = app.log.clone();
+        assert_eq!(app.history.results.len(), 1);
+        let log = app.history.log.clone();
         // Forward to the end, then back: the same point, the same log.
         player.seek(&mut app, player.end());
-        assert!(app.finished.is_some());
-        assert_eq!(app.results.len(), 3);
+        assert!(app.history.finished.is_some());
+        assert_eq!(app.history.results.len(), 3);
         player.seek(&mut app, t);
-        assert!(app.finished.is_none());
-        assert_eq!(app.results.len(), 1);
-        assert_eq!(app.log, log);
+        assert!(app.history.finished.is_none());
+        assert_eq!(app.history.results.len(), 1);
+        assert_eq!(app.history.log, log);
         // Playing moves by wall time × speed; pausing stops it.
         player.speed_by(4.0);
         let before = player.at();

@@ -7,6 +7,7 @@
 mod agents;
 mod aggregate;
 mod footer;
+mod format;
 mod header;
 mod log;
 mod overlay;
@@ -44,10 +45,10 @@ pub fn render(frame: &mut Frame, app: &App) {
     ])
     .areas(area);
     header::render(frame, app, theme, head);
-    if app.finished.is_some() {
+    if app.history.finished.is_some() {
         verdict::render(frame, app, theme, body);
     } else {
-        let agents = app.agents.len().clamp(1, 8) as u16 + 2;
+        let agents = app.live.agents.len().clamp(1, 8) as u16 + 2;
         let rest = body.height.saturating_sub(agents);
         let aggregate = (rest / 2 + 1).clamp(7, 18).min(rest.saturating_sub(3));
         let [a, g, l] = Layout::vertical([
@@ -61,28 +62,12 @@ pub fn render(frame: &mut Frame, app: &App) {
         log::render(frame, app, theme, l);
     }
     footer::render(frame, app, theme, foot);
-    if app.show_report {
+    if app.ui.show_report {
         overlay::report(frame, app, theme, body);
-    } else if app.show_budget {
+    } else if app.ui.show_budget {
         overlay::budget(frame, app, theme, body);
-    } else if app.help {
+    } else if app.ui.help {
         overlay::help(frame, app, theme, body);
-    }
-}
-
-/// A figure with `digits` decimals, or `-`.
-fn opt(v: Option<f64>, digits: usize) -> String {
-    v.map_or("-".into(), |x| format!("{x:.digits$}"))
-}
-
-/// A rate for a narrow cell: 950, 20.5k, 150k.
-fn rate(r: f64) -> String {
-    if r >= 100_000.0 {
-        format!("{:.0}k", r / 1e3)
-    } else if r >= 10_000.0 {
-        format!("{:.1}k", r / 1e3)
-    } else {
-        format!("{r:.0}")
     }
 }
 

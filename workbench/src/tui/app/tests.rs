@@ -2,8 +2,14 @@
 
 use std::path::PathBuf;
 
+use super::keys::SEEK_STEP_S;
 use super::*;
-use crate::coordinator::{Check, Event, Progress, Reason, ReasonKind};
+use crate::coordinator::{
+    AgentProgress, Check, CheckKind, Event, EventKind, Phase, PointResult, Progress, Reason,
+    ReasonKind, UserCommand, Verdict,
+};
+use crate::scenario::Method;
+use crate::session::Update;
 use vernier_stats::Percentile;
 
 fn event(at: f64, point: usize, kind: EventKind) -> AppEvent {
@@ -90,12 +96,15 @@ fn under_vernier_a_reported_check_that_fails_is_no_failed_step_and_the_steps_say
         0,
         check(CheckKind::Interarrival, Some(0), false),
     ));
-    assert_eq!(app.marks[Step::Interarrival as usize], None);
-    assert_eq!(app.step, Some(Step::Interarrival));
+    assert_eq!(app.live.marks[Step::Interarrival as usize], None);
+    assert_eq!(app.live.step, Some(Step::Interarrival));
     assert!(
-        app.log.iter().any(|l| l.contains("✗ inter-arrival")),
+        app.history
+            .log
+            .iter()
+            .any(|l| l.contains("✗ inter-arrival")),
         "{:?}",
-        app.log
+        app.history.log
     );
     assert_eq!(
         Step::Interarrival.name(Method::Vernier, false),
@@ -111,7 +120,7 @@ fn under_vernier_a_reported_check_that_fails_is_no_failed_step_and_the_steps_say
     );
     // The departures' effect on the answer is a gate: its failure is a failed step.
     app.update(event(3.0, 0, check(CheckKind::Departures, None, false)));
-    assert_eq!(app.marks[Step::Interarrival as usize], Some(false));
+    assert_eq!(app.live.marks[Step::Interarrival as usize], Some(false));
 }
 
 #[test]
@@ -123,34 +132,34 @@ fn events_move_the_steps_and_fill_the_rows() {
         },
         false,
     );
-    assert_eq!(app.step, None);
+    assert_eq!(app.live.step, None);
     app.update(AppEvent::Session(Update::Started {
         record: PathBuf::from("runs/x"),
         timestamps: "kernel".into(),
         confined: Vec::new(),
         metrics: None,
     }));
-    assert_eq!(app.step, Some(Step::Load));
+    assert_eq!(app.live.step, Some(Step::Load));
     assert_eq!(app.record, Some(PathBuf::from("runs/x")));
     app.update(event(0.0, 0, phase(Phase::Warmup)));
-    assert_eq!(app.step, Some(Step::Warmup));
+    assert_eq!(app.live.step, Some(Step::Warmup));
     app.update(event(1.0, 0, check(CheckKind::Rate, None, true)));
     app.update(event(1.0, 0, phase(Phase::Interarrival)));
-    assert_eq!(app.step, Some(Step::Interarrival));
+    assert_eq!(app.live.step, Some(Step::Interarrival));
     app.update(event(
         1.5,
         0,
         check(CheckKind::Interarrival, Some(1), false),
     ));
-    assert_eq!(app.agents.len(), 2);
+    assert_eq!(app.live.agents.len(), 2);
     assert_eq!(
-        app.agents[1].interarrival,
+        app.live.agents[1].interarrival,
         Some((Some(0.5), Some(0.2), false))
     );
-    assert_eq!(app.marks[Step::Interarrival as usize], Some(false));
+    assert_eq!(app.live.marks[Step::Interarrival as usize], Some(false));
     app.update(event(2.0, 0, phase(Phase::Measure)));
-    assert_eq!(app.step, Some(Step::Measure));
-    assert_eq!(app.marks[Step::Interarrival as usize], Some(true));
+    assert_eq!(app.live.step, Some(Step::Measure));
+    assert_eq!(app.live.marks[Step::Interarrival as usize], Some(true));
     app.update(event(
         2.5,
         0,
@@ -186,20 +195,20 @@ fn events_move_the_steps_and_fill_the_rows() {
             host: Vec::new(),
         }),
     ));
-    assert_eq!(app.samples, 800);
-    assert_eq!(app.ccdf.len(), 2);
-    assert_eq!(app.throughput.back(), Some(&18_000));
-    assert_eq!(app.agents[0].progress.as_ref().unwrap().errors, 1);
-    assert_eq!((app.elapsed_s, app.max_duration_s), (2.5, 30.0));
+    assert_eq!(app.live.samples, 800);
+    assert_eq!(app.live.ccdf.len(), 2);
+    assert_eq!(app.live.throughput.back(), Some(&18_000));
+    assert_eq!(app.live.agents[0].progress.as_ref().unwrap().errors, 1);
+    assert_eq!((app.live.elapsed_s, app.live.max_duration_s), (2.5, 30.0));
     app.update(event(3.0, 0, check(CheckKind::Independence, Some(0), true)));
-    assert_eq!(app.step, Some(Step::Independence));
-    assert_eq!(app.marks[Step::Measure as usize], Some(true));
+    assert_eq!(app.live.step, Some(Step::Independence));
+    assert_eq!(app.live.marks[Step::Measure as usize], Some(true));
     app.update(event(3.0, 0, check(CheckKind::Stationarity, Some(0), true)));
     app.update(event(3.0, 0, check(CheckKind::Confidence, None, false)));
-    assert_eq!(app.step, Some(Step::Confidence));
-    assert_eq!(app.marks[Step::Confidence as usize], Some(false));
+    assert_eq!(app.live.step, Some(Step::Confidence));
+    assert_eq!(app.live.marks[Step::Confidence as usize], Some(false));
     app.update(event(3.0, 0, phase(Phase::Paused)));
-    assert!(app.paused);
+    assert!(app.live.paused);
     app.update(event(
         3.1,
         0,
@@ -207,34 +216,35 @@ fn events_move_the_steps_and_fill_the_rows() {
             command: "pause".into(),
         },
     ));
-    assert!(app.log.back().unwrap().ends_with("» pause"));
+    assert!(app.history.log.back().unwrap().ends_with("» pause"));
     app.update(event(
         4.0,
         0,
         EventKind::Verdict(Box::new(result(Verdict::NotAvailable))),
     ));
-    assert_eq!(app.step, Some(Step::Verdict));
-    assert_eq!(app.marks[Step::Verdict as usize], Some(false));
-    assert_eq!(app.ci_percentile, Percentile::P99_9);
+    assert_eq!(app.live.step, Some(Step::Verdict));
+    assert_eq!(app.live.marks[Step::Verdict as usize], Some(false));
+    assert_eq!(app.live.ci_percentile, Percentile::P99_9);
     assert_eq!(
-        app.results.last().map(|r| r.verdict),
+        app.history.results.last().map(|r| r.verdict),
         Some(Verdict::NotAvailable)
     );
     assert!(
-        app.log
+        app.history
+            .log
             .back()
             .unwrap()
             .contains("verdict n/a at 20000 req/s: heavy_tail")
     );
     // A new point clears the per-point state but keeps the results.
     app.update(event(4.0, 1, phase(Phase::Warmup)));
-    assert_eq!(app.point, 1);
-    assert!(app.ccdf.is_empty());
-    assert_eq!(app.agents[1].interarrival, None);
-    assert_eq!(app.marks[Step::Verdict as usize], None);
-    assert_eq!(app.results.len(), 1);
+    assert_eq!(app.live.point, 1);
+    assert!(app.live.ccdf.is_empty());
+    assert_eq!(app.live.agents[1].interarrival, None);
+    assert_eq!(app.live.marks[Step::Verdict as usize], None);
+    assert_eq!(app.history.results.len(), 1);
     // Windows change nothing shown.
-    let before = app.log.len();
+    let before = app.history.log.len();
     app.update(event(
         4.1,
         1,
@@ -244,12 +254,12 @@ fn events_move_the_steps_and_fill_the_rows() {
             latency_mean_us: None,
         },
     ));
-    assert_eq!(app.log.len(), before);
+    assert_eq!(app.history.log.len(), before);
     // The end; a report arrives.
     assert_eq!(app.update(AppEvent::Finished(Finished::default())), None);
-    assert!(app.finished.is_some());
+    assert!(app.history.finished.is_some());
     app.update(AppEvent::Report(Err("no samples".into())));
-    assert_eq!(app.report, Some(Err("no samples".into())));
+    assert_eq!(app.history.report, Some(Err("no samples".into())));
 }
 
 #[test]
@@ -260,7 +270,7 @@ fn steering_keys_become_commands() {
         command(&mut app, Key::Char('p')),
         Some(AppAction::Command(UserCommand::Pause))
     );
-    app.paused = true;
+    app.live.paused = true;
     assert_eq!(
         command(&mut app, Key::Char('p')),
         Some(AppAction::Command(UserCommand::Resume))
@@ -292,7 +302,7 @@ fn steering_keys_become_commands() {
     ] {
         assert_eq!(command(&mut app, key), None);
     }
-    assert_eq!(app.typing.as_deref(), Some("25k"));
+    assert_eq!(app.ui.typing.as_deref(), Some("25k"));
     assert_eq!(
         command(&mut app, Key::Enter),
         Some(AppAction::Command(UserCommand::SetLoad(25_000.0)))
@@ -301,22 +311,23 @@ fn steering_keys_become_commands() {
     command(&mut app, Key::Char('l'));
     command(&mut app, Key::Char('.'));
     assert_eq!(command(&mut app, Key::Enter), None);
-    assert!(app.notice.as_deref().unwrap().contains("not a load"));
+    assert!(app.ui.notice.as_deref().unwrap().contains("not a load"));
     command(&mut app, Key::Char('l'));
     command(&mut app, Key::Esc);
-    assert_eq!(app.typing, None);
+    assert_eq!(app.ui.typing, None);
     // Unknown keys do nothing; `g` and `?` change the view only.
     assert_eq!(command(&mut app, Key::Char('z')), None);
     assert_eq!(command(&mut app, Key::Char('g')), None);
-    assert!(app.load_chart);
+    assert!(app.ui.load_chart);
     assert_eq!(command(&mut app, Key::Char('?')), None);
-    assert!(app.help);
+    assert!(app.ui.help);
     assert_eq!(command(&mut app, Key::Esc), None);
-    assert!(!app.help);
+    assert!(!app.ui.help);
     // The report waits for the end.
     assert_eq!(command(&mut app, Key::Char('r')), None);
     assert!(
-        app.notice
+        app.ui
+            .notice
             .as_deref()
             .unwrap()
             .contains("when the run has finished")
@@ -327,15 +338,15 @@ fn steering_keys_become_commands() {
 fn quit_asks_then_waits_for_the_record() {
     let mut app = running();
     assert_eq!(app.update(AppEvent::Key(Key::Char('q'))), None);
-    assert!(app.confirm_quit);
+    assert!(app.ui.confirm_quit);
     assert_eq!(app.update(AppEvent::Key(Key::Char('n'))), None);
-    assert!(!app.confirm_quit && !app.quitting);
+    assert!(!app.ui.confirm_quit && !app.ui.quitting);
     app.update(AppEvent::Key(Key::Char('q')));
     assert_eq!(
         app.update(AppEvent::Key(Key::Char('y'))),
         Some(AppAction::Command(UserCommand::Quit))
     );
-    assert!(app.quitting);
+    assert!(app.ui.quitting);
     // Asking twice sends one quit.
     assert_eq!(app.update(AppEvent::Key(Key::Interrupt)), None);
     // The session saved the record: now the UI leaves.
@@ -356,15 +367,21 @@ fn a_finished_run_has_the_report_and_q_leaves() {
     let mut app = running();
     app.update(AppEvent::Finished(Finished::default()));
     assert_eq!(app.update(AppEvent::Key(Key::Char('a'))), None);
-    assert!(app.notice.as_deref().unwrap().contains("the run is over"));
+    assert!(
+        app.ui
+            .notice
+            .as_deref()
+            .unwrap()
+            .contains("the run is over")
+    );
     assert_eq!(
         app.update(AppEvent::Key(Key::Char('r'))),
         Some(AppAction::OpenReport)
     );
-    assert!(app.show_report);
+    assert!(app.ui.show_report);
     // While the report is open, q closes it rather than quitting.
     assert_eq!(app.update(AppEvent::Key(Key::Char('q'))), None);
-    assert!(!app.show_report);
+    assert!(!app.ui.show_report);
     app.update(AppEvent::Report(Ok(ReportView {
         table: "t".into(),
         plots: vec![],
@@ -372,7 +389,7 @@ fn a_finished_run_has_the_report_and_q_leaves() {
     })));
     // A report already made is shown, not made again.
     assert_eq!(app.update(AppEvent::Key(Key::Char('r'))), None);
-    assert!(app.show_report);
+    assert!(app.ui.show_report);
     app.update(AppEvent::Key(Key::Esc));
     assert_eq!(
         app.update(AppEvent::Key(Key::Char('q'))),
@@ -405,7 +422,13 @@ fn a_replay_has_the_player_keys_and_no_steering() {
         Some(AppAction::Replay(ReplayControl::Speed(2.0)))
     );
     assert_eq!(key(&mut app, Key::Char('+')), None);
-    assert!(app.notice.as_deref().unwrap().contains("cannot be steered"));
+    assert!(
+        app.ui
+            .notice
+            .as_deref()
+            .unwrap()
+            .contains("cannot be steered")
+    );
     let status = ReplayStatus {
         at: 3.0,
         end: 9.0,

@@ -10,16 +10,17 @@ use ratatui::widgets::{Block, Borders, Cell, Row, Table};
 
 use super::super::app::App;
 use super::super::theme::Theme;
-use super::{opt, rate};
+use super::format::{opt, rate};
 
 /// The achieved rate below this share of the target is marked failing.
 const RATE_TOLERANCE: f64 = 0.95;
 
 pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
     let is_lost = |a: &super::super::app::AgentRow| a.progress.as_ref().is_some_and(|p| p.lost);
-    let live = app.agents.iter().filter(|a| !is_lost(a)).count();
-    let want = app.rate / live.max(1) as f64;
+    let live = app.live.agents.iter().filter(|a| !is_lost(a)).count();
+    let want = app.live.rate / live.max(1) as f64;
     let rows: Vec<Row> = app
+        .live
         .agents
         .iter()
         .enumerate()
@@ -33,7 +34,7 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
                 ]);
             }
             let got = p.map_or(0.0, |p| p.achieved_rate);
-            let rate_ok = got >= RATE_TOLERANCE * want || app.paused;
+            let rate_ok = got >= RATE_TOLERANCE * want || app.live.paused;
             let rate_cell = Cell::from(Span::styled(
                 format!(
                     "{}/{}{}",
@@ -59,11 +60,11 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
                 "{}·{:.1}%",
                 p.and_then(|p| p.independence_lag)
                     .map_or("-".into(), |l| l.to_string()),
-                app.sampling_rate * 100.0
+                app.live.sampling_rate * 100.0
             );
             let ci = match p.and_then(|p| p.ci_width_us) {
                 Some(w) => {
-                    let pass = app.ci_target_us.is_some_and(|t| w <= t);
+                    let pass = app.live.ci_target_us.is_some_and(|t| w <= t);
                     Cell::from(Span::styled(
                         format!("{w:.1}{}", if pass { "✓" } else { "✗" }),
                         theme.pass(pass),
@@ -112,7 +113,8 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
     let title = Line::from(format!(
         " agents ({} req/s in all{}) ",
         rate(
-            app.agents
+            app.live
+                .agents
                 .iter()
                 .filter_map(|a| a.progress.as_ref())
                 .filter(|p| !p.lost)
@@ -130,7 +132,8 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
 /// ` · host stall p99 1.2 ms`: the worst probe's p99 lateness while the round measures
 /// (how long the host held a core), or nothing before a report.
 fn host_stall(app: &App) -> String {
-    app.host
+    app.live
+        .host
         .iter()
         .filter(|h| h.wakeups > 0)
         .map(|h| h.late_p99_us)

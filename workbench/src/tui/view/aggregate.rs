@@ -14,7 +14,7 @@ use ratatui::widgets::{
 
 use super::super::app::App;
 use super::super::theme::Theme;
-use super::rate;
+use super::format::rate;
 use crate::coordinator::{PercentileResult, PointResult, Verdict};
 use vernier_stats::Percentile;
 
@@ -48,7 +48,7 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
         let [t, c] = Layout::horizontal([Constraint::Percentage(48), Constraint::Percentage(52)])
             .areas(area);
         points(frame, app, theme, t);
-        if app.load_chart {
+        if app.ui.load_chart {
             load_chart(frame, app, theme, c);
         } else {
             ccdf_chart(frame, app, theme, c);
@@ -88,14 +88,15 @@ fn points(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
     let wide = area.width > base + 1 + P50_COLUMN;
     let from_schedule =
         area.width >= base + 1 + SCHEDULE_COLUMN + if wide { 1 + P50_COLUMN } else { 0 };
-    let target = app.ci_percentile.to_string();
+    let target = app.live.ci_percentile.to_string();
     // A replicated point's runs are rows under it; the runs of the point still going
     // come before its live row.
     let mut rows: Vec<Row> = app
+        .history
         .results
         .iter()
         .flat_map(with_runs)
-        .chain(app.runs.iter().map(|r| (run_label(r), r)))
+        .chain(app.history.runs.iter().map(|r| (run_label(r), r)))
         .map(|(label, r)| {
             let pct = |p: f64| r.percentile_text(p);
             let mut cells = vec![
@@ -118,19 +119,21 @@ fn points(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
             Row::new(cells)
         })
         .collect();
-    if app.finished.is_none() {
+    if app.history.finished.is_none() {
         let live = app
+            .live
             .ccdf
             .iter()
-            .find(|(_, share)| (share - app.ci_percentile.tail()).abs() < 1e-12)
+            .find(|(_, share)| (share - app.live.ci_percentile.tail()).abs() < 1e-12)
             .map_or("-".to_string(), |(us, _)| format!("≈{us:.1} (live)"));
         let median = app
+            .live
             .ccdf
             .iter()
             .find(|(_, share)| (share - 0.5).abs() < 1e-12)
             .map_or("-".to_string(), |(us, _)| format!("≈{us:.1}"));
         let mut cells = vec![
-            Cell::from(rate(app.rate)),
+            Cell::from(rate(app.live.rate)),
             Cell::from(Span::styled("… now", theme.accent())),
         ];
         if wide {
@@ -173,8 +176,8 @@ fn points(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
         height: s.height.min(4),
         ..s
     };
-    if s.height >= 3 && !app.throughput.is_empty() {
-        let data: Vec<u64> = app.throughput.iter().copied().collect();
+    if s.height >= 3 && !app.live.throughput.is_empty() {
+        let data: Vec<u64> = app.live.throughput.iter().copied().collect();
         let last = data.last().copied().unwrap_or(0);
         let spark = Sparkline::default()
             .data(&data)
@@ -203,9 +206,14 @@ fn share_label(log10: f64) -> String {
 
 /// The latency CCDF of the current round (or the last point's), log scale.
 pub(super) fn ccdf_chart(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
-    let last = app.results.iter().rev().find(|r| r.percentiles.len() >= 2);
+    let last = app
+        .history
+        .results
+        .iter()
+        .rev()
+        .find(|r| r.percentiles.len() >= 2);
     let title = match last {
-        Some(r) if app.ccdf.is_empty() => {
+        Some(r) if app.live.ccdf.is_empty() => {
             format!(" latency CCDF at {} req/s (done) ", rate(r.target_rate))
         }
         _ => " latency CCDF now (share above, log) ".to_string(),
@@ -213,7 +221,7 @@ pub(super) fn ccdf_chart(frame: &mut Frame, app: &App, theme: Theme, area: Rect)
     let block = Block::default()
         .borders(Borders::TOP | Borders::LEFT)
         .title(title);
-    let ccdf: Vec<(f64, f64)> = if app.ccdf.is_empty() {
+    let ccdf: Vec<(f64, f64)> = if app.live.ccdf.is_empty() {
         // Between points: the last point's final distribution, from its percentiles.
         last.map(|r| {
             r.percentiles
@@ -223,7 +231,7 @@ pub(super) fn ccdf_chart(frame: &mut Frame, app: &App, theme: Theme, area: Rect)
         })
         .unwrap_or_default()
     } else {
-        app.ccdf.clone()
+        app.live.ccdf.clone()
     };
     if ccdf.len() < 2 {
         frame.render_widget(
@@ -235,11 +243,11 @@ pub(super) fn ccdf_chart(frame: &mut Frame, app: &App, theme: Theme, area: Rect)
     let data: Vec<(f64, f64)> = ccdf.iter().map(|(us, s)| (*us, s.log10())).collect();
     let x_max = data.iter().map(|d| d.0).fold(0.0, f64::max) * 1.05;
     let y_min = data.iter().map(|d| d.1).fold(0.0, f64::min).floor();
-    let target_y = app.ci_percentile.tail().log10();
+    let target_y = app.live.ci_percentile.tail().log10();
     let target_line = [(0.0, target_y), (x_max, target_y)];
     let mut datasets = vec![
         Dataset::default()
-            .name(app.ci_percentile.to_string())
+            .name(app.live.ci_percentile.to_string())
             .marker(Marker::Braille)
             .graph_type(GraphType::Line)
             .style(theme.dim())
@@ -270,11 +278,12 @@ pub(super) fn ccdf_chart(frame: &mut Frame, app: &App, theme: Theme, area: Rect)
 
 /// The target percentile against the achieved load, CIs as bars, the current load marked.
 pub(super) fn load_chart(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
-    let target = app.ci_percentile.to_string();
+    let target = app.live.ci_percentile.to_string();
     let block = Block::default()
         .borders(Borders::TOP | Borders::LEFT)
         .title(format!(" {target} vs load "));
     let measured: Vec<(f64, &PercentileResult)> = app
+        .history
         .results
         .iter()
         .filter_map(|r| r.target().map(|t| (r.achieved_rate, t)))
@@ -283,7 +292,7 @@ pub(super) fn load_chart(frame: &mut Frame, app: &App, theme: Theme, area: Rect)
         frame.render_widget(
             Paragraph::new(vec![
                 Line::raw("no point finished yet"),
-                Line::raw(format!("now: {:.0} req/s", app.rate)),
+                Line::raw(format!("now: {:.0} req/s", app.live.rate)),
             ])
             .block(block),
             area,
@@ -300,8 +309,13 @@ pub(super) fn load_chart(frame: &mut Frame, app: &App, theme: Theme, area: Rect)
         .map(|(_, t)| t.ci_high.unwrap_or(t.value).max(t.value))
         .fold(0.0, f64::max)
         * 1.1;
-    let x_max = points.iter().map(|p| p.0).fold(app.rate, f64::max).max(1.0) * 1.1;
-    let now = [(app.rate, 0.0), (app.rate, y_max)];
+    let x_max = points
+        .iter()
+        .map(|p| p.0)
+        .fold(app.live.rate, f64::max)
+        .max(1.0)
+        * 1.1;
+    let now = [(app.live.rate, 0.0), (app.live.rate, y_max)];
     let mut datasets: Vec<Dataset> = bars
         .iter()
         .map(|b| {
@@ -320,7 +334,7 @@ pub(super) fn load_chart(frame: &mut Frame, app: &App, theme: Theme, area: Rect)
             .style(theme.series())
             .data(&points),
     );
-    if app.finished.is_none() {
+    if app.history.finished.is_none() {
         datasets.push(
             Dataset::default()
                 .name("now")

@@ -14,22 +14,22 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
 }
 
 fn line(app: &App, theme: Theme) -> Line<'static> {
-    if let Some(text) = &app.typing {
+    if let Some(text) = &app.ui.typing {
         return Line::styled(
             format!("new load (req/s, or 20k): {text}_   Enter applies, Esc cancels"),
             theme.accent(),
         );
     }
-    if app.confirm_quit {
+    if app.ui.confirm_quit {
         return Line::styled(
             "quit? the record is saved either way: q/y quits, any other key stays",
             theme.accent(),
         );
     }
-    if app.quitting {
+    if app.ui.quitting {
         return Line::styled("quitting: saving the record...", theme.accent());
     }
-    if let Some(notice) = &app.notice {
+    if let Some(notice) = &app.ui.notice {
         return Line::styled(notice.clone(), theme.accent());
     }
     if let Some(r) = app.replay {
@@ -47,12 +47,12 @@ fn line(app: &App, theme: Theme) -> Line<'static> {
             Span::raw("space play/pause · ←/→ 5s · [/] speed · r report · ? help · q quit"),
         ]);
     }
-    if app.finished.is_some() {
+    if app.history.finished.is_some() {
         return Line::raw("r report · g chart · ? help · q quit");
     }
     Line::raw(format!(
         "p {} · +/- {:.0}% · l load · a accept · c continue · g chart · ? · q quit",
-        if app.paused { "resume" } else { "pause" },
-        app.step_share * 100.0
+        if app.live.paused { "resume" } else { "pause" },
+        app.ui.step_share * 100.0
     ))
 }

@@ -8,7 +8,7 @@ use ratatui::widgets::Paragraph;
 
 use super::super::app::{App, Step};
 use super::super::theme::Theme;
-use super::opt;
+use super::format::opt;
 use crate::coordinator::Phase;
 
 pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
@@ -23,31 +23,31 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
 fn title(app: &App, theme: Theme) -> Line<'static> {
     let info = &app.info;
     let mut point = match info.points {
-        Some(n) => format!("point {}/{n}", (app.point + 1).min(n)),
-        None => format!("point {}", app.point + 1),
+        Some(n) => format!("point {}/{n}", (app.live.point + 1).min(n)),
+        None => format!("point {}", app.live.point + 1),
     };
     // A replicated point's run going on, once one has ended.
-    if !app.runs.is_empty() && app.finished.is_none() {
-        point.push_str(&format!(" run {}", app.runs.len() + 1));
+    if !app.history.runs.is_empty() && app.history.finished.is_none() {
+        point.push_str(&format!(" run {}", app.history.runs.len() + 1));
     }
     let mut spans = vec![Span::styled(info.name.clone(), theme.title())];
     if !info.target.is_empty() {
         spans.push(Span::raw(format!(" → {}", info.target)));
     }
-    spans.push(Span::raw(format!(" · {point}: {:.0} req/s", app.rate)));
-    if app.max_duration_s > 0.0 && app.finished.is_none() {
+    spans.push(Span::raw(format!(" · {point}: {:.0} req/s", app.live.rate)));
+    if app.live.max_duration_s > 0.0 && app.history.finished.is_none() {
         spans.push(Span::raw(format!(
             " · {:.1}/{:.0}s",
-            app.elapsed_s, app.max_duration_s
+            app.live.elapsed_s, app.live.max_duration_s
         )));
     }
-    if let Some(eta) = app.eta_s {
+    if let Some(eta) = app.live.eta_s {
         spans.push(Span::raw(format!(" · ETA {:.0}s", eta.max(0.0))));
     }
-    if app.paused {
+    if app.live.paused {
         spans.push(Span::styled(" · PAUSED", theme.accent()));
     }
-    if app.finished.is_some() {
+    if app.history.finished.is_some() {
         spans.push(Span::styled(" · finished", theme.accent()));
     }
     Line::from(spans)
@@ -62,12 +62,12 @@ fn steps(app: &App, theme: Theme, width: u16) -> Line<'static> {
     let short = long > width as usize;
     let mut spans = Vec::new();
     for (i, step) in Step::ALL.iter().enumerate() {
-        let mark = match app.marks[i] {
+        let mark = match app.live.marks[i] {
             Some(true) => "✓",
             Some(false) => "✗",
             None => "",
         };
-        let current = app.step == Some(*step) && app.phase != Some(Phase::Done);
+        let current = app.live.step == Some(*step) && app.live.phase != Some(Phase::Done);
         // The current step is marked in the text too, for terminals without colour.
         let text = format!(
             "{}{}{mark}",
@@ -77,7 +77,7 @@ fn steps(app: &App, theme: Theme, width: u16) -> Line<'static> {
         let style = if current {
             theme.current()
         } else {
-            match app.marks[i] {
+            match app.live.marks[i] {
                 Some(pass) => theme.pass(pass),
                 None => theme.dim(),
             }
@@ -93,14 +93,14 @@ fn steps(app: &App, theme: Theme, width: u16) -> Line<'static> {
 fn figures(app: &App, theme: Theme) -> Line<'static> {
     let mut spans = vec![Span::raw(format!(
         "samples {} of {}/agent at {:.1}% · {} CI ",
-        app.samples,
-        app.samples_wanted,
-        app.sampling_rate * 100.0,
-        app.ci_percentile,
+        app.live.samples,
+        app.live.samples_wanted,
+        app.live.sampling_rate * 100.0,
+        app.live.ci_percentile,
     ))];
-    match app.ci_width_us {
+    match app.live.ci_width_us {
         Some(w) => {
-            let pass = app.ci_target_us.is_some_and(|t| w <= t);
+            let pass = app.live.ci_target_us.is_some_and(|t| w <= t);
             spans.push(Span::styled(
                 format!("{w:.1} µs {}", if pass { "✓" } else { "✗" }),
                 theme.pass(pass),
@@ -110,7 +110,7 @@ fn figures(app: &App, theme: Theme) -> Line<'static> {
     }
     spans.push(Span::raw(format!(
         " of {} µs · {} timestamps",
-        opt(app.ci_target_us, 1),
+        opt(app.live.ci_target_us, 1),
         if app.timestamps.is_empty() {
             "?"
         } else {

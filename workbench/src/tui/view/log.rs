@@ -12,6 +12,7 @@ use super::super::theme::Theme;
 pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
     let height = area.height.saturating_sub(1) as usize;
     let lines: Vec<Line> = app
+        .history
         .log
         .iter()
         .rev()

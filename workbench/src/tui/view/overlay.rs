@@ -69,7 +69,7 @@ pub(super) fn help(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
 
 pub(super) fn report(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
     let mut lines: Vec<Line> = Vec::new();
-    match &app.report {
+    match &app.history.report {
         None => lines.push(Line::raw("making the report...")),
         Some(Err(e)) => lines.push(Line::styled(format!("✗ no report: {e}"), theme.bad())),
         Some(Ok(r)) => {
@@ -103,6 +103,7 @@ const BUDGET_LINES: usize = 6;
 pub(super) fn budget(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
     let mut lines: Vec<Line> = Vec::new();
     let per_point = app
+        .history
         .results
         .iter()
         .filter_map(|r| r.budget.as_ref())
@@ -112,12 +113,12 @@ pub(super) fn budget(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
         .max(BUDGET_LINES);
     let inside = area.height.saturating_sub(2) as usize;
     let mut fit = (inside / per_point).max(1);
-    if app.results.len() > fit {
+    if app.history.results.len() > fit {
         // One line goes to the note on the points left out.
         fit = (inside.saturating_sub(1) / per_point).max(1);
     }
-    let shown = app.results.len().saturating_sub(fit);
-    if app.results.is_empty() {
+    let shown = app.history.results.len().saturating_sub(fit);
+    if app.history.results.is_empty() {
         lines.push(Line::raw(
             "no point has finished yet: each point's budget comes with its verdict",
         ));
@@ -127,8 +128,8 @@ pub(super) fn budget(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
             theme.dim(),
         ));
     }
-    for r in app.results.iter().skip(shown) {
-        let rate = super::rate(r.target_rate);
+    for r in app.history.results.iter().skip(shown) {
+        let rate = super::format::rate(r.target_rate);
         let Some(b) = &r.budget else {
             lines.push(Line::raw(format!(
                 "{rate} req/s: no budget (the record predates budgets)"

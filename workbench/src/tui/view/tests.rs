@@ -156,10 +156,10 @@ fn without_colour_nothing_is_coloured_and_failures_still_read() {
 #[test]
 fn an_accepted_point_is_not_called_certified() {
     let mut app = finished(false);
-    app.results.truncate(1);
-    app.results[0].verdict = crate::coordinator::Verdict::Accepted;
-    app.results[0].reasons.clear();
-    app.finished.as_mut().unwrap().verdict = Some(crate::coordinator::Verdict::Accepted);
+    app.history.results.truncate(1);
+    app.history.results[0].verdict = crate::coordinator::Verdict::Accepted;
+    app.history.results[0].reasons.clear();
+    app.history.finished.as_mut().unwrap().verdict = Some(crate::coordinator::Verdict::Accepted);
     let text = screen(&app, 80, 24);
     assert!(text.contains("verdict: ACCEPTED"), "{text}");
     assert!(text.contains("~ 2000 req/s accepted by the user"), "{text}");
@@ -169,12 +169,12 @@ fn an_accepted_point_is_not_called_certified() {
 #[test]
 fn a_lost_agent_is_marked_and_the_others_want_its_share() {
     let mut app = live_at(12.0, false);
-    let mut lost = app.agents[0].clone();
+    let mut lost = app.live.agents[0].clone();
     if let Some(p) = lost.progress.as_mut() {
         p.lost = true;
     }
-    let alive = app.agents[0].clone();
-    app.agents = vec![alive.clone(), alive, lost];
+    let alive = app.live.agents[0].clone();
+    app.live.agents = vec![alive.clone(), alive, lost];
     let text = screen(&app, 80, 24);
     assert!(text.contains("2  lost ✗"), "{text}");
     // Two live agents share 2000 req/s: each wants 1000, and only theirs is counted.
@@ -185,8 +185,8 @@ fn a_lost_agent_is_marked_and_the_others_want_its_share() {
 #[test]
 fn the_target_percentile_from_the_schedule_shows_where_there_is_room() {
     let mut app = live_at(22.0, false);
-    let p = app.results[0].target_percentile.percent();
-    app.results[0].from_schedule = vec![crate::coordinator::SchedulePercentile {
+    let p = app.history.results[0].target_percentile.percent();
+    app.history.results[0].from_schedule = vec![crate::coordinator::SchedulePercentile {
         p,
         value: 812.3,
         actual: 240.1,
@@ -210,7 +210,7 @@ fn the_target_percentile_from_the_schedule_shows_where_there_is_room() {
     }
     // The verdict screen has room for it at 160 columns, not at 80.
     let mut app = finished(false);
-    app.results[0].from_schedule = vec![crate::coordinator::SchedulePercentile {
+    app.history.results[0].from_schedule = vec![crate::coordinator::SchedulePercentile {
         p,
         value: 812.3,
         actual: 240.1,
@@ -246,7 +246,7 @@ fn the_agents_panel_names_the_host_stall_once_a_probe_reported() {
         }
     }
     app.update(AppEvent::Session(Update::Event(event)));
-    assert_eq!(app.host.len(), 2);
+    assert_eq!(app.live.host.len(), 2);
     let text = screen(&app, 80, 24);
     assert!(
         text.contains(" agents (1958 req/s in all · host stall p99 1.2 ms) ─"),
@@ -260,7 +260,7 @@ fn the_agents_panel_names_the_host_stall_once_a_probe_reported() {
         .cloned()
         .unwrap();
     app.update(AppEvent::Session(Update::Event(next)));
-    assert!(app.host.is_empty());
+    assert!(app.live.host.is_empty());
 }
 
 #[test]
@@ -269,7 +269,7 @@ fn a_replicated_point_shows_its_runs_as_rows() {
         Event, EventKind, PercentileResult, PointResult, Replication, Verdict,
     };
     let mut app = live_at(12.0, false);
-    let (point, rate) = (app.point, app.rate);
+    let (point, rate) = (app.live.point, app.live.rate);
     let run = |k: u32, value: f64| PointResult {
         run: Some(k),
         ..PointResult::example(
@@ -293,7 +293,7 @@ fn a_replicated_point_shows_its_runs_as_rows() {
     // Two runs done, the third measuring: their rows come before the live one.
     app.update(event(12.5, EventKind::Run(Box::new(run(1, 312.0)))));
     app.update(event(13.0, EventKind::Run(Box::new(run(2, 348.0)))));
-    assert_eq!(app.runs.len(), 2);
+    assert_eq!(app.history.runs.len(), 2);
     let text = screen(&app, 100, 30);
     let r1 = text.find(" r1").expect("run 1's row");
     let r2 = text.find(" r2").expect("run 2's row");
@@ -321,7 +321,7 @@ fn a_replicated_point_shows_its_runs_as_rows() {
         hysteresis: false,
     }));
     app.update(event(14.0, EventKind::Verdict(Box::new(across))));
-    assert!(app.runs.is_empty());
+    assert!(app.history.runs.is_empty());
     let text = screen(&app, 100, 30);
     let point_row = text.find("330.0 [101.3, 558.7]").expect("the point's row");
     assert!(point_row < text.find(" r1").unwrap(), "{text}");
@@ -362,8 +362,8 @@ fn the_budget_overlay_shows_each_point_its_parts_and_what_is_unknown() {
     quiet.cpu = Some(1);
     quiet.seconds = 10.0;
     quiet.wakeups = 10_000;
-    app.results[0].host = vec![quiet];
-    for (i, r) in app.results.iter_mut().enumerate() {
+    app.history.results[0].host = vec![quiet];
+    for (i, r) in app.history.results.iter_mut().enumerate() {
         let baseline = if i == 0 { &local } else { &remote };
         r.budget = Some(baseline.budget(r, crate::budget::During::default()));
     }
@@ -406,7 +406,7 @@ fn a_budget_with_the_path_probe_shows_its_queue_and_the_points_that_fit() {
     quiet.cpu = Some(1);
     quiet.seconds = 10.0;
     quiet.wakeups = 10_000;
-    for r in app.results.iter_mut() {
+    for r in app.history.results.iter_mut() {
         r.host = vec![quiet.clone()];
         let window = ProbeWindow {
             rate: r.target_rate / 4.0,

@@ -5,15 +5,18 @@
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
 
-use super::super::app::App;
+use super::super::app::{App, Finished};
 use super::super::theme::Theme;
 use super::aggregate::{ccdf_chart, load_chart, verdict_mark, with_runs};
-use super::rate;
+use super::format::rate;
 use crate::coordinator::Verdict;
 
+/// Draws the verdict screen: the charts beside it in a wide terminal, then the verdict,
+/// the points' table, why, and where the files are.
 pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
     let area = if area.width >= 120 {
         let [text, charts] =
@@ -27,10 +30,10 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
     } else {
         area
     };
-    let finished = app.finished.clone().unwrap_or_default();
+    let finished = app.history.finished.clone().unwrap_or_default();
     let files = files(app);
     let listed: Vec<(String, &crate::coordinator::PointResult)> =
-        app.results.iter().flat_map(with_runs).collect();
+        app.history.results.iter().flat_map(with_runs).collect();
     let rows = (listed.len() as u16).min(8) + 1;
     let [head, table, why, where_] = Layout::vertical([
         Constraint::Length(2),
@@ -40,6 +43,17 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
     ])
     .areas(area);
 
+    summary(frame, app, theme, &finished, head);
+    points(frame, app, theme, &listed, table);
+    let items = reasons(app, theme, &finished);
+    let paragraph = Paragraph::new(wrapped_lines(&items, why))
+        .block(Block::default().borders(Borders::TOP).title(" why "));
+    frame.render_widget(paragraph, why);
+    frame.render_widget(Paragraph::new(files), where_);
+}
+
+/// The verdict's line: the word, how many points converged, the SLO's rate.
+fn summary(frame: &mut Frame, app: &App, theme: Theme, finished: &Finished, head: Rect) {
     let verdict = finished.verdict;
     let (word, style) = match verdict {
         Some(Verdict::Converged) => ("CONVERGED", theme.good()),
@@ -48,6 +62,7 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
         None => ("NO VERDICT ✗", theme.bad()),
     };
     let converged = app
+        .history
         .results
         .iter()
         .filter(|r| r.verdict == Verdict::Converged)
@@ -56,7 +71,7 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
         Span::styled(format!("verdict: {word}"), style),
         Span::raw(format!(
             " · {} point(s), {converged} converged",
-            app.results.len()
+            app.history.results.len()
         )),
     ];
     if let Some(slo) = finished.slo_rate {
@@ -69,11 +84,21 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
         Paragraph::new(Line::from(summary)).block(Block::default().borders(Borders::TOP)),
         head,
     );
+}
 
+/// The table of the last points (and runs) listed, with the columns that fit `table`.
+fn points(
+    frame: &mut Frame,
+    app: &App,
+    theme: Theme,
+    listed: &[(String, &crate::coordinator::PointResult)],
+    table: Rect,
+) {
     let target = app
+        .history
         .results
         .last()
-        .map_or(app.ci_percentile, |r| r.target_percentile);
+        .map_or(app.live.ci_percentile, |r| r.target_percentile);
     let wide = table.width >= 76;
     // The target percentile from the schedule (11 characters and a gap) once the rest fits.
     let from_schedule = table.width >= 12 + if wide { 76 } else { 52 };
@@ -133,14 +158,16 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
         Table::new(body, widths).header(Row::new(names).style(theme.title())),
         table,
     );
+}
 
-    // Each failed check and its suggestion, wrapped to as many lines each as fit, so
-    // that every one shows (the log and the report have the details whole).
-    let mut items: Vec<(String, ratatui::style::Style)> = Vec::new();
+/// Each failed check and its suggestion (and what was accepted, disagreed or waived),
+/// with the style it is shown in.
+fn reasons(app: &App, theme: Theme, finished: &Finished) -> Vec<(String, Style)> {
+    let mut items: Vec<(String, Style)> = Vec::new();
     if let Some(problem) = &finished.problem {
         items.push((format!("✗ {problem}"), theme.bad()));
     }
-    for r in &app.results {
+    for r in &app.history.results {
         if r.verdict == Verdict::Accepted {
             items.push((
                 format!(
@@ -148,7 +175,7 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
                     rate(r.target_rate),
                     r.target_percentile,
                     r.ci_width_us.map_or("-".into(), |w| format!("{w:.1}")),
-                    app.ci_target_us.map_or("-".into(), |t| format!("{t:.1}"))
+                    app.live.ci_target_us.map_or("-".into(), |t| format!("{t:.1}"))
                 ),
                 theme.accent(),
             ));
@@ -193,12 +220,19 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
     }
     if items.is_empty()
         && app
+            .history
             .results
             .iter()
             .all(|r| r.verdict == Verdict::Converged && r.waived.is_empty())
     {
         items.push(("every check passed at every point".into(), theme.good()));
     }
+    items
+}
+
+/// The items wrapped to `why`'s width, to as many lines each as fit, so that every one
+/// shows (the log and the report have the details whole).
+fn wrapped_lines(items: &[(String, Style)], why: Rect) -> Vec<Line<'static>> {
     let width = why.width.max(1) as usize;
     let rows = why.height.saturating_sub(1) as usize;
     let wrapped: Vec<Vec<String>> = items.iter().map(|(t, _)| wrap(t, width)).collect();
@@ -212,9 +246,9 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
             1 + extra
         })
         .collect();
-    let lines: Vec<Line> = wrapped
+    wrapped
         .iter()
-        .zip(&items)
+        .zip(items)
         .zip(shown)
         .flat_map(|((w, (_, style)), most)| {
             let cut = w.len() > most;
@@ -227,11 +261,7 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
                 Line::styled(text, *style)
             })
         })
-        .collect();
-    let paragraph =
-        Paragraph::new(lines).block(Block::default().borders(Borders::TOP).title(" why "));
-    frame.render_widget(paragraph, why);
-    frame.render_widget(Paragraph::new(files), where_);
+        .collect()
 }
 
 /// Where the record and the plots are.
@@ -243,7 +273,7 @@ fn files(app: &App) -> Vec<Line<'static>> {
             dir.display()
         )));
     }
-    match &app.report {
+    match &app.history.report {
         Some(Ok(report)) => {
             let dir = report
                 .plots

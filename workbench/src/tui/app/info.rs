@@ -1,0 +1,116 @@
+//! What the run is, for the header: its scenario's description and the steps of its
+//! methodology, named as the method names them.
+
+use crate::scenario::{LoadPlan, Method, Scenario};
+
+/// The steps of the methodology, in the order the header shows them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// Reaching the agents.
+    Connect,
+    /// Applying the load.
+    Load,
+    /// Waiting for rate and latency to settle.
+    Warmup,
+    /// Testing the inter-departure gaps.
+    Interarrival,
+    /// Collecting samples.
+    Measure,
+    /// Spearman's test.
+    Independence,
+    /// ADF on the samples.
+    Stationarity,
+    /// Agreement and CI width.
+    Confidence,
+    /// The point's verdict.
+    Verdict,
+}
+
+impl Step {
+    /// Every step, in order.
+    pub const ALL: [Step; 9] = [
+        Step::Connect,
+        Step::Load,
+        Step::Warmup,
+        Step::Interarrival,
+        Step::Measure,
+        Step::Independence,
+        Step::Stationarity,
+        Step::Confidence,
+        Step::Verdict,
+    ];
+
+    /// The name shown, long or short, under `method`: `method: vernier` reports the
+    /// departures' fit and the samples' dependence rather than gating on them, and judges
+    /// the departures by their effect on the answer, so its steps say what it does.
+    pub fn name(self, method: Method, short: bool) -> &'static str {
+        match (self, method, short) {
+            (Step::Interarrival, Method::Vernier, false) => "departures",
+            (Step::Interarrival, Method::Vernier, true) => "depart",
+            (Step::Independence, Method::Vernier, false) => "dependence",
+            (Step::Independence, Method::Vernier, true) => "dep",
+            (step, _, short) => step.lancet_name(short),
+        }
+    }
+
+    /// The name `method: lancet` gives it (and `vernier` too, but for two steps).
+    fn lancet_name(self, short: bool) -> &'static str {
+        match (self, short) {
+            (Step::Connect, _) => "connect",
+            (Step::Load, _) => "load",
+            (Step::Warmup, _) => "warm-up",
+            (Step::Interarrival, false) => "inter-arrival",
+            (Step::Interarrival, true) => "arrivals",
+            (Step::Measure, _) => "measure",
+            (Step::Independence, false) => "independence",
+            (Step::Independence, true) => "indep",
+            (Step::Stationarity, false) => "stationarity",
+            (Step::Stationarity, true) => "station",
+            (Step::Confidence, false) => "confidence",
+            (Step::Confidence, true) => "conf",
+            (Step::Verdict, _) => "verdict",
+        }
+    }
+
+    /// Its position in [`Step::ALL`] (and in [`App`](super::App)'s marks).
+    pub(super) fn index(self) -> usize {
+        Step::ALL.iter().position(|s| *s == self).unwrap_or(0)
+    }
+}
+
+/// Steps compare by their place in the methodology (a check past measuring marks it done).
+impl PartialOrd for Step {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        self.index().partial_cmp(&other.index())
+    }
+}
+
+/// What the run is: its scenario's description, for the header.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunInfo {
+    /// The scenario's name.
+    pub name: String,
+    /// The target(s).
+    pub target: String,
+    /// Points the plan has, if known in advance (not for an SLO search).
+    pub points: Option<usize>,
+    /// The methodology: it names the steps and says which checks gate.
+    pub method: Method,
+}
+
+impl RunInfo {
+    /// What the header says about `scenario`.
+    pub fn of(scenario: &Scenario) -> RunInfo {
+        RunInfo {
+            name: scenario.name.clone(),
+            target: scenario.targets.join(", "),
+            // An SLO search decides its points as it goes.
+            points: match &scenario.load {
+                LoadPlan::Fixed(_) => Some(1),
+                LoadPlan::Sweep(r) => Some(r.len()),
+                LoadPlan::Slo(_) => None,
+            },
+            method: scenario.method,
+        }
+    }
+}

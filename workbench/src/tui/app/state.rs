@@ -1,0 +1,161 @@
+//! The dashboard's state: [`App`], grouped by idea: the live figures of the point being
+//! measured ([`Live`]), what the run has produced so far ([`History`]), the overlays and
+//! the input being typed ([`Ui`]), and where a replay stands. Views read it; only
+//! `App::update` (in `steps` and `keys`) changes it.
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+
+use vernier_stats::Percentile;
+
+use super::event::{Finished, ReplayStatus, ReportView};
+use super::info::{RunInfo, Step};
+use crate::coordinator::{AgentProgress, Phase, PointResult};
+
+/// One agent's row.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AgentRow {
+    /// The latest live figures.
+    pub progress: Option<AgentProgress>,
+    /// The last inter-arrival test: (A² or CV, p-value, pass).
+    pub interarrival: Option<(Option<f64>, Option<f64>, bool)>,
+}
+
+/// The dashboard's state.
+#[derive(Debug, Clone, Default)]
+pub struct App {
+    /// The run.
+    pub(crate) info: RunInfo,
+    /// Draw with colour (off under `NO_COLOR`).
+    pub(crate) color: bool,
+    /// The run directory, once known.
+    pub(crate) record: Option<PathBuf>,
+    /// The timestamp source.
+    pub(crate) timestamps: String,
+    /// The figures of the point being measured.
+    pub(crate) live: Live,
+    /// What the run has produced so far.
+    pub(crate) history: History,
+    /// The overlays shown and the input being typed.
+    pub(crate) ui: Ui,
+    /// Set when replaying a record: steering is off, the player's keys are on.
+    pub(crate) replay: Option<ReplayStatus>,
+}
+
+/// The live figures: where the methodology is in the current point, and what the
+/// agents and the coordinator last said about it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Live {
+    /// The coordinator's current phase.
+    pub(crate) phase: Option<Phase>,
+    /// Where the methodology is.
+    pub(crate) step: Option<Step>,
+    /// Each step's outcome in the current point (passed, failed, not yet).
+    pub(crate) marks: [Option<bool>; Step::ALL.len()],
+    /// The current load point.
+    pub(crate) point: usize,
+    /// The current target rate, req/s.
+    pub(crate) rate: f64,
+    /// Seconds of the current point, pauses excluded, and its limit.
+    pub(crate) elapsed_s: f64,
+    /// The point's time limit, seconds.
+    pub(crate) max_duration_s: f64,
+    /// Per agent.
+    pub(crate) agents: Vec<AgentRow>,
+    /// The latest combined figures.
+    pub(crate) samples: usize,
+    /// Samples per agent the round waits for.
+    pub(crate) samples_wanted: usize,
+    /// The sampling rate.
+    pub(crate) sampling_rate: f64,
+    /// The CI width at the last check, µs.
+    pub(crate) ci_width_us: Option<f64>,
+    /// The target width, µs (unknown while a relative target has no estimate yet).
+    pub(crate) ci_target_us: Option<f64>,
+    /// The percentile the CI is on.
+    pub(crate) ci_percentile: Percentile,
+    /// Seconds until the round has its samples.
+    pub(crate) eta_s: Option<f64>,
+    /// The live latency CCDF of the current round: (µs, share above).
+    pub(crate) ccdf: Vec<(f64, f64)>,
+    /// The host's stalls while the current round measures, per probe.
+    pub(crate) host: Vec<vernier_agent::StallReport>,
+    /// Achieved req/s over all agents, two readings a second.
+    pub(crate) throughput: VecDeque<u64>,
+    /// The load is paused.
+    pub(crate) paused: bool,
+}
+
+/// What the run has produced so far: its results, its log, its end and its report.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct History {
+    /// Finished points.
+    pub(crate) results: Vec<PointResult>,
+    /// The finished runs of the replicated point going on.
+    pub(crate) runs: Vec<PointResult>,
+    /// The coordinator's decisions, newest last.
+    pub(crate) log: VecDeque<String>,
+    /// The run is over.
+    pub(crate) finished: Option<Finished>,
+    /// The run's report, once made.
+    pub(crate) report: Option<Result<ReportView, String>>,
+}
+
+/// The overlays and the input: what the user's keys have opened, typed or asked.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Ui {
+    /// The report is shown over the dashboard.
+    pub(crate) show_report: bool,
+    /// `q` was pressed once: the next `q` (or `y`) quits.
+    pub(crate) confirm_quit: bool,
+    /// The user quit: leave as soon as the session has saved the record.
+    pub(crate) quitting: bool,
+    /// The help overlay is open.
+    pub(crate) help: bool,
+    /// The latency budgets' overlay is open.
+    pub(crate) show_budget: bool,
+    /// A load being typed after `l`.
+    pub(crate) typing: Option<String>,
+    /// A one-line message for the footer (a bad key, a refused command).
+    pub(crate) notice: Option<String>,
+    /// How much `+`/`-` change the load, as a share of it.
+    pub(crate) step_share: f64,
+    /// The chart shown in a narrow terminal: `false` the CCDF, `true` latency vs load.
+    pub(crate) load_chart: bool,
+}
+
+/// How much `+`/`-` change the load at first, as a share of it.
+const STEP_SHARE: f64 = 0.1;
+
+impl App {
+    /// An app for a live run of `info`.
+    pub fn new(info: RunInfo, color: bool) -> App {
+        App {
+            info,
+            color,
+            live: Live {
+                ci_percentile: Percentile::P99,
+                ..Live::default()
+            },
+            ui: Ui {
+                step_share: STEP_SHARE,
+                ..Ui::default()
+            },
+            ..App::default()
+        }
+    }
+
+    /// An app replaying a record (no steering).
+    pub fn replaying(info: RunInfo, color: bool, record: PathBuf) -> App {
+        App {
+            record: Some(record),
+            replay: Some(ReplayStatus {
+                at: 0.0,
+                end: 0.0,
+                speed: 1.0,
+                playing: true,
+            }),
+            ..App::new(info, color)
+        }
+    }
+}
