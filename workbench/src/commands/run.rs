@@ -13,7 +13,7 @@ use serde::Serialize;
 use serde_yaml::Value;
 use tokio::sync::mpsc;
 
-use super::print_json;
+use super::stdout::print_json;
 use crate::coordinator::{Event, EventKind, Phase, PointResult, Verdict};
 use crate::error::Error;
 use crate::scenario::{Flag, LoadPlan, Override, Scenario, load_value};
@@ -218,7 +218,7 @@ pub(crate) fn overrides(load: Option<&str>, set: &[String]) -> Result<Vec<Overri
 pub fn run(args: RunArgs) -> Result<ExitCode, Error> {
     let scenario = scenario(&args)?;
     if args.print_scenario {
-        super::print(scenario.yaml.as_bytes())?;
+        super::stdout::print(scenario.yaml.as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
     // What the scenario asks of this machine before what it asks of the network: workers

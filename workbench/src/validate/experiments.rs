@@ -19,7 +19,7 @@ use super::report::{Measured, Measurement, Outcome};
 use super::tools::Server;
 use crate::error::Error;
 use crate::scenario::{CiWidth, Scenario, ScenarioError};
-use crate::session::SessionOptions;
+use crate::session::{self, SessionOptions};
 
 /// The mean service time of every distribution, µs: capacity is 1/25 µs = 40,000 req/s.
 pub(super) const MEAN_US: f64 = 25.0;
@@ -333,13 +333,12 @@ pub(super) fn against(
 /// Runs `scenario` headless and quietly, recorded under `runs` by its name.
 pub(super) fn measure(scenario: &Scenario, runs: &Path) -> Measurement {
     let record = runs.join(&scenario.name);
-    let outcome = crate::commands::run::run_headless(
+    let outcome = run_quietly(
         scenario,
         &SessionOptions {
             record: Some(record.clone()),
             ..SessionOptions::default()
         },
-        true,
     );
     Measurement {
         record,
@@ -352,6 +351,16 @@ pub(super) fn measure(scenario: &Scenario, runs: &Path) -> Measurement {
             },
         },
     }
+}
+
+/// Runs `scenario` without a UI and without a word on stderr, as `vernier run --headless
+/// --quiet` does: its progress printer says nothing of a fixed load's run when quiet (every
+/// experiment here is one load, and serves no live figures), so no printer is needed.
+fn run_quietly(scenario: &Scenario, options: &SessionOptions) -> Result<session::Outcome, Error> {
+    let runtime = session::runtime("vernier-session")?;
+    // Headless runs take no commands but Ctrl-C; the sender lives as long as the run.
+    let (_commands, rx) = tokio::sync::mpsc::unbounded_channel();
+    runtime.block_on(session::run(scenario, options, rx, |_| {}))
 }
 
 #[cfg(test)]
