@@ -2,6 +2,7 @@
 
 use std::path::Path;
 
+use super::progress::verdict_line;
 use super::*;
 use crate::coordinator::{PercentileResult, SchedulePercentile};
 
