@@ -1,5 +1,5 @@
 //! One module per subcommand; each takes its parsed arguments and returns an exit code.
-//! The command line that chooses among them, and the dispatch, are [`crate::cli`]'s.
+//! The command line that chooses among them, and the dispatch, live above them, in cli.rs.
 
 pub(crate) mod agent;
 pub(crate) mod analyze;
