@@ -9,6 +9,9 @@
 //! sum of squares of every nested lag model at once, which is all AIC/BIC selection needs.
 
 mod mackinnon;
+mod regression;
+
+pub use regression::Regression;
 
 use nalgebra::DMatrix;
 use serde::Serialize;
@@ -17,29 +20,6 @@ use crate::error::{StatsError, check_finite};
 use crate::kernels::{dot, sum};
 
 const TEST: &str = "ADF";
-
-/// The deterministic terms of the ADF regression.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Regression {
-    /// No constant, no trend.
-    N,
-    /// A constant (the default).
-    #[default]
-    C,
-    /// A constant and a linear trend.
-    Ct,
-}
-
-impl Regression {
-    fn ntrend(self) -> usize {
-        match self {
-            Regression::N => 0,
-            Regression::C => 1,
-            Regression::Ct => 2,
-        }
-    }
-}
 
 /// How many lagged differences enter the regression.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]

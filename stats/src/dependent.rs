@@ -218,19 +218,8 @@ pub(crate) fn t_quantile(confidence: f64, dof: usize) -> f64 {
         .unwrap_or(f64::INFINITY)
 }
 
-/// The `p`-th percentile's confidence interval from `series` (in the order it was
-/// produced, e.g. send order) and the same values sorted ascending, valid for stationary,
-/// autocorrelated series (see the module's documentation for the method and references).
-///
-/// `Ok(Err(NeedMore))` when the series is too short for the dependence it shows (the
-/// batches are still correlated beyond [`MAX_RESIDUAL_R1`] at [`MIN_BATCHES`], or the inflated ranks fall outside the
-/// samples); `Err` only for invalid input.
-pub fn percentile_ci_dependent(
-    series: &[f64],
-    sorted: &[f64],
-    p: f64,
-    confidence: f64,
-) -> Result<Result<DependentCi, NeedMore>, StatsError> {
+/// Checks the fractions and that `sorted` holds the series' samples, all finite.
+fn check_input(series: &[f64], sorted: &[f64], p: f64, confidence: f64) -> Result<(), StatsError> {
     for (name, v) in [("percentile", p), ("confidence", confidence)] {
         if !(v > 0.0 && v < 1.0) {
             return Err(StatsError::InvalidParameter {
@@ -247,39 +236,43 @@ pub fn percentile_ci_dependent(
             expected: "the same samples as the series, sorted",
         });
     }
-    check_finite(series)?;
-    let n = series.len();
-    let iid_min = min_samples_for_ci(p, confidence)?;
-    let Some(q) = percentile(sorted, p) else {
-        return Ok(Err(NeedMore {
-            reason: "no samples".into(),
-            needed: iid_min.max(MIN_BATCHES),
-            have: 0,
-            correlated_over: None,
-        }));
-    };
-    let tail = p.min(1.0 - p);
-    let m_min = (TAIL_PER_BATCH / tail).ceil() as usize;
+    check_finite(series)
+}
+
+/// What `n` samples lack before their dependence can even be looked at: [`MIN_BATCHES`]
+/// batches of `m_min`, the iid interval's `iid_min`, and [`MIN_EFFECTIVE_TAIL`] samples
+/// beyond the `p`-th percentile (`tail` its rarer side's share); `None` when enough.
+fn too_short(n: usize, p: f64, tail: f64, iid_min: usize, m_min: usize) -> Option<NeedMore> {
     let batched = iid_min.max(m_min * MIN_BATCHES);
     let tail_min = (MIN_EFFECTIVE_TAIL / tail).ceil() as usize;
     if n < batched.max(tail_min) {
         let reason = if tail_min > batched {
             format!(
                 "{MIN_EFFECTIVE_TAIL} samples beyond p{} are needed at the least (more when they depend on each other)",
-                crate::percentile::format_percentile(p)
+                crate::percent::format_percentile(p)
             )
         } else {
             format!(
                 "{MIN_BATCHES} batches of at least {m_min} samples are needed to see the dependence"
             )
         };
-        return Ok(Err(NeedMore {
+        return Some(NeedMore {
             reason,
             needed: batched.max(tail_min),
             have: n,
             correlated_over: None,
-        }));
+        });
     }
+    None
+}
+
+/// The batch size the lag-1 search accepts for the indicator of `q` over `series`
+/// (starting from `m_min` samples, or [`MAX_BATCHES`] batches), then doubled
+/// [`SAFETY_DOUBLINGS`] times more while [`SAFE_MIN_BATCHES`] batches remain; with the
+/// batch counts at that size and their lag-1 correlation. `Err` when the batches are still
+/// correlated beyond [`MAX_RESIDUAL_R1`] at the fewest batches.
+fn batches(series: &[f64], q: f64, m_min: usize) -> Result<(usize, Vec<f64>, f64), NeedMore> {
+    let n = series.len();
     let mut m = (n / MAX_BATCHES).max(m_min);
     let (mut counts, mut r1) = loop {
         let counts = batch_counts(series, q, m);
@@ -298,7 +291,7 @@ pub fn percentile_ci_dependent(
             break (counts, r1);
         }
         if last {
-            return Ok(Err(NeedMore {
+            return Err(NeedMore {
                 reason: format!(
                     "batches of {m} samples are still correlated (lag-1 r = {r1:.2} over {b} batches): \
                      the samples depend on each other over more than {m} requests"
@@ -307,7 +300,7 @@ pub fn percentile_ci_dependent(
                 needed: 2 * m * MIN_BATCHES,
                 have: n,
                 correlated_over: Some(m),
-            }));
+            });
         }
         m *= 2;
     };
@@ -319,6 +312,42 @@ pub fn percentile_ci_dependent(
         counts = batch_counts(series, q, m);
         r1 = lag1(&counts);
     }
+    Ok((m, counts, r1))
+}
+
+/// The `p`-th percentile's confidence interval from `series` (in the order it was
+/// produced, e.g. send order) and the same values sorted ascending, valid for stationary,
+/// autocorrelated series (see the module's documentation for the method and references).
+///
+/// `Ok(Err(NeedMore))` when the series is too short for the dependence it shows (the
+/// batches are still correlated beyond [`MAX_RESIDUAL_R1`] at [`MIN_BATCHES`], or the inflated ranks fall outside the
+/// samples); `Err` only for invalid input.
+pub fn percentile_ci_dependent(
+    series: &[f64],
+    sorted: &[f64],
+    p: f64,
+    confidence: f64,
+) -> Result<Result<DependentCi, NeedMore>, StatsError> {
+    check_input(series, sorted, p, confidence)?;
+    let n = series.len();
+    let iid_min = min_samples_for_ci(p, confidence)?;
+    let Some(q) = percentile(sorted, p) else {
+        return Ok(Err(NeedMore {
+            reason: "no samples".into(),
+            needed: iid_min.max(MIN_BATCHES),
+            have: 0,
+            correlated_over: None,
+        }));
+    };
+    let tail = p.min(1.0 - p);
+    let m_min = (TAIL_PER_BATCH / tail).ceil() as usize;
+    if let Some(more) = too_short(n, p, tail, iid_min, m_min) {
+        return Ok(Err(more));
+    }
+    let (m, counts, r1) = match batches(series, q, m_min) {
+        Ok(found) => found,
+        Err(more) => return Ok(Err(more)),
+    };
     let b = counts.len();
     let vif = inflation(&counts, m, r1);
     let t = t_quantile(confidence, b - 1);
@@ -350,7 +379,7 @@ pub fn percentile_ci_dependent(
         return Ok(Err(NeedMore {
             reason: format!(
                 "{effective_tail:.1} effective samples beyond p{} (variance inflated {vif:.1}× by dependence; {MIN_EFFECTIVE_TAIL} needed)",
-                crate::percentile::format_percentile(p)
+                crate::percent::format_percentile(p)
             ),
             needed: ((n as f64 * scale * 1.1).ceil() as usize).max(n + 1),
             have: n,

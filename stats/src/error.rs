@@ -52,8 +52,8 @@ pub enum StatsError {
     /// The order-statistic interval needs more samples than there are.
     #[error(
         "not enough samples: p{} at {}% needs at least {needed}, have {have}",
-        crate::percentile::format_percentile(*p),
-        crate::percentile::format_percentile(*confidence)
+        crate::percent::format_percentile(*p),
+        crate::percent::format_percentile(*confidence)
     )]
     NotEnoughSamples {
         /// The percentile asked for, as a fraction (0.99).

@@ -33,6 +33,7 @@ mod anderson;
 mod dependent;
 mod error;
 mod kernels;
+mod percent;
 mod percentile;
 mod replicas;
 mod sequential;

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, Normal};
 
 use crate::error::{StatsError, check_finite};
+use crate::percent::percent_text;
 
 /// Sorts a copy of the samples for [`percentile`] and [`percentile_ci`], rejecting NaN
 /// and infinities, which have no place in a latency distribution.
@@ -139,18 +140,6 @@ pub fn percentile_ci(sorted: &[f64], p: f64, confidence: f64) -> Result<(f64, f6
         });
     }
     Ok((sorted[ranks.j as usize - 1], sorted[ranks.k as usize - 1]))
-}
-
-/// "99.99" for 0.9999: a fraction written as the percent a person would type.
-pub(crate) fn format_percentile(p: f64) -> String {
-    percent_text(p * 100.0)
-}
-
-/// A percent as a person would type it, to a millionth of a percent: "99.9" for a value
-/// that went through arithmetic (`0.999 * 100.0` is `99.90000000000001`), "50" for 50.
-fn percent_text(percent: f64) -> String {
-    let s = format!("{percent:.6}");
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// A percentile, strictly between the 0th and the 100th: 99.9 for p99.9.

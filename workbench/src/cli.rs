@@ -1,21 +1,24 @@
 //! The command line: one binary, one subcommand per job.
 
-use clap::{Parser, Subcommand};
+use std::process::ExitCode;
 
-use crate::commands::agent::AgentArgs;
-use crate::commands::analyze::AnalyzeArgs;
-use crate::commands::bench_agent::BenchAgentArgs;
-use crate::commands::calibrate::CalibrateArgs;
-use crate::commands::completions::CompletionsArgs;
-use crate::commands::demo::DemoArgs;
-use crate::commands::deploy::DeployArgs;
-use crate::commands::man::ManArgs;
-use crate::commands::model::ModelArgs;
-use crate::commands::replay::ReplayArgs;
-use crate::commands::report::ReportArgs;
-use crate::commands::run::RunArgs;
-use crate::commands::serve::ServeArgs;
-use crate::commands::validate::ValidateArgs;
+use clap::{CommandFactory, Parser, Subcommand};
+
+use crate::commands::agent::{self, AgentArgs};
+use crate::commands::analyze::{self, AnalyzeArgs};
+use crate::commands::bench_agent::{self, BenchAgentArgs};
+use crate::commands::calibrate::{self, CalibrateArgs};
+use crate::commands::completions::{self, CompletionsArgs};
+use crate::commands::demo::{self, DemoArgs};
+use crate::commands::deploy::{self, DeployArgs};
+use crate::commands::man::{self, ManArgs};
+use crate::commands::model::{self, ModelArgs};
+use crate::commands::replay::{self, ReplayArgs};
+use crate::commands::report::{self, ReportArgs};
+use crate::commands::run::{self, RunArgs};
+use crate::commands::serve::{self, ServeArgs};
+use crate::commands::validate::{self, ValidateArgs};
+use crate::error::Error;
 
 /// vernier: tail latency you can trust, or "N/A" and the reason why.
 #[derive(Debug, Parser)]
@@ -64,28 +67,25 @@ pub enum Command {
     Man(ManArgs),
 }
 
-/// A positive duration as scenario files write it (`30s`, `500ms`, `1.5s`), for clap.
-pub(crate) fn duration_arg(text: &str) -> Result<std::time::Duration, String> {
-    vernier_protocols::duration_from_spec(text).map_err(|e| e.to_string())
+/// Runs one invocation of `vernier`.
+pub fn run(cli: Cli) -> Result<ExitCode, Error> {
+    match cli.command {
+        Command::Run(args) => run::run(*args),
+        Command::Demo(args) => demo::run(args),
+        Command::Deploy(args) => deploy::run(args),
+        Command::Replay(args) => replay::run(args),
+        Command::Agent(args) => agent::run(args),
+        Command::Analyze(args) => analyze::run(args),
+        Command::BenchAgent(args) => bench_agent::run(args),
+        Command::Calibrate(args) => calibrate::run(args),
+        Command::Serve(args) => serve::run(args),
+        Command::Model(args) => model::run(args),
+        Command::Report(args) => report::run(args),
+        Command::Validate(args) => validate::run(args),
+        Command::Completions(args) => completions::run(&args, Cli::command()),
+        Command::Man(args) => man::run(&args, Cli::command()),
+    }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_are_written_as_in_specs() {
-        assert_eq!(duration_arg("30s"), Ok(std::time::Duration::from_secs(30)));
-        assert_eq!(
-            duration_arg("1.5ms"),
-            Ok(std::time::Duration::from_micros(1500))
-        );
-        for bad in ["30", "0s", "-1s", "soon"] {
-            let err = duration_arg(bad).unwrap_err();
-            assert!(
-                err.starts_with(&format!("invalid duration {bad:?}: expected a")),
-                "{bad}: {err}"
-            );
-        }
-    }
-}
+mod tests;

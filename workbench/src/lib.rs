@@ -25,13 +25,12 @@ pub mod session;
 pub mod tui;
 pub mod validate;
 
-pub use cli::{Cli, Command};
+pub use cli::{Cli, Command, run};
 
 /// The build script's commit lookup, tested here since a build script has no tests.
 #[cfg(test)]
 #[allow(dead_code)] // Its fallback text is the build script's alone.
 #[path = "../build/commit.rs"]
 mod build_commit;
-pub use commands::run;
 pub use error::Error;
 pub use samples::{Format, SampleSource, read_samples};

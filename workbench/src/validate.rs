@@ -15,34 +15,41 @@
 //! Each experiment is a normal vernier run, recorded under `--runs`; what is reported is
 //! what those runs' results say. Every load goes to 127.0.0.1 and stops by itself.
 //!
-//! By concept: `experiments` (each experiment a typed [`Scenario`](crate::scenario::Scenario)
-//! and the limits they run under), `accuracy` (part 1), `tools` (part 2, a driver and an
-//! output parser per tool), `report` (the typed [`Report`]), `render` (the report as
-//! markdown) and `coverage` (the section `--coverage` reruns alone).
+//! By concept: `setup` (what every part shares: the mean service, connections, rates and
+//! timestamp sources), `servers` (the real servers and their tools), `experiments` (each
+//! experiment a typed [`Scenario`](crate::scenario::Scenario) and the limits they run
+//! under), `accuracy` (part 1), `tools` (part 2, a driver and an output parser per tool),
+//! `report` (the typed [`Report`]), `render` (the report as markdown), `coverage` (the
+//! section `--coverage` reruns alone) and `files` (writing them).
 
 mod accuracy;
 mod coverage;
 mod experiments;
+mod files;
 mod render;
 mod report;
+mod servers;
+mod setup;
 mod tools;
 
 pub(crate) use tools::memaslap_rate;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
 use vernier_agent::calibrate::CalibrateOptions;
 
 pub use coverage::CoverageReport;
-pub use experiments::Timestamps;
 pub use render::{headline, markdown};
 pub use report::{
     AccuracyRow, CoreJitter, Floor, Latency, Measured, Measurement, Outcome, PrecisionRow, Report,
     ToolFigures, ToolOutcome, ToolRow, ToolRun,
 };
-pub use tools::{OutputError, Server, Tool, ToolError};
+pub use servers::{Server, Tool};
+pub use setup::Timestamps;
+pub use tools::{OutputError, ToolError};
+
+use files::{write, write_json};
 
 use crate::error::Error;
 use crate::record::Machine;
@@ -195,26 +202,6 @@ fn hand_measured(text: &str) -> Option<&str> {
     let start = text.find(HAND_BEGIN)?;
     let end = text[start..].find(HAND_END)? + start + HAND_END.len();
     Some(&text[start..end])
-}
-
-fn write(path: &Path, text: &str) -> Result<(), Error> {
-    std::fs::write(path, text).map_err(|source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    })
-}
-
-/// `value` as pretty JSON in `path`, its directory created if missing.
-fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), Error> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|source| Error::Io {
-            path: dir.to_path_buf(),
-            source,
-        })?;
-    }
-    let json = serde_json::to_string_pretty(value)
-        .map_err(|e| Error::Failed(format!("{}: cannot encode as JSON: {e}", path.display())))?;
-    write(path, &json)
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 
 use statrs::distribution::{ContinuousCDF, Normal};
 
-use super::Regression;
+use super::regression::Regression;
 
 struct Surface {
     /// Above this statistic the p-value is 1.

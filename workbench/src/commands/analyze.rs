@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Args;
 use vernier_stats::{AdfOptions, AnalysisOptions, LagSelection, Percentile, Regression, analyze};
 
-use super::print_json;
+use super::stdout::print_json;
 use crate::error::Error;
 use crate::samples::{Format, SampleSource, read_samples};
 

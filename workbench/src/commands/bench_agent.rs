@@ -30,7 +30,7 @@ pub struct BenchAgentArgs {
     )]
     pub rates: Vec<f64>,
     /// How long to hold each load (after a 300 ms warm-up).
-    #[arg(long, default_value = "2s", value_parser = crate::cli::duration_arg)]
+    #[arg(long, default_value = "2s", value_parser = super::args::duration_arg)]
     pub duration: Duration,
     /// Connections of the worker.
     #[arg(long, default_value_t = 16)]
@@ -53,7 +53,7 @@ pub struct BenchAgentArgs {
     #[arg(long, default_value_t = 1000.0)]
     pub precision_rate: f64,
     /// How long each precision run lasts.
-    #[arg(long, default_value = "5s", value_parser = crate::cli::duration_arg)]
+    #[arg(long, default_value = "5s", value_parser = super::args::duration_arg)]
     pub precision_duration: Duration,
     /// How the worker waits between departures and replies: sleep, spin or adaptive.
     #[arg(long, default_value = "sleep")]
@@ -71,7 +71,7 @@ pub struct BenchAgentArgs {
     /// Let the host's idle vCPUs poll this long before they halt (a KVM guest's
     /// `guest_halt_poll_ns`, root; put back at the end), as a scenario's `halt_poll`
     /// does: waking a halted vCPU is most of what a loopback send costs on such a host.
-    #[arg(long, value_parser = crate::cli::duration_arg)]
+    #[arg(long, value_parser = super::args::duration_arg)]
     pub halt_poll: Option<Duration>,
 }
 

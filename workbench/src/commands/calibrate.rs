@@ -7,7 +7,7 @@ use std::time::Duration;
 use clap::Args;
 use vernier_agent::calibrate::{CalibrateError, CalibrateOptions, run as calibrate};
 
-use super::print_json;
+use super::stdout::print_json;
 use crate::error::Error;
 
 /// Options of `vernier calibrate`.
@@ -22,10 +22,10 @@ pub struct CalibrateArgs {
     #[arg(long, default_value_t = CalibrateOptions::default().round_trips)]
     pub round_trips: u64,
     /// Run the ping-pong for this long instead, e.g. 2s or 500ms.
-    #[arg(long, value_parser = crate::cli::duration_arg)]
+    #[arg(long, value_parser = super::args::duration_arg)]
     pub duration: Option<Duration>,
     /// How long to spin on each core for the jitter test, e.g. 1s.
-    #[arg(long, value_parser = crate::cli::duration_arg, default_value = "1s")]
+    #[arg(long, value_parser = super::args::duration_arg, default_value = "1s")]
     pub jitter: Duration,
     /// Report only this interface's timestamping (repeatable) [default: every interface].
     #[arg(long)]

@@ -3,10 +3,9 @@
 
 use std::process::ExitCode;
 
-use clap::{Args, CommandFactory};
+use clap::Args;
 
-use super::print;
-use crate::cli::Cli;
+use super::stdout::print;
 use crate::error::Error;
 
 /// Options of `vernier man`.
@@ -16,9 +15,9 @@ pub struct ManArgs {
     pub command: Option<String>,
 }
 
-/// The page, as roff.
-pub(crate) fn page(command: Option<&str>) -> Result<Vec<u8>, Error> {
-    let mut cli = Cli::command();
+/// The page, as roff, of `cli`: vernier's whole command line, which the caller builds
+/// (`Cli::command()`), since the command line is defined above the subcommands.
+pub(crate) fn page(mut cli: clap::Command, command: Option<&str>) -> Result<Vec<u8>, Error> {
     cli.build();
     let cmd = match command {
         None => cli,
@@ -45,48 +44,8 @@ pub(crate) fn page(command: Option<&str>) -> Result<Vec<u8>, Error> {
     Ok(roff)
 }
 
-/// Prints the page.
-pub(crate) fn run(args: &ManArgs) -> Result<ExitCode, Error> {
-    print(&page(args.command.as_deref())?)?;
+/// Prints the page, of vernier's command line `cli` or of one of its subcommands.
+pub(crate) fn run(args: &ManArgs, cli: clap::Command) -> Result<ExitCode, Error> {
+    print(&page(cli, args.command.as_deref())?)?;
     Ok(ExitCode::SUCCESS)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_page_names_every_subcommand() {
-        let roff = String::from_utf8(page(None).unwrap()).unwrap();
-        assert!(roff.contains(".TH vernier 1 "), "{roff}");
-        for name in [
-            "run",
-            "agent",
-            "bench\\-agent",
-            "report",
-            "completions",
-            "man",
-        ] {
-            assert!(
-                roff.contains(&format!("\nvernier\\-{name}(1)\n")),
-                "{name}: {roff}"
-            );
-        }
-    }
-
-    #[test]
-    fn a_subcommand_has_a_page_of_its_own_and_a_wrong_name_is_named() {
-        let roff = String::from_utf8(page(Some("agent")).unwrap()).unwrap();
-        let title = format!(
-            ".TH vernier-agent 1  \"vernier {}\"",
-            env!("CARGO_PKG_VERSION")
-        );
-        assert!(roff.contains(&title), "{roff}");
-        assert!(roff.contains("token\\-file"), "{roff}");
-        let err = page(Some("nope")).unwrap_err().to_string();
-        assert!(
-            err.starts_with("vernier man \"nope\": no such subcommand; one of run, "),
-            "{err}"
-        );
-    }
 }

@@ -10,7 +10,7 @@ use clap::Args;
 use vernier_fixtures::{ModelConfig, simulate};
 use vernier_protocols::Dist;
 
-use super::print_json;
+use super::stdout::print_json;
 use crate::error::Error;
 
 /// Options of `vernier model`.

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::{print, print_json};
+use super::stdout::{print, print_json};
 use crate::error::Error;
 use crate::report::{self, PlotFormat};
 

@@ -13,7 +13,7 @@ use signal_hook::iterator::Signals;
 use vernier_fixtures::{ServeConfig, ServeError, ServeProtocol, Server, Transport};
 use vernier_protocols::Dist;
 
-use super::print_json;
+use super::stdout::print_json;
 use crate::error::Error;
 
 /// How often the command looks for signals, the deadline and failed workers. Serving is
@@ -45,7 +45,7 @@ pub struct ServeArgs {
         .try_map(|name| name.parse::<Transport>()))]
     pub transport: Transport,
     /// Stop after this long, e.g. 30s or 500ms [default: at SIGINT or SIGTERM].
-    #[arg(long, value_parser = crate::cli::duration_arg)]
+    #[arg(long, value_parser = super::args::duration_arg)]
     pub duration: Option<Duration>,
     /// Seed of the service-time draws.
     #[arg(long, default_value_t = 0)]

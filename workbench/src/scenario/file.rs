@@ -10,8 +10,8 @@ use serde::Deserialize;
 use serde_yaml::Value;
 use vernier_protocols::KvWorkload;
 
-use super::ScenarioError;
-use super::error::Context;
+use super::context::Context;
+use super::error::ScenarioError;
 
 /// A scenario file's top level.
 #[derive(Debug, Default, Deserialize)]

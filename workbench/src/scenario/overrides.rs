@@ -6,7 +6,8 @@ use std::str::FromStr;
 
 use serde_yaml::{Mapping, Value};
 
-use super::ScenarioError;
+use super::error::ScenarioError;
+use super::value::show;
 
 /// One change to a scenario: the field at a dotted `path` (`ci.width`, `load`,
 /// `agents.0.kind`) gets `value`, read as YAML (so `load=[1000, 2000]` is a list and
@@ -100,7 +101,7 @@ pub(crate) fn set(document: &mut Value, path: &str, value: Value) -> Result<(), 
             other => {
                 return Err(format!(
                     "{here} is {}, not a map of fields: set {here} itself instead",
-                    super::validate::show(other)
+                    show(other)
                 ));
             }
         };

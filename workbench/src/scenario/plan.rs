@@ -5,9 +5,11 @@
 use serde_yaml::{Mapping, Value};
 use vernier_agent::AgentKind;
 
-use super::error::Context;
-use super::validate::{duration, percentile_in_range, show};
-use super::{AgentSpec, CiTarget, LoadPlan, ScenarioError, SloSearch};
+use super::context::Context;
+use super::error::ScenarioError;
+use super::fields::{duration, percentile_in_range};
+use super::types::{AgentSpec, CiTarget, LoadPlan, SloSearch};
+use super::value::show;
 
 /// A step sweep longer than this is more likely a mistyped step than a plan.
 const MAX_STEPS: usize = 1000;

@@ -13,22 +13,14 @@ use std::str::FromStr;
 
 use serde_yaml::{Mapping, Value};
 
-use super::error::Context;
+use super::context::Context;
+use super::defaults;
+use super::error::ScenarioError;
 use super::file::File;
+use super::flag::Flag;
 use super::overrides::{Override, set};
-use super::{Scenario, ScenarioError, defaults, validate};
-
-/// A field a flag of `vernier run URL` sets: `--width 20%` is `ci.width: 20%`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Flag {
-    /// The flag, as in `--width`.
-    pub name: &'static str,
-    /// The dotted field it sets, as in `ci.width`.
-    pub field: &'static str,
-    /// Its value, if the flag was given: as typed (the document's first line repeats the
-    /// command) and as the YAML it sets.
-    pub given: Option<(String, Value)>,
-}
+use super::types::Scenario;
+use super::validate;
 
 /// What a URL may speak: its scheme, the protocol's spec, and a port for examples.
 const SCHEMES: [(&str, &str, u16); 6] = [

@@ -9,17 +9,21 @@ use serde_yaml::Value;
 use vernier_agent::sys::{TimestampMode, Transport};
 use vernier_agent::{AgentKind, ConfigError, PollMode, Workload};
 use vernier_protocols::{
-    Dist, InterArrival, KvWorkload, Protocol, Request, SpecError, WorkloadError, duration_from_spec,
+    Dist, InterArrival, KvWorkload, Protocol, Request, SpecError, WorkloadError,
 };
 use vernier_stats::Percentile;
 
+use super::context::Context;
 use super::defaults;
-use super::error::Context;
-use super::file::{CiFile, File, ReplicationsFile};
+use super::error::ScenarioError;
+use super::fields::{
+    UNREADABLE_DURATION, duration, duration_or, parse_duration, percentile_in_range,
+};
+use super::file::{CiFile, File, LimitsFile, ReplicationsFile, SamplingFile, WarmupFile};
 use super::plan;
-use super::{
+use super::types::{
     CiTarget, CiWidth, Limits, LoadPlan, Method, OnAgentLoss, Replications, Sampling, Scenario,
-    ScenarioError, Warmup,
+    Warmup,
 };
 
 /// Checks `file`, read from the text `yaml`, and types its values.
@@ -42,11 +46,7 @@ pub(crate) fn scenario(
         .map_err(|e: SpecError| context.bad("protocol", &protocol_text, e.expected()))?;
     let (workload, default_workload) =
         workload(context, protocol, file.service, file.workload, file.path)?;
-    let transport = match file.transport.as_deref().unwrap_or("tcp") {
-        "tcp" => Transport::Tcp,
-        "udp" => Transport::Udp,
-        other => return Err(context.bad("transport", other, "expected tcp or udp")),
-    };
+    let transport = transport(context, file.transport.as_deref())?;
     let agents = plan::agents(context, file.agents.as_ref())?;
     let interarrival_text = file
         .interarrival
@@ -65,20 +65,7 @@ pub(crate) fn scenario(
             .map_err(|_| context.bad("poll", &text, "expected sleep, spin or adaptive"))?,
     };
 
-    let limits = file.limits.unwrap_or_default();
-    let max_tries = limits.max_tries.unwrap_or(defaults::MAX_TRIES);
-    if max_tries == 0 {
-        return Err(context.bad("limits.max_tries", 0, "expected at least 1, as in 10"));
-    }
-    let limits = Limits {
-        max_tries,
-        max_duration: duration_or(
-            context,
-            "limits.max_duration",
-            limits.max_duration,
-            defaults::MAX_DURATION,
-        )?,
-    };
+    let limits = limits(context, file.limits.unwrap_or_default())?;
     let sampling = sampling(context, file.sampling.unwrap_or_default())?;
     let warmup = warmup(context, file.warmup.unwrap_or_default())?;
     let alpha = file.alpha.unwrap_or(0.05);
@@ -94,18 +81,7 @@ pub(crate) fn scenario(
         .halt_poll
         .map(|text| duration(context, "halt_poll", &text, "200us"))
         .transpose()?;
-    let method = match file.method.as_deref().unwrap_or("vernier") {
-        "vernier" => Method::Vernier,
-        "lancet" => Method::Lancet,
-        other => {
-            return Err(context.bad(
-                "method",
-                other,
-                "expected vernier (effect-size checks, dependence-valid CIs) or lancet \
-                 (Lancet's procedure exactly)",
-            ));
-        }
-    };
+    let method = method(context, file.method.as_deref())?;
     let replications = file
         .replications
         .map(|r| replications(context, r))
@@ -115,18 +91,9 @@ pub(crate) fn scenario(
         .and_then(|b| b.probe)
         .map(|share| budget_probe(context, share, protocol))
         .transpose()?;
-    let on_agent_loss = match file.on_agent_loss.as_deref().unwrap_or("stop") {
-        "stop" => OnAgentLoss::Stop,
-        "continue" => OnAgentLoss::Continue,
-        other => {
-            return Err(context.bad(
-                "on_agent_loss",
-                other,
-                "expected stop (the point ends N/A agent_lost) or continue (the other agents \
-                 take over its load)",
-            ));
-        }
-    };
+    let on_agent_loss = on_agent_loss(context, file.on_agent_loss.as_deref())?;
+    // Checked last, as when it was read in the scenario's own field below.
+    let interarrival_enforced = interarrival_enforced(context, file.interarrival_check.as_deref())?;
 
     let scenario = Scenario {
         name,
@@ -160,21 +127,85 @@ pub(crate) fn scenario(
         on_agent_loss,
         replications,
         budget_probe,
-        interarrival_enforced: match file.interarrival_check.as_deref().unwrap_or("enforce") {
-            "enforce" => true,
-            "report" => false,
-            other => {
-                return Err(context.bad(
-                    "interarrival_check",
-                    other,
-                    "expected enforce (a load the agent cannot generate is N/A) or report \
-                     (measure anyway; the result carries the failed test)",
-                ));
-            }
-        },
+        interarrival_enforced,
     };
     agents_can_run(context, &scenario)?;
     Ok(scenario)
+}
+
+/// How requests travel: over TCP unless the file says UDP.
+fn transport(context: &Context<'_>, transport: Option<&str>) -> Result<Transport, ScenarioError> {
+    match transport.unwrap_or("tcp") {
+        "tcp" => Ok(Transport::Tcp),
+        "udp" => Ok(Transport::Udp),
+        other => Err(context.bad("transport", other, "expected tcp or udp")),
+    }
+}
+
+/// The run's limits: tries of a point and the whole run's duration.
+fn limits(context: &Context<'_>, limits: LimitsFile) -> Result<Limits, ScenarioError> {
+    let max_tries = limits.max_tries.unwrap_or(defaults::MAX_TRIES);
+    if max_tries == 0 {
+        return Err(context.bad("limits.max_tries", 0, "expected at least 1, as in 10"));
+    }
+    Ok(Limits {
+        max_tries,
+        max_duration: duration_or(
+            context,
+            "limits.max_duration",
+            limits.max_duration,
+            defaults::MAX_DURATION,
+        )?,
+    })
+}
+
+/// Which procedure decides a point: vernier's own unless the file asks for Lancet's.
+fn method(context: &Context<'_>, method: Option<&str>) -> Result<Method, ScenarioError> {
+    match method.unwrap_or("vernier") {
+        "vernier" => Ok(Method::Vernier),
+        "lancet" => Ok(Method::Lancet),
+        other => Err(context.bad(
+            "method",
+            other,
+            "expected vernier (effect-size checks, dependence-valid CIs) or lancet \
+             (Lancet's procedure exactly)",
+        )),
+    }
+}
+
+/// What a lost agent does to the point: stops it unless the file says to continue.
+fn on_agent_loss(
+    context: &Context<'_>,
+    on_agent_loss: Option<&str>,
+) -> Result<OnAgentLoss, ScenarioError> {
+    match on_agent_loss.unwrap_or("stop") {
+        "stop" => Ok(OnAgentLoss::Stop),
+        "continue" => Ok(OnAgentLoss::Continue),
+        other => Err(context.bad(
+            "on_agent_loss",
+            other,
+            "expected stop (the point ends N/A agent_lost) or continue (the other agents \
+             take over its load)",
+        )),
+    }
+}
+
+/// Whether a failed interarrival test makes the point N/A (enforce, the default) or is
+/// only reported.
+fn interarrival_enforced(
+    context: &Context<'_>,
+    check: Option<&str>,
+) -> Result<bool, ScenarioError> {
+    match check.unwrap_or("enforce") {
+        "enforce" => Ok(true),
+        "report" => Ok(false),
+        other => Err(context.bad(
+            "interarrival_check",
+            other,
+            "expected enforce (a load the agent cannot generate is N/A) or report \
+             (measure anyway; the result carries the failed test)",
+        )),
+    }
 }
 
 /// The run's name, which also names its record directory.
@@ -500,22 +531,6 @@ fn percentiles(
     Ok(percentiles)
 }
 
-/// A percentile strictly between 0 and 100: p0 and p100 are the extremes, which no finite
-/// sample estimates with a confidence interval.
-pub(crate) fn percentile_in_range(
-    context: &Context<'_>,
-    field: &str,
-    percentile: f64,
-) -> Result<Percentile, ScenarioError> {
-    Percentile::from_percent(percentile).map_err(|_| {
-        context.bad(
-            field,
-            percentile,
-            "expected a percentile strictly between 0 and 100, as in 99",
-        )
-    })
-}
-
 /// Where timestamps come from; hardware needs the interface whose NIC takes them, and an
 /// interface is refused for the other sources rather than ignored.
 fn timestamps(
@@ -562,10 +577,7 @@ fn timestamps(
 }
 
 /// How measuring starts.
-fn sampling(
-    context: &Context<'_>,
-    sampling: super::file::SamplingFile,
-) -> Result<Sampling, ScenarioError> {
+fn sampling(context: &Context<'_>, sampling: SamplingFile) -> Result<Sampling, ScenarioError> {
     let rate = sampling.rate.unwrap_or(0.2);
     if !(rate > 0.0 && rate <= 1.0) {
         return Err(context.bad(
@@ -598,7 +610,7 @@ fn sampling(
 }
 
 /// When warm-up ends. Its windows must fit in its time limit, or it could never end.
-fn warmup(context: &Context<'_>, warmup: super::file::WarmupFile) -> Result<Warmup, ScenarioError> {
+fn warmup(context: &Context<'_>, warmup: WarmupFile) -> Result<Warmup, ScenarioError> {
     let window = duration_or(context, "warmup.window", warmup.window.clone(), "50ms")?;
     let windows = warmup.windows.unwrap_or(40);
     if windows < 10 {
@@ -667,90 +679,4 @@ fn agents_can_run(context: &Context<'_>, scenario: &Scenario) -> Result<(), Scen
         ));
     }
     Ok(())
-}
-
-/// A duration field, or its default.
-fn duration_or(
-    context: &Context<'_>,
-    field: &str,
-    text: Option<String>,
-    default: &str,
-) -> Result<Duration, ScenarioError> {
-    duration(context, field, text.as_deref().unwrap_or(default), default)
-}
-
-/// A positive duration as specs write it (`10us`, `1.5s`), plus minutes and hours (`5m`,
-/// `1h`) for the limits of long runs.
-pub(crate) fn duration(
-    context: &Context<'_>,
-    field: &str,
-    text: &str,
-    example: &str,
-) -> Result<Duration, ScenarioError> {
-    parse_duration(text).map_err(|expected| {
-        context.bad(field, text, format!("expected {expected}, as in {example}"))
-    })
-}
-
-/// How [`parse_duration`]'s message for text that is no duration at all starts.
-const UNREADABLE_DURATION: &str = "a duration with a unit";
-
-/// The duration, or what was expected instead (without an example).
-fn parse_duration(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    let (spec, factor) = match (text.strip_suffix('m'), text.strip_suffix('h')) {
-        (Some(minutes), _) => (format!("{minutes}s"), 60),
-        (_, Some(hours)) => (format!("{hours}s"), 3600),
-        _ => (text.to_owned(), 1),
-    };
-    match duration_from_spec(&spec) {
-        Ok(duration) => duration
-            .checked_mul(factor)
-            .ok_or_else(|| "a duration under 584 years".to_owned()),
-        Err(e) => {
-            let expected = e.expected();
-            let expected = expected.strip_prefix("expected ").unwrap_or(expected);
-            let expected = expected.split(", as in").next().unwrap_or(expected);
-            Err(expected.replace("(ns, us, ms, s)", "(ns, us, ms, s, m, h)"))
-        }
-    }
-}
-
-/// A YAML value as the user wrote it, for quoting in errors.
-pub(crate) fn show(value: &Value) -> String {
-    match value {
-        Value::Null => "null".into(),
-        Value::Bool(b) => b.to_string(),
-        Value::Number(n) => n.to_string(),
-        Value::String(s) => s.clone(),
-        other => serde_json::to_string(other).unwrap_or_else(|_| format!("{other:?}")),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_take_spec_units_and_minutes_and_hours() {
-        assert_eq!(parse_duration("10us"), Ok(Duration::from_micros(10)));
-        assert_eq!(parse_duration("5m"), Ok(Duration::from_secs(300)));
-        assert_eq!(parse_duration("1.5m"), Ok(Duration::from_secs(90)));
-        assert_eq!(parse_duration("2h"), Ok(Duration::from_secs(7200)));
-        assert_eq!(parse_duration("5ms"), Ok(Duration::from_millis(5)));
-        assert_eq!(
-            parse_duration("10 parsecs"),
-            Err("a duration with a unit (ns, us, ms, s, m, h)".into())
-        );
-        assert_eq!(parse_duration("0m"), Err("a positive duration".into()));
-        // ci.width tells this message apart from a duration's other complaints.
-        assert!(parse_duration("abc").is_err_and(|e| e.starts_with(UNREADABLE_DURATION)));
-    }
-
-    #[test]
-    fn values_are_shown_as_written() {
-        let value: Value = serde_yaml::from_str("[1000, -5, {a: x}]").unwrap();
-        assert_eq!(show(&value), r#"[1000,-5,{"a":"x"}]"#);
-        assert_eq!(show(&Value::from(2.5)), "2.5");
-    }
 }

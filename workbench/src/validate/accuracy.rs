@@ -8,12 +8,11 @@ use std::time::Duration;
 use vernier_fixtures::{ModelConfig, ModelResult, ServeConfig, ServeProtocol, Server, simulate};
 use vernier_protocols::Dist;
 
-use super::experiments::{
-    self, LOADS, POINT_LIMIT_S, QUICK_POINT_LIMIT_S, Service, Timestamps, services,
-};
+use super::experiments::{self, LOADS, POINT_LIMIT_S, QUICK_POINT_LIMIT_S, Service, services};
+use super::files::write;
 use super::render;
 use super::report::{AccuracyRow, PrecisionRow};
-use super::write;
+use super::setup::Timestamps;
 use crate::error::Error;
 use crate::report::{AccuracyPoint, AccuracySeries, accuracy_svg};
 

@@ -11,7 +11,7 @@ use std::time::Instant;
 use serde::Serialize;
 use vernier_fixtures::{CoverageConfig, CoverageRow, StoppingRow, coverage_and_stopping};
 
-use super::write;
+use super::files::{write, write_json};
 use crate::error::Error;
 
 const BEGIN: &str = "<!-- coverage:begin (vernier validate --coverage) -->";
@@ -105,7 +105,7 @@ pub(super) fn run(
     };
     let path = out.join("RESULTS.md");
     splice(&path, &section(&report))?;
-    super::write_json(&out.join("results").join("coverage.json"), &report)?;
+    write_json(&out.join("results").join("coverage.json"), &report)?;
     eprintln!(
         "vernier validate: coverage written into {} in {:.0} s",
         path.display(),

@@ -16,13 +16,11 @@ use vernier_protocols::{Dist, KvWorkload, Protocol};
 use vernier_stats::Percentile;
 
 use super::report::{Measured, Measurement, Outcome};
-use super::tools::Server;
+use super::servers::Server;
+use super::setup::{CONNECTIONS, MEAN_US, Timestamps};
 use crate::error::Error;
 use crate::scenario::{CiWidth, Scenario, ScenarioError};
-use crate::session::SessionOptions;
-
-/// The mean service time of every distribution, µs: capacity is 1/25 µs = 40,000 req/s.
-pub(super) const MEAN_US: f64 = 25.0;
+use crate::session::{self, SessionOptions};
 
 /// The loads of part 1, as shares of capacity.
 pub(super) const LOADS: [f64; 5] = [0.1, 0.3, 0.5, 0.7, 0.8];
@@ -38,41 +36,6 @@ pub(super) const QUICK_POINT_LIMIT_S: u64 = 10;
 /// How long vernier's runs against the real servers of part 2 may take, seconds (full run,
 /// `--quick`).
 const SERVER_LIMIT_S: [u64; 2] = [20, 8];
-
-/// Connections of vernier against the real servers and of every other tool: none of those
-/// can be asked for a rate, so they run as fast as this many connections go.
-pub(super) const CONNECTIONS: usize = 16;
-
-/// Rates vernier is asked for against each server of part 2, besides the other tool's
-/// highest.
-pub(super) const TOOL_RATES: [f64; 2] = [10_000.0, 50_000.0];
-
-/// Where a run's timestamps come from (part 1 compares the two at 50% load).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Timestamps {
-    /// The kernel's software timestamps.
-    Kernel,
-    /// The agent's own clock reads around `send` and `recv`.
-    User,
-}
-
-impl Timestamps {
-    /// As scenarios and tables name it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Timestamps::Kernel => "kernel",
-            Timestamps::User => "user",
-        }
-    }
-
-    fn mode(self) -> TimestampMode {
-        match self {
-            Timestamps::Kernel => TimestampMode::Kernel,
-            Timestamps::User => TimestampMode::User,
-        }
-    }
-}
 
 /// A service-time distribution of part 1.
 #[derive(Debug, Clone)]
@@ -333,13 +296,12 @@ pub(super) fn against(
 /// Runs `scenario` headless and quietly, recorded under `runs` by its name.
 pub(super) fn measure(scenario: &Scenario, runs: &Path) -> Measurement {
     let record = runs.join(&scenario.name);
-    let outcome = crate::commands::run::run_headless(
+    let outcome = run_quietly(
         scenario,
         &SessionOptions {
             record: Some(record.clone()),
             ..SessionOptions::default()
         },
-        true,
     );
     Measurement {
         record,
@@ -352,6 +314,16 @@ pub(super) fn measure(scenario: &Scenario, runs: &Path) -> Measurement {
             },
         },
     }
+}
+
+/// Runs `scenario` without a UI and without a word on stderr, as `vernier run --headless
+/// --quiet` does: its progress printer says nothing of a fixed load's run when quiet (every
+/// experiment here is one load, and serves no live figures), so no printer is needed.
+fn run_quietly(scenario: &Scenario, options: &SessionOptions) -> Result<session::Outcome, Error> {
+    let runtime = session::runtime("vernier-session")?;
+    // Headless runs take no commands but Ctrl-C; the sender lives as long as the run.
+    let (_commands, rx) = tokio::sync::mpsc::unbounded_channel();
+    runtime.block_on(session::run(scenario, options, rx, |_| {}))
 }
 
 #[cfg(test)]

@@ -3,11 +3,11 @@
 
 use std::fmt::Write as _;
 
-use super::experiments::{MEAN_US, TOOL_RATES, Timestamps};
 use super::report::{
     Latency, Measured, Measurement, Outcome, Report, ToolFigures, ToolOutcome, ToolRun,
 };
-use super::tools::Server;
+use super::servers::Server;
+use super::setup::{MEAN_US, TOOL_RATES, Timestamps};
 use crate::coordinator::{PercentileResult, ReasonKind, Verdict};
 
 /// A run in a few words: the verdict, p50 and p99, or why there is none.

@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use vernier_agent::calibrate::Calibration;
 
-use super::experiments::Timestamps;
-use super::tools::{Server, Tool};
+use super::servers::{Server, Tool};
+use super::setup::Timestamps;
 use crate::coordinator::{
     InterarrivalResult, PercentileResult, PointResult, Reason, ReasonKind, Verdict,
 };

@@ -4,117 +4,25 @@
 //! pinned to the agent's core is shared.
 
 mod memaslap;
+mod output;
 mod redis_benchmark;
 mod wrk;
+
+pub use output::OutputError;
 
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Command, ExitStatus};
 
-use serde::{Deserialize, Serialize};
 use thiserror::Error as ThisError;
-use vernier_fixtures::{ExternalError, ExternalServer, find_binary};
-use vernier_protocols::{KeyDist, KvWorkload, Protocol, SizeDist};
+use vernier_fixtures::{ExternalServer, find_binary};
 
-use super::experiments::{self, CONNECTIONS, TOOL_RATES};
+use super::experiments;
 use super::render;
 use super::report::{ToolFigures, ToolOutcome, ToolRow, ToolRun};
+use super::servers::{Server, Tool};
+use super::setup::{CONNECTIONS, TOOL_RATES};
 use crate::error::Error;
-
-/// A real server of part 2, from the distribution.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Server {
-    /// memcached (text protocol).
-    #[serde(rename = "memcached")]
-    Memcached,
-    /// redis-server.
-    #[serde(rename = "redis-server")]
-    Redis,
-    /// nginx serving static files.
-    #[serde(rename = "nginx")]
-    Nginx,
-}
-
-impl Server {
-    /// Every server, in the report's order.
-    pub const ALL: [Server; 3] = [Server::Memcached, Server::Redis, Server::Nginx];
-
-    /// As tables name it (its program).
-    pub fn name(self) -> &'static str {
-        match self {
-            Server::Memcached => "memcached",
-            Server::Redis => "redis-server",
-            Server::Nginx => "nginx",
-        }
-    }
-
-    /// The tool made for it.
-    pub fn tool(self) -> Tool {
-        match self {
-            Server::Memcached => Tool::Memaslap,
-            Server::Redis => Tool::RedisBenchmark,
-            Server::Nginx => Tool::Wrk,
-        }
-    }
-
-    /// What vernier speaks to it.
-    pub(super) fn protocol(self) -> Protocol {
-        match self {
-            Server::Memcached => Protocol::Memcached,
-            Server::Redis => Protocol::Redis,
-            Server::Nginx => Protocol::Http,
-        }
-    }
-
-    /// What vernier asks of it: nginx serves the 1,000 files of 512 bytes [`Server::start`]
-    /// writes; the key-value stores get 10% sets.
-    pub(super) fn workload(self) -> KvWorkload {
-        let (keys, key_size, value_size, read_ratio) = match self {
-            Server::Nginx => (1000, 10, 512, 1.0),
-            Server::Memcached | Server::Redis => (10_000, 16, 64, 0.9),
-        };
-        KvWorkload {
-            keys,
-            key_size: SizeDist::fixed(key_size),
-            value_size: SizeDist::fixed(value_size),
-            read_ratio,
-            key_dist: KeyDist::Uniform,
-            key: None,
-        }
-    }
-
-    /// Starts it on a free loopback port.
-    fn start(self) -> Result<ExternalServer, ExternalError> {
-        match self {
-            Server::Memcached => ExternalServer::memcached(),
-            Server::Redis => ExternalServer::redis(),
-            Server::Nginx => ExternalServer::nginx(
-                |www| {
-                    // vernier's keys (`GET /k000000000`...) and wrk's page.
-                    for i in 0..1000 {
-                        std::fs::write(www.join(format!("k{i:09}")), "x".repeat(512))?;
-                    }
-                    std::fs::write(www.join("index.html"), "x".repeat(512))
-                },
-                "",
-            ),
-        }
-    }
-}
-
-/// A closed-loop load generator of part 2. None can be asked for a rate: memaslap's `--tps`
-/// has no effect in Debian's build, redis-benchmark and wrk have no such option (wrk2 is not
-/// packaged), so each runs as fast as its connections go.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Tool {
-    /// memaslap (libmemcached-tools).
-    Memaslap,
-    /// redis-benchmark (redis-tools).
-    RedisBenchmark,
-    /// wrk.
-    Wrk,
-}
 
 /// How long a tool runs: seconds for those that run for a time, requests for
 /// redis-benchmark, which runs for a count.
@@ -141,15 +49,6 @@ impl Budget {
 }
 
 impl Tool {
-    /// As tables name it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Tool::Memaslap => "memaslap",
-            Tool::RedisBenchmark => "redis-benchmark",
-            Tool::Wrk => "wrk",
-        }
-    }
-
     /// Its program (Debian installs memaslap as `memcaslap`) and the package that has it.
     fn program(self) -> (&'static str, &'static str) {
         match self {
@@ -218,12 +117,6 @@ pub(crate) fn memaslap_rate(
         .map(|f| f.achieved_rate)
 }
 
-impl std::fmt::Display for Tool {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
 /// Why a tool gave no figures.
 #[derive(Debug, ThisError)]
 pub enum ToolError {
@@ -256,40 +149,6 @@ pub enum ToolError {
     /// Its output was not what its parser knows.
     #[error(transparent)]
     Output(#[from] OutputError),
-}
-
-/// A tool's output that its parser cannot read: the tool, the line (1-based) when one is
-/// to blame, and what was wrong.
-#[derive(Debug, Clone, PartialEq, ThisError)]
-#[error("{tool}'s output{}: {what}", line.map(|l| format!(", line {l}")).unwrap_or_default())]
-pub struct OutputError {
-    /// The tool.
-    pub tool: Tool,
-    /// The line, 1-based.
-    pub line: Option<usize>,
-    /// What was wrong, quoting what was found.
-    pub what: String,
-}
-
-impl OutputError {
-    pub(super) fn new(tool: Tool, line: Option<usize>, what: impl Into<String>) -> OutputError {
-        OutputError {
-            tool,
-            line,
-            what: what.into(),
-        }
-    }
-}
-
-/// A tool's output as text, or an error naming the first byte that is not UTF-8.
-fn text(tool: Tool, output: &[u8]) -> Result<&str, OutputError> {
-    std::str::from_utf8(output).map_err(|e| {
-        OutputError::new(
-            tool,
-            None,
-            format!("not UTF-8 text (byte {})", e.valid_up_to()),
-        )
-    })
 }
 
 /// Part 2: every server under vernier at [`TOOL_RATES`], under its own tool, and under

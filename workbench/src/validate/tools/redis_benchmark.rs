@@ -3,9 +3,10 @@
 
 use std::net::SocketAddr;
 
-use super::{OutputError, Tool, text};
-use crate::validate::experiments::CONNECTIONS;
+use super::output::{OutputError, text};
 use crate::validate::report::{Latency, ToolFigures};
+use crate::validate::servers::Tool;
+use crate::validate::setup::CONNECTIONS;
 
 const TOOL: Tool = Tool::RedisBenchmark;
 

@@ -1,0 +1,176 @@
+//! `vernier run --headless`'s progress lines on stderr, one per phase, test, measurement
+//! step and load point.
+
+use std::io::Write;
+
+use crate::coordinator::{Event, EventKind, Phase, PointResult};
+use crate::session::Update;
+
+/// Progress lines on stderr: phases, tests with their figures, measurement progress with
+/// its ETA, and one line per load point.
+pub(super) struct Progress {
+    quiet: bool,
+    single: bool,
+    last_progress: f64,
+}
+
+impl Progress {
+    /// A printer; when `quiet` it keeps only what is said regardless (where the live
+    /// figures are served, and a sweep's line per load: `single` says there is one load).
+    pub(super) fn new(quiet: bool, single: bool) -> Progress {
+        Progress {
+            quiet,
+            single,
+            last_progress: f64::NEG_INFINITY,
+        }
+    }
+
+    /// Prints what `update` says, if anything.
+    pub(super) fn update(&mut self, update: &Update) {
+        let line = match update {
+            Update::Started {
+                record,
+                timestamps,
+                confined,
+                metrics,
+            } => {
+                // Asked for: said even when quiet.
+                if let Some(addr) = metrics {
+                    eprintln!("vernier: live figures at http://{addr}/metrics");
+                }
+                Some(format!(
+                "agents ready ({timestamps} timestamps); recording to {}{}",
+                record.display(),
+                if confined.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "; vernier's own threads kept on core{} {} with the workers, off the others",
+                        if confined.len() == 1 { "" } else { "s" },
+                        confined
+                            .iter()
+                            .map(ToString::to_string)
+                            .collect::<Vec<_>>()
+                            .join(",")
+                    )
+                }
+            ))
+            .filter(|_| !self.quiet)
+            }
+            Update::Preparing(line) => Some(line.clone()).filter(|_| !self.quiet),
+            Update::Event(e) => self.line(e),
+        };
+        if let Some(line) = line {
+            let mut err = std::io::stderr().lock();
+            let _ = writeln!(err, "{line}");
+        }
+    }
+
+    /// The line of one event, if it has one at this verbosity.
+    fn line(&mut self, e: &Event) -> Option<String> {
+        let head = format!("[{:7.2}s] {:>8.0}/s", e.at, e.rate);
+        match &e.kind {
+            // A sweep's per-load line is printed even when quiet.
+            EventKind::Verdict(r) => {
+                Some(format!("{head}  {}", verdict_line(r))).filter(|_| !self.quiet || !self.single)
+            }
+            _ if self.quiet => None,
+            EventKind::Run(r) => Some(format!(
+                "{head}  run {} {}",
+                r.run.unwrap_or(0),
+                verdict_line(r)
+            )),
+            EventKind::Phase { phase, detail } if *phase != Phase::Done => {
+                Some(format!("{head}  {}: {detail}", phase.name()))
+            }
+            EventKind::Check(c) => {
+                let who = c.agent.map_or(String::new(), |a| format!(" agent {a}"));
+                let name = c.check.label();
+                Some(format!(
+                    "{head}  {name}{who}: {} — {}; {}",
+                    if c.pass { "pass" } else { "FAIL" },
+                    c.detail,
+                    c.decision
+                ))
+            }
+            EventKind::Progress(p)
+                if p.phase == Phase::Measure && e.at - self.last_progress >= 2.0 =>
+            {
+                self.last_progress = e.at;
+                let rate: f64 = p.agents.iter().map(|a| a.achieved_rate).sum();
+                Some(format!(
+                    "{head}  measuring: {:.0} req/s, {} samples of {} per agent at {:.2}%, CI width {} (target {}), ETA {}",
+                    rate,
+                    p.samples,
+                    p.samples_wanted,
+                    p.sampling_rate * 100.0,
+                    p.ci_width_us.map_or("-".into(), |w| format!("{w:.1} µs")),
+                    p.ci_target_us.map_or("-".into(), |t| format!("{t:.1} µs")),
+                    p.eta_s
+                        .map_or("-".into(), |s| format!("{:.1}s", s.max(0.0)))
+                ))
+            }
+            EventKind::Command { command } => Some(format!("{head}  command: {command}")),
+            _ => None,
+        }
+    }
+}
+
+/// A point's (or a run's) verdict in one line, then its replication, reasons and host
+/// probes on lines of their own.
+pub(super) fn verdict_line(r: &PointResult) -> String {
+    let target = r
+        .target()
+        .map_or("no samples".to_string(), |t| match (t.ci_low, t.ci_high) {
+            (Some(lo), Some(hi)) => format!("p{} = {:.1} µs [{:.1}, {:.1}]", t.p, t.value, lo, hi),
+            _ => format!("p{} = {:.1} µs (no CI)", t.p, t.value),
+        });
+    let scheduled = r
+        .from_schedule(r.target_percentile.percent())
+        .map_or(String::new(), |q| {
+            format!(", {:.1} µs from schedule", q.value)
+        });
+    let mut line = format!(
+        "{}: {target}{scheduled}; achieved {:.0} req/s, {} samples, {:.1}s",
+        r.verdict.name(),
+        r.achieved_rate,
+        r.samples,
+        r.duration_s
+    );
+    if let Some(rep) = &r.replication {
+        let p = r.target_percentile;
+        line.push_str(&format!(
+            "\n             across {} runs ({}; {:.1} µs wide asked): {p} per run {}",
+            rep.runs.len(),
+            rep.method,
+            rep.width_target_us,
+            rep.runs
+                .iter()
+                .map(|run| run.percentile_text(p.percent()))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ));
+        if let Some(h) = rep.disagreement() {
+            line.push_str(&format!(
+                "\n             hysteresis: the runs disagree beyond their own CIs ({})",
+                h.summary()
+            ));
+        }
+    }
+    for reason in &r.reasons {
+        line.push_str(&format!(
+            "\n             {}: {}",
+            reason.check, reason.detail
+        ));
+    }
+    for reason in &r.waived {
+        line.push_str(&format!(
+            "\n             not enforced, {}: {}",
+            reason.check, reason.detail
+        ));
+    }
+    for host in &r.host {
+        line.push_str(&format!("\n             host ({}): {host}", host.name()));
+    }
+    line
+}
