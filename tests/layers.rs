@@ -195,7 +195,8 @@ impl<'a> Visit<'a> for Paths {
     fn visit_path(&mut self, p: &'a syn::Path) {
         if p.segments.len() > 1 {
             let path = p.segments.iter().map(|s| s.ident.to_string()).collect();
-            self.paths.push((path, p.segments[0].ident.span().start().line));
+            self.paths
+                .push((path, p.segments[0].ident.span().start().line));
         }
         syn::visit::visit_path(self, p);
     }
@@ -236,8 +237,11 @@ fn resolve(
 /// Each non-test file's imports of other files of its crate: `(from, to, line)`.
 fn imports(sources: &[Source]) -> Vec<(usize, usize, usize)> {
     let modules: BTreeSet<Vec<String>> = sources.iter().map(|s| s.module.clone()).collect();
-    let index: BTreeMap<&Vec<String>, usize> =
-        sources.iter().enumerate().map(|(i, s)| (&s.module, i)).collect();
+    let index: BTreeMap<&Vec<String>, usize> = sources
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (&s.module, i))
+        .collect();
     let mut edges = Vec::new();
     for (i, source) in sources.iter().enumerate() {
         if source.is_tests() {
@@ -326,7 +330,11 @@ fn cycles(sources: &[Source]) -> Vec<String> {
                 }
             }
             arrows.sort();
-            format!("a circle of {} files:\n{}", component.len(), arrows.join("\n"))
+            format!(
+                "a circle of {} files:\n{}",
+                component.len(),
+                arrows.join("\n")
+            )
         })
         .collect()
 }
@@ -418,9 +426,9 @@ fn lines_outside_tests(source: &Source) -> usize {
 
 /// The lines an item spans, its attributes included.
 fn item_lines(attrs: &[syn::Attribute], item: &impl syn::spanned::Spanned) -> usize {
-    let start = attrs
-        .first()
-        .map_or(item.span().start().line, |a| a.pound_token.span.start().line);
+    let start = attrs.first().map_or(item.span().start().line, |a| {
+        a.pound_token.span.start().line
+    });
     item.span().end().line - start + 1
 }
 
@@ -496,7 +504,10 @@ fn functions_are_short() {
             let mut long = LongFunctions::default();
             long.visit_file(&source.syntax);
             for (name, line, lines) in long.0 {
-                wrong.push(format!("{}:{line}: `{name}` is {lines} lines", source.name()));
+                wrong.push(format!(
+                    "{}:{line}: `{name}` is {lines} lines",
+                    source.name()
+                ));
             }
         }
     }
@@ -537,10 +548,19 @@ fn the_checks_see_what_they_look_for() {
         syntax: syn::parse_file(text).unwrap(),
     };
     let sources = vec![
-        file(&["coordinator"], "use crate::session::Run; pub struct Point;"),
-        file(&["session"], "use crate::coordinator::Point; pub struct Run;"),
+        file(
+            &["coordinator"],
+            "use crate::session::Run; pub struct Point;",
+        ),
+        file(
+            &["session"],
+            "use crate::coordinator::Point; pub struct Run;",
+        ),
         file(&["budget", "queue"], "fn f() -> f64 { super::GRID }"),
-        file(&["budget"], "pub const GRID: f64 = 1.0; use queue::*; mod queue;"),
+        file(
+            &["budget"],
+            "pub const GRID: f64 = 1.0; use queue::*; mod queue;",
+        ),
     ];
     let edges = imports(&sources);
     assert!(edges.contains(&(0, 1, 1)), "{edges:?}");
@@ -556,7 +576,10 @@ fn the_checks_see_what_they_look_for() {
     assert_eq!(paths.globs, vec![1]);
     // A path in a comment or a string is no import.
     let quiet = vec![
-        file(&["coordinator"], "// crate::session::Run\nconst S: &str = \"crate::session\";"),
+        file(
+            &["coordinator"],
+            "// crate::session::Run\nconst S: &str = \"crate::session\";",
+        ),
         file(&["session"], ""),
     ];
     assert!(imports(&quiet).is_empty());

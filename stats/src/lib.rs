@@ -30,6 +30,7 @@
 mod adf;
 mod analysis;
 mod anderson;
+mod compare;
 mod dependent;
 mod error;
 mod kernels;
@@ -49,6 +50,7 @@ pub use anderson::{
     AndersonDarling, AndersonDarlingKnown, SIGNIFICANCE_LEVELS, anderson_exponential,
     anderson_exponential_known,
 };
+pub use compare::{DifferenceCi, MIN_PAIRS, MIN_TAIL_PER_BLOCK, Pair, difference_ci};
 pub use dependent::{
     BATCHED_INDICATOR, DependentCi, MIN_BATCHES, MIN_EFFECTIVE_TAIL, NeedMore, SAFETY_DOUBLINGS,
     percentile_ci_dependent,

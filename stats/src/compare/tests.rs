@@ -1,0 +1,107 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use super::*;
+
+/// A block of `m` evenly spread values from `from` (sorted).
+fn block(from: f64, m: usize) -> Vec<f64> {
+    (0..m).map(|i| from + i as f64).collect()
+}
+
+fn pairs<'a>(blocks: &'a [(Vec<f64>, Vec<f64>)]) -> Vec<Pair<'a>> {
+    blocks.iter().map(|(a, b)| Pair { a, b }).collect()
+}
+
+#[test]
+fn a_constant_shift_is_found_exactly() {
+    // Every pair's B is its A moved by 5, whatever the drift between pairs.
+    let blocks: Vec<_> = [0.0, 100.0, 40.0]
+        .iter()
+        .map(|&drift| (block(drift, 50), block(drift + 5.0, 50)))
+        .collect();
+    let ci = difference_ci(&pairs(&blocks), 0.5, 0.95).unwrap();
+    assert!((ci.difference - 5.0).abs() < 1e-12, "{ci:?}");
+    assert!(
+        ci.std_error.abs() < 1e-12 && ci.holds(5.0) && !ci.holds(4.9),
+        "{ci:?}"
+    );
+}
+
+#[test]
+fn a_factor_is_found_exactly_as_a_ratio() {
+    let blocks: Vec<_> = [1.0, 30.0, 7.0, 12.0]
+        .iter()
+        .map(|&from| {
+            let a = block(from, 40);
+            let b = a.iter().map(|x| 2.0 * x).collect();
+            (a, b)
+        })
+        .collect();
+    let ci = difference_ci(&pairs(&blocks), 0.5, 0.95).unwrap();
+    assert!((ci.ratio - 2.0).abs() < 1e-12, "{ci:?}");
+    assert!((ci.ratio_low - 2.0).abs() < 1e-9 && (ci.ratio_high - 2.0).abs() < 1e-9);
+}
+
+#[test]
+fn the_interval_is_centred_on_the_pooled_estimate_with_the_pairs_spread() {
+    // Three pairs whose differences are 2, 5 and 11: the centre is the pooled
+    // percentiles' difference, the half-width t(2) · sd / √3 around it.
+    let blocks: Vec<_> = [2.0, 5.0, 11.0]
+        .iter()
+        .enumerate()
+        .map(|(i, &d)| (block(10.0 * i as f64, 20), block(10.0 * i as f64 + d, 20)))
+        .collect();
+    let ci = difference_ci(&pairs(&blocks), 0.5, 0.95).unwrap();
+    let pooled = |side: usize| {
+        let mut all: Vec<f64> = blocks
+            .iter()
+            .flat_map(|(a, b)| if side == 0 { a.clone() } else { b.clone() })
+            .collect();
+        all.sort_by(f64::total_cmp);
+        percentile(&all, 0.5).unwrap()
+    };
+    let centre = pooled(1) - pooled(0);
+    let sd = ([2.0f64, 5.0, 11.0]
+        .iter()
+        .map(|d| (d - centre).powi(2))
+        .sum::<f64>()
+        / 2.0)
+        .sqrt();
+    // Student's t, 2 degrees of freedom, 0.975 (scipy.stats.t.ppf(0.975, 2)).
+    let half = 4.302_652_729_911_275 * sd / 3f64.sqrt();
+    assert!((ci.difference - centre).abs() < 1e-12, "{ci:?}");
+    assert!(
+        (ci.high - (centre + half)).abs() < 1e-9,
+        "{ci:?} vs half {half}"
+    );
+    assert!((ci.low - (centre - half)).abs() < 1e-9, "{ci:?}");
+}
+
+#[test]
+fn too_few_pairs_or_too_short_blocks_or_bad_values_are_refused() {
+    let two: Vec<_> = (0..2).map(|_| (block(0.0, 50), block(1.0, 50))).collect();
+    assert!(matches!(
+        difference_ci(&pairs(&two), 0.5, 0.95),
+        Err(StatsError::TooFew {
+            needed: MIN_PAIRS,
+            got: 2,
+            ..
+        })
+    ));
+    // p99 needs 10 samples beyond it in every block: 1,000 samples; these have 500.
+    let short: Vec<_> = (0..4).map(|_| (block(0.0, 500), block(1.0, 500))).collect();
+    assert!(matches!(
+        difference_ci(&pairs(&short), 0.99, 0.95),
+        Err(StatsError::TooFew {
+            needed: 1000,
+            got: 500,
+            ..
+        })
+    ));
+    let mut nan: Vec<_> = (0..3).map(|_| (block(0.0, 50), block(1.0, 50))).collect();
+    nan[1].1[3] = f64::NAN;
+    assert!(matches!(
+        difference_ci(&pairs(&nan), 0.5, 0.95),
+        Err(StatsError::NonFinite { .. })
+    ));
+    assert!(difference_ci(&pairs(&two[..]), 1.5, 0.95).is_err());
+}
