@@ -8,7 +8,7 @@ mod support;
 use support::vernier;
 
 /// Every subcommand, as the completion scripts and the man page must name it.
-const SUBCOMMANDS: [&str; 14] = [
+const SUBCOMMANDS: [&str; 15] = [
     "run",
     "demo",
     "deploy",
@@ -16,6 +16,7 @@ const SUBCOMMANDS: [&str; 14] = [
     "bench-agent",
     "analyze",
     "calibrate",
+    "compare",
     "serve",
     "model",
     "replay",

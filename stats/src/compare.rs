@@ -36,6 +36,11 @@ use crate::percentile::{check_fraction, percentile};
 /// degree of freedom makes the interval ±12.7 standard errors wide.
 pub const MIN_PAIRS: usize = 3;
 
+/// Pairs measured before a comparison first looks at its interval to stop on it: the
+/// pairs' spread estimated on fewer is itself too noisy to stop on (Student's t on 4
+/// degrees of freedom is 2.78). `vernier compare` and its coverage harness both use it.
+pub const MIN_PAIRS_TO_LOOK: usize = 5;
+
 /// The fewest samples beyond the percentile in every block: with fewer, a block's
 /// percentile is one or two samples' and far from normal.
 pub const MIN_TAIL_PER_BLOCK: f64 = 10.0;

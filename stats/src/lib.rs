@@ -50,7 +50,9 @@ pub use anderson::{
     AndersonDarling, AndersonDarlingKnown, SIGNIFICANCE_LEVELS, anderson_exponential,
     anderson_exponential_known,
 };
-pub use compare::{DifferenceCi, MIN_PAIRS, MIN_TAIL_PER_BLOCK, Pair, difference_ci};
+pub use compare::{
+    DifferenceCi, MIN_PAIRS, MIN_PAIRS_TO_LOOK, MIN_TAIL_PER_BLOCK, Pair, difference_ci,
+};
 pub use dependent::{
     BATCHED_INDICATOR, DependentCi, MIN_BATCHES, MIN_EFFECTIVE_TAIL, NeedMore, SAFETY_DOUBLINGS,
     percentile_ci_dependent,

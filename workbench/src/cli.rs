@@ -8,6 +8,7 @@ use crate::commands::agent::{self, AgentArgs};
 use crate::commands::analyze::{self, AnalyzeArgs};
 use crate::commands::bench_agent::{self, BenchAgentArgs};
 use crate::commands::calibrate::{self, CalibrateArgs};
+use crate::commands::compare::{self, CompareArgs};
 use crate::commands::completions::{self, CompletionsArgs};
 use crate::commands::demo::{self, DemoArgs};
 use crate::commands::deploy::{self, DeployArgs};
@@ -48,6 +49,9 @@ pub enum Command {
     Analyze(AnalyzeArgs),
     /// Measure this host's floor: clock cost, loopback RTT, timestamp sources, jitter.
     Calibrate(CalibrateArgs),
+    /// Is B faster than A? Two servers measured in interleaved pairs of blocks at one load:
+    /// the difference and ratio of a percentile with their CI, or N/A and why.
+    Compare(Box<CompareArgs>),
     /// Serve a synthetic target with a chosen service-time distribution.
     Serve(ServeArgs),
     /// Simulate the ideal M/G/K queue and print its latency distribution as JSON.
@@ -78,6 +82,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
         Command::Analyze(args) => analyze::run(args),
         Command::BenchAgent(args) => bench_agent::run(args),
         Command::Calibrate(args) => calibrate::run(args),
+        Command::Compare(args) => compare::run(*args),
         Command::Serve(args) => serve::run(args),
         Command::Model(args) => model::run(args),
         Command::Report(args) => report::run(args),

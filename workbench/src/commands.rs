@@ -6,6 +6,7 @@ pub(crate) mod analyze;
 pub(crate) mod args;
 pub(crate) mod bench_agent;
 pub(crate) mod calibrate;
+pub(crate) mod compare;
 pub(crate) mod completions;
 pub(crate) mod demo;
 pub(crate) mod deploy;

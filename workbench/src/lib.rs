@@ -11,6 +11,7 @@
 pub mod budget;
 mod cli;
 mod commands;
+pub mod compare;
 pub mod coordinator;
 pub mod deploy;
 mod error;

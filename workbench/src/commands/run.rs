@@ -147,7 +147,7 @@ pub struct UrlFlags {
 impl UrlFlags {
     /// Each flag and the field it sets, given or not (a flag not given still names the
     /// field in errors), in the order the scenario writes them; `--load` is `RunArgs`'.
-    fn flags(&self, load: Option<&str>) -> Vec<Flag> {
+    pub(crate) fn flags(&self, load: Option<&str>) -> Vec<Flag> {
         let text = |v: &Option<String>| v.as_ref().map(|t| (t.clone(), Value::from(t.as_str())));
         let number = |v: Option<f64>| v.map(|n| (n.to_string(), Value::from(n)));
         let count = |v: Option<u64>| v.map(|n| (n.to_string(), Value::from(n)));
@@ -246,10 +246,21 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Error> {
 /// from its flags. A URL's flag given with a file is refused: the file is where its fields
 /// are written, and `--set` changes one for a run.
 fn scenario(args: &RunArgs) -> Result<Scenario, Error> {
-    let flags = args.url.flags(args.load.as_deref());
-    if is_url(&args.scenario) {
-        let sets = overrides(None, &args.set)?;
-        let url = args.scenario.to_string_lossy();
+    scenario_of(&args.scenario, args.load.as_deref(), &args.set, &args.url)
+}
+
+/// The scenario a path or URL names, with `--load`, `--set` and a URL's flags: `vernier
+/// run`'s, and each side of `vernier compare`.
+pub(crate) fn scenario_of(
+    path: &std::path::Path,
+    load: Option<&str>,
+    set: &[String],
+    url_flags: &UrlFlags,
+) -> Result<Scenario, Error> {
+    let flags = url_flags.flags(load);
+    if is_url(path) {
+        let sets = overrides(None, set)?;
+        let url = path.to_string_lossy();
         return Ok(Scenario::from_url(&url, &flags, &sets)?);
     }
     if let Some(flag) = flags
@@ -261,24 +272,24 @@ fn scenario(args: &RunArgs) -> Result<Scenario, Error> {
             "{} sets {} of a URL's scenario; {} is a file: write {} in it, or give --set '{}={}'",
             flag.name,
             flag.field,
-            args.scenario.display(),
+            path.display(),
             flag.field,
             flag.field,
             value.unwrap_or_default().trim()
         )));
     }
-    let overrides = overrides(args.load.as_deref(), &args.set)?;
+    let overrides = overrides(load, set)?;
     // `vernier run 127.0.0.1:11211` meant a server, not a file.
-    let extension = args.scenario.extension().and_then(|e| e.to_str());
-    if !args.scenario.exists() && !matches!(extension, Some("yaml" | "yml")) {
+    let extension = path.extension().and_then(|e| e.to_str());
+    if !path.exists() && !matches!(extension, Some("yaml" | "yml")) {
         return Err(Error::Usage(format!(
             "{}: no such scenario file; a server is measured by its URL, as in \
              memcached://{}",
-            args.scenario.display(),
-            args.scenario.display()
+            path.display(),
+            path.display()
         )));
     }
-    Ok(Scenario::load(&args.scenario, &overrides)?)
+    Ok(Scenario::load(&path, &overrides)?)
 }
 
 /// Runs a scenario in the dashboard, or headless when asked or when there is no terminal.

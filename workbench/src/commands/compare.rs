@@ -1,0 +1,119 @@
+//! `vernier compare A B`: did my change move the tail? A and B measured in interleaved
+//! pairs of blocks at one load, the difference of their percentile with its CI
+//! ([`crate::compare`]).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Args;
+
+use super::args::duration_arg;
+use super::run::{Output, UrlFlags, scenario_of};
+use super::stdout::{print, print_json};
+use crate::compare::{CompareOptions, CompareVerdict, Comparison, compare};
+use crate::error::Error;
+use crate::session;
+
+/// What `vernier compare --help` says after the options.
+const COMPARE_HELP: &str = "\
+A and B are two servers' URLs (as vernier run takes them) or scenario files. Both are \
+measured at A's load, percentile and width, with A's connections, workers and cores, in \
+pairs of short blocks whose order within each pair is drawn at random, so that a host whose \
+speed drifts reaches both alike. The answer is B − A and B / A of the percentile with a 95% \
+CI: faster, slower, no difference larger than the width, or N/A with why. Exit 0 with an \
+answer, 3 N/A, 2 bad input, 1 error.
+
+Examples:
+  vernier compare memcached://127.0.0.1:11211 memcached://127.0.0.1:11212 --load 10k
+  vernier compare synthetic://127.0.0.1:7000 synthetic://127.0.0.1:7001 --load 5k --percentile 50 --width 2us";
+
+/// `vernier compare`'s arguments.
+#[derive(Debug, Args)]
+#[command(after_help = COMPARE_HELP)]
+pub struct CompareArgs {
+    /// The baseline: a URL (memcached://127.0.0.1:11211) or a scenario file.
+    #[arg(value_name = "A")]
+    pub a: PathBuf,
+    /// The one compared with it.
+    #[arg(value_name = "B")]
+    pub b: PathBuf,
+    /// The load, req/s (10k): one rate, the same for both.
+    #[arg(long, value_name = "RATE")]
+    pub load: Option<String>,
+    /// Change a field of both scenarios (repeatable).
+    #[arg(long = "set", value_name = "FIELD=VALUE")]
+    pub set: Vec<String>,
+    /// Each block's measuring time, after a 300 ms warm-up.
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = duration_arg)]
+    pub block: Duration,
+    /// The most pairs of blocks before the verdict.
+    #[arg(long, value_name = "N", default_value_t = 30)]
+    pub pairs: usize,
+    /// The seed of the pairs' orders.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// How the answer is printed.
+    #[arg(long, value_enum, default_value_t = Output::Table)]
+    pub output: Output,
+    /// Pretty-print the JSON.
+    #[arg(long)]
+    pub pretty: bool,
+    /// The fields a URL's scenario takes from flags (both sides).
+    #[command(flatten)]
+    pub url: UrlFlags,
+}
+
+/// Runs `vernier compare`.
+pub fn run(args: CompareArgs) -> Result<ExitCode, Error> {
+    let a = scenario_of(&args.a, args.load.as_deref(), &args.set, &args.url)?;
+    let b = scenario_of(&args.b, args.load.as_deref(), &args.set, &args.url)?;
+    if args.pairs < crate::compare::MIN_PAIRS_TO_LOOK {
+        return Err(Error::Usage(format!(
+            "--pairs {}: a comparison needs at least {} pairs of blocks",
+            args.pairs,
+            crate::compare::MIN_PAIRS_TO_LOOK
+        )));
+    }
+    for scenario in [&a, &b] {
+        session::check_affinity(scenario, &vernier_agent::sys::available_cpus())?;
+        session::check_targets(scenario)?;
+    }
+    let options = CompareOptions {
+        block: args.block,
+        max_pairs: args.pairs,
+        seed: args.seed,
+    };
+    let comparison = compare(&a, &b, &options, |line| eprintln!("vernier: {line}"))?;
+    match args.output {
+        Output::Json => print_json(&comparison, args.pretty)?,
+        Output::Table => print(table(&comparison).as_bytes())?,
+    }
+    Ok(match comparison.verdict {
+        CompareVerdict::NotAvailable => ExitCode::from(3),
+        _ => ExitCode::SUCCESS,
+    })
+}
+
+/// The answer for people: both sides' percentiles, the difference and the ratio with their
+/// CIs, the verdict and why.
+fn table(c: &Comparison) -> String {
+    let mut out = format!(
+        "A {}\nB {}\nat {:.0} req/s, p{}\n",
+        c.a, c.b, c.rate, c.percentile
+    );
+    if let Some(ci) = c.ci {
+        out += &format!(
+            "  A {:.1} µs, B {:.1} µs\n  B − A {:+.1} µs [{:+.1}, {:+.1}]\n  B / A {:.3} [{:.3}, {:.3}]\n",
+            ci.a, ci.b, ci.difference, ci.low, ci.high, ci.ratio, ci.ratio_low, ci.ratio_high
+        );
+    }
+    out += &format!(
+        "verdict: {} ({} blocks, {:.0} s): {}\n",
+        c.verdict.text(),
+        c.blocks.len(),
+        c.seconds,
+        c.reason
+    );
+    out
+}
