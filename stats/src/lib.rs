@@ -51,7 +51,8 @@ pub use anderson::{
     anderson_exponential_known,
 };
 pub use compare::{
-    DifferenceCi, MIN_PAIRS, MIN_PAIRS_TO_LOOK, MIN_TAIL_PER_BLOCK, Pair, difference_ci,
+    DifferenceCi, MIN_PAIRS, MIN_PAIRS_TO_LOOK, MIN_TAIL_PER_BLOCK, NARROW_LOOKS_TO_STOP, Pair,
+    StoppingRule, difference_ci,
 };
 pub use dependent::{
     BATCHED_INDICATOR, DependentCi, MIN_BATCHES, MIN_EFFECTIVE_TAIL, NeedMore, SAFETY_DOUBLINGS,

@@ -3,9 +3,10 @@
 //! in-process agent with fresh connections (randomized multiple interleaved trials, Abedi &
 //! Brecht, ICPE 2017), so that a host whose speed drifts over minutes reaches both alike.
 //! After each pair from the [`MIN_PAIRS_TO_LOOK`]-th on, the difference B − A of the
-//! percentile gets its CI by sectioning ([`vernier_stats::difference_ci`], whose coverage
-//! `cargo run --release --example compare_coverage` measures), and the comparison stops
-//! when the CI is narrower than asked.
+//! percentile gets its CI by sectioning ([`vernier_stats::difference_ci`]), and the
+//! comparison stops when the CI has been narrower than asked at two looks in a row
+//! ([`vernier_stats::StoppingRule`]); `cargo run --release --example compare_coverage`
+//! measures the coverage of both, as they run here.
 //!
 //! The verdict: `faster` or `slower` when the CI of B − A excludes zero, `no difference`
 //! when it lies within ± the width asked, N/A otherwise (the CI still wider than asked when
@@ -17,7 +18,7 @@ use std::time::{Duration, Instant};
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 use serde::Serialize;
-use vernier_stats::{DifferenceCi, Pair, difference_ci, percentile};
+use vernier_stats::{DifferenceCi, Pair, StoppingRule, difference_ci, percentile};
 
 use crate::error::Error;
 use crate::load::run_load;
@@ -102,6 +103,9 @@ pub struct Comparison {
     pub reason: String,
     /// The difference and ratio with their CIs (none before enough pairs).
     pub ci: Option<DifferenceCi>,
+    /// The same at the scenario's other reported percentiles, on the same pairs (the
+    /// stop was decided on the compared one).
+    pub percentiles: Vec<DifferenceCi>,
     /// Every block, in the order measured.
     pub blocks: Vec<Block>,
     /// The comparison's time, seconds.
@@ -138,9 +142,11 @@ pub fn compare(
         verdict: CompareVerdict::NotAvailable,
         reason: String::new(),
         ci: None,
+        percentiles: Vec::new(),
         blocks: Vec::new(),
         seconds: 0.0,
     };
+    let mut rule = StoppingRule::default();
     for pair in 0..options.max_pairs {
         let b_first = rng.random::<bool>();
         let order = if b_first {
@@ -195,11 +201,21 @@ pub fn compare(
             ci.width(),
             comparison.width_us
         ));
-        if ci.width() <= comparison.width_us {
+        if rule.stops(&ci, comparison.width_us) {
             break;
         }
     }
     comparison.seconds = started.elapsed().as_secs_f64();
+    let pairs: Vec<Pair<'_>> = side_a
+        .iter()
+        .zip(&side_b)
+        .map(|(a, b)| Pair { a, b })
+        .collect();
+    comparison.percentiles = a
+        .percentiles
+        .iter()
+        .filter_map(|q| difference_ci(&pairs, q.fraction(), a.ci.confidence).ok())
+        .collect();
     judge(&mut comparison, options);
     Ok(comparison)
 }

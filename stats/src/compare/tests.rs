@@ -105,3 +105,18 @@ fn too_few_pairs_or_too_short_blocks_or_bad_values_are_refused() {
     ));
     assert!(difference_ci(&pairs(&two[..]), 1.5, 0.95).is_err());
 }
+
+#[test]
+fn the_rule_stops_on_the_second_narrow_look_in_a_row() {
+    let blocks: Vec<_> = [2.0, 5.0, 11.0]
+        .iter()
+        .map(|&d| (block(0.0, 20), block(d, 20)))
+        .collect();
+    let ci = difference_ci(&pairs(&blocks), 0.5, 0.95).unwrap();
+    let mut rule = StoppingRule::default();
+    let (wide, narrow) = (ci.width() / 2.0, ci.width() * 2.0);
+    assert!(!rule.stops(&ci, narrow), "one narrow look is not enough");
+    assert!(!rule.stops(&ci, wide), "a wide look starts the count again");
+    assert!(!rule.stops(&ci, narrow));
+    assert!(rule.stops(&ci, narrow), "two in a row stop");
+}

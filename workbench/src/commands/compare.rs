@@ -108,6 +108,17 @@ fn table(c: &Comparison) -> String {
             ci.a, ci.b, ci.difference, ci.low, ci.high, ci.ratio, ci.ratio_low, ci.ratio_high
         );
     }
+    for q in &c.percentiles {
+        out += &format!(
+            "  p{:<5} A {:8.1} µs, B {:8.1} µs, B − A {:+8.1} µs [{:+.1}, {:+.1}]\n",
+            q.p * 100.0,
+            q.a,
+            q.b,
+            q.difference,
+            q.low,
+            q.high
+        );
+    }
     out += &format!(
         "verdict: {} ({} blocks, {:.0} s): {}\n",
         c.verdict.text(),

@@ -36,6 +36,7 @@ fn comparison(low: f64, high: f64, width_us: f64) -> Comparison {
         verdict: CompareVerdict::NotAvailable,
         reason: String::new(),
         ci: Some(ci),
+        percentiles: Vec::new(),
         blocks: Vec::new(),
         seconds: 40.0,
     }
