@@ -188,7 +188,19 @@ pub fn compare(
             .zip(&side_b)
             .map(|(a, b)| Pair { a, b })
             .collect();
-        let ci = difference_ci(&pairs, p, a.ci.confidence)?;
+        let ci = match difference_ci(&pairs, p, a.ci.confidence) {
+            Ok(ci) => ci,
+            // Blocks too short for the percentile: no honest answer, and why.
+            Err(e) => {
+                comparison.reason = format!(
+                    "{e}: each block of {:.1} s at {rate:.0} req/s holds too few requests for p{}; a longer --block would",
+                    options.block.as_secs_f64(),
+                    comparison.percentile
+                );
+                comparison.seconds = started.elapsed().as_secs_f64();
+                return Ok(comparison);
+            }
+        };
         comparison.width_us = a.ci.width.target_us(ci.a);
         comparison.ci = Some(ci);
         say(format!(
