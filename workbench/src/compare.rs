@@ -340,11 +340,26 @@ fn judge(comparison: &mut Comparison, options: &CompareOptions) {
                 ci.width(),
                 ci.pairs,
                 (needed - pairs).max(0.0) * per_pair
-            ),
+            ) + &spread(&comparison.blocks),
         )
     };
     comparison.verdict = verdict;
     comparison.reason = reason;
+}
+
+/// How far each side's blocks spread, for an N/A whose CI stayed wide: `; the blocks'
+/// p99 ranged 410.2-5872.5 µs (A) and 395.0-6011.0 µs (B)`, or nothing without blocks.
+fn spread(blocks: &[Block]) -> String {
+    let range = |side: &str| {
+        let values = blocks.iter().filter(|b| b.side == side).map(|b| b.value_us);
+        let lo = values.clone().fold(f64::INFINITY, f64::min);
+        let hi = values.fold(f64::NEG_INFINITY, f64::max);
+        (lo.is_finite() && hi.is_finite()).then(|| format!("{lo:.1}-{hi:.1} µs ({side})"))
+    };
+    match (range("A"), range("B")) {
+        (Some(a), Some(b)) => format!("; the blocks' values ranged {a} and {b}"),
+        _ => String::new(),
+    }
 }
 
 #[cfg(test)]
