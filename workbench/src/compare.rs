@@ -12,7 +12,6 @@
 //! when it lies within ± the width asked, N/A otherwise (the CI still wider than asked when
 //! the pairs run out) or when a block measured nothing.
 
-use std::net::ToSocketAddrs;
 use std::time::{Duration, Instant};
 
 use rand::rngs::SmallRng;
@@ -21,7 +20,7 @@ use serde::Serialize;
 use vernier_stats::{DifferenceCi, Pair, StoppingRule, difference_ci, percentile};
 
 use crate::error::Error;
-use crate::load::run_load;
+use crate::load::{resolve, run_load};
 use crate::scenario::{LoadPlan, Scenario};
 
 pub use vernier_stats::MIN_PAIRS_TO_LOOK;
@@ -246,11 +245,7 @@ fn measure_block(
         .targets
         .first()
         .ok_or_else(|| Error::Usage(format!("{side} names no target")))?;
-    let addr = target
-        .to_socket_addrs()
-        .map_err(|e| Error::Failed(format!("{side}'s target {target}: {e}")))?
-        .next()
-        .ok_or_else(|| Error::Failed(format!("{side}'s target {target} resolves to no address")))?;
+    let addr = resolve(target)?;
     let mut spec = scenario.load_spec(0, addr);
     // Each block its own requests' draws: the same seed would send the same keys at the
     // same times in every block.

@@ -4,11 +4,14 @@
 //! way, and the latency budget calibrates the client's share this way (`budget::start`);
 //! both sit above this module, which knows only the agent's engine.
 
+use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 use vernier_agent::{Batch, Counters, Engine, LoadSpec};
 use vernier_protocols::InterArrival;
+
+use crate::error::Error;
 
 /// The interval's batches, merged.
 pub(crate) struct Window {
@@ -45,6 +48,16 @@ impl Window {
             ),
         }
     }
+}
+
+/// The first address `target` (`host:port`) resolves to: where a load is sent, by the
+/// session and by `vernier compare` alike.
+pub(crate) fn resolve(target: &str) -> Result<SocketAddr, Error> {
+    target
+        .to_socket_addrs()
+        .map_err(|e| Error::Failed(format!("target {target}: {e}")))?
+        .next()
+        .ok_or_else(|| Error::Failed(format!("target {target} resolves to no address")))
 }
 
 /// Starts an engine for `spec`, loads it at `rate` (Poisson), measures `duration` after a

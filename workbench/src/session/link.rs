@@ -16,9 +16,9 @@ use vernier_protocols::InterArrival;
 
 use super::interface::SessionOptions;
 use super::policy::{CALL_TIMEOUT, FORWARD_WAIT, HEARTBEAT, LEASE};
-use super::target::resolve;
 use crate::coordinator::Action;
 use crate::error::Error;
+use crate::load::resolve;
 use crate::scenario::{AgentSpec, Scenario};
 
 /// What an agent's link forwards to the session.

@@ -1,10 +1,9 @@
 //! The check of a run's targets before anything starts: a target nothing listens at is
 //! refused at once, naming it. Also how a target's text is resolved, for the agents' links.
 
-use std::net::{SocketAddr, ToSocketAddrs};
-
 use super::policy::TARGET_CHECK;
 use crate::error::Error;
+use crate::load::resolve;
 use crate::scenario::{AgentSpec, Scenario};
 
 /// Refuses a run whose target nothing listens at, before anything starts: otherwise the
@@ -45,13 +44,4 @@ pub fn check_targets(scenario: &Scenario) -> Result<(), Error> {
         }
     }
     Ok(())
-}
-
-/// The first address `target` (`host:port`) resolves to.
-pub(super) fn resolve(target: &str) -> Result<SocketAddr, Error> {
-    target
-        .to_socket_addrs()
-        .map_err(|e| Error::Failed(format!("target {target}: {e}")))?
-        .next()
-        .ok_or_else(|| Error::Failed(format!("target {target} resolves to no address")))
 }
