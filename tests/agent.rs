@@ -225,7 +225,9 @@ fn every_polling_mode_measures_and_spinning_holds_the_core() {
 
 /// A request costs one socket call to send and two to read (its reply, its TX stamp)
 /// when the worker keeps up: no read that only finds the socket empty, no read of an
-/// empty error queue. (It took eight reads per request before they were counted.)
+/// empty error queue. (It took eight reads per request before they were counted.) A
+/// worker the host holds up sends the requests fallen due together in one call and reads
+/// their replies together, so the calls per request fall; per send call they stay two.
 #[test]
 fn a_request_costs_one_send_and_two_reads() {
     let server = synthetic_server(vernier_fixtures::Transport::Tcp);
@@ -243,14 +245,15 @@ fn a_request_costs_one_send_and_two_reads() {
     assert!(t.received > 1_000, "{t:?}");
     let sends = t.send_calls as f64 / t.sent as f64;
     let reads = t.read_calls as f64 / t.received as f64;
-    eprintln!("per request: {sends:.2} send calls, {reads:.2} read calls");
-    assert!(
-        (0.5..=1.05).contains(&sends),
-        "{sends:.2} send calls per request"
+    let reads_per_send = t.read_calls as f64 / t.send_calls as f64;
+    eprintln!(
+        "per request: {sends:.2} send calls, {reads:.2} read calls; {reads_per_send:.2} reads per send"
     );
+    assert!(sends <= 1.05, "{sends:.2} send calls per request");
+    assert!(reads <= 2.5, "{reads:.2} read calls per request answered");
     assert!(
-        (1.5..=2.5).contains(&reads),
-        "{reads:.2} read calls per request answered"
+        (1.5..=2.5).contains(&reads_per_send),
+        "{reads_per_send:.2} read calls per send call ({sends:.2} sends, {reads:.2} reads per request)"
     );
 }
 
@@ -339,8 +342,16 @@ fn synthetic_over_tcp_with_kernel_timestamps() {
     // letting the worker run when a request is due: on this project's 2-vCPU machine the
     // hypervisor takes the core away for milliseconds at a time (`vernier calibrate`'s host
     // jitter shows it), which the test reports but cannot assert away.
+    // One gap per send call at most; a worker the host holds up sends the requests fallen
+    // due together in one call (with the other tests beside it, this host once left fewer
+    // than 3,000 gaps of ~5,000 requests).
     let gaps = r.interarrivals_us();
-    assert!(gaps.len() > 3_000, "{} gaps", gaps.len());
+    assert!(
+        (500..=r.total.send_calls as usize).contains(&gaps.len()),
+        "{} gaps of {} send calls",
+        gaps.len(),
+        r.total.send_calls
+    );
     let ad = vernier_stats::anderson_exponential(&gaps).unwrap();
     // The departures keep the offered rate (open loop: a stalled worker sends what fell
     // due once it runs). The gaps are between sends, and requests that fell due together
@@ -424,12 +435,21 @@ fn a_path_probe_rides_with_the_load_apart_from_it() {
             .iter()
             .all(|b| b.latency.min() >= 20_000 || b.latency.is_empty())
     );
-    let probe_median = median(probes.iter().map(|p| p.latency_ns as f64 / 1e3).collect());
-    let load_median = median(r.latencies_us());
-    // The same path and waits, less the 20 µs of service (by half, on a busy host).
+    // The same path, less the 20 µs of service. Judged at the fastest of each, where the
+    // service is all that tells them apart: a busy host only adds to a round trip (a CI
+    // host once put both medians near 165 µs, 2 µs apart), and the fastest of ~1,000
+    // probes met as empty a path as the fastest load request, which still spun 20 µs.
+    let probe_us: Vec<f64> = probes.iter().map(|p| p.latency_ns as f64 / 1e3).collect();
+    let load_us = r.latencies_us();
+    let fastest = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
+    let (probe_fastest, load_fastest) = (fastest(&probe_us), fastest(&load_us));
+    eprintln!("fastest probe {probe_fastest:.1} µs, fastest load request {load_fastest:.1} µs");
     assert!(
-        probe_median + 10.0 < load_median,
-        "probes {probe_median} µs, load {load_median} µs"
+        probe_fastest + 10.0 < load_fastest,
+        "fastest probe {probe_fastest} µs, fastest load request {load_fastest} µs \
+         (medians {} and {} µs)",
+        median(probe_us),
+        median(load_us)
     );
     // The load's gaps are the load's, the probes' departures not among them: no more gaps
     // than load requests, and their mean (each worker's 2,000 req/s) not the shorter one
