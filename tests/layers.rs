@@ -30,9 +30,11 @@ const WORKBENCH_LAYERS: &[&[&str]] = &[
     &["coordinator"],
     // What is made from results: the latency budget, OpenMetrics, records on disk.
     &["budget", "metrics", "record"],
-    // A run (agents, the coordinator, the budget, the record), the reports of records, and
-    // two targets compared in interleaved blocks.
-    &["session", "report", "compare"],
+    // A run (agents, the coordinator, the budget, the record), and the reports of records.
+    &["session", "report"],
+    // Two targets compared in interleaved blocks, and the report of a comparison (drawn
+    // with the reports' plots).
+    &["compare"],
     // The front ends of a session: the terminal UI and `vernier validate`.
     &["tui", "validate"],
     // One function per subcommand.

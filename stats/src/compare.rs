@@ -26,7 +26,7 @@
 //! The ratio B / A has its interval the same way on the logarithm of the ratio, so that it
 //! stays positive and its two sides are those of a factor.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::dependent::t_quantile;
 use crate::error::{StatsError, check_finite};
@@ -74,7 +74,7 @@ impl StoppingRule {
 pub const MIN_TAIL_PER_BLOCK: f64 = 10.0;
 
 /// The difference B − A and the ratio B / A of one percentile, with their intervals.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct DifferenceCi {
     /// The percentile, as a fraction.
     pub p: f64,

@@ -2,7 +2,7 @@
 //! pairs of blocks at one load, the difference of their percentile with its CI
 //! ([`crate::compare`]).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -11,14 +11,16 @@ use clap::Args;
 use super::args::duration_arg;
 use super::run::{Output, UrlFlags, scenario_of};
 use super::stdout::{print, print_json};
-use crate::compare::{CompareOptions, CompareVerdict, Comparison, compare};
+use crate::compare::report::COMPARISON_FILE;
+use crate::compare::{CompareOptions, CompareVerdict, Comparison, Design, Steer, compare};
 use crate::error::Error;
+use crate::scenario::Scenario;
 use crate::session;
 
 /// What `vernier compare --help` says after the options.
 const COMPARE_HELP: &str = "\
-A and B are two servers' URLs (as vernier run takes them) or scenario files. Both are \
-measured at A's load, percentile and width, with A's connections, workers and cores, in \
+A and B are two servers' URLs (as vernier run takes them) or scenario files; give one \
+scenario and --set-a/--set-b to compare two variants of it. Both are measured at A's load, percentile and width, with A's connections, workers and cores, in \
 pairs of short blocks whose order within each pair is drawn at random, so that a host whose \
 speed drifts reaches both alike. The answer is B − A and B / A of the percentile with a 95% \
 CI: faster, slower, no difference larger than the width, or N/A with why. Exit 0 with an \
@@ -26,7 +28,8 @@ answer, 3 N/A, 2 bad input, 1 error.
 
 Examples:
   vernier compare memcached://127.0.0.1:11211 memcached://127.0.0.1:11212 --load 10k
-  vernier compare synthetic://127.0.0.1:7000 synthetic://127.0.0.1:7001 --load 5k --percentile 50 --width 2us";
+  vernier compare synthetic://127.0.0.1:7000 synthetic://127.0.0.1:7001 --load 5k --percentile 50 --width 2us
+  vernier compare scenario.yaml --set-b connections=8 --record cmp/ && vernier report cmp/";
 
 /// `vernier compare`'s arguments.
 #[derive(Debug, Args)]
@@ -35,15 +38,21 @@ pub struct CompareArgs {
     /// The baseline: a URL (memcached://127.0.0.1:11211) or a scenario file.
     #[arg(value_name = "A")]
     pub a: PathBuf,
-    /// The one compared with it.
+    /// The one compared with it (default: A again, with --set-b).
     #[arg(value_name = "B")]
-    pub b: PathBuf,
+    pub b: Option<PathBuf>,
     /// The load, req/s (10k): one rate, the same for both.
     #[arg(long, value_name = "RATE")]
     pub load: Option<String>,
     /// Change a field of both scenarios (repeatable).
     #[arg(long = "set", value_name = "FIELD=VALUE")]
     pub set: Vec<String>,
+    /// Change a field of A only, after --set (repeatable).
+    #[arg(long = "set-a", value_name = "FIELD=VALUE")]
+    pub set_a: Vec<String>,
+    /// Change a field of B only, after --set (repeatable).
+    #[arg(long = "set-b", value_name = "FIELD=VALUE")]
+    pub set_b: Vec<String>,
     /// Each block's measuring time, after a 300 ms warm-up.
     #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = duration_arg)]
     pub block: Duration,
@@ -53,6 +62,13 @@ pub struct CompareArgs {
     /// The seed of the pairs' orders.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Interleaved pairs (the default), or every block of A then every block of B, to see
+    /// what interleaving guards against.
+    #[arg(long, value_enum, default_value_t = Design::Interleaved)]
+    pub design: Design,
+    /// Also write the comparison to DIR/comparison.json, for `vernier report DIR`.
+    #[arg(long, value_name = "DIR")]
+    pub record: Option<PathBuf>,
     /// How the answer is printed.
     #[arg(long, value_enum, default_value_t = Output::Table)]
     pub output: Output,
@@ -66,8 +82,7 @@ pub struct CompareArgs {
 
 /// Runs `vernier compare`.
 pub fn run(args: CompareArgs) -> Result<ExitCode, Error> {
-    let a = scenario_of(&args.a, args.load.as_deref(), &args.set, &args.url)?;
-    let b = scenario_of(&args.b, args.load.as_deref(), &args.set, &args.url)?;
+    let (a, b) = scenarios(&args)?;
     if args.pairs < crate::compare::MIN_PAIRS_TO_LOOK {
         return Err(Error::Usage(format!(
             "--pairs {}: a comparison needs at least {} pairs of blocks",
@@ -79,12 +94,20 @@ pub fn run(args: CompareArgs) -> Result<ExitCode, Error> {
         session::check_affinity(scenario, &vernier_agent::sys::available_cpus())?;
         session::check_targets(scenario)?;
     }
+    let record = args.record.as_deref().map(record_file).transpose()?;
     let options = CompareOptions {
         block: args.block,
         max_pairs: args.pairs,
         seed: args.seed,
+        design: args.design,
     };
-    let comparison = compare(&a, &b, &options, |line| eprintln!("vernier: {line}"))?;
+    let comparison = compare(&a, &b, &options, |_, line| {
+        eprintln!("vernier: {line}");
+        Steer::Go
+    })?;
+    if let Some(path) = record {
+        write_record(&path, &comparison)?;
+    }
     match args.output {
         Output::Json => print_json(&comparison, args.pretty)?,
         Output::Table => print(table(&comparison).as_bytes())?,
@@ -92,6 +115,52 @@ pub fn run(args: CompareArgs) -> Result<ExitCode, Error> {
     Ok(match comparison.verdict {
         CompareVerdict::NotAvailable => ExitCode::from(3),
         _ => ExitCode::SUCCESS,
+    })
+}
+
+/// A's and B's scenarios: each path with `--set` and then its own `--set-a` or `--set-b`;
+/// B defaults to A's path, which then needs a `--set-a` or `--set-b` to differ by.
+fn scenarios(args: &CompareArgs) -> Result<(Scenario, Scenario), Error> {
+    let b_path = match &args.b {
+        Some(b) => b,
+        None if args.set_a.is_empty() && args.set_b.is_empty() => {
+            return Err(Error::Usage(format!(
+                "vernier compare {}: give B, or --set-b FIELD=VALUE to compare a variant of A",
+                args.a.display()
+            )));
+        }
+        None => &args.a,
+    };
+    let side = |path: &Path, own: &[String]| {
+        let sets: Vec<String> = args.set.iter().chain(own).cloned().collect();
+        scenario_of(path, args.load.as_deref(), &sets, &args.url)
+    };
+    Ok((side(&args.a, &args.set_a)?, side(b_path, &args.set_b)?))
+}
+
+/// `DIR/comparison.json`, the directory made; an existing one is never overwritten.
+fn record_file(dir: &Path) -> Result<PathBuf, Error> {
+    std::fs::create_dir_all(dir).map_err(|source| Error::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let path = dir.join(COMPARISON_FILE);
+    if path.exists() {
+        return Err(Error::Usage(format!(
+            "{}: a comparison is already recorded there; give --record another directory",
+            path.display()
+        )));
+    }
+    Ok(path)
+}
+
+/// Writes the comparison as pretty JSON.
+fn write_record(path: &Path, comparison: &Comparison) -> Result<(), Error> {
+    let json = serde_json::to_string_pretty(comparison)
+        .map_err(|e| Error::Failed(format!("{}: {e}", path.display())))?;
+    std::fs::write(path, json + "\n").map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
     })
 }
 

@@ -1,5 +1,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::time::Duration;
+
+use vernier_stats::DifferenceCi;
+
+use super::verdict::judge;
 use super::*;
 
 fn options() -> CompareOptions {
@@ -7,6 +12,7 @@ fn options() -> CompareOptions {
         block: Duration::from_secs(1),
         max_pairs: 10,
         seed: 1,
+        design: Design::Interleaved,
     }
 }
 
@@ -33,11 +39,15 @@ fn comparison(low: f64, high: f64, width_us: f64) -> Comparison {
         rate: 1000.0,
         percentile: 99.0,
         width_us,
+        design: Design::Interleaved,
         verdict: CompareVerdict::NotAvailable,
         reason: String::new(),
         ci: Some(ci),
         percentiles: Vec::new(),
+        looks: Vec::new(),
         blocks: Vec::new(),
+        ccdf_a: Vec::new(),
+        ccdf_b: Vec::new(),
         seconds: 40.0,
     }
 }
@@ -45,7 +55,7 @@ fn comparison(low: f64, high: f64, width_us: f64) -> Comparison {
 #[test]
 fn a_ci_below_zero_is_faster_above_is_slower() {
     let mut c = comparison(-14.0, -6.0, 20.0);
-    judge(&mut c, &options());
+    judge(&mut c, &options(), false);
     assert_eq!(c.verdict, CompareVerdict::Faster);
     assert!(
         c.reason.contains("lower than A's by 10.0 µs [6.0, 14.0]"),
@@ -53,7 +63,7 @@ fn a_ci_below_zero_is_faster_above_is_slower() {
         c.reason
     );
     let mut c = comparison(6.0, 14.0, 20.0);
-    judge(&mut c, &options());
+    judge(&mut c, &options(), false);
     assert_eq!(c.verdict, CompareVerdict::Slower);
     assert!(
         c.reason.contains("higher than A's by 10.0 µs [6.0, 14.0]"),
@@ -65,7 +75,7 @@ fn a_ci_below_zero_is_faster_above_is_slower() {
 #[test]
 fn a_narrow_ci_round_zero_is_no_difference_a_wide_one_is_na_with_the_pairs_it_needs() {
     let mut c = comparison(-3.0, 4.0, 5.0);
-    judge(&mut c, &options());
+    judge(&mut c, &options(), false);
     assert_eq!(c.verdict, CompareVerdict::NoDifference);
     assert!(
         c.reason.contains("no difference larger than 5.0 µs"),
@@ -74,7 +84,7 @@ fn a_narrow_ci_round_zero_is_no_difference_a_wide_one_is_na_with_the_pairs_it_ne
     );
     // 20 µs wide where 5 were asked, on 8 pairs: (20/5)² × 8 = 128 pairs, 120 more at 5 s.
     let mut c = comparison(-10.0, 10.0, 5.0);
-    judge(&mut c, &options());
+    judge(&mut c, &options(), false);
     assert_eq!(c.verdict, CompareVerdict::NotAvailable);
     assert!(
         c.reason.contains("about 128 pairs would do (600 s more"),
@@ -87,7 +97,7 @@ fn a_narrow_ci_round_zero_is_no_difference_a_wide_one_is_na_with_the_pairs_it_ne
 fn too_few_pairs_is_na_saying_so() {
     let mut c = comparison(-1.0, 1.0, 5.0);
     c.ci = None;
-    judge(&mut c, &options());
+    judge(&mut c, &options(), false);
     assert_eq!(c.verdict, CompareVerdict::NotAvailable);
     assert!(c.reason.contains("fewer than 5 pairs"), "{}", c.reason);
 }

@@ -4,7 +4,7 @@
 use plotters::prelude::{
     ChartBuilder, Color, DrawingBackend, IntoLogRange, LineSeries, PathElement, SeriesLabelPosition,
 };
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::plot::{Area, CAPTION_SIZE, Chart, DrawError, Figure, color, fmt_num, fmt_percentile};
 
@@ -16,7 +16,7 @@ pub const DEEPEST: f64 = 1e-4;
 const PER_DECADE: i32 = 20;
 
 /// One point of a CCDF: a fraction `ccdf` of the samples took `latency_us` or longer.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct CcdfPoint {
     /// The latency, µs.
     pub latency_us: f64,

@@ -1,0 +1,143 @@
+//! One block of a comparison: a fresh in-process agent loading one side at the rate, and
+//! the block judged as the methodology judges a load point, by what a block alone shows.
+
+use std::time::Instant;
+
+use vernier_stats::percentile;
+
+use super::{Block, CompareOptions};
+use crate::coordinator::policy::{
+    CHANCE_SIGMAS, DEPARTURE_SHARE_OF_WIDTH, HOPELESS_BACKLOG_MIN, HOPELESS_BACKLOG_S,
+    MIN_ON_SCHEDULE_SHARE, ON_SCHEDULE_NS,
+};
+use crate::error::Error;
+use crate::load::{resolve, run_load};
+use crate::scenario::Scenario;
+
+/// Where a block sits in the comparison.
+pub(super) struct Place {
+    pub(super) side: &'static str,
+    pub(super) pair: usize,
+    pub(super) order: usize,
+    pub(super) started: Instant,
+}
+
+/// One block of `scenario` at `rate`: its samples sorted (µs), and what it measured. The
+/// block's problem is left for [`judge`], which needs the width asked.
+pub(super) fn measure(
+    scenario: &Scenario,
+    place: Place,
+    rate: f64,
+    p: f64,
+    options: &CompareOptions,
+) -> Result<(Vec<f64>, Block), Error> {
+    let Place {
+        side,
+        pair,
+        order,
+        started,
+    } = place;
+    let target = scenario
+        .targets
+        .first()
+        .ok_or_else(|| Error::Usage(format!("{side} names no target")))?;
+    let addr = resolve(target)?;
+    let mut spec = scenario.load_spec(0, addr);
+    // Each block its own requests' draws: the same seed would send the same keys at the
+    // same times in every block.
+    spec.seed = spec
+        .seed
+        .wrapping_add((order as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    let started_s = started.elapsed().as_secs_f64();
+    let window = run_load(spec, rate, options.block, 1.0, true)
+        .map_err(|e| Error::Failed(format!("{side}'s block {}: {e}", pair + 1)))?;
+    let mut samples = Vec::with_capacity(window.samples.len());
+    let mut on_time = Vec::new();
+    for &(_, latency_ns, lag_ns) in &window.samples {
+        let us = latency_ns as f64 / 1e3;
+        samples.push(us);
+        if lag_ns <= ON_SCHEDULE_NS {
+            on_time.push(us);
+        }
+    }
+    samples.sort_unstable_by(f64::total_cmp);
+    on_time.sort_unstable_by(f64::total_cmp);
+    let value_us = percentile(&samples, p).unwrap_or(f64::NAN);
+    let block = Block {
+        side: side.to_string(),
+        pair,
+        order,
+        started_s,
+        samples: samples.len(),
+        value_us,
+        sent: window.counters.sent,
+        asked: rate * options.block.as_secs_f64(),
+        on_schedule: on_time.len() as f64 / samples.len().max(1) as f64,
+        late_shift_us: percentile(&on_time, p).map_or(f64::NAN, |v| value_us - v),
+        send_lag_p99_us: window.send_lag.value_at_quantile(0.99) as f64 / 1e3,
+        backlog_max: window.counters.backlog_max,
+        failed: window.counters.failed + window.counters.timeouts,
+        problem: None,
+    };
+    Ok((samples, block))
+}
+
+/// Why `block` cannot stand for its side at `rate`, judged as a load point is: nothing
+/// measured; the load not reached (fewer departures than the rate's Poisson count allows,
+/// with the scenario's warm-up `tolerance`); a closed loop (a backlog of half a second of
+/// requests); or the client so far behind that fewer than a fifth of the requests left on
+/// schedule. None when it stands. (How far the client's lateness moved the percentile is
+/// judged over a side's blocks, by [`late_side`].)
+pub(super) fn judge(block: &Block, rate: f64, tolerance: f64) -> Option<String> {
+    let name = format!("{}'s block {}", block.side, block.pair + 1);
+    if block.samples == 0 {
+        return Some(format!(
+            "{name} measured nothing ({} sent, {} failed)",
+            block.sent, block.failed
+        ));
+    }
+    if block.backlog_max as f64 > rate * HOPELESS_BACKLOG_S
+        && block.backlog_max > HOPELESS_BACKLOG_MIN
+    {
+        return Some(format!(
+            "{name} went closed-loop: {} requests waited for a free connection slot (closed_loop: more --connections or --depth)",
+            block.backlog_max
+        ));
+    }
+    let allowed = tolerance + CHANCE_SIGMAS / block.asked.max(1.0).sqrt();
+    if (block.sent as f64) < block.asked * (1.0 - allowed) {
+        return Some(format!(
+            "{name} sent {} of the {:.0} requests its rate asks for (load_not_reached: the client or the target could not keep up)",
+            block.sent, block.asked
+        ));
+    }
+    if block.on_schedule < MIN_ON_SCHEDULE_SHARE {
+        return Some(format!(
+            "{name} sent {:.0}% of its requests on schedule (departures: the client fell behind its load)",
+            block.on_schedule * 100.0
+        ));
+    }
+    None
+}
+
+/// Whether the client's lateness moved a side's percentile by more than half the width
+/// asked: the median over its blocks of how far each block's percentile lies from that of
+/// its requests sent on schedule, when that is beyond [`DEPARTURE_SHARE_OF_WIDTH`] of
+/// `width_us`. A stall of the host makes one block late, not the side.
+pub(super) fn late_side(blocks: &[Block], side: &str, width_us: f64) -> Option<String> {
+    let mut shifts: Vec<f64> = blocks
+        .iter()
+        .filter(|b| b.side == side && b.late_shift_us.is_finite())
+        .map(|b| b.late_shift_us.abs())
+        .collect();
+    if shifts.is_empty() {
+        return None;
+    }
+    shifts.sort_unstable_by(f64::total_cmp);
+    let median = shifts[shifts.len() / 2];
+    (median > DEPARTURE_SHARE_OF_WIDTH * width_us).then(|| {
+        format!(
+            "{side}'s blocks moved by {median:.1} µs (median) for the requests the client sent late, more than half the {width_us:.1} µs asked (departures: pin the workers with --cpus, or ask a wider --width)"
+        )
+    })
+}

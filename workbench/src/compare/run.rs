@@ -1,0 +1,191 @@
+//! The comparison's loop: blocks in the design's order, a look at the CI of B − A after
+//! each pair, the stop, and the verdict.
+
+use std::time::Instant;
+
+use rand::rngs::SmallRng;
+use rand::{RngExt, SeedableRng};
+use vernier_stats::{Pair, StoppingRule, difference_ci};
+
+use super::block::{self, Place};
+use super::verdict::judge;
+use super::{CompareOptions, CompareVerdict, Comparison, Design, Look, MIN_PAIRS_TO_LOOK, Steer};
+use crate::error::Error;
+use crate::report::ccdf_points;
+use crate::scenario::{LoadPlan, Scenario};
+
+/// One side's samples, per block, sorted, µs.
+type Side = Vec<Vec<f64>>;
+
+/// Compares `a` and `b` at the load and percentile `a` asks for (B's scenario gives only
+/// its target and workload; the load, CI and width are A's). After every block `observe`
+/// is shown the comparison so far and a line saying what the block measured (and the look
+/// that followed it); it answers [`Steer::Stop`] to end the comparison there, with the
+/// verdict on the pairs measured. A watcher that pauses the comparison simply returns
+/// later: nothing is measured while it holds the call.
+pub fn compare(
+    a: &Scenario,
+    b: &Scenario,
+    options: &CompareOptions,
+    mut observe: impl FnMut(&Comparison, &str) -> Steer,
+) -> Result<Comparison, Error> {
+    let LoadPlan::Fixed(rate) = a.load else {
+        return Err(Error::Usage(
+            "vernier compare measures at one load: give --load RATE (a sweep or an SLO search is for vernier run)".into(),
+        ));
+    };
+    let p = a.ci.percentile.fraction();
+    let started = Instant::now();
+    let mut comparison = Comparison {
+        a: a.targets.join(","),
+        b: b.targets.join(","),
+        rate,
+        percentile: a.ci.percentile.percent(),
+        width_us: f64::NAN,
+        design: options.design,
+        verdict: CompareVerdict::NotAvailable,
+        reason: String::new(),
+        ci: None,
+        percentiles: Vec::new(),
+        looks: Vec::new(),
+        blocks: Vec::new(),
+        ccdf_a: Vec::new(),
+        ccdf_b: Vec::new(),
+        seconds: 0.0,
+    };
+    let (mut side_a, mut side_b): (Side, Side) = (Vec::new(), Vec::new());
+    let mut rule = StoppingRule::default();
+    let mut stopped = false;
+    for (order, (name, pair)) in schedule(options).into_iter().enumerate() {
+        let scenario = if name == "A" { a } else { b };
+        let place = Place {
+            side: name,
+            pair,
+            order,
+            started,
+        };
+        let (samples, mut measured) = block::measure(scenario, place, rate, p, options)?;
+        measured.problem = block::judge(&measured, rate, a.warmup.tolerance);
+        let mut line = format!(
+            "{name} block {}: p{} {:.1} µs ({} samples)",
+            pair + 1,
+            comparison.percentile,
+            measured.value_us,
+            measured.samples
+        );
+        let problem = measured.problem.clone();
+        comparison.blocks.push(measured);
+        let side = if name == "A" {
+            &mut side_a
+        } else {
+            &mut side_b
+        };
+        side.push(samples);
+        let ccdf = ccdf_points(&nanoseconds(side));
+        if name == "A" {
+            comparison.ccdf_a = ccdf;
+        } else {
+            comparison.ccdf_b = ccdf;
+        }
+        if let Some(problem) = problem {
+            comparison.reason = problem;
+            line += "; the block cannot stand for its side";
+            comparison.seconds = started.elapsed().as_secs_f64();
+            observe(&comparison, &line);
+            break;
+        }
+        let pairs = side_a.len().min(side_b.len());
+        let completes_a_pair = name == "A" && side_a.len() <= side_b.len()
+            || name == "B" && side_b.len() <= side_a.len();
+        let mut stop = false;
+        if completes_a_pair && pairs >= MIN_PAIRS_TO_LOOK {
+            match difference_ci(&paired(&side_a, &side_b), p, a.ci.confidence) {
+                Ok(ci) => {
+                    comparison.width_us = a.ci.width.target_us(ci.a);
+                    comparison.ci = Some(ci);
+                    comparison.looks.push(Look {
+                        pairs,
+                        at_s: started.elapsed().as_secs_f64(),
+                        difference: ci.difference,
+                        low: ci.low,
+                        high: ci.high,
+                    });
+                    line += &format!(
+                        "; B − A {:+.1} µs [{:+.1}, {:+.1}], {:.1} µs wide (asked {:.1}) on {pairs} pairs",
+                        ci.difference,
+                        ci.low,
+                        ci.high,
+                        ci.width(),
+                        comparison.width_us
+                    );
+                    stop = rule.stops(&ci, comparison.width_us);
+                }
+                // Blocks too short for the percentile: no honest answer, and why.
+                Err(e) => {
+                    comparison.reason = format!(
+                        "{e}: each block of {:.1} s at {rate:.0} req/s holds too few requests for p{}; a longer --block would",
+                        options.block.as_secs_f64(),
+                        comparison.percentile
+                    );
+                    stop = true;
+                }
+            }
+        }
+        comparison.seconds = started.elapsed().as_secs_f64();
+        if observe(&comparison, &line) == Steer::Stop {
+            stopped = true;
+            break;
+        }
+        if stop {
+            break;
+        }
+    }
+    comparison.seconds = started.elapsed().as_secs_f64();
+    let pairs = paired(&side_a, &side_b);
+    comparison.percentiles = a
+        .percentiles
+        .iter()
+        .filter_map(|q| difference_ci(&pairs, q.fraction(), a.ci.confidence).ok())
+        .collect();
+    if comparison.reason.is_empty() {
+        judge(&mut comparison, options, stopped);
+    }
+    Ok(comparison)
+}
+
+/// The blocks in the order measured: (side, pair). Interleaved, each pair's order drawn
+/// from the seed; sequential, every A then every B.
+fn schedule(options: &CompareOptions) -> Vec<(&'static str, usize)> {
+    let n = options.max_pairs;
+    match options.design {
+        Design::Interleaved => {
+            let mut rng = SmallRng::seed_from_u64(options.seed);
+            (0..n)
+                .flat_map(|pair| {
+                    if rng.random::<bool>() {
+                        [("B", pair), ("A", pair)]
+                    } else {
+                        [("A", pair), ("B", pair)]
+                    }
+                })
+                .collect()
+        }
+        Design::Sequential => (0..n)
+            .map(|pair| ("A", pair))
+            .chain((0..n).map(|pair| ("B", pair)))
+            .collect(),
+    }
+}
+
+/// A's and B's blocks, pair by pair (as many pairs as both sides have).
+fn paired<'s>(a: &'s Side, b: &'s Side) -> Vec<Pair<'s>> {
+    a.iter().zip(b).map(|(a, b)| Pair { a, b }).collect()
+}
+
+/// A side's latencies over all its blocks, ns, for its CCDF.
+fn nanoseconds(side: &Side) -> Vec<u64> {
+    side.iter()
+        .flatten()
+        .map(|&us| (us * 1e3).round() as u64)
+        .collect()
+}
