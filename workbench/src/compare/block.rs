@@ -85,59 +85,97 @@ pub(super) fn measure(
 /// Why `block` cannot stand for its side at `rate`, judged as a load point is: nothing
 /// measured; the load not reached (fewer departures than the rate's Poisson count allows,
 /// with the scenario's warm-up `tolerance`); a closed loop (a backlog of half a second of
-/// requests); or the client so far behind that fewer than a fifth of the requests left on
-/// schedule. None when it stands. (How far the client's lateness moved the percentile is
-/// judged over a side's blocks, by [`late_side`].)
-pub(super) fn judge(block: &Block, rate: f64, tolerance: f64) -> Option<String> {
+/// requests); each of which ends the comparison, since the side could not carry the load
+/// as asked; or the client so far behind that fewer than a fifth of the requests left on
+/// schedule, a stall of the host rather than of the side, for which the block is measured
+/// again. None when it stands. (How far the client's lateness moved the percentile is
+/// judged over both sides' blocks, by [`late_sides`].)
+pub(super) fn judge(block: &Block, rate: f64, tolerance: f64) -> Option<Problem> {
     let name = format!("{}'s block {}", block.side, block.pair + 1);
     if block.samples == 0 {
-        return Some(format!(
+        return Some(Problem::Ends(format!(
             "{name} measured nothing ({} sent, {} failed)",
             block.sent, block.failed
-        ));
+        )));
     }
     if block.backlog_max as f64 > rate * HOPELESS_BACKLOG_S
         && block.backlog_max > HOPELESS_BACKLOG_MIN
     {
-        return Some(format!(
+        return Some(Problem::Ends(format!(
             "{name} went closed-loop: {} requests waited for a free connection slot (closed_loop: more --connections or --depth)",
             block.backlog_max
-        ));
+        )));
     }
     let allowed = tolerance + CHANCE_SIGMAS / block.asked.max(1.0).sqrt();
     if (block.sent as f64) < block.asked * (1.0 - allowed) {
-        return Some(format!(
+        return Some(Problem::Ends(format!(
             "{name} sent {} of the {:.0} requests its rate asks for (load_not_reached: the client or the target could not keep up)",
             block.sent, block.asked
-        ));
+        )));
     }
     if block.on_schedule < MIN_ON_SCHEDULE_SHARE {
-        return Some(format!(
+        return Some(Problem::Late(format!(
             "{name} sent {:.0}% of its requests on schedule (departures: the client fell behind its load)",
             block.on_schedule * 100.0
-        ));
+        )));
     }
     None
 }
 
-/// Whether the client's lateness moved a side's percentile by more than half the width
-/// asked: the median over its blocks of how far each block's percentile lies from that of
-/// its requests sent on schedule, when that is beyond [`DEPARTURE_SHARE_OF_WIDTH`] of
-/// `width_us`. A stall of the host makes one block late, not the side.
-pub(super) fn late_side(blocks: &[Block], side: &str, width_us: f64) -> Option<String> {
-    let mut shifts: Vec<f64> = blocks
-        .iter()
-        .filter(|b| b.side == side && b.late_shift_us.is_finite())
-        .map(|b| b.late_shift_us.abs())
-        .collect();
-    if shifts.is_empty() {
-        return None;
+/// Blocks measured again for the client's lateness, as a share of the pairs allowed (at
+/// least [`MIN_REMEASURED`]): beyond it the host stalls too often for the comparison, and it
+/// ends N/A saying so.
+const REMEASURED_SHARE: f64 = 0.2;
+/// ... and never fewer than this.
+const MIN_REMEASURED: usize = 3;
+
+/// How many blocks may be measured again in a comparison of at most `max_pairs` pairs.
+pub(super) fn remeasures_allowed(max_pairs: usize) -> usize {
+    ((max_pairs as f64 * REMEASURED_SHARE).ceil() as usize).max(MIN_REMEASURED)
+}
+
+/// Why a block cannot stand for its side.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Problem {
+    /// The side could not be measured at the load asked: the comparison ends N/A.
+    Ends(String),
+    /// The client fell behind (a stall of the host): the block is measured again.
+    Late(String),
+}
+
+impl Problem {
+    /// What went wrong, in a sentence.
+    pub(super) fn text(&self) -> &str {
+        match self {
+            Problem::Ends(text) | Problem::Late(text) => text,
+        }
     }
-    shifts.sort_unstable_by(f64::total_cmp);
-    let median = shifts[shifts.len() / 2];
-    (median > DEPARTURE_SHARE_OF_WIDTH * width_us).then(|| {
+}
+
+/// Whether the client's lateness moved one side's percentile more than the other's: the
+/// median over each side's blocks of how far a block's percentile lies from that of its
+/// requests sent on schedule, compared between the sides. Lateness both sides share (the
+/// host's stalls reach A's blocks and B's alike) cancels in B − A; lateness that differs by
+/// more than [`DEPARTURE_SHARE_OF_WIDTH`] of `width_us` would be part of the difference.
+/// A stall of the host makes one block late, not a side: hence the medians.
+pub(super) fn late_sides(blocks: &[Block], width_us: f64) -> Option<String> {
+    let [a, b] = ["A", "B"].map(|side| median_shift(blocks, side));
+    let (a, b) = (a?, b?);
+    ((b - a).abs() > DEPARTURE_SHARE_OF_WIDTH * width_us).then(|| {
         format!(
-            "{side}'s blocks moved by {median:.1} µs (median) for the requests the client sent late, more than half the {width_us:.1} µs asked (departures: pin the workers with --cpus, or ask a wider --width)"
+            "the client's lateness moved A's blocks by {a:.1} µs and B's by {b:.1} µs (medians), {:.1} µs apart, more than half the {width_us:.1} µs asked: part of B − A would be the client's (departures: pin the workers with --cpus, or ask a wider --width)",
+            (b - a).abs()
         )
     })
+}
+
+/// The median over `side`'s blocks of the percentile's shift by late departures, µs.
+pub(super) fn median_shift(blocks: &[Block], side: &str) -> Option<f64> {
+    let mut shifts: Vec<f64> = blocks
+        .iter()
+        .filter(|b| b.side == side && b.problem.is_none() && b.late_shift_us.is_finite())
+        .map(|b| b.late_shift_us)
+        .collect();
+    shifts.sort_unstable_by(f64::total_cmp);
+    shifts.get(shifts.len() / 2).copied()
 }

@@ -1,13 +1,14 @@
 //! The comparison's loop: blocks in the design's order, a look at the CI of B − A after
 //! each pair, the stop, and the verdict.
 
+use std::collections::VecDeque;
 use std::time::Instant;
 
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 use vernier_stats::{Pair, StoppingRule, difference_ci};
 
-use super::block::{self, Place};
+use super::block::{self, Place, Problem};
 use super::verdict::judge;
 use super::{CompareOptions, CompareVerdict, Comparison, Design, Look, MIN_PAIRS_TO_LOOK, Steer};
 use crate::error::Error;
@@ -56,16 +57,19 @@ pub fn compare(
     let (mut side_a, mut side_b): (Side, Side) = (Vec::new(), Vec::new());
     let mut rule = StoppingRule::default();
     let mut stopped = false;
-    for (order, (name, pair)) in schedule(options).into_iter().enumerate() {
+    let mut queue = schedule(options);
+    let mut remeasured = 0;
+    while let Some((name, pair)) = queue.pop_front() {
         let scenario = if name == "A" { a } else { b };
         let place = Place {
             side: name,
             pair,
-            order,
+            order: comparison.blocks.len(),
             started,
         };
         let (samples, mut measured) = block::measure(scenario, place, rate, p, options)?;
-        measured.problem = block::judge(&measured, rate, a.warmup.tolerance);
+        let problem = block::judge(&measured, rate, a.warmup.tolerance);
+        measured.problem = problem.as_ref().map(|p| p.text().to_string());
         let mut line = format!(
             "{name} block {}: p{} {:.1} µs ({} samples)",
             pair + 1,
@@ -73,8 +77,22 @@ pub fn compare(
             measured.value_us,
             measured.samples
         );
-        let problem = measured.problem.clone();
         comparison.blocks.push(measured);
+        // A stall of the host that left the client behind: the block again, right away,
+        // so that its pair stays close in time (up to a share of the pairs).
+        if let Some(Problem::Late(late)) = &problem
+            && remeasured < block::remeasures_allowed(options.max_pairs)
+        {
+            remeasured += 1;
+            queue.push_front((name, pair));
+            line += &format!("; {late}: measured again");
+            comparison.seconds = started.elapsed().as_secs_f64();
+            if observe(&comparison, &line) == Steer::Stop {
+                stopped = true;
+                break;
+            }
+            continue;
+        }
         let side = if name == "A" {
             &mut side_a
         } else {
@@ -88,7 +106,12 @@ pub fn compare(
             comparison.ccdf_b = ccdf;
         }
         if let Some(problem) = problem {
-            comparison.reason = problem;
+            comparison.reason = match problem {
+                Problem::Ends(text) => text,
+                Problem::Late(text) => format!(
+                    "{text}, after {remeasured} blocks measured again for the same reason: the host stalls too often for a comparison now"
+                ),
+            };
             line += "; the block cannot stand for its side";
             comparison.seconds = started.elapsed().as_secs_f64();
             observe(&comparison, &line);
@@ -155,7 +178,7 @@ pub fn compare(
 
 /// The blocks in the order measured: (side, pair). Interleaved, each pair's order drawn
 /// from the seed; sequential, every A then every B.
-fn schedule(options: &CompareOptions) -> Vec<(&'static str, usize)> {
+pub(super) fn schedule(options: &CompareOptions) -> VecDeque<(&'static str, usize)> {
     let n = options.max_pairs;
     match options.design {
         Design::Interleaved => {

@@ -101,3 +101,137 @@ fn too_few_pairs_is_na_saying_so() {
     assert_eq!(c.verdict, CompareVerdict::NotAvailable);
     assert!(c.reason.contains("fewer than 5 pairs"), "{}", c.reason);
 }
+
+/// A block of A at 1,000 req/s over 2 s: 2,000 sent, 2,000 answered, all on schedule.
+fn block() -> Block {
+    Block {
+        side: "A".into(),
+        pair: 2,
+        order: 4,
+        started_s: 10.0,
+        samples: 2_000,
+        value_us: 100.0,
+        sent: 2_000,
+        asked: 2_000.0,
+        on_schedule: 1.0,
+        late_shift_us: 0.0,
+        send_lag_p99_us: 5.0,
+        backlog_max: 0,
+        failed: 0,
+        problem: None,
+    }
+}
+
+#[test]
+fn a_block_is_judged_as_a_load_point_is() {
+    use super::block::{Problem, judge as judge_block};
+    assert_eq!(judge_block(&block(), 1_000.0, 0.05), None);
+    // A Poisson count: 1,880 of 2,000 is within 5% + 3/√2000 (11.7%), 1,700 is not.
+    let sent = |sent| Block { sent, ..block() };
+    assert_eq!(judge_block(&sent(1_880), 1_000.0, 0.05), None);
+    let Some(Problem::Ends(text)) = judge_block(&sent(1_700), 1_000.0, 0.05) else {
+        panic!("the load not reached ends the comparison")
+    };
+    assert!(text.contains("A's block 3 sent 1700 of the 2000"), "{text}");
+    assert!(text.contains("load_not_reached"), "{text}");
+    // Half a second of requests waiting for a slot, and more than 100: a closed loop.
+    let backlog = |backlog_max| Block {
+        backlog_max,
+        ..block()
+    };
+    assert_eq!(judge_block(&backlog(400), 1_000.0, 0.05), None);
+    assert!(matches!(
+        judge_block(&backlog(600), 1_000.0, 0.05),
+        Some(Problem::Ends(t)) if t.contains("closed_loop")
+    ));
+    // Nothing measured ends it; a client far behind is the host's: measured again.
+    let empty = Block {
+        samples: 0,
+        ..block()
+    };
+    assert!(matches!(
+        judge_block(&empty, 1_000.0, 0.05),
+        Some(Problem::Ends(t)) if t.contains("measured nothing")
+    ));
+    let late = Block {
+        on_schedule: 0.15,
+        ..block()
+    };
+    assert!(matches!(
+        judge_block(&late, 1_000.0, 0.05),
+        Some(Problem::Late(t)) if t.contains("15% of its requests on schedule")
+    ));
+    assert_eq!(super::block::remeasures_allowed(30), 6);
+    assert_eq!(super::block::remeasures_allowed(5), 3);
+}
+
+#[test]
+fn lateness_both_sides_share_cancels_lateness_that_differs_is_na() {
+    let shifted = |side: &str, order, late_shift_us| Block {
+        side: side.into(),
+        order,
+        late_shift_us,
+        ..block()
+    };
+    // Both sides' p99 moved ~300 µs by the client's stalls (one block of A far more): it
+    // cancels in B − A.
+    let mut c = comparison(-3.0, 4.0, 10.0);
+    c.blocks = vec![
+        shifted("A", 0, 300.0),
+        shifted("B", 1, 302.0),
+        shifted("A", 2, 2_000.0),
+        shifted("B", 3, 299.0),
+        shifted("A", 4, 301.0),
+        shifted("B", 5, 300.0),
+    ];
+    judge(&mut c, &options(), false);
+    assert_eq!(c.verdict, CompareVerdict::NoDifference, "{}", c.reason);
+    // B's blocks moved 12 µs more than A's, where ±5 µs was asked: N/A, saying by how much.
+    for b in c.blocks.iter_mut().filter(|b| b.side == "B") {
+        b.late_shift_us += 12.0;
+    }
+    judge(&mut c, &options(), false);
+    assert_eq!(c.verdict, CompareVerdict::NotAvailable);
+    assert!(
+        c.reason
+            .contains("A's blocks by 301.0 µs and B's by 312.0 µs (medians), 11.0 µs apart"),
+        "{}",
+        c.reason
+    );
+    assert!(c.reason.contains("departures"), "{}", c.reason);
+}
+
+#[test]
+fn a_stop_by_the_watcher_says_so_in_the_reason() {
+    let mut c = comparison(-14.0, -6.0, 20.0);
+    judge(&mut c, &options(), true);
+    assert_eq!(c.verdict, CompareVerdict::Faster);
+    assert!(
+        c.reason.starts_with("stopped after 0 blocks: "),
+        "{}",
+        c.reason
+    );
+}
+
+#[test]
+fn the_designs_order_blocks_in_pairs_or_side_by_side() {
+    let interleaved: Vec<_> = super::run::schedule(&options()).into_iter().collect();
+    assert_eq!(interleaved.len(), 20);
+    for (pair, two) in interleaved.chunks(2).enumerate() {
+        let mut sides = [two[0].0, two[1].0];
+        sides.sort_unstable();
+        assert_eq!(sides, ["A", "B"]);
+        assert_eq!((two[0].1, two[1].1), (pair, pair));
+    }
+    // The seed draws each pair's order: both orders occur in ten pairs.
+    assert!(interleaved.chunks(2).any(|t| t[0].0 == "A"));
+    assert!(interleaved.chunks(2).any(|t| t[0].0 == "B"));
+    let sequential: Vec<_> = super::run::schedule(&CompareOptions {
+        design: Design::Sequential,
+        ..options()
+    })
+    .into_iter()
+    .collect();
+    assert!(sequential[..10].iter().all(|&(side, _)| side == "A"));
+    assert!(sequential[10..].iter().all(|&(side, _)| side == "B"));
+}

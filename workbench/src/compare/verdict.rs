@@ -1,11 +1,12 @@
 //! The verdict of a comparison whose pairs are measured, and why.
 
-use super::block::late_side;
+use super::block::late_sides;
 use super::{Block, CompareOptions, CompareVerdict, Comparison, MIN_PAIRS_TO_LOOK};
 
 /// Gives `comparison` its verdict and reason from its last CI: faster or slower when the
 /// CI of B − A excludes zero, no difference when it lies within ± the width, N/A when it
-/// is wider, when either side's percentile was moved by the client's lateness, or when
+/// is wider, when the client's lateness moved one side's percentile more than the other's,
+/// or when
 /// there were too few pairs. `stopped`: the watcher ended it before the rule did.
 pub(super) fn judge(comparison: &mut Comparison, options: &CompareOptions, stopped: bool) {
     let by = if stopped {
@@ -14,6 +15,7 @@ pub(super) fn judge(comparison: &mut Comparison, options: &CompareOptions, stopp
         String::new()
     };
     let Some(ci) = comparison.ci else {
+        comparison.verdict = CompareVerdict::NotAvailable;
         comparison.reason = format!(
             "{by}fewer than {MIN_PAIRS_TO_LOOK} pairs of blocks were measured (--pairs {})",
             options.max_pairs
@@ -21,10 +23,8 @@ pub(super) fn judge(comparison: &mut Comparison, options: &CompareOptions, stopp
         return;
     };
     let w = comparison.width_us;
-    if let Some(late) = ["A", "B"]
-        .iter()
-        .find_map(|side| late_side(&comparison.blocks, side, w))
-    {
+    if let Some(late) = late_sides(&comparison.blocks, w) {
+        comparison.verdict = CompareVerdict::NotAvailable;
         comparison.reason = format!("{by}{late}");
         return;
     }
