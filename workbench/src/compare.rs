@@ -29,7 +29,7 @@ mod verdict;
 
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 use vernier_stats::DifferenceCi;
 
 use crate::report::CcdfPoint;
@@ -76,7 +76,8 @@ pub struct Block {
     pub started_s: f64,
     /// Requests answered and kept (every one).
     pub samples: usize,
-    /// The block's percentile, µs.
+    /// The block's percentile, µs (NaN: it measured nothing).
+    #[serde(deserialize_with = "nan_from_null")]
     pub value_us: f64,
     /// Requests sent while measuring.
     pub sent: u64,
@@ -85,7 +86,8 @@ pub struct Block {
     /// The share of its requests that left within the on-schedule tolerance.
     pub on_schedule: f64,
     /// The block's percentile less that of its requests sent on schedule, µs: how far the
-    /// client's lateness moved it.
+    /// client's lateness moved it (NaN: none was sent on schedule).
+    #[serde(deserialize_with = "nan_from_null")]
     pub late_shift_us: f64,
     /// The p99 of how late its requests left against their schedule, µs.
     pub send_lag_p99_us: f64,
@@ -151,7 +153,8 @@ pub struct Comparison {
     /// The percentile compared, in percent.
     pub percentile: f64,
     /// The widest CI of B − A asked for, µs (from the scenario's width, of A's value when
-    /// relative).
+    /// relative; NaN before the first look).
+    #[serde(deserialize_with = "nan_from_null")]
     pub width_us: f64,
     /// The order of the blocks.
     pub design: Design,
@@ -174,6 +177,13 @@ pub struct Comparison {
     pub ccdf_b: Vec<CcdfPoint>,
     /// The comparison's time, seconds.
     pub seconds: f64,
+}
+
+/// Reads back a value that may be NaN: JSON has no NaN and serde_json writes it as `null`,
+/// so without this a recorded comparison with a block that measured nothing, or stopped
+/// before its first look, could not be read again.
+fn nan_from_null<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
 /// What whoever watches a comparison wants next (see [`compare`]'s `observe`).
