@@ -17,7 +17,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::{Comparison, MIN_PAIRS_TO_LOOK};
+use vernier_stats::MIN_PAIRS_TO_LOOK;
+
+use super::comparison::Comparison;
 use crate::error::Error;
 use crate::report::{CcdfSeries, PlotFormat, Writer, ccdf_figure, fmt_percentile};
 

@@ -5,11 +5,11 @@ use std::time::Instant;
 
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
-use vernier_stats::{Pair, StoppingRule, difference_ci};
+use vernier_stats::{MIN_PAIRS_TO_LOOK, Pair, StoppingRule, difference_ci};
 
 use super::block::{self, Place};
+use super::comparison::{CompareOptions, CompareVerdict, Comparison, Design, Look, Steer};
 use super::verdict::judge;
-use super::{CompareOptions, CompareVerdict, Comparison, Design, Look, MIN_PAIRS_TO_LOOK, Steer};
 use crate::error::Error;
 use crate::report::ccdf_points;
 use crate::scenario::{LoadPlan, Scenario};
@@ -36,23 +36,7 @@ pub fn compare(
     };
     let p = a.ci.percentile.fraction();
     let started = Instant::now();
-    let mut comparison = Comparison {
-        a: a.targets.join(","),
-        b: b.targets.join(","),
-        rate,
-        percentile: a.ci.percentile.percent(),
-        width_us: f64::NAN,
-        design: options.design,
-        verdict: CompareVerdict::NotAvailable,
-        reason: String::new(),
-        ci: None,
-        percentiles: Vec::new(),
-        looks: Vec::new(),
-        blocks: Vec::new(),
-        ccdf_a: Vec::new(),
-        ccdf_b: Vec::new(),
-        seconds: 0.0,
-    };
+    let mut comparison = unmeasured(a, b, rate, options.design);
     let (mut side_a, mut side_b): (Side, Side) = (Vec::new(), Vec::new());
     let mut rule = StoppingRule::default();
     let mut stopped = false;
@@ -151,6 +135,28 @@ pub fn compare(
         judge(&mut comparison, options, stopped);
     }
     Ok(comparison)
+}
+
+/// A comparison of `a` and `b` at `rate` before its first block: no width until the first
+/// look gives A's value to take it from, and N/A until judged.
+fn unmeasured(a: &Scenario, b: &Scenario, rate: f64, design: Design) -> Comparison {
+    Comparison {
+        a: a.targets.join(","),
+        b: b.targets.join(","),
+        rate,
+        percentile: a.ci.percentile.percent(),
+        width_us: f64::NAN,
+        design,
+        verdict: CompareVerdict::NotAvailable,
+        reason: String::new(),
+        ci: None,
+        percentiles: Vec::new(),
+        looks: Vec::new(),
+        blocks: Vec::new(),
+        ccdf_a: Vec::new(),
+        ccdf_b: Vec::new(),
+        seconds: 0.0,
+    }
 }
 
 /// The blocks in the order measured: (side, pair). Interleaved, each pair's order drawn

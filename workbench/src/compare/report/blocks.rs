@@ -7,7 +7,7 @@ use plotters::prelude::{
     TriangleMarker,
 };
 
-use crate::compare::{Comparison, Design};
+use crate::compare::comparison::{Comparison, Design};
 use crate::report::{
     Area, CAPTION_SIZE, Chart, DrawError, Figure, color, fmt_num, fmt_percentile, legend,
 };

@@ -7,7 +7,7 @@ use plotters::prelude::{
     PathElement, Polygon, SeriesLabelPosition,
 };
 
-use crate::compare::{Comparison, Look};
+use crate::compare::comparison::{Comparison, Look};
 use crate::report::{
     Area, CAPTION_SIZE, Chart, DrawError, Figure, color, fmt_num, fmt_percentile, legend,
 };

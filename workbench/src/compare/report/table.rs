@@ -1,7 +1,7 @@
 //! The answer for people, as `vernier compare` prints it and `vernier report` of its record
 //! prints it again.
 
-use crate::compare::Comparison;
+use crate::compare::comparison::Comparison;
 
 /// Both sides' percentiles, the difference and the ratio with their CIs, each block that
 /// could not stand for its side and why, then the verdict and why (last, where a script
