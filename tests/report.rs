@@ -1,6 +1,7 @@
 //! `vernier report` as a user runs it: the real binary on run directories written with the
 //! recorder (a three-point sweep with one N/A point, a run killed during warm-up, a run
-//! without samples) and on the bad inputs it must refuse with one line naming the file.
+//! without samples), on a recorded comparison, and on the bad inputs it must refuse with one
+//! line naming the file.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -13,13 +14,16 @@ use rand::{RngExt, SeedableRng};
 use serde_json::Value;
 use support::vernier;
 use vernier_agent::Sample;
-use vernier_stats::{percentile, percentile_ci, sort_samples};
+use vernier_stats::{DifferenceCi, percentile, percentile_ci, sort_samples};
 use vernier_workbench::budget::{Baseline, Part};
+use vernier_workbench::compare::report::COMPARISON_FILE;
+use vernier_workbench::compare::{Block, CompareVerdict, Comparison, Design, Look};
 use vernier_workbench::coordinator::{
     Check, CheckData, CheckKind, Event, EventKind, PercentileResult, PointResult, Reason,
     ReasonKind, SchedulePercentile, Verdict,
 };
 use vernier_workbench::record::{FORMAT, Machine, Recorder, RunRecord};
+use vernier_workbench::report::CcdfPoint;
 
 mod support;
 
@@ -657,5 +661,133 @@ fn bad_input_is_one_line_naming_the_file() {
         &out,
         2,
         &[&part.display().to_string(), "not a samples part"],
+    );
+}
+
+/// A comparison as `vernier compare --record` leaves it: B faster than A by about 8 µs at
+/// p99 over three pairs, its last block unable to stand for B.
+fn comparison() -> Comparison {
+    let ci = DifferenceCi {
+        p: 0.99,
+        confidence: 0.95,
+        pairs: 3,
+        a: 40.0,
+        b: 32.0,
+        difference: -8.0,
+        std_error: 1.0,
+        low: -11.0,
+        high: -5.0,
+        ratio: 0.8,
+        ratio_low: 0.72,
+        ratio_high: 0.88,
+    };
+    let block = |side: &str, pair: usize, order: usize, value_us: f64| Block {
+        side: side.into(),
+        pair,
+        order,
+        started_s: order as f64 * 2.3,
+        samples: 2000,
+        value_us,
+        sent: 2000,
+        asked: 2000.0,
+        on_schedule: 0.99,
+        late_shift_us: 0.5,
+        send_lag_p99_us: 3.0,
+        backlog_max: 1,
+        failed: 0,
+        problem: None,
+    };
+    let mut blocks = vec![
+        block("A", 0, 0, 41.0),
+        block("B", 0, 1, 33.0),
+        block("B", 1, 2, 31.5),
+        block("A", 1, 3, 39.0),
+        block("A", 2, 4, 40.5),
+        block("B", 2, 5, 35.0),
+    ];
+    blocks[5].problem = Some("B's block 3 sent 10% of its requests on schedule".into());
+    let ccdf = |scale: f64| {
+        [(1.0, 1.0), (2.0, 0.1), (3.0, 0.01), (4.0, 1e-3)]
+            .iter()
+            .map(|&(x, ccdf)| CcdfPoint {
+                latency_us: 10.0 * x * scale,
+                ccdf,
+            })
+            .collect()
+    };
+    let look = |pairs, low: f64, high: f64| Look {
+        pairs,
+        at_s: pairs as f64 * 4.6,
+        difference: (low + high) / 2.0,
+        low,
+        high,
+    };
+    Comparison {
+        a: "synthetic://127.0.0.1:7000".into(),
+        b: "synthetic://127.0.0.1:7001".into(),
+        rate: 1000.0,
+        percentile: 99.0,
+        width_us: 4.0,
+        design: Design::Interleaved,
+        verdict: CompareVerdict::Faster,
+        reason: "the CI of B − A lies below zero".into(),
+        ci: Some(ci),
+        percentiles: Vec::new(),
+        looks: vec![look(5, -20.0, 2.0), look(6, -11.0, -5.0)],
+        blocks,
+        ccdf_a: ccdf(4.0),
+        ccdf_b: ccdf(3.2),
+        seconds: 13.8,
+    }
+}
+
+#[test]
+fn a_recorded_comparison_gets_its_table_and_three_plots() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("cmp");
+    std::fs::create_dir(&dir).unwrap();
+    let json = serde_json::to_string_pretty(&comparison()).unwrap();
+    std::fs::write(dir.join(COMPARISON_FILE), json).unwrap();
+
+    let (stdout, stderr) = ok(&vernier(&["report", dir.to_str().unwrap()]));
+    assert!(
+        stdout.starts_with("A synthetic://127.0.0.1:7000\n"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("  problem: B's block 3 sent 10% of its requests on schedule\n"));
+    assert_eq!(
+        stdout.lines().last(),
+        Some("verdict: faster (6 blocks, 14 s): the CI of B − A lies below zero"),
+        "{stdout}"
+    );
+    for stem in ["ccdf", "blocks", "difference"] {
+        let path = dir.join(format!("report/{stem}.svg"));
+        assert!(
+            stderr.contains(&format!("wrote {}\n", path.display())),
+            "{stderr}"
+        );
+        let text = svg(&path);
+        if stem != "difference" {
+            assert!(
+                text.contains("B: synthetic://127.0.0.1:7001"),
+                "{stem}: both sides"
+            );
+        }
+    }
+
+    // The JSON holds the comparison and the plots; a corrupt record is one line naming it.
+    let (stdout, _) = ok(&vernier(&["report", dir.to_str().unwrap(), "--json"]));
+    let json: Value = serde_json::from_str(&stdout).expect("one JSON object");
+    assert_eq!(json["comparison"]["verdict"], "faster");
+    assert_eq!(json["plots"].as_array().unwrap().len(), 3);
+    std::fs::write(dir.join(COMPARISON_FILE), "{}").unwrap();
+    let out = vernier(&["report", dir.to_str().unwrap()]);
+    expect_error(
+        &out,
+        2,
+        &[
+            &dir.join(COMPARISON_FILE).display().to_string(),
+            "not a vernier comparison",
+        ],
     );
 }

@@ -58,7 +58,8 @@ pub enum Command {
     Model(ModelArgs),
     /// Play a recorded run in the dashboard (space, ←/→, [/]), or print one frame of it.
     Replay(ReplayArgs),
-    /// Tabulate and plot a recorded run: percentiles with CIs, CCDF, latency vs load, checks.
+    /// Tabulate and plot a recorded run (percentiles with CIs, CCDF, latency vs load, checks)
+    /// or a recorded comparison (both CCDFs, the blocks over time, B − A look by look).
     Report(ReportArgs),
     /// Measure how close vernier comes to the truth here (the ideal model, the loopback
     /// floor, other tools) and write docs/RESULTS.md with its plots.

@@ -34,10 +34,12 @@ pub(crate) use accuracy::accuracy_svg;
 pub use accuracy::{AccuracyPoint, AccuracySeries};
 pub use budget::{BudgetBar, budget_bars};
 pub use ccdf::{CcdfPoint, DEEPEST, ccdf_points};
+pub(crate) use ccdf::{Series as CcdfSeries, draw_marked as ccdf_figure};
 pub use interarrival::{GapDensity, gap_density};
 pub use load::{LoadPoint, load_points};
-pub(crate) use plot::fmt_percentile;
-use plot::{Chart, Figure};
+pub(crate) use plot::{
+    Area, CAPTION_SIZE, Chart, DrawError, Figure, color, fmt_num, fmt_percentile, legend,
+};
 use points::{Measured, last_checks, measured_points};
 pub use runs::{RunEstimate, RunsPoint, runs_points};
 pub use table::{PointRow, Summary, render_table, summarize};
@@ -77,21 +79,45 @@ impl PlotFormat {
     }
 
     /// The file names of plot `stem`, as notes name them (`ccdf.svg`, `ccdf.svg/.png`).
-    fn names(self, stem: &str) -> String {
+    pub(crate) fn names(self, stem: &str) -> String {
         format!("{stem}.{}", self.extensions().join("/."))
     }
 }
 
-/// Writes plots into one directory in the chosen formats and lists the files written.
-struct Writer<'a> {
+/// Writes plots into one directory in the chosen formats and lists the files written
+/// (a comparison's report writes its plots with it too).
+pub(crate) struct Writer<'a> {
     out: &'a Path,
     format: PlotFormat,
     written: Vec<PathBuf>,
 }
 
-impl Writer<'_> {
+impl<'a> Writer<'a> {
+    /// A writer into `out`, made if missing.
+    pub(crate) fn create(out: &'a Path, format: PlotFormat) -> Result<Writer<'a>, Error> {
+        std::fs::create_dir_all(out).map_err(|source| Error::Io {
+            path: out.to_path_buf(),
+            source,
+        })?;
+        Ok(Writer {
+            out,
+            format,
+            written: Vec::new(),
+        })
+    }
+
+    /// The formats each plot is written in.
+    pub(crate) fn format(&self) -> PlotFormat {
+        self.format
+    }
+
+    /// The files written, in the order written.
+    pub(crate) fn written(self) -> Vec<PathBuf> {
+        self.written
+    }
+
     /// Draws `figure` once per format and writes it as `out/STEM.EXT`.
-    fn write<C: Chart>(&mut self, stem: &str, figure: Figure<C>) -> Result<(), Error> {
+    pub(crate) fn write<C: Chart>(&mut self, stem: &str, figure: Figure<C>) -> Result<(), Error> {
         for &ext in self.format.extensions() {
             let path = self.out.join(format!("{stem}.{ext}"));
             let bytes = match ext {
@@ -140,15 +166,7 @@ pub fn run(dir: &Path, out: Option<&Path>, format: PlotFormat) -> Result<Report,
     let summary = summarize(dir, &record);
 
     let out = out.map_or_else(|| dir.join("report"), Path::to_path_buf);
-    std::fs::create_dir_all(&out).map_err(|source| Error::Io {
-        path: out.clone(),
-        source,
-    })?;
-    let mut plots = Writer {
-        out: &out,
-        format,
-        written: Vec::new(),
-    };
+    let mut plots = Writer::create(&out, format)?;
 
     let measured = measured_points(&record);
     if measured.is_empty() {
@@ -167,7 +185,7 @@ pub fn run(dir: &Path, out: Option<&Path>, format: PlotFormat) -> Result<Report,
 
     Ok(Report {
         summary,
-        plots: plots.written,
+        plots: plots.written(),
         notes,
     })
 }
@@ -303,6 +321,7 @@ fn ccdf_series(
                 latencies.len()
             ),
             points: ccdf_points(&latencies),
+            marked: None,
         });
     }
     Ok(series)

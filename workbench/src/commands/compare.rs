@@ -11,7 +11,7 @@ use clap::Args;
 use super::args::duration_arg;
 use super::run::{Output, UrlFlags, scenario_of};
 use super::stdout::{print, print_json};
-use crate::compare::report::COMPARISON_FILE;
+use crate::compare::report::{COMPARISON_FILE, render_table};
 use crate::compare::{CompareOptions, CompareVerdict, Comparison, Design, Steer, compare};
 use crate::error::Error;
 use crate::scenario::Scenario;
@@ -110,7 +110,7 @@ pub fn run(args: CompareArgs) -> Result<ExitCode, Error> {
     }
     match args.output {
         Output::Json => print_json(&comparison, args.pretty)?,
-        Output::Table => print(table(&comparison).as_bytes())?,
+        Output::Table => print(render_table(&comparison).as_bytes())?,
     }
     Ok(match comparison.verdict {
         CompareVerdict::NotAvailable => ExitCode::from(3),
@@ -162,38 +162,4 @@ fn write_record(path: &Path, comparison: &Comparison) -> Result<(), Error> {
         path: path.to_path_buf(),
         source,
     })
-}
-
-/// The answer for people: both sides' percentiles, the difference and the ratio with their
-/// CIs, the verdict and why.
-fn table(c: &Comparison) -> String {
-    let mut out = format!(
-        "A {}\nB {}\nat {:.0} req/s, p{}\n",
-        c.a, c.b, c.rate, c.percentile
-    );
-    if let Some(ci) = c.ci {
-        out += &format!(
-            "  A {:.1} µs, B {:.1} µs\n  B − A {:+.1} µs [{:+.1}, {:+.1}]\n  B / A {:.3} [{:.3}, {:.3}]\n",
-            ci.a, ci.b, ci.difference, ci.low, ci.high, ci.ratio, ci.ratio_low, ci.ratio_high
-        );
-    }
-    for q in &c.percentiles {
-        out += &format!(
-            "  p{:<5} A {:8.1} µs, B {:8.1} µs, B − A {:+8.1} µs [{:+.1}, {:+.1}]\n",
-            q.p * 100.0,
-            q.a,
-            q.b,
-            q.difference,
-            q.low,
-            q.high
-        );
-    }
-    out += &format!(
-        "verdict: {} ({} blocks, {:.0} s): {}\n",
-        c.verdict.text(),
-        c.blocks.len(),
-        c.seconds,
-        c.reason
-    );
-    out
 }

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use vernier_stats::percentile;
 
-use super::{Block, CompareOptions};
+use super::comparison::{Block, CompareOptions};
 use crate::coordinator::policy::{
     CHANCE_SIGMAS, DEPARTURE_SHARE_OF_WIDTH, HOPELESS_BACKLOG_MIN, HOPELESS_BACKLOG_S,
     MIN_ON_SCHEDULE_SHARE, ON_SCHEDULE_NS,

@@ -6,11 +6,11 @@ use std::time::Instant;
 
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
-use vernier_stats::{Pair, StoppingRule, difference_ci};
+use vernier_stats::{MIN_PAIRS_TO_LOOK, Pair, StoppingRule, difference_ci};
 
 use super::block::{self, Place, Problem};
+use super::comparison::{CompareOptions, CompareVerdict, Comparison, Design, Look, Steer};
 use super::verdict::judge;
-use super::{CompareOptions, CompareVerdict, Comparison, Design, Look, MIN_PAIRS_TO_LOOK, Steer};
 use crate::error::Error;
 use crate::report::ccdf_points;
 use crate::scenario::{LoadPlan, Scenario};
@@ -37,23 +37,7 @@ pub fn compare(
     };
     let p = a.ci.percentile.fraction();
     let started = Instant::now();
-    let mut comparison = Comparison {
-        a: a.targets.join(","),
-        b: b.targets.join(","),
-        rate,
-        percentile: a.ci.percentile.percent(),
-        width_us: f64::NAN,
-        design: options.design,
-        verdict: CompareVerdict::NotAvailable,
-        reason: String::new(),
-        ci: None,
-        percentiles: Vec::new(),
-        looks: Vec::new(),
-        blocks: Vec::new(),
-        ccdf_a: Vec::new(),
-        ccdf_b: Vec::new(),
-        seconds: 0.0,
-    };
+    let mut comparison = unmeasured(a, b, rate, options.design);
     let (mut side_a, mut side_b): (Side, Side) = (Vec::new(), Vec::new());
     let mut rule = StoppingRule::default();
     let mut stopped = false;
@@ -120,40 +104,17 @@ pub fn compare(
         let pairs = side_a.len().min(side_b.len());
         let completes_a_pair = name == "A" && side_a.len() <= side_b.len()
             || name == "B" && side_b.len() <= side_a.len();
-        let mut stop = false;
-        if completes_a_pair && pairs >= MIN_PAIRS_TO_LOOK {
-            match difference_ci(&paired(&side_a, &side_b), p, a.ci.confidence) {
-                Ok(ci) => {
-                    comparison.width_us = a.ci.width.target_us(ci.a);
-                    comparison.ci = Some(ci);
-                    comparison.looks.push(Look {
-                        pairs,
-                        at_s: started.elapsed().as_secs_f64(),
-                        difference: ci.difference,
-                        low: ci.low,
-                        high: ci.high,
-                    });
-                    line += &format!(
-                        "; B − A {:+.1} µs [{:+.1}, {:+.1}], {:.1} µs wide (asked {:.1}) on {pairs} pairs",
-                        ci.difference,
-                        ci.low,
-                        ci.high,
-                        ci.width(),
-                        comparison.width_us
-                    );
-                    stop = rule.stops(&ci, comparison.width_us);
-                }
-                // Blocks too short for the percentile: no honest answer, and why.
-                Err(e) => {
-                    comparison.reason = format!(
-                        "{e}: each block of {:.1} s at {rate:.0} req/s holds too few requests for p{}; a longer --block would",
-                        options.block.as_secs_f64(),
-                        comparison.percentile
-                    );
-                    stop = true;
-                }
-            }
-        }
+        let stop = completes_a_pair
+            && pairs >= MIN_PAIRS_TO_LOOK
+            && look(
+                &mut comparison,
+                &paired(&side_a, &side_b),
+                a,
+                options,
+                &mut rule,
+                started,
+                &mut line,
+            );
         comparison.seconds = started.elapsed().as_secs_f64();
         if observe(&comparison, &line) == Steer::Stop {
             stopped = true;
@@ -174,6 +135,76 @@ pub fn compare(
         judge(&mut comparison, options, stopped);
     }
     Ok(comparison)
+}
+
+/// A look at the CI of B − A on `pairs`: the CI and the look kept in `comparison`, the
+/// figures added to the progress `line`; true when the comparison should stop there (the
+/// rule says narrow enough, or blocks too short for the percentile, which is then the
+/// reason).
+fn look(
+    comparison: &mut Comparison,
+    pairs: &[Pair<'_>],
+    a: &Scenario,
+    options: &CompareOptions,
+    rule: &mut StoppingRule,
+    started: Instant,
+    line: &mut String,
+) -> bool {
+    match difference_ci(pairs, a.ci.percentile.fraction(), a.ci.confidence) {
+        Ok(ci) => {
+            comparison.width_us = a.ci.width.target_us(ci.a);
+            comparison.ci = Some(ci);
+            comparison.looks.push(Look {
+                pairs: ci.pairs,
+                at_s: started.elapsed().as_secs_f64(),
+                difference: ci.difference,
+                low: ci.low,
+                high: ci.high,
+            });
+            *line += &format!(
+                "; B − A {:+.1} µs [{:+.1}, {:+.1}], {:.1} µs wide (asked {:.1}) on {} pairs",
+                ci.difference,
+                ci.low,
+                ci.high,
+                ci.width(),
+                comparison.width_us,
+                ci.pairs
+            );
+            rule.stops(&ci, comparison.width_us)
+        }
+        // Blocks too short for the percentile: no honest answer, and why.
+        Err(e) => {
+            comparison.reason = format!(
+                "{e}: each block of {:.1} s at {:.0} req/s holds too few requests for p{}; a longer --block would",
+                options.block.as_secs_f64(),
+                comparison.rate,
+                comparison.percentile
+            );
+            true
+        }
+    }
+}
+
+/// A comparison of `a` and `b` at `rate` before its first block: no width until the first
+/// look gives A's value to take it from, and N/A until judged.
+fn unmeasured(a: &Scenario, b: &Scenario, rate: f64, design: Design) -> Comparison {
+    Comparison {
+        a: a.targets.join(","),
+        b: b.targets.join(","),
+        rate,
+        percentile: a.ci.percentile.percent(),
+        width_us: f64::NAN,
+        design,
+        verdict: CompareVerdict::NotAvailable,
+        reason: String::new(),
+        ci: None,
+        percentiles: Vec::new(),
+        looks: Vec::new(),
+        blocks: Vec::new(),
+        ccdf_a: Vec::new(),
+        ccdf_b: Vec::new(),
+        seconds: 0.0,
+    }
 }
 
 /// The blocks in the order measured: (side, pair). Interleaved, each pair's order drawn

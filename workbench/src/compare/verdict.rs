@@ -1,7 +1,9 @@
 //! The verdict of a comparison whose pairs are measured, and why.
 
+use vernier_stats::MIN_PAIRS_TO_LOOK;
+
 use super::block::late_sides;
-use super::{Block, CompareOptions, CompareVerdict, Comparison, MIN_PAIRS_TO_LOOK};
+use super::comparison::{Block, CompareOptions, CompareVerdict, Comparison};
 
 /// Gives `comparison` its verdict and reason from its last CI: faster or slower when the
 /// CI of B − A excludes zero, no difference when it lies within ± the width, N/A when it

@@ -2,7 +2,8 @@
 //! (p99, p99.9, p99.99) gets as much room as the body.
 
 use plotters::prelude::{
-    ChartBuilder, Color, DrawingBackend, IntoLogRange, LineSeries, PathElement, SeriesLabelPosition,
+    ChartBuilder, Circle, Color, DashedLineSeries, DrawingBackend, IntoLogRange, LineSeries,
+    PathElement, RGBColor, SeriesLabelPosition,
 };
 use serde::{Deserialize, Serialize};
 
@@ -70,13 +71,16 @@ fn level_label(y: f64) -> String {
     }
 }
 
-/// One load point's curve.
+/// One curve: a load point's, or a compared side's.
 #[derive(Debug, Clone)]
-pub(super) struct Series {
+pub(crate) struct Series {
     /// The legend entry.
-    pub(super) label: String,
+    pub(crate) label: String,
     /// The curve.
-    pub(super) points: Vec<CcdfPoint>,
+    pub(crate) points: Vec<CcdfPoint>,
+    /// The series' value of the marked percentile, µs, drawn as a dot on the mark's level
+    /// (none: no dot, as in a run's report, which marks no percentile).
+    pub(crate) marked: Option<f64>,
 }
 
 /// Draws every point's CCDF on one plot.
@@ -86,29 +90,51 @@ pub(super) fn draw(series: &[Series]) -> Figure<CcdfChart<'_>> {
          came from). y: the fraction of those samples at or above the latency, down to {DEEPEST:.0e} \
          (p99.99) or to 1/n where n samples cannot say more."
     )];
-    Figure::new(caption, CcdfChart(series))
+    draw_marked(caption, series, None)
 }
 
-/// The curves of [`draw`].
+/// Draws the curves with `caption` under them and, when `mark` (a percentile, in percent)
+/// is given, a dashed line across at its level with each series' value of it on the line:
+/// where two curves cross that line is what a comparison of that percentile compares.
+pub(crate) fn draw_marked(
+    caption: Vec<String>,
+    series: &[Series],
+    mark: Option<f64>,
+) -> Figure<CcdfChart<'_>> {
+    Figure::new(caption, CcdfChart { series, mark })
+}
+
+/// The curves of [`draw`] and [`draw_marked`].
 #[derive(Debug)]
-pub(super) struct CcdfChart<'a>(&'a [Series]);
+pub(crate) struct CcdfChart<'a> {
+    series: &'a [Series],
+    mark: Option<f64>,
+}
 
 impl Chart for CcdfChart<'_> {
     fn draw<DB: DrawingBackend>(&self, area: &Area<DB>) -> Result<(), DrawError>
     where
         DB::ErrorType: 'static,
     {
-        draw_chart(area, self.0)
+        draw_chart(area, self.series, self.mark)
     }
 }
 
-fn draw_chart<DB: DrawingBackend>(area: &Area<DB>, series: &[Series]) -> Result<(), DrawError>
+/// The grey of the marked percentile's line.
+const MARK_GREY: RGBColor = RGBColor(110, 110, 110);
+
+fn draw_chart<DB: DrawingBackend>(
+    area: &Area<DB>,
+    series: &[Series],
+    mark: Option<f64>,
+) -> Result<(), DrawError>
 where
     DB::ErrorType: 'static,
 {
     let xmax = series
         .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.latency_us))
+        .flat_map(|s| s.points.iter().map(|p| p.latency_us).chain(s.marked))
+        .filter(|x| x.is_finite())
         .fold(0.0, f64::max);
     let xmax = if xmax > 0.0 { xmax * 1.05 } else { 1.0 };
     let mut chart = ChartBuilder::on(area)
@@ -135,6 +161,25 @@ where
             ))?
             .label(s.label.as_str())
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
+    }
+    // A level below the axis (p99.999) is left unmarked rather than drawn off it.
+    if let Some(p) = mark.filter(|p| (DEEPEST * 0.8..1.0).contains(&(1.0 - p / 100.0))) {
+        let level = 1.0 - p / 100.0;
+        chart
+            .draw_series(DashedLineSeries::new(
+                [(0.0, level), (xmax, level)],
+                8,
+                6,
+                MARK_GREY.stroke_width(1),
+            ))?
+            .label(format!("{} compared", fmt_percentile(p)))
+            .legend(|(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], MARK_GREY.stroke_width(1))
+            });
+        for (i, s) in series.iter().enumerate() {
+            let dots = s.marked.filter(|v| v.is_finite()).map(|v| (v, level));
+            chart.draw_series(dots.map(|at| Circle::new(at, 5, color(i).filled())))?;
+        }
     }
     super::plot::legend(&mut chart, SeriesLabelPosition::UpperRight)
 }
@@ -217,10 +262,12 @@ mod tests {
             Series {
                 label: "10000 req/s".into(),
                 points: ccdf_points(&(1..=1000).map(|i| i * 100).collect::<Vec<_>>()),
+                marked: None,
             },
             Series {
                 label: "20000 req/s".into(),
                 points: ccdf_points(&(1..=1000).map(|i| i * 200).collect::<Vec<_>>()),
+                marked: None,
             },
         ];
         let svg = draw(&series).svg().unwrap();

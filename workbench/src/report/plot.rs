@@ -23,7 +23,7 @@ use vernier_stats::Percentile;
 pub(super) const SIZE: (u32, u32) = (900, 600);
 
 /// The caption's font size.
-pub(super) const CAPTION_SIZE: u32 = 14;
+pub(crate) const CAPTION_SIZE: u32 = 14;
 
 /// A caption line's height, px.
 const CAPTION_LINE: i32 = 18;
@@ -48,7 +48,7 @@ const PALETTE: [RGBColor; 8] = [
 ];
 
 /// The colour of the `i`-th series.
-pub(super) fn color(i: usize) -> RGBColor {
+pub(crate) fn color(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
@@ -87,7 +87,7 @@ fn fonts() -> Result<(), DrawError> {
 }
 
 /// Draws a chart's legend the one way every plot draws it.
-pub(super) fn legend<'a, DB: DrawingBackend + 'a, CT: plotters::coord::CoordTranslate>(
+pub(crate) fn legend<'a, DB: DrawingBackend + 'a, CT: plotters::coord::CoordTranslate>(
     chart: &mut ChartContext<'a, DB, CT>,
     position: SeriesLabelPosition,
 ) -> Result<(), DrawError>
@@ -104,7 +104,7 @@ where
 }
 
 /// The area a chart draws on, whichever the backend.
-pub(super) type Area<DB> = DrawingArea<DB, Shift>;
+pub(crate) type Area<DB> = DrawingArea<DB, Shift>;
 
 /// What a plot draws above its caption. Generic over the backend, so that one drawing
 /// makes both the SVG and the PNG.
@@ -124,7 +124,7 @@ pub(crate) struct Figure<C> {
 
 impl<C: Chart> Figure<C> {
     /// A chart with its caption (each string a paragraph, wrapped to the plot's width).
-    pub(super) fn new(caption: Vec<String>, chart: C) -> Figure<C> {
+    pub(crate) fn new(caption: Vec<String>, chart: C) -> Figure<C> {
         Figure { caption, chart }
     }
 

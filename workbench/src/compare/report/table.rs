@@ -1,0 +1,42 @@
+//! The answer for people, as `vernier compare` prints it and `vernier report` of its record
+//! prints it again.
+
+use crate::compare::comparison::Comparison;
+
+/// Both sides' percentiles, the difference and the ratio with their CIs, each block that
+/// could not stand for its side and why, then the verdict and why (last, where a script
+/// that reads one line finds it).
+pub fn render_table(c: &Comparison) -> String {
+    let mut out = format!(
+        "A {}\nB {}\nat {:.0} req/s, p{}\n",
+        c.a, c.b, c.rate, c.percentile
+    );
+    if let Some(ci) = c.ci {
+        out += &format!(
+            "  A {:.1} µs, B {:.1} µs\n  B − A {:+.1} µs [{:+.1}, {:+.1}]\n  B / A {:.3} [{:.3}, {:.3}]\n",
+            ci.a, ci.b, ci.difference, ci.low, ci.high, ci.ratio, ci.ratio_low, ci.ratio_high
+        );
+    }
+    for q in &c.percentiles {
+        out += &format!(
+            "  p{:<5} A {:8.1} µs, B {:8.1} µs, B − A {:+8.1} µs [{:+.1}, {:+.1}]\n",
+            q.p * 100.0,
+            q.a,
+            q.b,
+            q.difference,
+            q.low,
+            q.high
+        );
+    }
+    for problem in c.blocks.iter().filter_map(|b| b.problem.as_deref()) {
+        out += &format!("  problem: {problem}\n");
+    }
+    out += &format!(
+        "verdict: {} ({} blocks, {:.0} s): {}\n",
+        c.verdict.text(),
+        c.blocks.len(),
+        c.seconds,
+        c.reason
+    );
+    out
+}
