@@ -16,6 +16,7 @@ use crate::compare::{CompareOptions, CompareVerdict, Comparison, Design, Steer, 
 use crate::error::Error;
 use crate::scenario::Scenario;
 use crate::session;
+use crate::tui;
 
 /// What `vernier compare --help` says after the options.
 const COMPARE_HELP: &str = "\
@@ -23,8 +24,10 @@ A and B are two servers' URLs (as vernier run takes them) or scenario files; giv
 scenario and --set-a/--set-b to compare two variants of it. Both are measured at A's load, percentile and width, with A's connections, workers and cores, in \
 pairs of short blocks whose order within each pair is drawn at random, so that a host whose \
 speed drifts reaches both alike. The answer is B − A and B / A of the percentile with a 95% \
-CI: faster, slower, no difference larger than the width, or N/A with why. Exit 0 with an \
-answer, 3 N/A, 2 bad input, 1 error.
+CI: faster, slower, no difference larger than the width, or N/A with why. On a terminal \
+both CCDFs, the blocks over time and the CI narrowing show live (p pauses, q stops with the \
+verdict so far); --headless prints progress lines instead. Exit 0 with an answer, 3 N/A, 2 \
+bad input, 1 error.
 
 Examples:
   vernier compare memcached://127.0.0.1:11211 memcached://127.0.0.1:11212 --load 10k
@@ -69,6 +72,10 @@ pub struct CompareArgs {
     /// Also write the comparison to DIR/comparison.json, for `vernier report DIR`.
     #[arg(long, value_name = "DIR")]
     pub record: Option<PathBuf>,
+    /// No live view: progress lines on stderr (also without a terminal, or with
+    /// --output json).
+    #[arg(long)]
+    pub headless: bool,
     /// How the answer is printed.
     #[arg(long, value_enum, default_value_t = Output::Table)]
     pub output: Output,
@@ -101,10 +108,14 @@ pub fn run(args: CompareArgs) -> Result<ExitCode, Error> {
         seed: args.seed,
         design: args.design,
     };
-    let comparison = compare(&a, &b, &options, |_, line| {
-        eprintln!("vernier: {line}");
-        Steer::Go
-    })?;
+    let comparison = if live(&args) {
+        tui::watch(&a, &b, &options)?
+    } else {
+        compare(&a, &b, &options, |_, line| {
+            eprintln!("vernier: {line}");
+            Steer::Go
+        })?
+    };
     if let Some(path) = record {
         write_record(&path, &comparison)?;
     }
@@ -116,6 +127,20 @@ pub fn run(args: CompareArgs) -> Result<ExitCode, Error> {
         CompareVerdict::NotAvailable => ExitCode::from(3),
         _ => ExitCode::SUCCESS,
     })
+}
+
+/// Whether the comparison is shown live: not with --headless or --output json (for
+/// scripts), and only on a terminal (saying so when there is none). The answer is printed
+/// after the live view either way, so it stays in the scroll-back.
+fn live(args: &CompareArgs) -> bool {
+    if args.headless || args.output == Output::Json {
+        return false;
+    }
+    if !tui::available() {
+        eprintln!("vernier: not a terminal: running headless (--headless says so)");
+        return false;
+    }
+    true
 }
 
 /// A's and B's scenarios: each path with `--set` and then its own `--set-a` or `--set-b`;

@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use std::sync::mpsc as std_mpsc;
 use std::time::{Duration, Instant};
 
-use ratatui::DefaultTerminal;
 use ratatui::crossterm::event::{self, Event as TermEvent, KeyCode, KeyEventKind, KeyModifiers};
+use ratatui::{DefaultTerminal, Frame};
 use tokio::sync::mpsc;
 
 use super::app::{App, AppAction, AppEvent, Finished, Key, ReplayControl, ReportView, RunInfo};
@@ -23,22 +23,23 @@ use crate::scenario::Scenario;
 use crate::session::{self, Outcome, SessionOptions, Update};
 
 /// The longest wait for a key before the screen is looked at again.
-const POLL: Duration = Duration::from_millis(100);
+pub(super) const POLL: Duration = Duration::from_millis(100);
 /// A redraw at least this often, changed or not (the dashboard updates ≥ 4 times a second).
-const REDRAW: Duration = Duration::from_millis(250);
+pub(super) const REDRAW: Duration = Duration::from_millis(250);
 
 /// Whether a UI can be shown here: stdin and stdout are terminals.
 pub fn available() -> bool {
     std::io::stdout().is_terminal() && std::io::stdin().is_terminal()
 }
 
-/// The terminal in UI mode; dropping it restores the terminal.
-struct Guard {
+/// The terminal in UI mode; dropping it restores the terminal (the live comparison's
+/// screen uses it too).
+pub(super) struct Guard {
     terminal: DefaultTerminal,
 }
 
 impl Guard {
-    fn enter() -> Result<Guard, Error> {
+    pub(super) fn enter() -> Result<Guard, Error> {
         let terminal = ratatui::try_init().map_err(|source| Error::Io {
             path: "<terminal>".into(),
             source,
@@ -47,8 +48,13 @@ impl Guard {
     }
 
     fn draw(&mut self, app: &App) -> Result<(), Error> {
+        self.draw_with(|f| view::render(f, app))
+    }
+
+    /// Draws a frame with `render`.
+    pub(super) fn draw_with(&mut self, render: impl FnOnce(&mut Frame)) -> Result<(), Error> {
         self.terminal
-            .draw(|f| view::render(f, app))
+            .draw(render)
             .map(|_| ())
             .map_err(|source| Error::Io {
                 path: "<terminal>".into(),
@@ -65,7 +71,7 @@ impl Drop for Guard {
 
 /// The next key, waiting at most `timeout`; `Ok(None)` for nothing or a resize (which the
 /// next draw handles).
-fn next_key(timeout: Duration) -> Result<Option<Key>, Error> {
+pub(super) fn next_key(timeout: Duration) -> Result<Option<Key>, Error> {
     let io = |source| Error::Io {
         path: "<terminal>".into(),
         source,

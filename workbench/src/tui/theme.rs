@@ -68,6 +68,16 @@ impl Theme {
         }
     }
 
+    /// The second series beside [`series`](Theme::series): B's in a comparison, where
+    /// A's is the main one.
+    pub fn other_series(self) -> Style {
+        if self.color {
+            Style::default().fg(Color::Magenta)
+        } else {
+            Style::default()
+        }
+    }
+
     /// What is highlighted: the current load in a chart, prompts.
     pub fn accent(self) -> Style {
         let s = Style::default().add_modifier(Modifier::BOLD);
