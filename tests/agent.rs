@@ -214,9 +214,11 @@ fn every_polling_mode_measures_and_spinning_holds_the_core() {
     // A spinning worker is runnable the whole run: it gets all of a core the scheduler can
     // give it (0.9 and more on a quiet host), and at least its fair share of a core another
     // busy thread holds (half, less what the hypervisor steals: 0.43 measured beside
-    // `stress-ng --cpu 1`); a sleeping one only what its requests cost (0.13-0.17).
+    // `stress-ng --cpu 1`); a sleeping one only what its requests cost (0.13-0.17 on a
+    // quiet host, more on a busy one: 0.31 beside `stress-ng` and the other tests, against
+    // a spinning 0.48), so the spinning one costs more, though not always twice as much.
     assert!(
-        spin > 0.35 && spin > 2.0 * sleep,
+        spin > 0.35 && spin > sleep,
         "spin used {spin:.2} of a core, sleep {sleep:.2}"
     );
     assert!(sleep < 0.4, "sleep used {sleep:.2} of a core");
