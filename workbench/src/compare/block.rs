@@ -1,7 +1,10 @@
 //! One block of a comparison: a fresh in-process agent loading one side at the rate, and
 //! the block judged as the methodology judges a load point, by what a block alone shows.
 
+use std::collections::BTreeMap;
 use std::time::Instant;
+
+use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use vernier_stats::percentile;
 
@@ -152,30 +155,41 @@ impl Problem {
     }
 }
 
-/// Whether the client's lateness moved one side's percentile more than the other's: the
-/// median over each side's blocks of how far a block's percentile lies from that of its
-/// requests sent on schedule, compared between the sides. Lateness both sides share (the
-/// host's stalls reach A's blocks and B's alike) cancels in B − A; lateness that differs by
-/// more than [`DEPARTURE_SHARE_OF_WIDTH`] of `width_us` would be part of the difference.
-/// A stall of the host makes one block late, not a side: hence the medians.
-pub(super) fn late_sides(blocks: &[Block], width_us: f64) -> Option<String> {
-    let [a, b] = ["A", "B"].map(|side| median_shift(blocks, side));
-    let (a, b) = (a?, b?);
-    ((b - a).abs() > DEPARTURE_SHARE_OF_WIDTH * width_us).then(|| {
+/// Whether the client's lateness moved one side's percentile more than the other's: in
+/// each pair, how far B's block was moved by its late requests (its percentile less that
+/// of its requests sent on schedule) less how far A's was, and the mean of these over the
+/// pairs with its Student-t interval at `confidence`. Lateness both sides share (the
+/// host's stalls reach A's blocks and B's alike) cancels in B − A, and lateness that
+/// differs only by chance is already in its CI; lateness shown to differ (the interval
+/// excludes zero) by more than [`DEPARTURE_SHARE_OF_WIDTH`] of `width_us` would be part of
+/// the difference.
+pub(super) fn late_sides(blocks: &[Block], width_us: f64, confidence: f64) -> Option<String> {
+    let mut shifts: BTreeMap<usize, [Option<f64>; 2]> = BTreeMap::new();
+    for b in blocks
+        .iter()
+        .filter(|b| b.problem.is_none() && b.late_shift_us.is_finite())
+    {
+        shifts.entry(b.pair).or_default()[usize::from(b.side == "B")] = Some(b.late_shift_us);
+    }
+    let gaps: Vec<f64> = shifts
+        .values()
+        .filter_map(|&[a, b]| Some(b? - a?))
+        .collect();
+    let n = gaps.len();
+    if n < 3 {
+        return None;
+    }
+    let mean = gaps.iter().sum::<f64>() / n as f64;
+    let variance = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    let t = StudentsT::new(0.0, 1.0, (n - 1) as f64)
+        .ok()?
+        .inverse_cdf(1.0 - (1.0 - confidence) / 2.0);
+    let half = t * (variance / n as f64).sqrt();
+    let (low, high) = (mean - half, mean + half);
+    let shown = low > 0.0 || high < 0.0;
+    (shown && mean.abs() > DEPARTURE_SHARE_OF_WIDTH * width_us).then(|| {
         format!(
-            "the client's lateness moved A's blocks by {a:.1} µs and B's by {b:.1} µs (medians), {:.1} µs apart, more than half the {width_us:.1} µs asked: part of B − A would be the client's (departures: pin the workers with --cpus, or ask a wider --width)",
-            (b - a).abs()
+            "the client's lateness moved B's blocks by {mean:+.1} µs [{low:+.1}, {high:+.1}] more than A's (over {n} pairs), more than half the {width_us:.1} µs asked: part of B − A would be the client's (departures: pin the workers with --cpus, or ask a wider --width)"
         )
     })
-}
-
-/// The median over `side`'s blocks of the percentile's shift by late departures, µs.
-pub(super) fn median_shift(blocks: &[Block], side: &str) -> Option<f64> {
-    let mut shifts: Vec<f64> = blocks
-        .iter()
-        .filter(|b| b.side == side && b.problem.is_none() && b.late_shift_us.is_finite())
-        .map(|b| b.late_shift_us)
-        .collect();
-    shifts.sort_unstable_by(f64::total_cmp);
-    shifts.get(shifts.len() / 2).copied()
 }

@@ -166,39 +166,46 @@ fn a_block_is_judged_as_a_load_point_is() {
 }
 
 #[test]
-fn lateness_both_sides_share_cancels_lateness_that_differs_is_na() {
-    let shifted = |side: &str, order, late_shift_us| Block {
-        side: side.into(),
-        order,
-        late_shift_us,
-        ..block()
+fn lateness_both_sides_share_cancels_lateness_shown_to_differ_is_na() {
+    // The blocks of a comparison whose pairs are A then B, moved by `shifts` in turn.
+    let shifted = |shifts: &[f64]| -> Vec<Block> {
+        shifts
+            .iter()
+            .enumerate()
+            .map(|(order, &late_shift_us)| Block {
+                side: if order % 2 == 0 { "A" } else { "B" }.into(),
+                pair: order / 2,
+                order,
+                late_shift_us,
+                ..block()
+            })
+            .collect()
     };
-    // Both sides' p99 moved ~300 µs by the client's stalls (one block of A far more): it
-    // cancels in B − A.
+    // Both sides' p99 moved ~300 µs by the client's stalls, one block of A far more (a
+    // stall): it cancels in B − A, and the stall is chance, already in the CI.
+    let shifts = [300.0, 302.0, 2_000.0, 299.0, 301.0, 300.0, 299.0, 300.0];
     let mut c = comparison(-3.0, 4.0, 10.0);
-    c.blocks = vec![
-        shifted("A", 0, 300.0),
-        shifted("B", 1, 302.0),
-        shifted("A", 2, 2_000.0),
-        shifted("B", 3, 299.0),
-        shifted("A", 4, 301.0),
-        shifted("B", 5, 300.0),
-    ];
+    c.blocks = shifted(&shifts);
     judge(&mut c, &options(), false);
     assert_eq!(c.verdict, CompareVerdict::NoDifference, "{}", c.reason);
-    // B's blocks moved 12 µs more than A's, where ±5 µs was asked: N/A, saying by how much.
-    for b in c.blocks.iter_mut().filter(|b| b.side == "B") {
-        b.late_shift_us += 12.0;
-    }
+    // Without the stall, and B's blocks moved 12 µs more in every pair, where ±5 µs was
+    // asked: N/A, saying by how much.
+    let shifts = [300.0, 312.0, 300.0, 311.0, 301.0, 313.0, 299.0, 312.0];
+    c.blocks = shifted(&shifts);
     judge(&mut c, &options(), false);
     assert_eq!(c.verdict, CompareVerdict::NotAvailable);
     assert!(
         c.reason
-            .contains("A's blocks by 301.0 µs and B's by 312.0 µs (medians), 11.0 µs apart"),
+            .contains("moved B's blocks by +12.0 µs [+10.7, +13.3] more than A's (over 4 pairs)"),
         "{}",
         c.reason
     );
     assert!(c.reason.contains("departures"), "{}", c.reason);
+    // The same 12 µs where a 25 µs width was asked is within half of it: it stands.
+    let mut c = comparison(-3.0, 4.0, 25.0);
+    c.blocks = shifted(&shifts);
+    judge(&mut c, &options(), false);
+    assert_eq!(c.verdict, CompareVerdict::NoDifference, "{}", c.reason);
 }
 
 #[test]

@@ -7,8 +7,8 @@ use super::comparison::{Block, CompareOptions, CompareVerdict, Comparison};
 
 /// Gives `comparison` its verdict and reason from its last CI: faster or slower when the
 /// CI of B − A excludes zero, no difference when it lies within ± the width, N/A when it
-/// is wider, when the client's lateness moved one side's percentile more than the other's,
-/// or when
+/// is wider, when the client's lateness is shown to have moved one side's percentile more
+/// than the other's, or when
 /// there were too few pairs. `stopped`: the watcher ended it before the rule did.
 pub(super) fn judge(comparison: &mut Comparison, options: &CompareOptions, stopped: bool) {
     let by = if stopped {
@@ -25,7 +25,7 @@ pub(super) fn judge(comparison: &mut Comparison, options: &CompareOptions, stopp
         return;
     };
     let w = comparison.width_us;
-    if let Some(late) = late_sides(&comparison.blocks, w) {
+    if let Some(late) = late_sides(&comparison.blocks, w, ci.confidence) {
         comparison.verdict = CompareVerdict::NotAvailable;
         comparison.reason = format!("{by}{late}");
         return;
