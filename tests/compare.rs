@@ -121,6 +121,8 @@ fn a_variant_that_asks_10_us_more_is_found_slower_and_its_record_is_reported() {
     let again = vernier(&[
         "compare",
         &url,
+        "--service",
+        "fixed:20us",
         "--set-b",
         "service=fixed:30us",
         "--load",
@@ -129,8 +131,9 @@ fn a_variant_that_asks_10_us_more_is_found_slower_and_its_record_is_reported() {
         "--record",
         record.to_str().unwrap(),
     ]);
-    assert_eq!(again.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&again.stderr).contains("already recorded"));
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert_eq!(again.status.code(), Some(2), "{err}");
+    assert!(err.contains("already recorded"), "{err}");
 }
 
 /// What cannot be compared is one line on stderr, exit 2, within a second or two.
@@ -152,21 +155,21 @@ fn what_cannot_be_compared_is_one_line_and_exit_2() {
         &["compare", &url, "--load", "2k"],
         "give B, or --set-b FIELD=VALUE",
     );
+    // A synthetic target's requests carry the service they ask for: without --service,
+    // that is the error.
+    refused(&["compare", &url, &url, "--load", "2k"], "--service");
+    let with_service = |more: &[&'static str]| {
+        let mut args = vec!["compare", &url, &url, "--service", "fixed:20us"];
+        args.extend_from_slice(more);
+        args
+    };
     refused(
-        &["compare", &url, &url, "--load", "2k", "--pairs", "2"],
+        &with_service(&["--load", "2k", "--pairs", "2"]),
         "at least 5 pairs",
     );
-    refused(&["compare", &url, &url, "--load", "1k,2k"], "one load");
+    refused(&with_service(&["--load", "1k,2k"]), "one load");
     refused(
-        &[
-            "compare",
-            &url,
-            &url,
-            "--load",
-            "2k",
-            "--set-b",
-            "nonsense=1",
-        ],
+        &with_service(&["--load", "2k", "--set-b", "nonsense=1"]),
         "nonsense",
     );
 }
