@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use super::keys::SEEK_STEP_S;
 use super::*;
 use crate::coordinator::{
-    AgentProgress, Check, CheckKind, Event, EventKind, Phase, PointResult, Progress, Reason,
-    ReasonKind, UserCommand, Verdict,
+    AgentProgress, Check, CheckKind, CheckRole, Event, EventKind, Phase, PointResult, Progress,
+    Reason, ReasonKind, UserCommand, Verdict,
 };
 use crate::scenario::Method;
 use crate::session::Update;
@@ -26,6 +26,7 @@ fn check(check: CheckKind, agent: Option<usize>, pass: bool) -> EventKind {
         check,
         agent,
         pass,
+        role: CheckRole::Gate,
         statistic: Some(0.5),
         pvalue: Some(0.2),
         n: 1000,
