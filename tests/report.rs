@@ -5,7 +5,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
@@ -18,6 +17,8 @@ use vernier_stats::{DifferenceCi, percentile, percentile_ci, sort_samples};
 use vernier_workbench::budget::{Baseline, Part};
 use vernier_workbench::compare::report::COMPARISON_FILE;
 use vernier_workbench::compare::{Block, CompareVerdict, Comparison, Design, Finding, Look, Side};
+use vernier_workbench::coordinator::findings::SpearmanFinding;
+use vernier_workbench::coordinator::reason::{Independence, IndependenceStuck, Why};
 use vernier_workbench::coordinator::{
     Check, CheckData, CheckKind, CheckRole, Event, EventKind, PercentileResult, PointResult,
     Reason, ReasonKind, SchedulePercentile, Verdict,
@@ -232,11 +233,19 @@ fn sweep(dir: &Path) -> Vec<PointResult> {
                 ))
                 .unwrap();
             r.verdict = Verdict::NotAvailable;
-            r.reasons.push(Reason {
-                check: ReasonKind::Independence,
-                detail: "Spearman ρ at lag 1 = 0.3100: still correlated at lag 3".into(),
-                figures: BTreeMap::from([("rho".to_string(), 0.31)]),
-            });
+            r.reasons
+                .push(Reason::new(Why::Independence(Independence::Stuck(
+                    IndependenceStuck {
+                        agent: 0,
+                        sampling_rate: 1.0,
+                        spearman: SpearmanFinding::Tested {
+                            rho: 0.31,
+                            pvalue: 1e-30,
+                            lag: None,
+                            last_lag: 3,
+                        },
+                    },
+                ))));
         }
         recorder.event(&verdict(point, r.clone())).unwrap();
         results.push(r);
@@ -321,8 +330,9 @@ fn a_sweep_gets_its_table_and_every_plot() {
     assert!(lines[header + 5].contains("(no CI)"));
     assert_eq!(
         lines[header + 7].trim(),
-        "N/A: independence: Spearman ρ at lag 1 = 0.3100: still correlated at lag 3"
+        format!("N/A: independence: {}", results[2].reasons[0].detail())
     );
+    assert_eq!(results[2].reasons[0].kind(), ReasonKind::Independence);
     assert!(stdout.contains("verdict: n/a"));
     assert!(
         stdout.contains("from schedule: every request timed from its scheduled departure"),
@@ -399,7 +409,10 @@ fn json_says_the_same_and_out_puts_the_plots_elsewhere() {
     assert_eq!(json["verdict"], "n/a");
     assert_eq!(json["points"].as_array().unwrap().len(), 3);
     assert_eq!(json["points"][2]["verdict"], "n/a");
-    assert_eq!(json["points"][2]["reasons"][0]["check"], "independence");
+    assert_eq!(
+        support::first_kind(&json["points"][2]),
+        Some(ReasonKind::Independence)
+    );
     assert_eq!(json["points"][0]["percentiles"][1]["p"], 99.0);
     assert_eq!(
         json["points"][0]["percentiles"][1]["ci_high"].as_f64(),

@@ -425,10 +425,10 @@ pub(crate) fn table(outcome: &Outcome) -> String {
             s.push('\n');
         }
         for r in &point.reasons {
-            s.push_str(&format!("    {}: {}\n", r.check, r.detail));
+            s.push_str(&format!("    {}: {}\n", r.kind(), r.detail()));
         }
         for r in &point.waived {
-            s.push_str(&format!("    not enforced, {}: {}\n", r.check, r.detail));
+            s.push_str(&format!("    not enforced, {}: {}\n", r.kind(), r.detail()));
         }
         if let Some(b) = &point.budget {
             s.push_str(&format!("    budget: {}\n", b.line()));

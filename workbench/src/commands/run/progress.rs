@@ -85,7 +85,7 @@ impl Progress {
             }
             EventKind::Check(c) => {
                 let who = c.agent.map_or(String::new(), |a| format!(" agent {a}"));
-                let name = c.check.label();
+                let name = c.check.name();
                 Some(format!(
                     "{head}  {name}{who}: {} — {}; {}",
                     if c.pass { "pass" } else { "FAIL" },
@@ -160,13 +160,15 @@ pub(super) fn verdict_line(r: &PointResult) -> String {
     for reason in &r.reasons {
         line.push_str(&format!(
             "\n             {}: {}",
-            reason.check, reason.detail
+            reason.kind(),
+            reason.detail()
         ));
     }
     for reason in &r.waived {
         line.push_str(&format!(
             "\n             not enforced, {}: {}",
-            reason.check, reason.detail
+            reason.kind(),
+            reason.detail()
         ));
     }
     for host in &r.host {

@@ -155,7 +155,7 @@ impl App {
             format!(
                 "{} {}{who}: {} — {}",
                 if c.pass { "✓" } else { "✗" },
-                c.check.label(),
+                c.check.name(),
                 c.detail,
                 c.decision
             ),
@@ -204,7 +204,7 @@ impl App {
                 r.target_rate,
                 r.reasons
                     .first()
-                    .map_or(String::new(), |x| format!(": {}", x.check))
+                    .map_or(String::new(), |x| format!(": {}", x.kind()))
             ),
         );
         self.history.results.push(r.clone());
@@ -223,7 +223,7 @@ impl App {
                 r.percentile_text(r.target_percentile.percent()),
                 r.reasons
                     .first()
-                    .map_or(String::new(), |x| format!(" ({})", x.check))
+                    .map_or(String::new(), |x| format!(" ({})", x.kind()))
             ),
         );
         self.history.runs.push(r.clone());
