@@ -164,30 +164,44 @@ impl HlogWriter {
 /// What `vernier analyze` answers for an interval log.
 #[derive(Debug, Serialize)]
 pub struct HlogAnalysis {
+    /// What was read, so that a reader of the JSON tells this answer from a samples
+    /// file's, which has more in it.
     pub source: &'static str,
     /// The tag prefix the intervals were chosen by, if any.
     pub tag: Option<String>,
+    /// How many intervals were merged: none would be an error, few a short log.
     pub intervals: usize,
+    /// Requests in the merged intervals.
     pub count: u64,
     /// In the log's unit (vernier's logs: ns).
     pub min: u64,
+    /// The largest value, in the log's unit (as the histogram keeps it: to its precision).
     pub max: u64,
+    /// The mean, in the log's unit.
     pub mean: f64,
+    /// The percentiles asked for, in the order asked.
     pub percentiles: Vec<HlogPercentile>,
     /// What an interval log cannot give, and why.
     pub not_computed: Vec<NotComputed>,
 }
 
+/// One percentile of the merged histogram: no confidence interval, which needs the
+/// requests in the order they were sent.
 #[derive(Debug, Serialize)]
 pub struct HlogPercentile {
     /// As a fraction, as `vernier analyze` reports percentiles.
     pub p: f64,
+    /// In the log's unit, to the histogram's precision (3 significant digits).
     pub value: u64,
 }
 
+/// A figure `vernier analyze` gives for a samples file but cannot for an interval log,
+/// said in the answer so that its absence is not taken for a pass.
 #[derive(Debug, Serialize)]
 pub struct NotComputed {
+    /// The figures left out.
     pub what: &'static str,
+    /// What they need that a histogram does not keep.
     pub why: &'static str,
 }
 
