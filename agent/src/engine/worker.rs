@@ -21,7 +21,7 @@ use rand::SeedableRng;
 use rand::rngs::SmallRng;
 use vernier_protocols::{KeySpace, Protocol, ReplyKind, Request, worker_seed};
 
-use super::arrivals::{Arrivals, Due};
+use super::arrivals::{Arrival, Arrivals, Due};
 use super::conn::{Conn, Read, ReadError, TxDrain, dial, register};
 use super::inflight::{Outgoing, Received, StampClock, Timeout};
 use super::nic_clock::NicClock;
@@ -460,14 +460,15 @@ impl Worker {
     /// [`flush`](Worker::flush) hands it to the socket.
     fn enqueue(&mut self, slot: usize, due: Due) {
         let scheduled = due.at;
-        let seq = if due.probe {
+        let probe = due.arrival == Arrival::Probe;
+        let seq = if probe {
             self.probe_seq += 1;
             PROBE_SEQ | (self.probe_seq - 1)
         } else {
             self.seq += 1;
             self.seq - 1
         };
-        let (request, kind) = self.generator.next(due.probe, &mut self.rng);
+        let (request, kind) = self.generator.next(due.arrival, &mut self.rng);
         let conn = &mut self.conns[slot];
         let protocol = &self.protocol;
         let Ok(len) = conn.encode(|out| protocol.encode(&request, seq as u32, out)) else {
@@ -492,7 +493,7 @@ impl Worker {
             len,
         );
         self.counters.sent += 1;
-        self.counters.probes_sent += u64::from(due.probe);
+        self.counters.probes_sent += u64::from(probe);
         self.counters.in_flight += 1;
         self.counters.bytes_sent += len;
         self.tally.sent(sent.saturating_sub(scheduled));
