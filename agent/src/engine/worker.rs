@@ -25,7 +25,7 @@ use super::arrivals::{Arrival, Arrivals, Due};
 use super::conn::{Conn, Read, ReadError, TxDrain, dial, register};
 use super::inflight::{Outgoing, Received, StampClock, Timeout};
 use super::nic_clock::NicClock;
-use super::pacer::{Pacer, SPIN_FOR_REPLY, TIMER};
+use super::pacer::{Pacer, Reply, SPIN_FOR_REPLY, TIMER};
 use super::report::{REPORT_EVERY, Reports};
 use super::requests::Generator;
 use super::tally::{DepartureOrder, FirstSampling, PROBE_SEQ, Tally};
@@ -350,12 +350,17 @@ impl Worker {
     /// departure or for `next_chore`, a report or housekeeping.
     fn wait(&mut self, next_chore: u64) -> Option<Duration> {
         let now = self.epoch.now_ns();
-        let reply_due = self.counters.in_flight > 0
-            && now.saturating_sub(self.last_sent) < SPIN_FOR_REPLY.as_nanos() as u64;
+        let reply = if self.counters.in_flight > 0
+            && now.saturating_sub(self.last_sent) < SPIN_FOR_REPLY.as_nanos() as u64
+        {
+            Reply::Due
+        } else {
+            Reply::NotDue
+        };
         self.pacer.timeout(
             self.spec.poll,
             now,
-            reply_due,
+            reply,
             self.arrivals.as_ref(),
             next_chore,
         )
