@@ -23,6 +23,7 @@ use vernier_workbench::coordinator::{
     Check, CheckData, CheckKind, CheckRole, Event, EventKind, PercentileResult, PointResult,
     Reason, ReasonKind, SchedulePercentile, Verdict,
 };
+use vernier_workbench::hlog::Origin;
 use vernier_workbench::record::{FORMAT, Machine, Recorder, RunRecord};
 use vernier_workbench::report::CcdfPoint;
 
@@ -188,6 +189,16 @@ fn verdict(point: usize, result: PointResult) -> Event {
     }
 }
 
+/// Samples of worker 0 of `agent`, counted in `round` of `point`.
+fn origin(point: usize, round: u32, agent: usize) -> Origin {
+    Origin {
+        point,
+        round,
+        agent,
+        worker: 0,
+    }
+}
+
 /// A finished three-point sweep: two converged points, the third N/A for independence
 /// with too few samples for a CI of its p99.9. Returns the results recorded.
 fn sweep(dir: &Path) -> Vec<PointResult> {
@@ -197,12 +208,12 @@ fn sweep(dir: &Path) -> Vec<PointResult> {
     for (point, &rate) in RATES.iter().enumerate() {
         let mean_us = 15.0 * (point + 1) as f64;
         let warmup = samples(&mut rng, 1000, mean_us * 3.0, rate);
-        recorder.samples(point, 0, 0, 0, &warmup);
+        recorder.samples(origin(point, 0, 0), &warmup);
         let n = if point == 2 { 2000 } else { 20_000 };
         let measured = samples(&mut rng, n, mean_us, rate);
         // Two agents share the measured round.
-        recorder.samples(point, 1, 0, 0, &measured[..n / 2]);
-        recorder.samples(point, 1, 1, 0, &measured[n / 2..]);
+        recorder.samples(origin(point, 1, 0), &measured[..n / 2]);
+        recorder.samples(origin(point, 1, 1), &measured[n / 2..]);
         recorder.flush().unwrap();
         recorder
             .event(&interarrival(&mut rng, point, rate))
@@ -532,7 +543,7 @@ fn a_run_killed_in_warm_up_still_reports() {
     let run = tmp.path().join("killed");
     let mut rng = SmallRng::seed_from_u64(1);
     let mut recorder = Recorder::create(&run, new_record("killed")).unwrap();
-    recorder.samples(0, 0, 0, 0, &samples(&mut rng, 500, 20.0, 10_000.0));
+    recorder.samples(origin(0, 0, 0), &samples(&mut rng, 500, 20.0, 10_000.0));
     recorder
         .event(&interarrival(&mut rng, 0, 10_000.0))
         .unwrap();
@@ -593,13 +604,13 @@ fn a_point_na_before_measuring_is_not_in_the_ccdf() {
     let mut rng = SmallRng::seed_from_u64(3);
     let mut recorder = Recorder::create(&run, new_record("early")).unwrap();
     // Point 0 had warm-up samples only, then failed its inter-arrival check: round 0.
-    recorder.samples(0, 0, 0, 0, &samples(&mut rng, 3000, 500.0, 5000.0));
+    recorder.samples(origin(0, 0, 0), &samples(&mut rng, 3000, 500.0, 5000.0));
     let mut na = result(5000.0, Verdict::NotAvailable, 0, Vec::new());
     na.round = 0;
     recorder.event(&verdict(0, na)).unwrap();
     let measured = samples(&mut rng, 5000, 20.0, 10_000.0);
-    recorder.samples(1, 0, 0, 0, &samples(&mut rng, 500, 20.0, 10_000.0));
-    recorder.samples(1, 1, 0, 0, &measured);
+    recorder.samples(origin(1, 0, 0), &samples(&mut rng, 500, 20.0, 10_000.0));
+    recorder.samples(origin(1, 1, 0), &measured);
     let converged = result(10_000.0, Verdict::Converged, 5000, percentiles(&measured));
     recorder.event(&verdict(1, converged)).unwrap();
     recorder.finish(None, Some(Verdict::NotAvailable)).unwrap();
