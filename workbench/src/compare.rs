@@ -22,7 +22,7 @@
 //! [`report`] draws a recorded comparison: both CCDFs, the blocks over time, and the CI of
 //! the difference narrowing look by look.
 
-mod block;
+pub(crate) mod block;
 mod comparison;
 pub mod report;
 mod run;

@@ -9,8 +9,8 @@ use vernier_stats::{MeanCi, mean_ci, percentile};
 use super::comparison::{Block, CompareOptions, Finding, Side};
 use crate::coordinator::ReasonKind;
 use crate::coordinator::policy::{
-    DEPARTURE_SHARE_OF_WIDTH, OnSchedule, RateStanding, backlog_is_closed_loop, enough_on_schedule,
-    late_shift, lateness_matters, rate_error_allowed, rate_standing,
+    DEPARTURE_SHARE_OF_WIDTH, LoadSeen, OnSchedule, enough_on_schedule, late_shift,
+    lateness_matters, load_problem,
 };
 use crate::error::Error;
 use crate::load::{resolve, run_load};
@@ -85,29 +85,40 @@ pub(super) fn measure(
 }
 
 /// Why `block` cannot stand for its side at `rate`, judged as a load point is, by the
-/// methodology's own rules: nothing measured (`target_failed`); a closed loop (a backlog
-/// of half a second of requests); the load not reached (fewer departures than the rate's
-/// Poisson count allows, with the scenario's warm-up `tolerance`); each of which ends the
+/// methodology's own rules: nothing measured (`target_failed`); the load not as asked
+/// ([`load_problem`] on its counts, with the scenario's warm-up `tolerance`: a closed loop,
+/// or the load not reached); each of which ends the
 /// comparison, since the side could not carry the load as asked; or the client so far
 /// behind that too few requests left on schedule (`departures`), a stall of the host
 /// rather than of the side, for which the block is measured again. None when it stands.
 /// (How far the client's lateness moved the percentile is judged over both sides'
 /// blocks, by [`late_sides`].)
-pub(super) fn judge(block: &Block, rate: f64, tolerance: f64) -> Option<ReasonKind> {
+pub(crate) fn judge(block: &Block, rate: f64, tolerance: f64) -> Option<ReasonKind> {
     if block.samples == 0 {
         return Some(ReasonKind::TargetFailed);
     }
-    if backlog_is_closed_loop(block.backlog_max, rate) {
-        return Some(ReasonKind::ClosedLoop);
-    }
-    let allowed = rate_error_allowed(tolerance, block.asked);
-    if rate_standing(block.sent as f64, block.asked, allowed) == RateStanding::Short {
-        return Some(ReasonKind::LoadNotReached);
+    if let Some(kind) = load_problem(&load_seen(block, rate, tolerance)) {
+        return Some(kind);
     }
     if !enough_on_schedule(block.on_schedule) {
         return Some(ReasonKind::Departures);
     }
     None
+}
+
+/// The load as `block` saw it, counted over the block: what the methodology's rule judges,
+/// as it judges a load point's warm-up.
+pub(crate) fn load_seen(block: &Block, rate: f64, tolerance: f64) -> LoadSeen {
+    LoadSeen {
+        asked: block.asked,
+        asked_count: block.asked,
+        sent: block.sent as f64,
+        answered: block.samples as f64,
+        rate,
+        backlog: block.backlog_max,
+        backlog_max: block.backlog_max,
+        tolerance,
+    }
 }
 
 /// Whether a block with `problem` is measured again (the client fell behind: the host's

@@ -28,7 +28,23 @@ pub fn render_problem(block: &Block) -> Option<String> {
             "{name} sent {:.0}% of its requests on schedule (departures: the client fell behind its load)",
             block.on_schedule * 100.0
         ),
-        other => format!("{name}: {other}"),
+        // Kinds a block is never judged to have (every kind named, so that a new one must
+        // say whether it is).
+        ReasonKind::Interarrival
+        | ReasonKind::Independence
+        | ReasonKind::Stationarity
+        | ReasonKind::WarmupStationarity
+        | ReasonKind::AgentsDisagree
+        | ReasonKind::TooFewSamples
+        | ReasonKind::HeavyTail
+        | ReasonKind::HostStalls
+        | ReasonKind::Confidence
+        | ReasonKind::Quit
+        | ReasonKind::AgentLost
+        | ReasonKind::AcceptedEmpty
+        | ReasonKind::Hysteresis
+        | ReasonKind::Replications
+        | ReasonKind::TooFewPairs => format!("{name}: {kind}"),
     })
 }
 

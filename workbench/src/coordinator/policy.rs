@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use vernier_stats::{Percentile, Rule};
 
+use super::reason::ReasonKind;
+
 /// Inter-arrival tests before the point is N/A (`method: lancet`, or an enforced test).
 pub(crate) const INTERARRIVAL_TRIES: u32 = 5;
 /// The lowest sampling rate the independence search may reach (`method: lancet`).
@@ -213,6 +215,52 @@ pub(crate) fn rate_standing(observed: f64, expected: f64, allowed: f64) -> RateS
 /// [`HOPELESS_BACKLOG_MIN`].
 pub(crate) fn backlog_is_closed_loop(backlog: u64, rate: f64) -> bool {
     backlog as f64 > rate * HOPELESS_BACKLOG_S && backlog > HOPELESS_BACKLOG_MIN
+}
+
+/// What a load point's warm-up, or a comparison's block, saw of the load: the rates (or
+/// counts) sent and answered against the one asked, and the backlog of requests waiting
+/// for a free slot.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct LoadSeen {
+    /// The rate asked, in the unit of `sent` and `answered` (a second's, or a span's).
+    pub(crate) asked: f64,
+    /// Requests the rate asks for over the span judged: the Poisson count whose chance
+    /// the error allowed includes.
+    pub(crate) asked_count: f64,
+    /// Requests sent, in `asked`'s unit.
+    pub(crate) sent: f64,
+    /// Replies, in `asked`'s unit.
+    pub(crate) answered: f64,
+    /// The rate asked, req/s: what a backlog is measured against.
+    pub(crate) rate: f64,
+    /// Requests waiting for a free slot (now, or the most at once where only that is
+    /// known).
+    pub(crate) backlog: u64,
+    /// The most that waited at once.
+    pub(crate) backlog_max: u64,
+    /// The relative error the scenario allows (`warmup.tolerance`).
+    pub(crate) tolerance: f64,
+}
+
+/// What is wrong with the load `seen`, judged alike for a load point and a comparison's
+/// block: a backlog of half a second of requests is a closed loop
+/// ([`backlog_is_closed_loop`]); sends or replies off the rate asked by more than the
+/// error allowed ([`rate_error_allowed`]) are a closed loop when requests waited for a
+/// slot, and otherwise the load not reached. `None` when the load is as asked.
+pub(crate) fn load_problem(seen: &LoadSeen) -> Option<ReasonKind> {
+    if backlog_is_closed_loop(seen.backlog, seen.rate) {
+        return Some(ReasonKind::ClosedLoop);
+    }
+    let allowed = rate_error_allowed(seen.tolerance, seen.asked_count);
+    let off = |x: f64| rate_standing(x, seen.asked, allowed) != RateStanding::Within;
+    if off(seen.sent) || off(seen.answered) {
+        return Some(if seen.backlog_max > 0 {
+            ReasonKind::ClosedLoop
+        } else {
+            ReasonKind::LoadNotReached
+        });
+    }
+    None
 }
 
 /// How late a request may leave and still count as sent on schedule.

@@ -61,15 +61,30 @@ impl ReasonKind {
         serde_variant::to_variant_name(&self).unwrap_or("unknown")
     }
 
-    /// Whether more samples (more time) can answer an N/A of this kind.
+    /// Whether more samples (more time) can answer an N/A of this kind. Every kind is
+    /// named, so that a new one must say.
     pub fn more_samples_help(self) -> bool {
-        matches!(
-            self,
+        match self {
             ReasonKind::TooFewSamples
-                | ReasonKind::Confidence
-                | ReasonKind::HeavyTail
-                | ReasonKind::HostStalls
-        )
+            | ReasonKind::Confidence
+            | ReasonKind::HeavyTail
+            | ReasonKind::HostStalls => true,
+            ReasonKind::LoadNotReached
+            | ReasonKind::ClosedLoop
+            | ReasonKind::Interarrival
+            | ReasonKind::Departures
+            | ReasonKind::Independence
+            | ReasonKind::Stationarity
+            | ReasonKind::WarmupStationarity
+            | ReasonKind::AgentsDisagree
+            | ReasonKind::Quit
+            | ReasonKind::AgentLost
+            | ReasonKind::TargetFailed
+            | ReasonKind::AcceptedEmpty
+            | ReasonKind::Hysteresis
+            | ReasonKind::Replications
+            | ReasonKind::TooFewPairs => false,
+        }
     }
 }
 
@@ -84,7 +99,7 @@ impl std::fmt::Display for ReasonKind {
 /// always carried it: `check`, `figures`, `detail` (the sentence, rendered by
 /// [`super::text`], which also holds its `Serialize`), and `run`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(from = "Recorded")]
+#[serde(from = "Read")]
 pub struct Reason {
     /// What it is about, with its figures.
     pub why: Why,
@@ -141,12 +156,37 @@ pub(crate) struct Recorded {
     pub(crate) detail: String,
 }
 
-impl From<Recorded> for Reason {
-    fn from(r: Recorded) -> Reason {
-        Reason {
-            why: r.why,
-            run: r.run,
-            more_time: r.more_time,
+/// A reason as a record written before reasons had types holds it: its kind, its
+/// sentence, and whatever figures it had by name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Earlier {
+    /// Its kind.
+    #[serde(rename = "check")]
+    pub kind: ReasonKind,
+    /// Its sentence, as it was written.
+    pub detail: String,
+    /// Its figures, as they were named.
+    #[serde(default)]
+    pub figures: std::collections::BTreeMap<String, f64>,
+}
+
+/// A reason read back: with its figures typed, or as an earlier record wrote it.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Read {
+    Typed(Recorded),
+    Earlier(Earlier),
+}
+
+impl From<Read> for Reason {
+    fn from(r: Read) -> Reason {
+        match r {
+            Read::Typed(r) => Reason {
+                why: r.why,
+                run: r.run,
+                more_time: r.more_time,
+            },
+            Read::Earlier(e) => Reason::new(Why::Earlier(e)),
         }
     }
 }
@@ -191,6 +231,10 @@ pub enum Why {
     Hysteresis(Hysteresis),
     /// The runs are too few for the across-run CI asked.
     Replications(Replications),
+    /// Read from a record written before reasons had types: its kind, sentence and named
+    /// figures as they were (written back in that form too).
+    #[serde(skip)]
+    Earlier(Earlier),
 }
 
 impl Why {
@@ -215,6 +259,7 @@ impl Why {
             Why::AcceptedEmpty(_) => ReasonKind::AcceptedEmpty,
             Why::Hysteresis(_) => ReasonKind::Hysteresis,
             Why::Replications(_) => ReasonKind::Replications,
+            Why::Earlier(e) => e.kind,
         }
     }
 }

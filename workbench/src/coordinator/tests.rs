@@ -1796,3 +1796,61 @@ fn an_na_for_want_of_samples_says_how_much_more_time_and_continue_gives_it() {
     assert_eq!(result.verdict, Verdict::Converged, "{:?}", result.reasons);
     assert!(result.duration_s > 20.0, "{}", result.duration_s);
 }
+
+/// A comparison's block of `span_s` seconds that saw what a point's N/A quotes: its rates,
+/// as counts over the block, and its backlog; every request on schedule.
+fn block_seeing(rates: [f64; 3], backlog_max: u64, span_s: f64) -> crate::compare::Block {
+    let [sent, answered, asked] = rates;
+    crate::compare::Block {
+        side: crate::compare::Side::A,
+        pair: 0,
+        order: 0,
+        started_s: 0.0,
+        samples: (answered * span_s) as usize,
+        value_us: 100.0,
+        sent: (sent * span_s) as u64,
+        asked: asked * span_s,
+        on_schedule: 1.0,
+        late_shift_us: 0.0,
+        send_lag_p99_us: 5.0,
+        backlog_max,
+        failed: 0,
+        problem: None,
+    }
+}
+
+/// One rule for the load, the point's and a comparison's block's: the figures of each N/A
+/// a point gave for its load (driven here by agents that cannot keep up), given to a
+/// block of two seconds, make the block judged the same; and the load as asked passes
+/// both.
+#[test]
+fn a_point_and_a_comparison_s_block_judge_the_same_load_alike() {
+    let tolerance = config().warmup.tolerance;
+    let judge = |block: &crate::compare::Block, rate: f64| {
+        crate::compare::block::judge(block, rate, tolerance)
+    };
+    // The load not reached: an agent that answers 150,000 of the 1,000,000 a second asked.
+    let mut c = Coordinator::new(config(), &LoadPlan::Fixed(1_000_000.0));
+    let mut agent = FakeAgent::new(4, exp_latency(20.0));
+    agent.capacity = 150_000.0;
+    drive(&mut c, &mut agent, Duration::from_secs(30));
+    let reason = &c.results()[0].reasons[0];
+    let f: &NotReached = figures!(reason, Why::LoadNotReached(f) => f);
+    let block = block_seeing([f.sent_rate, f.achieved_rate, f.target_rate], 0, 2.0);
+    assert_eq!(judge(&block, f.target_rate), Some(reason.kind()), "{f:?}");
+    // A closed loop: one connection, requests waiting for it.
+    let reason = backlog_reason(1);
+    let held: &HeldClosedLoop = figures!(reason, Why::ClosedLoop(ClosedLoop::Held(h)) => h);
+    let rates = [held.sent_rate, held.achieved_rate, held.target_rate];
+    let block = block_seeing(rates, held.backlog_max, 2.0);
+    assert_eq!(judge(&block, held.target_rate), Some(reason.kind()), "{held:?}");
+    // The load as asked: a point converges on it, and a block of it stands.
+    let mut c = Coordinator::new(config(), &LoadPlan::Fixed(20_000.0));
+    let mut agent = FakeAgent::new(1, exp_latency(50.0));
+    drive(&mut c, &mut agent, Duration::from_secs(60));
+    let result = &c.results()[0];
+    assert_eq!(result.verdict, Verdict::Converged, "{:#?}", result.reasons);
+    let rate = result.achieved_rate;
+    let block = block_seeing([rate, rate, result.target_rate], 0, 2.0);
+    assert_eq!(judge(&block, result.target_rate), None, "{result:#?}");
+}

@@ -28,6 +28,9 @@ impl Reason {
 
 impl serde::Serialize for Reason {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if let Why::Earlier(e) = &self.why {
+            return e.serialize(serializer);
+        }
         Recorded {
             why: self.why.clone(),
             run: self.run,
@@ -137,6 +140,7 @@ pub fn why(why: &Why) -> String {
         Why::AcceptedEmpty(_) => "accepted before any sample was measured".into(),
         Why::Hysteresis(f) => hysteresis(f),
         Why::Replications(f) => replications(f),
+        Why::Earlier(e) => e.detail.clone(),
     }
 }
 

@@ -9,11 +9,11 @@ use super::super::checks;
 use super::super::decision::{Action, Decision};
 use super::super::event::{Check, CheckKind, CheckRole, EventKind, Phase};
 use super::super::policy::{
-    HOPELESS_AFTER_WINDOWS_DIVISOR, HOPELESS_SEND_LAG_NS, RateStanding, SLOT_MARGIN_SIGMAS,
-    WARMUP_GAPS_FACTOR, backlog_is_closed_loop, rate_error_allowed, rate_standing,
+    HOPELESS_AFTER_WINDOWS_DIVISOR, HOPELESS_SEND_LAG_NS, LoadSeen, SLOT_MARGIN_SIGMAS,
+    WARMUP_GAPS_FACTOR, backlog_is_closed_loop, load_problem, rate_error_allowed,
 };
 use super::super::reason::{
-    ClosedLoop, HeldClosedLoop, NotReached, Reason, WarmupStationarity, Why,
+    ClosedLoop, HeldClosedLoop, NotReached, Reason, ReasonKind, WarmupStationarity, Why,
 };
 use super::state::{Point, Window};
 
@@ -125,8 +125,29 @@ impl Point {
     /// The relative rate error allowed: the tolerance plus three standard deviations of a
     /// Poisson count over the judged windows, so that low rates are not failed by chance.
     pub(super) fn rate_tolerance(&self) -> f64 {
+        rate_error_allowed(self.config.warmup.tolerance, self.judged_count())
+    }
+
+    /// The requests the rate asks for over the judged windows.
+    fn judged_count(&self) -> f64 {
         let span = self.config.warmup.window.as_secs_f64() * self.config.warmup.windows as f64;
-        rate_error_allowed(self.config.warmup.tolerance, self.config.rate * span)
+        self.config.rate * span
+    }
+
+    /// The load as the last windows saw it, per second: what the methodology's rule
+    /// ([`load_problem`]) judges, as it judges a comparison's block.
+    pub(super) fn load_seen(&self) -> LoadSeen {
+        let (sent, received) = self.recent_rates();
+        LoadSeen {
+            asked: self.config.rate,
+            asked_count: self.judged_count(),
+            sent,
+            answered: received,
+            rate: self.config.rate,
+            backlog: self.agents.iter().map(|a| a.backlog_now).sum(),
+            backlog_max: self.agents.iter().map(|a| a.backlog_max).max().unwrap_or(0),
+            tolerance: self.config.warmup.tolerance,
+        }
     }
 
     /// Judges the warm-up once enough windows have closed; true when it has ended.
@@ -144,9 +165,7 @@ impl Point {
         }
         let (sent, received) = self.recent_rates();
         let tol = self.rate_tolerance();
-        let rate_ok = rate_standing(received, self.config.rate, tol) == RateStanding::Within
-            && rate_standing(sent, self.config.rate, tol) == RateStanding::Within;
-        if !rate_ok {
+        if load_problem(&self.load_seen()).is_some() {
             return false;
         }
         let series = self.window_latencies();
@@ -234,12 +253,8 @@ impl Point {
     }
 
     pub(super) fn warmup_failed(&mut self, at: Duration, out: &mut Decision) {
-        let (sent, received) = self.recent_rates();
-        let tol = self.rate_tolerance();
-        let reason = if rate_standing(received, self.config.rate, tol) != RateStanding::Within
-            || rate_standing(sent, self.config.rate, tol) != RateStanding::Within
-        {
-            if self.agents.iter().any(|a| a.backlog_max > 0) {
+        let reason = if let Some(kind) = load_problem(&self.load_seen()) {
+            if kind == ReasonKind::ClosedLoop {
                 Reason::new(Why::ClosedLoop(ClosedLoop::Held(self.closed_loop())))
             } else {
                 Reason::new(Why::LoadNotReached(self.not_reached()))
