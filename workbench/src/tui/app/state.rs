@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use vernier_stats::Percentile;
 
+use super::super::theme::Palette;
 use super::event::{Finished, ReplayStatus, ReportView};
 use super::info::{RunInfo, Step};
 use crate::coordinator::{AgentProgress, Phase, PointResult};
@@ -26,8 +27,8 @@ pub struct AgentRow {
 pub struct App {
     /// The run.
     pub(crate) info: RunInfo,
-    /// Draw with colour (off under `NO_COLOR`).
-    pub(crate) color: bool,
+    /// Draw with colour or not (`NO_COLOR`).
+    pub(crate) palette: Palette,
     /// The run directory, once known.
     pub(crate) record: Option<PathBuf>,
     /// The timestamp source.
@@ -101,27 +102,60 @@ pub(crate) struct History {
     pub(crate) report: Option<Result<ReportView, String>>,
 }
 
-/// The overlays and the input: what the user's keys have opened, typed or asked.
+/// What the user's keys have opened, typed or asked: the mode the screen is in, and the
+/// settings that hold in every mode.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Ui {
-    /// The report is shown over the dashboard.
-    pub(crate) show_report: bool,
-    /// `q` was pressed once: the next `q` (or `y`) quits.
-    pub(crate) confirm_quit: bool,
-    /// The user quit: leave as soon as the session has saved the record.
-    pub(crate) quitting: bool,
-    /// The help overlay is open.
-    pub(crate) help: bool,
-    /// The latency budgets' overlay is open.
-    pub(crate) show_budget: bool,
-    /// A load being typed after `l`.
-    pub(crate) typing: Option<String>,
+    /// What is over the dashboard, and so what the next key means.
+    pub(crate) mode: Mode,
+    /// The chart shown in a narrow terminal.
+    pub(crate) chart: Chart,
     /// A one-line message for the footer (a bad key, a refused command).
     pub(crate) notice: Option<String>,
     /// How much `+`/`-` change the load, as a share of it.
     pub(crate) step_share: f64,
-    /// The chart shown in a narrow terminal: `false` the CCDF, `true` latency vs load.
-    pub(crate) load_chart: bool,
+}
+
+/// The screen's mode: one at a time, so an overlay, a prompt and a quit in progress cannot
+/// be half on together.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// The dashboard alone: keys steer the session (or play the replay).
+    #[default]
+    Dashboard,
+    /// The help overlay is open.
+    Help,
+    /// The latency budgets' overlay is open.
+    Budget,
+    /// The run's report is shown over the dashboard: only `Esc`, `r` and `q` (which close
+    /// it) mean anything.
+    Report,
+    /// A load being typed after `l`.
+    Typing(String),
+    /// `q` was pressed once: the next `q` (or `y`) quits, any other key stays.
+    ConfirmQuit,
+    /// The user quit: leave as soon as the session has saved the record.
+    Quitting,
+}
+
+/// The chart a narrow terminal shows (a wide one shows both).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum Chart {
+    /// The live latency CCDF.
+    #[default]
+    Ccdf,
+    /// Latency against load, point by point.
+    Load,
+}
+
+impl Chart {
+    /// The other chart (`g`).
+    pub(crate) fn other(self) -> Chart {
+        match self {
+            Chart::Ccdf => Chart::Load,
+            Chart::Load => Chart::Ccdf,
+        }
+    }
 }
 
 /// How much `+`/`-` change the load at first, as a share of it.
@@ -129,10 +163,10 @@ const STEP_SHARE: f64 = 0.1;
 
 impl App {
     /// An app for a live run of `info`.
-    pub fn new(info: RunInfo, color: bool) -> App {
+    pub fn new(info: RunInfo, palette: Palette) -> App {
         App {
             info,
-            color,
+            palette,
             live: Live {
                 ci_percentile: Percentile::P99,
                 ..Live::default()
@@ -146,7 +180,7 @@ impl App {
     }
 
     /// An app replaying a record (no steering).
-    pub fn replaying(info: RunInfo, color: bool, record: PathBuf) -> App {
+    pub fn replaying(info: RunInfo, palette: Palette, record: PathBuf) -> App {
         App {
             record: Some(record),
             replay: Some(ReplayStatus {
@@ -155,7 +189,7 @@ impl App {
                 speed: 1.0,
                 playing: true,
             }),
-            ..App::new(info, color)
+            ..App::new(info, palette)
         }
     }
 }

@@ -4,7 +4,7 @@
 
 use super::event::{AppAction, AppEvent};
 use super::info::Step;
-use super::state::{AgentRow, App};
+use super::state::{AgentRow, App, Mode};
 use crate::coordinator::{
     Check, CheckKind, Event, EventKind, Phase, PointResult, Progress, Verdict,
 };
@@ -29,7 +29,7 @@ impl App {
                 self.history.finished = Some(finished);
                 self.live.phase = Some(Phase::Done);
                 self.live.eta_s = None;
-                self.ui.quitting.then_some(AppAction::Exit)
+                (self.ui.mode == Mode::Quitting).then_some(AppAction::Exit)
             }
             AppEvent::Report(report) => {
                 self.history.report = Some(report);

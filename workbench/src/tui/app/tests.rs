@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use super::super::theme::Palette;
 use super::keys::SEEK_STEP_S;
 use super::*;
 use crate::coordinator::{
@@ -75,7 +76,7 @@ fn result(verdict: Verdict) -> PointResult {
 }
 
 fn running() -> App {
-    let mut app = App::new(RunInfo::default(), false);
+    let mut app = App::new(RunInfo::default(), Palette::Plain);
     app.update(AppEvent::Session(Update::Started {
         record: PathBuf::from("runs/x"),
         timestamps: "kernel".into(),
@@ -107,15 +108,15 @@ fn under_vernier_a_reported_check_that_fails_is_no_failed_step_and_the_steps_say
         app.history.log
     );
     assert_eq!(
-        Step::Interarrival.name(Method::Vernier, false),
+        Step::Interarrival.name(Method::Vernier, Label::Long),
         "departures"
     );
     assert_eq!(
-        Step::Independence.name(Method::Vernier, false),
+        Step::Independence.name(Method::Vernier, Label::Long),
         "dependence"
     );
     assert_eq!(
-        Step::Interarrival.name(Method::Lancet, false),
+        Step::Interarrival.name(Method::Lancet, Label::Long),
         "inter-arrival"
     );
     // The departures' effect on the answer is a gate: its failure is a failed step.
@@ -130,7 +131,7 @@ fn events_move_the_steps_and_fill_the_rows() {
             method: Method::Lancet,
             ..RunInfo::default()
         },
-        false,
+        Palette::Plain,
     );
     assert_eq!(app.live.step, None);
     app.update(AppEvent::Session(Update::Started {
@@ -302,7 +303,7 @@ fn steering_keys_become_commands() {
     ] {
         assert_eq!(command(&mut app, key), None);
     }
-    assert_eq!(app.ui.typing.as_deref(), Some("25k"));
+    assert_eq!(app.ui.mode, Mode::Typing("25k".into()));
     assert_eq!(
         command(&mut app, Key::Enter),
         Some(AppAction::Command(UserCommand::SetLoad(25_000.0)))
@@ -314,15 +315,15 @@ fn steering_keys_become_commands() {
     assert!(app.ui.notice.as_deref().unwrap().contains("not a load"));
     command(&mut app, Key::Char('l'));
     command(&mut app, Key::Esc);
-    assert_eq!(app.ui.typing, None);
+    assert_eq!(app.ui.mode, Mode::Dashboard);
     // Unknown keys do nothing; `g` and `?` change the view only.
     assert_eq!(command(&mut app, Key::Char('z')), None);
     assert_eq!(command(&mut app, Key::Char('g')), None);
-    assert!(app.ui.load_chart);
+    assert_eq!(app.ui.chart, Chart::Load);
     assert_eq!(command(&mut app, Key::Char('?')), None);
-    assert!(app.ui.help);
+    assert_eq!(app.ui.mode, Mode::Help);
     assert_eq!(command(&mut app, Key::Esc), None);
-    assert!(!app.ui.help);
+    assert_eq!(app.ui.mode, Mode::Dashboard);
     // The report waits for the end.
     assert_eq!(command(&mut app, Key::Char('r')), None);
     assert!(
@@ -338,15 +339,15 @@ fn steering_keys_become_commands() {
 fn quit_asks_then_waits_for_the_record() {
     let mut app = running();
     assert_eq!(app.update(AppEvent::Key(Key::Char('q'))), None);
-    assert!(app.ui.confirm_quit);
+    assert_eq!(app.ui.mode, Mode::ConfirmQuit);
     assert_eq!(app.update(AppEvent::Key(Key::Char('n'))), None);
-    assert!(!app.ui.confirm_quit && !app.ui.quitting);
+    assert_eq!(app.ui.mode, Mode::Dashboard);
     app.update(AppEvent::Key(Key::Char('q')));
     assert_eq!(
         app.update(AppEvent::Key(Key::Char('y'))),
         Some(AppAction::Command(UserCommand::Quit))
     );
-    assert!(app.ui.quitting);
+    assert_eq!(app.ui.mode, Mode::Quitting);
     // Asking twice sends one quit.
     assert_eq!(app.update(AppEvent::Key(Key::Interrupt)), None);
     // The session saved the record: now the UI leaves.
@@ -378,10 +379,10 @@ fn a_finished_run_has_the_report_and_q_leaves() {
         app.update(AppEvent::Key(Key::Char('r'))),
         Some(AppAction::OpenReport)
     );
-    assert!(app.ui.show_report);
+    assert_eq!(app.ui.mode, Mode::Report);
     // While the report is open, q closes it rather than quitting.
     assert_eq!(app.update(AppEvent::Key(Key::Char('q'))), None);
-    assert!(!app.ui.show_report);
+    assert_eq!(app.ui.mode, Mode::Dashboard);
     app.update(AppEvent::Report(Ok(ReportView {
         table: "t".into(),
         plots: vec![],
@@ -389,7 +390,7 @@ fn a_finished_run_has_the_report_and_q_leaves() {
     })));
     // A report already made is shown, not made again.
     assert_eq!(app.update(AppEvent::Key(Key::Char('r'))), None);
-    assert!(app.ui.show_report);
+    assert_eq!(app.ui.mode, Mode::Report);
     app.update(AppEvent::Key(Key::Esc));
     assert_eq!(
         app.update(AppEvent::Key(Key::Char('q'))),
@@ -399,7 +400,7 @@ fn a_finished_run_has_the_report_and_q_leaves() {
 
 #[test]
 fn a_replay_has_the_player_keys_and_no_steering() {
-    let mut app = App::replaying(RunInfo::default(), false, PathBuf::from("runs/x"));
+    let mut app = App::replaying(RunInfo::default(), Palette::Plain, PathBuf::from("runs/x"));
     let key = |app: &mut App, k| app.update(AppEvent::Key(k));
     assert_eq!(
         key(&mut app, Key::Char(' ')),

@@ -7,6 +7,7 @@ use ratatui::style::Color;
 
 use super::super::app::{App, AppEvent, Finished, Key, ReportView};
 use super::super::terminal::screen;
+use super::super::theme::Palette;
 use crate::record::{RunRecord, read_record};
 use crate::scenario::Scenario;
 use crate::session::Update;
@@ -20,10 +21,10 @@ fn fixture() -> RunRecord {
 }
 
 /// A live app fed the record's events up to `until` seconds.
-fn live_at(until: f64, color: bool) -> App {
+fn live_at(until: f64, palette: Palette) -> App {
     let record = fixture();
     let scenario = Scenario::from_yaml(&record.scenario, None, &[]).unwrap();
-    let mut app = App::new(super::super::app::RunInfo::of(&scenario), color);
+    let mut app = App::new(super::super::app::RunInfo::of(&scenario), palette);
     app.update(AppEvent::Session(Update::Started {
         record: PathBuf::from("runs/2026-11-22T01-04-41-demo"),
         timestamps: record.timestamps.clone(),
@@ -37,9 +38,9 @@ fn live_at(until: f64, color: bool) -> App {
 }
 
 /// The app at the end of the record, finished, its report written.
-fn finished(color: bool) -> App {
+fn finished(palette: Palette) -> App {
     let record = fixture();
-    let mut app = live_at(f64::INFINITY, color);
+    let mut app = live_at(f64::INFINITY, palette);
     app.update(AppEvent::Finished(Finished {
         verdict: record.verdict,
         slo_rate: None,
@@ -60,7 +61,7 @@ fn finished(color: bool) -> App {
 #[test]
 fn mid_run_at_80x24_shows_steps_agents_points_ccdf_and_decisions() {
     // 12 s in: point 1 is measuring its first round.
-    let text = screen(&live_at(12.0, false), 80, 24);
+    let text = screen(&live_at(12.0, Palette::Plain), 80, 24);
     assert!(text.contains("point 1/3: 2000 req/s"), "{text}");
     assert!(text.contains("measure"), "{text}");
     assert!(text.contains("✓ A²"), "{text}");
@@ -74,7 +75,7 @@ fn mid_run_at_80x24_shows_steps_agents_points_ccdf_and_decisions() {
 #[test]
 fn a_sweep_at_160x48_has_the_load_chart_with_the_current_load() {
     // Point 2 warming up, point 1 finished N/A.
-    let text = screen(&live_at(22.0, false), 160, 48);
+    let text = screen(&live_at(22.0, Palette::Plain), 160, 48);
     assert!(text.contains("point 2/3: 3000 req/s"), "{text}");
     assert!(text.contains("p99 vs load"), "{text}");
     assert!(text.contains("now"), "{text}");
@@ -85,7 +86,7 @@ fn a_sweep_at_160x48_has_the_load_chart_with_the_current_load() {
 
 #[test]
 fn the_verdict_screen_names_every_failed_check_its_suggestion_and_the_files() {
-    let app = finished(false);
+    let app = finished(Palette::Plain);
     let text = screen(&app, 80, 24);
     assert!(text.contains("verdict: N/A ✗"), "{text}");
     assert!(text.contains("heavy_tail"), "{text}");
@@ -107,7 +108,7 @@ fn the_verdict_screen_names_every_failed_check_its_suggestion_and_the_files() {
 
 #[test]
 fn overlays_prompts_and_a_small_terminal() {
-    let mut app = live_at(12.0, false);
+    let mut app = live_at(12.0, Palette::Plain);
     app.update(AppEvent::Key(Key::Char('?')));
     let text = screen(&app, 80, 24);
     assert!(text.contains("continue past the limits"), "{text}");
@@ -130,14 +131,14 @@ fn overlays_prompts_and_a_small_terminal() {
 
 #[test]
 fn without_colour_nothing_is_coloured_and_failures_still_read() {
-    let draw = |color: bool| {
-        let app = finished(color);
+    let draw = |palette: Palette| {
+        let app = finished(palette);
         let backend = ratatui::backend::TestBackend::new(80, 24);
         let mut terminal = ratatui::Terminal::new(backend).unwrap();
         terminal.draw(|f| super::render(f, &app)).unwrap();
         terminal.backend().buffer().clone()
     };
-    let plain = draw(false);
+    let plain = draw(Palette::Plain);
     assert!(
         plain
             .content()
@@ -145,7 +146,7 @@ fn without_colour_nothing_is_coloured_and_failures_still_read() {
             .all(|c| c.fg == Color::Reset && c.bg == Color::Reset),
         "NO_COLOR drew a colour"
     );
-    let coloured = draw(true);
+    let coloured = draw(Palette::Color);
     assert!(coloured.content().iter().any(|c| c.fg == Color::Red));
     // The same text either way: failures carry ✗ without colour.
     let text =
@@ -155,7 +156,7 @@ fn without_colour_nothing_is_coloured_and_failures_still_read() {
 
 #[test]
 fn an_accepted_point_is_not_called_certified() {
-    let mut app = finished(false);
+    let mut app = finished(Palette::Plain);
     app.history.results.truncate(1);
     app.history.results[0].verdict = crate::coordinator::Verdict::Accepted;
     app.history.results[0].reasons.clear();
@@ -168,7 +169,7 @@ fn an_accepted_point_is_not_called_certified() {
 
 #[test]
 fn a_lost_agent_is_marked_and_the_others_want_its_share() {
-    let mut app = live_at(12.0, false);
+    let mut app = live_at(12.0, Palette::Plain);
     let mut lost = app.live.agents[0].clone();
     if let Some(p) = lost.progress.as_mut() {
         p.lost = true;
@@ -184,7 +185,7 @@ fn a_lost_agent_is_marked_and_the_others_want_its_share() {
 
 #[test]
 fn the_target_percentile_from_the_schedule_shows_where_there_is_room() {
-    let mut app = live_at(22.0, false);
+    let mut app = live_at(22.0, Palette::Plain);
     let p = app.history.results[0].target_percentile.percent();
     app.history.results[0].from_schedule = vec![crate::coordinator::SchedulePercentile {
         p,
@@ -209,7 +210,7 @@ fn the_target_percentile_from_the_schedule_shows_where_there_is_room() {
         assert!(!text.contains("p99 sched"), "{text}");
     }
     // The verdict screen has room for it at 160 columns, not at 80.
-    let mut app = finished(false);
+    let mut app = finished(Palette::Plain);
     app.history.results[0].from_schedule = vec![crate::coordinator::SchedulePercentile {
         p,
         value: 812.3,
@@ -226,7 +227,7 @@ fn the_target_percentile_from_the_schedule_shows_where_there_is_room() {
 #[test]
 fn the_agents_panel_names_the_host_stall_once_a_probe_reported() {
     let record = fixture();
-    let mut app = live_at(12.0, false);
+    let mut app = live_at(12.0, Palette::Plain);
     assert!(!screen(&app, 80, 24).contains("host stall"));
     // The record's last progress before 12 s, as it would be with two probes.
     let mut event = record
@@ -268,7 +269,7 @@ fn a_replicated_point_shows_its_runs_as_rows() {
     use crate::coordinator::{
         Event, EventKind, PercentileResult, PointResult, Replication, Verdict,
     };
-    let mut app = live_at(12.0, false);
+    let mut app = live_at(12.0, Palette::Plain);
     let (point, rate) = (app.live.point, app.live.rate);
     let run = |k: u32, value: f64| PointResult {
         run: Some(k),
@@ -330,7 +331,7 @@ fn a_replicated_point_shows_its_runs_as_rows() {
 #[test]
 fn the_budget_overlay_shows_each_point_its_parts_and_what_is_unknown() {
     use crate::budget::{Baseline, Part};
-    let mut app = finished(false);
+    let mut app = finished(Palette::Plain);
     app.update(AppEvent::Key(Key::Char('b')));
     // The fixture predates budgets: each point says so rather than showing zeros.
     let text = screen(&app, 80, 24);
@@ -393,7 +394,7 @@ fn the_budget_overlay_shows_each_point_its_parts_and_what_is_unknown() {
 #[test]
 fn a_budget_with_the_path_probe_shows_its_queue_and_the_points_that_fit() {
     use crate::budget::{Baseline, During, Part, ProbeWindow};
-    let mut app = finished(false);
+    let mut app = finished(Palette::Plain);
     app.update(AppEvent::Key(Key::Char('b')));
     let baseline = Baseline::given(
         Part::known(5.9, "ping-pong"),
