@@ -17,7 +17,7 @@ use std::sync::{Condvar, Mutex, PoisonError};
 use std::time::Instant;
 
 use super::terminal::{Guard, POLL, REDRAW, next_key};
-use super::theme::{Palette, Theme};
+use super::theme::Palette;
 use crate::compare::{CompareOptions, Comparison, Steer, compare};
 use crate::error::Error;
 use crate::scenario::Scenario;

@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 
 use super::app::{App, AppAction, AppEvent, Finished, Key, ReplayControl, ReportView, RunInfo};
 use super::replay::{Player, Until};
-use super::theme::{Palette, Theme};
+use super::theme::Palette;
 use super::view;
 use crate::error::Error;
 use crate::report;

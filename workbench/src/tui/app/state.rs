@@ -109,7 +109,7 @@ pub(crate) struct Ui {
     /// What is over the dashboard, and so what the next key means.
     pub(crate) mode: Mode,
     /// The chart shown in a narrow terminal.
-    pub(crate) chart: Chart,
+    pub(crate) chart: NarrowChart,
     /// A one-line message for the footer (a bad key, a refused command).
     pub(crate) notice: Option<String>,
     /// How much `+`/`-` change the load, as a share of it.
@@ -140,7 +140,7 @@ pub(crate) enum Mode {
 
 /// The chart a narrow terminal shows (a wide one shows both).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) enum Chart {
+pub(crate) enum NarrowChart {
     /// The live latency CCDF.
     #[default]
     Ccdf,
@@ -148,12 +148,12 @@ pub(crate) enum Chart {
     Load,
 }
 
-impl Chart {
+impl NarrowChart {
     /// The other chart (`g`).
-    pub(crate) fn other(self) -> Chart {
+    pub(crate) fn other(self) -> NarrowChart {
         match self {
-            Chart::Ccdf => Chart::Load,
-            Chart::Load => Chart::Ccdf,
+            NarrowChart::Ccdf => NarrowChart::Load,
+            NarrowChart::Load => NarrowChart::Ccdf,
         }
     }
 }

@@ -319,7 +319,7 @@ fn steering_keys_become_commands() {
     // Unknown keys do nothing; `g` and `?` change the view only.
     assert_eq!(command(&mut app, Key::Char('z')), None);
     assert_eq!(command(&mut app, Key::Char('g')), None);
-    assert_eq!(app.ui.chart, Chart::Load);
+    assert_eq!(app.ui.chart, NarrowChart::Load);
     assert_eq!(command(&mut app, Key::Char('?')), None);
     assert_eq!(app.ui.mode, Mode::Help);
     assert_eq!(command(&mut app, Key::Esc), None);

@@ -279,10 +279,7 @@ fn before_any_block_the_charts_say_so() {
 fn p_and_space_pause_and_resume_between_blocks() {
     let mut view = view_after(2, Palette::Plain);
     let key = |view: &mut CompareView, k| view.update(CompareEvent::Key(k));
-    assert_eq!(
-        key(&mut view, Key::Char('p')),
-        Some(CompareAction::Hold)
-    );
+    assert_eq!(key(&mut view, Key::Char('p')), Some(CompareAction::Hold));
     assert_eq!(view.paused, Some(4));
     // The block under way finishes first.
     assert!(!view.held());
@@ -303,15 +300,9 @@ fn p_and_space_pause_and_resume_between_blocks() {
         text.contains("paused between blocks: p/space resume"),
         "{text}"
     );
-    assert_eq!(
-        key(&mut view, Key::Char(' ')),
-        Some(CompareAction::Release)
-    );
+    assert_eq!(key(&mut view, Key::Char(' ')), Some(CompareAction::Release));
     assert_eq!(view.paused, None);
-    assert_eq!(
-        key(&mut view, Key::Char(' ')),
-        Some(CompareAction::Hold)
-    );
+    assert_eq!(key(&mut view, Key::Char(' ')), Some(CompareAction::Hold));
 }
 
 #[test]

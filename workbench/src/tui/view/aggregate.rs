@@ -12,7 +12,7 @@ use ratatui::widgets::{
     Axis, Block, Borders, Cell, Chart, Dataset, GraphType, Paragraph, Row, Sparkline, Table,
 };
 
-use super::super::app::{App, Chart};
+use super::super::app::{App, NarrowChart};
 use super::super::theme::Theme;
 use super::format::rate;
 use crate::coordinator::{PercentileResult, PointResult, Verdict};
@@ -49,8 +49,8 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
             .areas(area);
         points(frame, app, theme, t);
         match app.ui.chart {
-            Chart::Load => load_chart(frame, app, theme, c),
-            Chart::Ccdf => ccdf_chart(frame, app, theme, c),
+            NarrowChart::Load => load_chart(frame, app, theme, c),
+            NarrowChart::Ccdf => ccdf_chart(frame, app, theme, c),
         }
     }
 }
