@@ -11,7 +11,7 @@ use vernier_stats::Percentile;
 use super::super::theme::Palette;
 use super::event::{Finished, ReplayStatus, ReportView};
 use super::info::{RunInfo, Step};
-use crate::coordinator::{AgentProgress, Phase, PointResult};
+use crate::coordinator::{AgentProgress, CheckKind, Phase, PointResult};
 
 /// One agent's row.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -95,11 +95,82 @@ pub(crate) struct History {
     /// The finished runs of the replicated point going on.
     pub(crate) runs: Vec<PointResult>,
     /// The coordinator's decisions, newest last.
-    pub(crate) log: VecDeque<String>,
+    pub(crate) log: VecDeque<LogLine>,
     /// The run is over.
     pub(crate) finished: Option<Finished>,
     /// The run's report, once made.
     pub(crate) report: Option<Result<ReportView, String>>,
+}
+
+/// One line of the decision log: when, and what. What it says is kept as data; the log's
+/// view writes the sentence.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct LogLine {
+    /// The coordinator's clock, seconds (0 before it starts).
+    pub(crate) at: f64,
+    /// What happened.
+    pub(crate) entry: Entry,
+}
+
+/// What a log line is about.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Entry {
+    /// Something the session or the methodology said in words (a phase, a verdict, a run).
+    Note(String),
+    /// A command the user (or Ctrl-C) gave, as the coordinator echoed it.
+    Command(String),
+    /// A check's outcome.
+    Check(CheckLine),
+}
+
+/// A check's outcome as the log shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct CheckLine {
+    /// Which check.
+    pub(crate) check: CheckKind,
+    /// The agent tested, or `None` for all together.
+    pub(crate) agent: Option<usize>,
+    /// Whether it passed.
+    pub(crate) pass: bool,
+    /// Whether a failure holds the point back or is only reported.
+    pub(crate) role: CheckRole,
+    /// What the methodology does next.
+    pub(crate) decision: String,
+    /// What was found.
+    pub(crate) finding: String,
+}
+
+/// How a check's outcome reads at a glance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// It passed.
+    Passed,
+    /// A gate failed: the point is held back (more samples, another try, or N/A).
+    Failed,
+    /// A reported check failed: said, and the methodology goes on (never drawn as a
+    /// failure).
+    Noted,
+}
+
+impl CheckLine {
+    /// Its outcome at a glance.
+    pub(crate) fn outcome(&self) -> Outcome {
+        match (self.pass, self.role) {
+            (true, _) => Outcome::Passed,
+            (false, CheckRole::Gate) => Outcome::Failed,
+            (false, CheckRole::Report) => Outcome::Noted,
+        }
+    }
+}
+
+/// Whether a check's failure stops the methodology or is only reported.
+// TODO(CheckRole): the coordinator's `Check::role` replaces this once it lands on main.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CheckRole {
+    /// A failure holds the point back.
+    Gate,
+    /// Only reported.
+    Report,
 }
 
 /// What the user's keys have opened, typed or asked: the mode the screen is in, and the

@@ -438,3 +438,88 @@ fn a_budget_with_the_path_probe_shows_its_queue_and_the_points_that_fit() {
     assert_eq!(text.matches("  queue ").count(), 3, "{text}");
     assert!(!text.contains("do not fit"), "{text}");
 }
+
+/// A run under `method: vernier` at its first look, with the checks `vernier demo` logs
+/// there: the lag search (reported) found correlation, and the CI is narrow enough but on
+/// too few effective tail samples.
+fn first_look(palette: Palette) -> App {
+    use crate::coordinator::{Check, CheckKind, Event, EventKind, Phase};
+    let mut app = App::new(super::super::app::RunInfo::default(), palette);
+    app.update(AppEvent::Session(Update::Started {
+        record: PathBuf::from("runs/2026-11-26T19-00-00-demo"),
+        timestamps: "kernel".into(),
+        confined: Vec::new(),
+        metrics: None,
+    }));
+    let event = |at: f64, kind: EventKind| {
+        AppEvent::Session(Update::Event(Event {
+            at,
+            point: 0,
+            rate: 2000.0,
+            kind,
+        }))
+    };
+    app.update(event(
+        3.0,
+        EventKind::Phase {
+            phase: Phase::Measure,
+            detail: "collect 5000 samples per agent".into(),
+        },
+    ));
+    app.update(event(
+        15.5,
+        EventKind::Check(Check {
+            check: CheckKind::Independence,
+            agent: Some(0),
+            pass: false,
+            statistic: Some(0.21),
+            pvalue: Some(0.0),
+            n: 5003,
+            detail: "Spearman ρ at lag 1 = 0.2100, p = 0.0e0: correlated; independent from lag 4"
+                .into(),
+            decision: "correlated up to lag 4: the CI allows for it".into(),
+            data: None,
+        }),
+    ));
+    app.update(event(
+        15.5,
+        EventKind::Check(Check {
+            check: CheckKind::Confidence,
+            agent: None,
+            pass: false,
+            statistic: Some(67.9),
+            pvalue: None,
+            n: 5003,
+            detail: "p99 = 412.3 µs, 95% CI [380.1, 448.0], width 67.9 µs (target 88.2) from 5003 samples"
+                .into(),
+            decision: "narrow, but on 55 effective tail samples where a stop at look 1 needs 100: collect 9100 per agent"
+                .into(),
+            data: None,
+        }),
+    ));
+    app
+}
+
+#[test]
+fn a_reported_check_is_no_failure_and_a_check_leads_with_its_decision() {
+    let text = screen(&first_look(Palette::Plain), 100, 30);
+    insta::assert_snapshot!("first_look_100x30", text);
+    // Drawn in colour, the failed gate is red and the reported check is not.
+    let backend = ratatui::backend::TestBackend::new(100, 30);
+    let mut terminal = ratatui::Terminal::new(backend).unwrap();
+    let app = first_look(Palette::Color);
+    terminal.draw(|f| super::render(f, &app)).unwrap();
+    let buffer = terminal.backend().buffer();
+    // A log line is its clock (`  15.50s `), then its mark.
+    let row_of = |mark: &str| {
+        (0..buffer.area.height).find(|&y| {
+            let stamp: String = (0..9).map(|x| buffer[(x, y)].symbol()).collect();
+            stamp == "  15.50s " && buffer[(9, y)].symbol() == mark
+        })
+    };
+    let red = |y: u16| (0..buffer.area.width).any(|x| buffer[(x, y)].fg == Color::Red);
+    let reported = row_of("·").expect("the reported check's line");
+    let failed = row_of("✗").expect("the failed gate's line");
+    assert!(!red(reported), "a reported check drawn as a failure");
+    assert!(red(failed), "a failed gate not drawn as one");
+}
