@@ -18,8 +18,19 @@ use crate::coordinator::{AgentProgress, CheckKind, Phase, PointResult};
 pub struct AgentRow {
     /// The latest live figures.
     pub progress: Option<AgentProgress>,
-    /// The last inter-arrival test: (A² or CV, p-value, pass).
-    pub interarrival: Option<(Option<f64>, Option<f64>, bool)>,
+    /// The last inter-arrival test.
+    pub(crate) interarrival: Option<InterarrivalMark>,
+}
+
+/// An agent's last inter-arrival test, as its row shows it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct InterarrivalMark {
+    /// A² (or the CV, for fixed gaps).
+    pub(crate) statistic: Option<f64>,
+    /// Its p-value.
+    pub(crate) pvalue: Option<f64>,
+    /// Passed, failed, or failed and only reported.
+    pub(crate) outcome: Outcome,
 }
 
 /// The dashboard's state.

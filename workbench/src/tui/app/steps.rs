@@ -4,7 +4,9 @@
 
 use super::event::{AppAction, AppEvent};
 use super::info::Step;
-use super::state::{AgentRow, App, CheckLine, CheckRole, Entry, LogLine, Mode, Outcome};
+use super::state::{
+    AgentRow, App, CheckLine, CheckRole, Entry, InterarrivalMark, LogLine, Mode, Outcome,
+};
 use crate::coordinator::{
     Check, CheckKind, Event, EventKind, Phase, PointResult, Progress, Verdict,
 };
@@ -138,10 +140,22 @@ impl App {
 
     /// A check's outcome: its step's mark, the agent's row, the log.
     fn check(&mut self, at: f64, c: &Check) {
+        let line = CheckLine {
+            check: c.check,
+            agent: c.agent,
+            pass: c.pass,
+            role: self.role(c),
+            decision: c.decision.clone(),
+            finding: c.detail.clone(),
+        };
         if let Some(agent) = c.agent {
             self.ensure_agents(agent + 1);
             if c.check == CheckKind::Interarrival {
-                self.live.agents[agent].interarrival = Some((c.statistic, c.pvalue, c.pass));
+                self.live.agents[agent].interarrival = Some(InterarrivalMark {
+                    statistic: c.statistic,
+                    pvalue: c.pvalue,
+                    outcome: line.outcome(),
+                });
             }
         }
         let step = match c.check {
@@ -154,14 +168,6 @@ impl App {
         if step > Step::Measure {
             self.mark(Step::Measure, true);
         }
-        let line = CheckLine {
-            check: c.check,
-            agent: c.agent,
-            pass: c.pass,
-            role: self.role(c),
-            decision: c.decision.clone(),
-            finding: c.detail.clone(),
-        };
         // A reported check's failing is in the log, not a failed step.
         match line.outcome() {
             Outcome::Passed => self.mark(step, true),

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use super::super::theme::Palette;
 use super::keys::SEEK_STEP_S;
+use super::state::InterarrivalMark;
 use super::*;
 use crate::coordinator::{
     AgentProgress, Check, CheckKind, Event, EventKind, Phase, PointResult, Progress, Reason,
@@ -107,6 +108,10 @@ fn under_vernier_a_reported_check_that_fails_is_no_failed_step_and_the_steps_say
     assert_eq!(line.map(|c| c.role), Some(CheckRole::Report));
     assert_eq!(line.map(|c| c.outcome()), Some(Outcome::Noted));
     assert_eq!(
+        app.live.agents[0].interarrival.map(|m| m.outcome),
+        Some(Outcome::Noted)
+    );
+    assert_eq!(
         Step::Interarrival.name(Method::Vernier, Label::Long),
         "departures"
     );
@@ -154,7 +159,11 @@ fn events_move_the_steps_and_fill_the_rows() {
     assert_eq!(app.live.agents.len(), 2);
     assert_eq!(
         app.live.agents[1].interarrival,
-        Some((Some(0.5), Some(0.2), false))
+        Some(InterarrivalMark {
+            statistic: Some(0.5),
+            pvalue: Some(0.2),
+            outcome: Outcome::Failed
+        })
     );
     assert_eq!(app.live.marks[Step::Interarrival as usize], Some(false));
     app.update(event(2.0, 0, phase(Phase::Measure)));
