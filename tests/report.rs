@@ -17,10 +17,10 @@ use vernier_agent::Sample;
 use vernier_stats::{DifferenceCi, percentile, percentile_ci, sort_samples};
 use vernier_workbench::budget::{Baseline, Part};
 use vernier_workbench::compare::report::COMPARISON_FILE;
-use vernier_workbench::compare::{Block, CompareVerdict, Comparison, Design, Look};
+use vernier_workbench::compare::{Block, CompareVerdict, Comparison, Design, Finding, Look, Side};
 use vernier_workbench::coordinator::{
-    Check, CheckData, CheckKind, Event, EventKind, PercentileResult, PointResult, Reason,
-    ReasonKind, SchedulePercentile, Verdict,
+    Check, CheckData, CheckKind, CheckRole, Event, EventKind, PercentileResult, PointResult,
+    Reason, ReasonKind, SchedulePercentile, Verdict,
 };
 use vernier_workbench::record::{FORMAT, Machine, Recorder, RunRecord};
 use vernier_workbench::report::CcdfPoint;
@@ -142,6 +142,7 @@ fn interarrival(rng: &mut SmallRng, point: usize, rate: f64) -> Event {
             check: CheckKind::Interarrival,
             agent: Some(0),
             pass: true,
+            role: CheckRole::Gate,
             statistic: Some(0.52),
             pvalue: Some(0.71),
             n: 5000,
@@ -166,6 +167,7 @@ fn independence(point: usize, rate: f64, lags: Vec<(usize, f64, f64)>, pass: boo
             check: CheckKind::Independence,
             agent: Some(0),
             pass,
+            role: CheckRole::Gate,
             statistic: Some(lags[0].1),
             pvalue: Some(lags[0].2),
             n: 20_000,
@@ -681,8 +683,8 @@ fn comparison() -> Comparison {
         ratio_low: 0.72,
         ratio_high: 0.88,
     };
-    let block = |side: &str, pair: usize, order: usize, value_us: f64| Block {
-        side: side.into(),
+    let block = |side: Side, pair: usize, order: usize, value_us: f64| Block {
+        side,
         pair,
         order,
         started_s: order as f64 * 2.3,
@@ -698,14 +700,15 @@ fn comparison() -> Comparison {
         problem: None,
     };
     let mut blocks = vec![
-        block("A", 0, 0, 41.0),
-        block("B", 0, 1, 33.0),
-        block("B", 1, 2, 31.5),
-        block("A", 1, 3, 39.0),
-        block("A", 2, 4, 40.5),
-        block("B", 2, 5, 35.0),
+        block(Side::A, 0, 0, 41.0),
+        block(Side::B, 0, 1, 33.0),
+        block(Side::B, 1, 2, 31.5),
+        block(Side::A, 1, 3, 39.0),
+        block(Side::A, 2, 4, 40.5),
+        block(Side::B, 2, 5, 35.0),
     ];
-    blocks[5].problem = Some("B's block 3 sent 10% of its requests on schedule".into());
+    blocks[5].problem = Some(ReasonKind::Departures);
+    blocks[5].on_schedule = 0.1;
     let ccdf = |scale: f64| {
         [(1.0, 1.0), (2.0, 0.1), (3.0, 0.01), (4.0, 1e-3)]
             .iter()
@@ -730,6 +733,8 @@ fn comparison() -> Comparison {
         width_us: 4.0,
         design: Design::Interleaved,
         verdict: CompareVerdict::Faster,
+        finding: Finding::Difference,
+        stopped_after: None,
         reason: "the CI of B − A lies below zero".into(),
         ci: Some(ci),
         percentiles: Vec::new(),

@@ -26,10 +26,14 @@ mod block;
 mod comparison;
 pub mod report;
 mod run;
+mod text;
 mod verdict;
 
-pub use comparison::{Block, CompareOptions, CompareVerdict, Comparison, Design, Look, Steer};
-pub use run::compare;
+pub use comparison::{
+    Block, CompareOptions, CompareVerdict, Comparison, Design, Finding, Look, Side, Steer,
+};
+pub use run::{compare, fixed_rate};
+pub use text::{render_problem, render_reason};
 pub use vernier_stats::MIN_PAIRS_TO_LOOK;
 
 #[cfg(test)]

@@ -33,7 +33,9 @@ use std::time::Duration;
 pub use budget_parts::{Budget, HostPart, Part, ProbeWindow};
 pub use config::PointConfig;
 pub use decision::{Action, Decision, Taken};
-pub use event::{AgentProgress, Check, CheckData, CheckKind, Event, EventKind, Phase, Progress};
+pub use event::{
+    AgentProgress, Check, CheckData, CheckKind, CheckRole, Event, EventKind, Phase, Progress,
+};
 pub use input::{Input, UserCommand};
 pub use result::{
     AcrossRuns, AgentResult, CiDependence, InterarrivalResult, PercentileResult, PointResult,

@@ -346,7 +346,7 @@ fn check_title(what: &str, event: &Event, agent: Option<usize>) -> String {
 mod tests {
     use super::points::point_numbers;
     use super::*;
-    use crate::coordinator::{Check, EventKind, Phase, Verdict};
+    use crate::coordinator::{Check, CheckRole, EventKind, Phase, Verdict};
     use crate::record::{FORMAT, Machine};
 
     fn event(point: usize, kind: EventKind) -> Event {
@@ -363,6 +363,7 @@ mod tests {
             check: kind,
             agent: Some(agent),
             pass: true,
+            role: CheckRole::Gate,
             statistic: Some(statistic),
             pvalue: None,
             n: 10,

@@ -165,32 +165,26 @@ struct Report {
 /// and whether the late ones leave the p99 where it is (see [`OpenLoopTry::holds`]), by the
 /// coordinator's own comparison.
 fn departure_check(samples: &mut [(u64, u64, u32)]) -> (f64, f64, f64, bool) {
-    use crate::coordinator::point::departures::{OnSchedule, on_schedule};
-    use crate::coordinator::policy::{
-        DEPARTURE_SHARE_OF_WIDTH, MIN_ON_SCHEDULE_SHARE, ON_SCHEDULE_NS,
-    };
+    use crate::coordinator::point::departures::{OnScheduleEstimate, on_schedule};
+    use crate::coordinator::policy::{DEPARTURE_SHARE_OF_WIDTH, OnSchedule, enough_on_schedule};
     const ASKED_WIDTH: f64 = 0.10;
     samples.sort_unstable_by_key(|&(departure, _, _)| departure);
     let mut all: Vec<f64> = samples.iter().map(|&(_, l, _)| l as f64 / 1e3).collect();
     all.sort_by(f64::total_cmp);
     let all = vernier_stats::percentile(&all, 0.99).unwrap_or(f64::NAN);
+    let allowed = DEPARTURE_SHARE_OF_WIDTH * ASKED_WIDTH * all;
+    let on_time = OnSchedule::within_us(allowed);
     let on: Vec<f64> = samples
         .iter()
-        .filter(|&&(_, _, lag)| lag <= ON_SCHEDULE_NS)
+        .filter(|&&(_, _, lag)| on_time.holds(u64::from(lag)))
         .map(|&(_, l, _)| l as f64 / 1e3)
         .collect();
     let share = on.len() as f64 / samples.len().max(1) as f64;
     let Ok(p99) = vernier_stats::Percentile::from_percent(99.0) else {
         return (all, f64::NAN, share, false);
     };
-    let OnSchedule { value, agrees, .. } = on_schedule(
-        &on,
-        p99,
-        0.95,
-        all,
-        DEPARTURE_SHARE_OF_WIDTH * ASKED_WIDTH * all,
-    );
-    let passes = share >= MIN_ON_SCHEDULE_SHARE && agrees;
+    let OnScheduleEstimate { value, agrees, .. } = on_schedule(&on, p99, 0.95, all, allowed);
+    let passes = enough_on_schedule(share) && agrees;
     (all, value.unwrap_or(f64::NAN), share, passes)
 }
 

@@ -14,7 +14,7 @@ use super::stdout::{print, print_json};
 use crate::compare::report::{COMPARISON_FILE, render_table};
 use crate::compare::{CompareOptions, CompareVerdict, Comparison, Design, Steer, compare};
 use crate::error::Error;
-use crate::scenario::{LoadPlan, Scenario};
+use crate::scenario::Scenario;
 use crate::session;
 use crate::tui;
 
@@ -97,11 +97,7 @@ pub fn run(args: CompareArgs) -> Result<ExitCode, Error> {
             crate::compare::MIN_PAIRS_TO_LOOK
         )));
     }
-    if !matches!(a.load, LoadPlan::Fixed(_)) {
-        return Err(Error::Usage(
-            "vernier compare measures at one load: give --load RATE (a sweep or an SLO search is for vernier run)".into(),
-        ));
-    }
+    crate::compare::fixed_rate(&a)?;
     for scenario in [&a, &b] {
         session::check_affinity(scenario, &vernier_agent::sys::available_cpus())?;
         session::check_targets(scenario)?;

@@ -8,7 +8,29 @@ use std::time::Duration;
 use serde::{Deserialize, Deserializer, Serialize};
 use vernier_stats::DifferenceCi;
 
+use crate::coordinator::ReasonKind;
 use crate::report::CcdfPoint;
+
+/// One side of a comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Side {
+    /// The baseline: the load, the percentile and the width asked are its scenario's.
+    A,
+    /// The one compared with it.
+    B,
+}
+
+impl Side {
+    /// Both, A first.
+    pub const BOTH: [Side; 2] = [Side::A, Side::B];
+}
+
+/// As serde names it: `A` or `B`.
+impl std::fmt::Display for Side {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self, f)
+    }
+}
 
 /// How a comparison is run.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,8 +61,8 @@ pub enum Design {
 /// What one block measured, and how it was judged.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Block {
-    /// `"A"` or `"B"`.
-    pub side: String,
+    /// Which side it measured.
+    pub side: Side,
     /// The pair it belongs to, from 0.
     pub pair: usize,
     /// Its place in time, from 0.
@@ -68,8 +90,11 @@ pub struct Block {
     pub backlog_max: u64,
     /// Requests that failed or timed out.
     pub failed: u64,
-    /// Why the block cannot stand for its side at the load asked (none: it can).
-    pub problem: Option<String>,
+    /// Why the block cannot stand for its side at the load asked (none: it can): the
+    /// run's reason kind (`target_failed`: it measured nothing; `closed_loop`;
+    /// `load_not_reached`; `departures`: the client fell behind), whose figures are the
+    /// block's own.
+    pub problem: Option<ReasonKind>,
 }
 
 /// The answer.
@@ -95,6 +120,81 @@ impl CompareVerdict {
             CompareVerdict::Slower => "slower",
             CompareVerdict::NoDifference => "no difference",
             CompareVerdict::NotAvailable => "n/a",
+        }
+    }
+}
+
+/// What a comparison's verdict rests on: each kind with the figures its sentence quotes
+/// (those of the CI and of the blocks are the comparison's own).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Finding {
+    /// Not judged yet.
+    #[default]
+    Unjudged,
+    /// The CI of B − A: below or above zero (faster, slower), or within ± the width (no
+    /// difference).
+    Difference,
+    /// Fewer pairs than a look needs.
+    TooFewPairs {
+        /// The most pairs allowed (`--pairs`).
+        max_pairs: usize,
+    },
+    /// Blocks too short for the percentile: the CI could not be computed.
+    BlocksTooShort {
+        /// Why, as the statistics said it.
+        error: String,
+        /// A block's length, seconds.
+        block_s: f64,
+    },
+    /// A block could not stand for its side (its `problem` says why).
+    Block {
+        /// Its index in [`Comparison::blocks`].
+        block: usize,
+    },
+    /// The client fell behind in a block again after as many blocks measured again for
+    /// the same reason as allowed: the host stalls too often.
+    HostStallsTooOften {
+        /// The block's index in [`Comparison::blocks`].
+        block: usize,
+        /// Blocks measured again.
+        remeasured: usize,
+    },
+    /// The client's lateness moved one side's blocks more than the other's, by more than
+    /// half the width asked: B's late shift less A's over the pairs, with its interval.
+    Departures {
+        /// Pairs judged.
+        pairs: usize,
+        /// The mean, µs.
+        mean_us: f64,
+        /// Its interval, µs.
+        low_us: f64,
+        /// Its interval, µs.
+        high_us: f64,
+    },
+    /// The CI of B − A holds zero and is wider than asked after the pairs measured.
+    Confidence {
+        /// The pairs its width asks for (it narrows as 1/√pairs).
+        pairs_needed: f64,
+        /// The seconds those pairs would take beyond the time spent.
+        more_s: f64,
+        /// Seconds a pair took.
+        per_pair_s: f64,
+    },
+}
+
+impl Finding {
+    /// The run's reason kind of an N/A finding (`None` when it is no reason for N/A), with
+    /// `blocks` to read a block's own problem.
+    pub fn kind(&self, blocks: &[Block]) -> Option<ReasonKind> {
+        match self {
+            Finding::Unjudged | Finding::Difference => None,
+            Finding::TooFewPairs { .. } => Some(ReasonKind::TooFewPairs),
+            Finding::BlocksTooShort { .. } => Some(ReasonKind::TooFewSamples),
+            Finding::Block { block } => blocks.get(*block).and_then(|b| b.problem),
+            Finding::HostStallsTooOften { .. } => Some(ReasonKind::HostStalls),
+            Finding::Departures { .. } => Some(ReasonKind::Departures),
+            Finding::Confidence { .. } => Some(ReasonKind::Confidence),
         }
     }
 }
@@ -134,7 +234,13 @@ pub struct Comparison {
     pub design: Design,
     /// The verdict.
     pub verdict: CompareVerdict,
-    /// Why, in a sentence.
+    /// What the verdict rests on, with the figures its sentence quotes.
+    pub finding: Finding,
+    /// The watcher stopped the comparison after this many blocks, before the rule did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_after: Option<usize>,
+    /// Why, in a sentence: [`finding`](Self::finding) in words (see
+    /// [`render_reason`](super::render_reason)), for people and scripts that read one line.
     pub reason: String,
     /// The difference and ratio with their CIs (none before enough pairs).
     pub ci: Option<DifferenceCi>,

@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use vernier_stats::MIN_PAIRS_TO_LOOK;
 
-use super::comparison::Comparison;
+use super::comparison::{Comparison, Side};
 use crate::error::Error;
 use crate::report::{CcdfSeries, PlotFormat, Writer, ccdf_figure, fmt_percentile};
 
@@ -78,7 +78,7 @@ pub fn run(dir: &Path, out: Option<&Path>, format: PlotFormat) -> Result<Compari
 /// Both sides' CCDFs on one plot, the compared percentile marked with each side's value of
 /// it (its pooled value, from the last look); skipped when a side has no latencies.
 fn ccdf_plot(plots: &mut Writer<'_>, c: &Comparison, notes: &mut Vec<String>) -> Result<(), Error> {
-    let empty: Vec<&str> = [("A", &c.ccdf_a), ("B", &c.ccdf_b)]
+    let empty: Vec<Side> = [(Side::A, &c.ccdf_a), (Side::B, &c.ccdf_b)]
         .iter()
         .filter(|(_, points)| points.is_empty())
         .map(|(side, _)| *side)
@@ -96,12 +96,12 @@ fn ccdf_plot(plots: &mut Writer<'_>, c: &Comparison, notes: &mut Vec<String>) ->
     }
     let series = [
         CcdfSeries {
-            label: side_label(c, "A"),
+            label: side_label(c, Side::A),
             points: c.ccdf_a.clone(),
             marked: c.ci.map(|ci| ci.a),
         },
         CcdfSeries {
-            label: side_label(c, "B"),
+            label: side_label(c, Side::B),
             points: c.ccdf_b.clone(),
             marked: c.ci.map(|ci| ci.b),
         },
@@ -128,7 +128,7 @@ fn blocks_plot(
     notes: &mut Vec<String>,
 ) -> Result<(), Error> {
     let names = plots.format().names("blocks");
-    for side in ["A", "B"] {
+    for side in Side::BOTH {
         if !c.blocks.iter().any(|b| b.side == side) {
             notes.push(format!("{names} skipped: {side} has no blocks"));
             return Ok(());
@@ -149,7 +149,7 @@ fn blocks_plot(
     }
     plots.write(
         "blocks",
-        blocks::draw(c, side_label(c, "A"), side_label(c, "B")),
+        blocks::draw(c, side_label(c, Side::A), side_label(c, Side::B)),
     )
 }
 
@@ -160,8 +160,8 @@ fn difference_plot(
     notes: &mut Vec<String>,
 ) -> Result<(), Error> {
     if c.looks.is_empty() {
-        let count = |side: &str| c.blocks.iter().filter(|b| b.side == side).count();
-        let pairs = count("A").min(count("B"));
+        let count = |side: Side| c.blocks.iter().filter(|b| b.side == side).count();
+        let pairs = count(Side::A).min(count(Side::B));
         notes.push(format!(
             "{} skipped: no look at the CI of B − A (the first comes after {MIN_PAIRS_TO_LOOK} \
              pairs of blocks; {pairs} were measured)",
@@ -173,8 +173,11 @@ fn difference_plot(
 }
 
 /// A side as legends name it: `A: memcached://127.0.0.1:11211`.
-fn side_label(c: &Comparison, side: &str) -> String {
-    let target = if side == "A" { &c.a } else { &c.b };
+fn side_label(c: &Comparison, side: Side) -> String {
+    let target = match side {
+        Side::A => &c.a,
+        Side::B => &c.b,
+    };
     format!("{side}: {target}")
 }
 

@@ -8,15 +8,29 @@ use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 use vernier_stats::{MIN_PAIRS_TO_LOOK, Pair, StoppingRule, difference_ci};
 
-use super::block::{self, Place, Problem};
-use super::comparison::{CompareOptions, CompareVerdict, Comparison, Design, Look, Steer};
-use super::verdict::judge;
+use super::block::{self, Place};
+use super::comparison::{
+    CompareOptions, CompareVerdict, Comparison, Design, Finding, Look, Side, Steer,
+};
+use super::text::render_problem;
+use super::verdict::{Ending, conclude, judge};
 use crate::error::Error;
 use crate::report::ccdf_points;
 use crate::scenario::{LoadPlan, Scenario};
 
 /// One side's samples, per block, sorted, µs.
-type Side = Vec<Vec<f64>>;
+type Samples = Vec<Vec<f64>>;
+
+/// The one rate `scenario` loads at: a comparison measures at one load, and says so (the
+/// command before it opens the live view, and [`compare`] itself).
+pub fn fixed_rate(scenario: &Scenario) -> Result<f64, Error> {
+    match scenario.load {
+        LoadPlan::Fixed(rate) => Ok(rate),
+        _ => Err(Error::Usage(
+            "vernier compare measures at one load: give --load RATE (a sweep or an SLO search is for vernier run)".into(),
+        )),
+    }
+}
 
 /// Compares `a` and `b` at the load and percentile `a` asks for (B's scenario gives only
 /// its target and workload; the load, CI and width are A's). After every block `observe`
@@ -30,21 +44,20 @@ pub fn compare(
     options: &CompareOptions,
     mut observe: impl FnMut(&Comparison, &str) -> Steer,
 ) -> Result<Comparison, Error> {
-    let LoadPlan::Fixed(rate) = a.load else {
-        return Err(Error::Usage(
-            "vernier compare measures at one load: give --load RATE (a sweep or an SLO search is for vernier run)".into(),
-        ));
-    };
+    let rate = fixed_rate(a)?;
     let p = a.ci.percentile.fraction();
     let started = Instant::now();
     let mut comparison = unmeasured(a, b, rate, options.design);
-    let (mut side_a, mut side_b): (Side, Side) = (Vec::new(), Vec::new());
+    let (mut side_a, mut side_b): (Samples, Samples) = (Vec::new(), Vec::new());
     let mut rule = StoppingRule::default();
-    let mut stopped = false;
+    let mut ending = Ending::ByRule;
     let mut queue = schedule(options);
     let mut remeasured = 0;
     while let Some((name, pair)) = queue.pop_front() {
-        let scenario = if name == "A" { a } else { b };
+        let scenario = match name {
+            Side::A => a,
+            Side::B => b,
+        };
         let place = Place {
             side: name,
             pair,
@@ -53,7 +66,7 @@ pub fn compare(
         };
         let (samples, mut measured) = block::measure(scenario, place, rate, p, options)?;
         let problem = block::judge(&measured, rate, a.warmup.tolerance);
-        measured.problem = problem.as_ref().map(|p| p.text().to_string());
+        measured.problem = problem;
         let mut line = format!(
             "{name} block {}: p{} {:.1} µs ({} samples)",
             pair + 1,
@@ -61,49 +74,52 @@ pub fn compare(
             measured.value_us,
             measured.samples
         );
-        comparison.blocks.push(measured);
         // A stall of the host that left the client behind: the block again, right away,
         // so that its pair stays close in time (up to a share of the pairs).
-        if let Some(Problem::Late(late)) = &problem
+        let index = comparison.blocks.len();
+        comparison.blocks.push(measured);
+        if let Some(kind) = problem
+            && block::measured_again(kind)
             && remeasured < block::remeasures_allowed(options.max_pairs)
         {
             remeasured += 1;
             queue.push_front((name, pair));
+            let late = render_problem(&comparison.blocks[index]).unwrap_or_default();
             line += &format!("; {late}: measured again");
             comparison.seconds = started.elapsed().as_secs_f64();
             if observe(&comparison, &line) == Steer::Stop {
-                stopped = true;
+                ending = Ending::ByWatcher;
                 break;
             }
             continue;
         }
-        let side = if name == "A" {
-            &mut side_a
-        } else {
-            &mut side_b
+        let (side, ccdf) = match name {
+            Side::A => (&mut side_a, &mut comparison.ccdf_a),
+            Side::B => (&mut side_b, &mut comparison.ccdf_b),
         };
         side.push(samples);
-        let ccdf = ccdf_points(&nanoseconds(side));
-        if name == "A" {
-            comparison.ccdf_a = ccdf;
-        } else {
-            comparison.ccdf_b = ccdf;
-        }
-        if let Some(problem) = problem {
-            comparison.reason = match problem {
-                Problem::Ends(text) => text,
-                Problem::Late(text) => format!(
-                    "{text}, after {remeasured} blocks measured again for the same reason: the host stalls too often for a comparison now"
-                ),
+        *ccdf = ccdf_points(&nanoseconds(side));
+        if let Some(kind) = problem {
+            let finding = if block::measured_again(kind) {
+                Finding::HostStallsTooOften {
+                    block: index,
+                    remeasured,
+                }
+            } else {
+                Finding::Block { block: index }
             };
+            conclude(&mut comparison, CompareVerdict::NotAvailable, finding);
             line += "; the block cannot stand for its side";
             comparison.seconds = started.elapsed().as_secs_f64();
             observe(&comparison, &line);
             break;
         }
         let pairs = side_a.len().min(side_b.len());
-        let completes_a_pair = name == "A" && side_a.len() <= side_b.len()
-            || name == "B" && side_b.len() <= side_a.len();
+        let completes_a_pair = match name {
+            Side::A => side_a.len() <= side_b.len(),
+            Side::B => side_b.len() <= side_a.len(),
+        };
+        comparison.seconds = started.elapsed().as_secs_f64();
         let stop = completes_a_pair
             && pairs >= MIN_PAIRS_TO_LOOK
             && look(
@@ -112,12 +128,13 @@ pub fn compare(
                 a,
                 options,
                 &mut rule,
-                started,
-                &mut line,
             );
+        if completes_a_pair && pairs >= MIN_PAIRS_TO_LOOK {
+            line += &look_line(&comparison);
+        }
         comparison.seconds = started.elapsed().as_secs_f64();
         if observe(&comparison, &line) == Steer::Stop {
-            stopped = true;
+            ending = Ending::ByWatcher;
             break;
         }
         if stop {
@@ -131,24 +148,37 @@ pub fn compare(
         .iter()
         .filter_map(|q| difference_ci(&pairs, q.fraction(), a.ci.confidence).ok())
         .collect();
-    if comparison.reason.is_empty() {
-        judge(&mut comparison, options, stopped);
+    if comparison.finding == Finding::Unjudged {
+        judge(&mut comparison, options, ending);
     }
     Ok(comparison)
 }
 
-/// A look at the CI of B − A on `pairs`: the CI and the look kept in `comparison`, the
-/// figures added to the progress `line`; true when the comparison should stop there (the
-/// rule says narrow enough, or blocks too short for the percentile, which is then the
-/// reason).
+/// The last look's figures for the progress line (nothing when it found no CI).
+fn look_line(comparison: &Comparison) -> String {
+    match comparison.ci {
+        Some(ci) if comparison.finding == Finding::Unjudged => format!(
+            "; B − A {:+.1} µs [{:+.1}, {:+.1}], {:.1} µs wide (asked {:.1}) on {} pairs",
+            ci.difference,
+            ci.low,
+            ci.high,
+            ci.width(),
+            comparison.width_us,
+            ci.pairs
+        ),
+        _ => String::new(),
+    }
+}
+
+/// A look at the CI of B − A on `pairs` at the comparison's `seconds`: the CI and the look
+/// kept in `comparison`; true when the comparison should stop there (the rule says narrow
+/// enough, or blocks too short for the percentile, which is then its finding).
 fn look(
     comparison: &mut Comparison,
     pairs: &[Pair<'_>],
     a: &Scenario,
     options: &CompareOptions,
     rule: &mut StoppingRule,
-    started: Instant,
-    line: &mut String,
 ) -> bool {
     match difference_ci(pairs, a.ci.percentile.fraction(), a.ci.confidence) {
         Ok(ci) => {
@@ -156,30 +186,20 @@ fn look(
             comparison.ci = Some(ci);
             comparison.looks.push(Look {
                 pairs: ci.pairs,
-                at_s: started.elapsed().as_secs_f64(),
+                at_s: comparison.seconds,
                 difference: ci.difference,
                 low: ci.low,
                 high: ci.high,
             });
-            *line += &format!(
-                "; B − A {:+.1} µs [{:+.1}, {:+.1}], {:.1} µs wide (asked {:.1}) on {} pairs",
-                ci.difference,
-                ci.low,
-                ci.high,
-                ci.width(),
-                comparison.width_us,
-                ci.pairs
-            );
             rule.stops(&ci, comparison.width_us)
         }
         // Blocks too short for the percentile: no honest answer, and why.
         Err(e) => {
-            comparison.reason = format!(
-                "{e}: each block of {:.1} s at {:.0} req/s holds too few requests for p{}; a longer --block would",
-                options.block.as_secs_f64(),
-                comparison.rate,
-                comparison.percentile
-            );
+            let finding = Finding::BlocksTooShort {
+                error: e.to_string(),
+                block_s: options.block.as_secs_f64(),
+            };
+            conclude(comparison, CompareVerdict::NotAvailable, finding);
             true
         }
     }
@@ -196,6 +216,8 @@ fn unmeasured(a: &Scenario, b: &Scenario, rate: f64, design: Design) -> Comparis
         width_us: f64::NAN,
         design,
         verdict: CompareVerdict::NotAvailable,
+        finding: Finding::Unjudged,
+        stopped_after: None,
         reason: String::new(),
         ci: None,
         percentiles: Vec::new(),
@@ -209,7 +231,7 @@ fn unmeasured(a: &Scenario, b: &Scenario, rate: f64, design: Design) -> Comparis
 
 /// The blocks in the order measured: (side, pair). Interleaved, each pair's order drawn
 /// from the seed; sequential, every A then every B.
-pub(super) fn schedule(options: &CompareOptions) -> VecDeque<(&'static str, usize)> {
+pub(super) fn schedule(options: &CompareOptions) -> VecDeque<(Side, usize)> {
     let n = options.max_pairs;
     match options.design {
         Design::Interleaved => {
@@ -217,27 +239,27 @@ pub(super) fn schedule(options: &CompareOptions) -> VecDeque<(&'static str, usiz
             (0..n)
                 .flat_map(|pair| {
                     if rng.random::<bool>() {
-                        [("B", pair), ("A", pair)]
+                        [(Side::B, pair), (Side::A, pair)]
                     } else {
-                        [("A", pair), ("B", pair)]
+                        [(Side::A, pair), (Side::B, pair)]
                     }
                 })
                 .collect()
         }
         Design::Sequential => (0..n)
-            .map(|pair| ("A", pair))
-            .chain((0..n).map(|pair| ("B", pair)))
+            .map(|pair| (Side::A, pair))
+            .chain((0..n).map(|pair| (Side::B, pair)))
             .collect(),
     }
 }
 
 /// A's and B's blocks, pair by pair (as many pairs as both sides have).
-fn paired<'s>(a: &'s Side, b: &'s Side) -> Vec<Pair<'s>> {
+fn paired<'s>(a: &'s Samples, b: &'s Samples) -> Vec<Pair<'s>> {
     a.iter().zip(b).map(|(a, b)| Pair { a, b }).collect()
 }
 
 /// A side's latencies over all its blocks, ns, for its CCDF.
-fn nanoseconds(side: &Side) -> Vec<u64> {
+fn nanoseconds(side: &Samples) -> Vec<u64> {
     side.iter()
         .flatten()
         .map(|&us| (us * 1e3).round() as u64)

@@ -4,8 +4,9 @@ use std::time::Duration;
 
 use vernier_stats::DifferenceCi;
 
-use super::verdict::judge;
+use super::verdict::{Ending, judge};
 use super::*;
+use crate::coordinator::ReasonKind;
 
 fn options() -> CompareOptions {
     CompareOptions {
@@ -41,6 +42,8 @@ fn comparison(low: f64, high: f64, width_us: f64) -> Comparison {
         width_us,
         design: Design::Interleaved,
         verdict: CompareVerdict::NotAvailable,
+        finding: Finding::Unjudged,
+        stopped_after: None,
         reason: String::new(),
         ci: Some(ci),
         percentiles: Vec::new(),
@@ -55,57 +58,51 @@ fn comparison(low: f64, high: f64, width_us: f64) -> Comparison {
 #[test]
 fn a_ci_below_zero_is_faster_above_is_slower() {
     let mut c = comparison(-14.0, -6.0, 20.0);
-    judge(&mut c, &options(), false);
+    judge(&mut c, &options(), Ending::ByRule);
     assert_eq!(c.verdict, CompareVerdict::Faster);
-    assert!(
-        c.reason.contains("lower than A's by 10.0 µs [6.0, 14.0]"),
-        "{}",
-        c.reason
-    );
+    assert_eq!(c.finding, Finding::Difference);
+    assert_eq!(c.finding.kind(&c.blocks), None);
     let mut c = comparison(6.0, 14.0, 20.0);
-    judge(&mut c, &options(), false);
+    judge(&mut c, &options(), Ending::ByRule);
     assert_eq!(c.verdict, CompareVerdict::Slower);
-    assert!(
-        c.reason.contains("higher than A's by 10.0 µs [6.0, 14.0]"),
-        "{}",
-        c.reason
-    );
+    assert_eq!(c.finding, Finding::Difference);
 }
 
 #[test]
 fn a_narrow_ci_round_zero_is_no_difference_a_wide_one_is_na_with_the_pairs_it_needs() {
     let mut c = comparison(-3.0, 4.0, 5.0);
-    judge(&mut c, &options(), false);
+    judge(&mut c, &options(), Ending::ByRule);
     assert_eq!(c.verdict, CompareVerdict::NoDifference);
-    assert!(
-        c.reason.contains("no difference larger than 5.0 µs"),
-        "{}",
-        c.reason
-    );
+    assert_eq!(c.finding, Finding::Difference);
     // 20 µs wide where 5 were asked, on 8 pairs: (20/5)² × 8 = 128 pairs, 120 more at 5 s.
     let mut c = comparison(-10.0, 10.0, 5.0);
-    judge(&mut c, &options(), false);
+    judge(&mut c, &options(), Ending::ByRule);
     assert_eq!(c.verdict, CompareVerdict::NotAvailable);
-    assert!(
-        c.reason.contains("about 128 pairs would do (600 s more"),
-        "{}",
-        c.reason
+    assert_eq!(
+        c.finding,
+        Finding::Confidence {
+            pairs_needed: 128.0,
+            more_s: 600.0,
+            per_pair_s: 5.0
+        }
     );
+    assert_eq!(c.finding.kind(&c.blocks), Some(ReasonKind::Confidence));
 }
 
 #[test]
 fn too_few_pairs_is_na_saying_so() {
     let mut c = comparison(-1.0, 1.0, 5.0);
     c.ci = None;
-    judge(&mut c, &options(), false);
+    judge(&mut c, &options(), Ending::ByRule);
     assert_eq!(c.verdict, CompareVerdict::NotAvailable);
-    assert!(c.reason.contains("fewer than 5 pairs"), "{}", c.reason);
+    assert_eq!(c.finding, Finding::TooFewPairs { max_pairs: 10 });
+    assert_eq!(c.finding.kind(&c.blocks), Some(ReasonKind::TooFewPairs));
 }
 
 /// A block of A at 1,000 req/s over 2 s: 2,000 sent, 2,000 answered, all on schedule.
 fn block() -> Block {
     Block {
-        side: "A".into(),
+        side: Side::A,
         pair: 2,
         order: 4,
         started_s: 10.0,
@@ -124,43 +121,44 @@ fn block() -> Block {
 
 #[test]
 fn a_block_is_judged_as_a_load_point_is() {
-    use super::block::{Problem, judge as judge_block};
+    use super::block::{judge as judge_block, measured_again};
     assert_eq!(judge_block(&block(), 1_000.0, 0.05), None);
     // A Poisson count: 1,880 of 2,000 is within 5% + 3/√2000 (11.7%), 1,700 is not.
     let sent = |sent| Block { sent, ..block() };
     assert_eq!(judge_block(&sent(1_880), 1_000.0, 0.05), None);
-    let Some(Problem::Ends(text)) = judge_block(&sent(1_700), 1_000.0, 0.05) else {
-        panic!("the load not reached ends the comparison")
-    };
-    assert!(text.contains("A's block 3 sent 1700 of the 2000"), "{text}");
-    assert!(text.contains("load_not_reached"), "{text}");
+    assert_eq!(
+        judge_block(&sent(1_700), 1_000.0, 0.05),
+        Some(ReasonKind::LoadNotReached)
+    );
+    assert!(!measured_again(ReasonKind::LoadNotReached));
     // Half a second of requests waiting for a slot, and more than 100: a closed loop.
     let backlog = |backlog_max| Block {
         backlog_max,
         ..block()
     };
     assert_eq!(judge_block(&backlog(400), 1_000.0, 0.05), None);
-    assert!(matches!(
+    assert_eq!(
         judge_block(&backlog(600), 1_000.0, 0.05),
-        Some(Problem::Ends(t)) if t.contains("closed_loop")
-    ));
+        Some(ReasonKind::ClosedLoop)
+    );
     // Nothing measured ends it; a client far behind is the host's: measured again.
     let empty = Block {
         samples: 0,
         ..block()
     };
-    assert!(matches!(
+    assert_eq!(
         judge_block(&empty, 1_000.0, 0.05),
-        Some(Problem::Ends(t)) if t.contains("measured nothing")
-    ));
+        Some(ReasonKind::TargetFailed)
+    );
     let late = Block {
         on_schedule: 0.15,
         ..block()
     };
-    assert!(matches!(
+    assert_eq!(
         judge_block(&late, 1_000.0, 0.05),
-        Some(Problem::Late(t)) if t.contains("15% of its requests on schedule")
-    ));
+        Some(ReasonKind::Departures)
+    );
+    assert!(measured_again(ReasonKind::Departures));
     assert_eq!(super::block::remeasures_allowed(30), 6);
     assert_eq!(super::block::remeasures_allowed(5), 3);
 }
@@ -173,7 +171,7 @@ fn lateness_both_sides_share_cancels_lateness_shown_to_differ_is_na() {
             .iter()
             .enumerate()
             .map(|(order, &late_shift_us)| Block {
-                side: if order % 2 == 0 { "A" } else { "B" }.into(),
+                side: if order % 2 == 0 { Side::A } else { Side::B },
                 pair: order / 2,
                 order,
                 late_shift_us,
@@ -186,38 +184,40 @@ fn lateness_both_sides_share_cancels_lateness_shown_to_differ_is_na() {
     let shifts = [300.0, 302.0, 2_000.0, 299.0, 301.0, 300.0, 299.0, 300.0];
     let mut c = comparison(-3.0, 4.0, 10.0);
     c.blocks = shifted(&shifts);
-    judge(&mut c, &options(), false);
+    judge(&mut c, &options(), Ending::ByRule);
     assert_eq!(c.verdict, CompareVerdict::NoDifference, "{}", c.reason);
     // Without the stall, and B's blocks moved 12 µs more in every pair, where ±5 µs was
     // asked: N/A, saying by how much.
     let shifts = [300.0, 312.0, 300.0, 311.0, 301.0, 313.0, 299.0, 312.0];
     c.blocks = shifted(&shifts);
-    judge(&mut c, &options(), false);
+    judge(&mut c, &options(), Ending::ByRule);
     assert_eq!(c.verdict, CompareVerdict::NotAvailable);
-    assert!(
-        c.reason
-            .contains("moved B's blocks by +12.0 µs [+10.7, +13.3] more than A's (over 4 pairs)"),
-        "{}",
-        c.reason
-    );
-    assert!(c.reason.contains("departures"), "{}", c.reason);
+    let Finding::Departures {
+        pairs,
+        mean_us,
+        low_us,
+        high_us,
+    } = c.finding
+    else {
+        panic!("{:?}", c.finding)
+    };
+    assert_eq!(pairs, 4);
+    assert!((mean_us - 12.0).abs() < 1e-9, "{mean_us}");
+    assert!((low_us - 10.7).abs() < 0.05 && (high_us - 13.3).abs() < 0.05);
+    assert_eq!(c.finding.kind(&c.blocks), Some(ReasonKind::Departures));
     // The same 12 µs where a 25 µs width was asked is within half of it: it stands.
     let mut c = comparison(-3.0, 4.0, 25.0);
     c.blocks = shifted(&shifts);
-    judge(&mut c, &options(), false);
+    judge(&mut c, &options(), Ending::ByRule);
     assert_eq!(c.verdict, CompareVerdict::NoDifference, "{}", c.reason);
 }
 
 #[test]
 fn a_stop_by_the_watcher_says_so_in_the_reason() {
     let mut c = comparison(-14.0, -6.0, 20.0);
-    judge(&mut c, &options(), true);
+    judge(&mut c, &options(), Ending::ByWatcher);
     assert_eq!(c.verdict, CompareVerdict::Faster);
-    assert!(
-        c.reason.starts_with("stopped after 0 blocks: "),
-        "{}",
-        c.reason
-    );
+    assert_eq!(c.stopped_after, Some(0));
 }
 
 #[test]
@@ -227,18 +227,18 @@ fn the_designs_order_blocks_in_pairs_or_side_by_side() {
     for (pair, two) in interleaved.chunks(2).enumerate() {
         let mut sides = [two[0].0, two[1].0];
         sides.sort_unstable();
-        assert_eq!(sides, ["A", "B"]);
+        assert_eq!(sides, [Side::A, Side::B]);
         assert_eq!((two[0].1, two[1].1), (pair, pair));
     }
     // The seed draws each pair's order: both orders occur in ten pairs.
-    assert!(interleaved.chunks(2).any(|t| t[0].0 == "A"));
-    assert!(interleaved.chunks(2).any(|t| t[0].0 == "B"));
+    assert!(interleaved.chunks(2).any(|t| t[0].0 == Side::A));
+    assert!(interleaved.chunks(2).any(|t| t[0].0 == Side::B));
     let sequential: Vec<_> = super::run::schedule(&CompareOptions {
         design: Design::Sequential,
         ..options()
     })
     .into_iter()
     .collect();
-    assert!(sequential[..10].iter().all(|&(side, _)| side == "A"));
-    assert!(sequential[10..].iter().all(|&(side, _)| side == "B"));
+    assert!(sequential[..10].iter().all(|&(side, _)| side == Side::A));
+    assert!(sequential[10..].iter().all(|&(side, _)| side == Side::B));
 }

@@ -7,10 +7,10 @@ use vernier_stats::{
     coefficient_of_variation, decorrelation_lag, default_lag_ladder, percentile, percentile_ci,
 };
 
-use super::event::{Check, CheckData, CheckKind};
+use super::event::{Check, CheckData, CheckKind, CheckRole};
 use super::policy::{
-    BURST_FACTOR, CHANCE_SIGMAS, EXP_GAP_FLOOR, FIXED_MAX_CV, GAP_FLOOR_FACTOR,
-    GAP_FLOOR_MIN_SHARE, GAP_FLOOR_RANK, SHORT_GAP_SHARE,
+    BURST_FACTOR, EXP_GAP_FLOOR, FIXED_MAX_CV, GAP_FLOOR_FACTOR, GAP_FLOOR_MIN_SHARE,
+    GAP_FLOOR_RANK, SHORT_GAP_SHARE, rate_error_allowed,
 };
 use super::result::InterarrivalResult;
 
@@ -44,6 +44,7 @@ pub(crate) fn stationarity(
                 check,
                 agent,
                 pass,
+                role: CheckRole::Gate,
                 statistic: Some(r.stat),
                 pvalue: Some(r.pvalue),
                 n,
@@ -67,6 +68,7 @@ pub(crate) fn stationarity(
             check,
             agent,
             pass: flat,
+            role: CheckRole::Gate,
             statistic: None,
             pvalue: None,
             n,
@@ -134,7 +136,7 @@ pub(crate) fn interarrival(
     let n = x.len();
     let mean = x.iter().sum::<f64>() / n.max(1) as f64;
     let mean_off = (mean - target_mean_ns).abs() / target_mean_ns;
-    let mean_ok = mean_off <= tolerance + CHANCE_SIGMAS / (n.max(1) as f64).sqrt();
+    let mean_ok = mean_off <= rate_error_allowed(tolerance, n as f64);
     let data = Some(histogram(&x, target_mean_ns, shape));
     let (pass, statistic, pvalue, detail) = match shape {
         InterArrival::Exp => match anderson_exponential(&x) {
@@ -212,6 +214,7 @@ pub(crate) fn interarrival(
         check: CheckKind::Interarrival,
         agent: Some(agent),
         pass,
+        role: CheckRole::Gate,
         statistic: Some(statistic).filter(|s| s.is_finite()),
         pvalue,
         n,
@@ -274,6 +277,7 @@ pub(crate) fn independence(agent: usize, latencies: &[f64], alpha: f64) -> (Chec
                 check: CheckKind::Independence,
                 agent: Some(agent),
                 pass,
+                role: CheckRole::Gate,
                 statistic: first.map(|c| c.rho),
                 pvalue: first.map(|c| c.pvalue),
                 n,
@@ -295,6 +299,7 @@ pub(crate) fn independence(agent: usize, latencies: &[f64], alpha: f64) -> (Chec
                 agent: Some(agent),
                 // Latencies all equal are as independent as they can be.
                 pass: matches!(e, StatsError::Constant { .. }),
+                role: CheckRole::Gate,
                 statistic: None,
                 pvalue: None,
                 n,

@@ -134,6 +134,10 @@ pub struct Check {
     pub agent: Option<usize>,
     /// Whether it passed.
     pub pass: bool,
+    /// Whether its failure stops the methodology or is only reported (a reported check that
+    /// fails is never drawn as a failure).
+    #[serde(default)]
+    pub role: CheckRole,
     /// The test statistic (A², ρ, the ADF t, the CI width in µs, the achieved rate...).
     pub statistic: Option<f64>,
     /// Its p-value, where the test has one.
@@ -147,6 +151,19 @@ pub struct Check {
     /// Data for plots: the gap histogram, the correlogram.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<CheckData>,
+}
+
+/// What a [`Check`]'s outcome does to the point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckRole {
+    /// A failure holds the point back (collect more, try again, or N/A).
+    #[default]
+    Gate,
+    /// Only reported: `method: vernier`'s independence (the CI allows for dependence) and
+    /// inter-arrival tests (the departures are judged by their effect), or a check the
+    /// scenario waives (`interarrival_check: report`).
+    Report,
 }
 
 /// Plot data carried by a [`Check`].

@@ -170,3 +170,108 @@ pub(crate) const SEARCH_GROWTH: f64 = 2.0;
 /// The least share of the runs' spread beyond their own CIs (I²) that is called
 /// hysteresis: below it, the runs' own noise explains most of their differences.
 pub const HYSTERESIS_I2: f64 = 0.5;
+
+// ---- the rules: each judgement one function, which a point and a comparison's blocks
+// both call, so that the two never judge the same figures differently ----
+
+/// How a count (of requests sent or answered, or a rate) stands against the one asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RateStanding {
+    /// Short of it by more than the error allowed: the load was not reached.
+    Short,
+    /// Within the error allowed.
+    Within,
+    /// Beyond it by more than the error allowed (warm-up waits for that to settle too).
+    Over,
+}
+
+/// The relative error a rate is allowed: the `tolerance` asked plus [`CHANCE_SIGMAS`]
+/// standard deviations of a Poisson count whose mean is `expected_count` (the requests the
+/// rate asks for over the span judged), so that a low rate is not failed by chance.
+pub(crate) fn rate_error_allowed(tolerance: f64, expected_count: f64) -> f64 {
+    tolerance + CHANCE_SIGMAS / expected_count.max(1.0).sqrt()
+}
+
+/// Where `observed` stands against `expected` (both counts, or both rates) with the
+/// relative error `allowed` ([`rate_error_allowed`]). Nothing expected is never short.
+pub(crate) fn rate_standing(observed: f64, expected: f64, allowed: f64) -> RateStanding {
+    if expected <= 0.0 {
+        return RateStanding::Within;
+    }
+    let off = (observed - expected) / expected;
+    if off < -allowed {
+        RateStanding::Short
+    } else if off > allowed {
+        RateStanding::Over
+    } else {
+        RateStanding::Within
+    }
+}
+
+/// Whether `backlog` requests waiting for a free slot at `rate` req/s mean the load has gone
+/// closed-loop for good: more than [`HOPELESS_BACKLOG_S`] of requests, and more than
+/// [`HOPELESS_BACKLOG_MIN`].
+pub(crate) fn backlog_is_closed_loop(backlog: u64, rate: f64) -> bool {
+    backlog as f64 > rate * HOPELESS_BACKLOG_S && backlog > HOPELESS_BACKLOG_MIN
+}
+
+/// How late a request may leave and still count as sent on schedule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct OnSchedule {
+    /// The send lag allowed, ns.
+    limit_ns: u32,
+}
+
+impl OnSchedule {
+    /// Within what the send path itself costs ([`ON_SCHEDULE_NS`]): where no precision is
+    /// asked yet (a comparison's block, a closed loop's count of late requests).
+    pub(crate) const SEND_PATH: OnSchedule = OnSchedule {
+        limit_ns: ON_SCHEDULE_NS,
+    };
+
+    /// Within `allowed_us` (by Lindley, a delay of at most that cannot move a completion by
+    /// more), never stricter than the send path allows.
+    pub(crate) fn within_us(allowed_us: f64) -> OnSchedule {
+        OnSchedule {
+            limit_ns: (allowed_us * 1e3).max(f64::from(ON_SCHEDULE_NS)) as u32,
+        }
+    }
+
+    /// The send lag allowed, ns.
+    pub(crate) fn limit_ns(self) -> u32 {
+        self.limit_ns
+    }
+
+    /// Whether a request whose send lag was `lag_ns` left on schedule.
+    pub(crate) fn holds(self, lag_ns: u64) -> bool {
+        lag_ns <= u64::from(self.limit_ns)
+    }
+}
+
+/// Whether a share `on_schedule` of the requests sent on schedule is enough for their
+/// percentile to stand for the load asked ([`MIN_ON_SCHEDULE_SHARE`]); below it the client
+/// fell behind (a point's departure check fails, a comparison's block is measured again).
+pub(crate) fn enough_on_schedule(on_schedule: f64) -> bool {
+    on_schedule >= MIN_ON_SCHEDULE_SHARE
+}
+
+/// How far the client's lateness moved percentile `p` (a fraction) of a block or a window:
+/// the percentile of every request (`all`, ascending, µs) less that of the requests sent on
+/// schedule (`on_schedule`, ascending), µs; `None` when either is empty.
+pub(crate) fn late_shift(all: &[f64], on_schedule: &[f64], p: f64) -> Option<f64> {
+    Some(vernier_stats::percentile(all, p)? - vernier_stats::percentile(on_schedule, p)?)
+}
+
+/// Whether the client's lateness is shown to move a percentile by more than the precision
+/// asked: its shift (the percentile of every request less that of the requests sent on
+/// schedule, or in a comparison B's shift less A's), `shift_us`, lies beyond ± `allowed_us`
+/// ([`DEPARTURE_SHARE_OF_WIDTH`] of the CI width asked), and so does the shift's whole
+/// interval `[low, high]` when it has one (non-finite bounds: none). A shift that only may
+/// be that large is not shown to be: chance lateness is already in the CI.
+pub(crate) fn lateness_matters(shift_us: f64, low: f64, high: f64, allowed_us: f64) -> bool {
+    let beyond = shift_us.abs() > allowed_us;
+    if !(low.is_finite() && high.is_finite()) {
+        return beyond;
+    }
+    beyond && (low > allowed_us || high < -allowed_us)
+}

@@ -76,6 +76,8 @@ pub enum ReasonKind {
     Hysteresis,
     /// The runs' estimates are too spread for the across-run CI asked by the last run.
     Replications,
+    /// A comparison measured fewer pairs of blocks than its first look needs.
+    TooFewPairs,
 }
 
 impl ReasonKind {
@@ -100,6 +102,7 @@ impl ReasonKind {
             ReasonKind::AcceptedEmpty => "accepted_empty",
             ReasonKind::Hysteresis => "hysteresis",
             ReasonKind::Replications => "replications",
+            ReasonKind::TooFewPairs => "too_few_pairs",
         }
     }
 }
@@ -186,6 +189,7 @@ impl Reason {
             ReasonKind::Replications => {
                 "allow more runs (replications.max) or a wider replications.width"
             }
+            ReasonKind::TooFewPairs => "allow more pairs (--pairs)",
             ReasonKind::TargetFailed => {
                 "the target stopped answering: check that it is up and reachable, then run again"
             }

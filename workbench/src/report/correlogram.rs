@@ -159,7 +159,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::coordinator::CheckKind;
+    use crate::coordinator::{CheckKind, CheckRole};
 
     #[test]
     fn the_band_narrows_as_one_over_root_n() {
@@ -175,6 +175,7 @@ mod tests {
             check: CheckKind::Independence,
             agent: Some(1),
             pass: false,
+            role: CheckRole::Gate,
             statistic: Some(0.3),
             pvalue: Some(1e-9),
             n: 10_000,

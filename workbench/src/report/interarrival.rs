@@ -218,13 +218,14 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::coordinator::CheckKind;
+    use crate::coordinator::{CheckKind, CheckRole};
 
     fn check(pass: bool) -> Check {
         Check {
             check: CheckKind::Interarrival,
             agent: Some(0),
             pass,
+            role: CheckRole::Gate,
             statistic: Some(0.4),
             pvalue: Some(0.8),
             n: 100,

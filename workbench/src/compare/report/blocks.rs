@@ -7,7 +7,7 @@ use plotters::prelude::{
     TriangleMarker,
 };
 
-use crate::compare::comparison::{Comparison, Design};
+use crate::compare::comparison::{Comparison, Design, Side as CompareSide};
 use crate::report::{
     Area, CAPTION_SIZE, Chart, DrawError, Figure, color, fmt_num, fmt_percentile, legend,
 };
@@ -23,7 +23,7 @@ struct Side {
 /// side's joined in time order; blocks with a problem hollow and crossed.
 pub(super) fn draw(c: &Comparison, label_a: String, label_b: String) -> Figure<BlocksChart> {
     let name = fmt_percentile(c.percentile);
-    let side = |side: &str, label: String| Side {
+    let side = |side: CompareSide, label: String| Side {
         label,
         points: c
             .blocks
@@ -57,7 +57,7 @@ pub(super) fn draw(c: &Comparison, label_a: String, label_b: String) -> Figure<B
     }
     let chart = BlocksChart {
         name,
-        sides: [side("A", label_a), side("B", label_b)],
+        sides: [side(CompareSide::A, label_a), side(CompareSide::B, label_b)],
         seconds: c.seconds,
     };
     Figure::new(caption, chart)

@@ -2,6 +2,7 @@
 //! prints it again.
 
 use crate::compare::comparison::Comparison;
+use crate::compare::text::render_problem;
 
 /// Both sides' percentiles, the difference and the ratio with their CIs, each block that
 /// could not stand for its side and why, then the verdict and why (last, where a script
@@ -28,7 +29,7 @@ pub fn render_table(c: &Comparison) -> String {
             q.high
         );
     }
-    for problem in c.blocks.iter().filter_map(|b| b.problem.as_deref()) {
+    for problem in c.blocks.iter().filter_map(render_problem) {
         out += &format!("  problem: {problem}\n");
     }
     out += &format!(

@@ -5,14 +5,15 @@ use std::path::Path;
 use vernier_stats::DifferenceCi;
 
 use super::{COMPARISON_FILE, read, render_table, run};
-use crate::compare::{Block, CompareVerdict, Comparison, Design, Look};
+use crate::compare::{Block, CompareVerdict, Comparison, Design, Finding, Look, Side};
+use crate::coordinator::ReasonKind;
 use crate::error::Error;
 use crate::report::{CcdfPoint, PlotFormat};
 
 /// A block of `side` in `pair`, started at `started_s`, whose p99 is `value_us`.
-fn block(side: &str, pair: usize, order: usize, started_s: f64, value_us: f64) -> Block {
+fn block(side: Side, pair: usize, order: usize, started_s: f64, value_us: f64) -> Block {
     Block {
-        side: side.into(),
+        side,
         pair,
         order,
         started_s,
@@ -59,14 +60,15 @@ fn comparison() -> Comparison {
         ratio_high: 0.88,
     };
     let mut blocks = vec![
-        block("A", 0, 0, 0.0, 41.0),
-        block("B", 0, 1, 2.3, 33.0),
-        block("B", 1, 2, 4.6, 31.5),
-        block("A", 1, 3, 6.9, 39.0),
-        block("A", 2, 4, 9.2, 40.5),
-        block("B", 2, 5, 11.5, 35.0),
+        block(Side::A, 0, 0, 0.0, 41.0),
+        block(Side::B, 0, 1, 2.3, 33.0),
+        block(Side::B, 1, 2, 4.6, 31.5),
+        block(Side::A, 1, 3, 6.9, 39.0),
+        block(Side::A, 2, 4, 9.2, 40.5),
+        block(Side::B, 2, 5, 11.5, 35.0),
     ];
-    blocks[5].problem = Some("B's block 3 sent 10% of its requests on schedule".into());
+    blocks[5].problem = Some(ReasonKind::Departures);
+    blocks[5].on_schedule = 0.1;
     let look = |pairs, at_s, low, high| Look {
         pairs,
         at_s,
@@ -82,6 +84,8 @@ fn comparison() -> Comparison {
         width_us: 4.0,
         design: Design::Interleaved,
         verdict: CompareVerdict::Faster,
+        finding: Finding::Difference,
+        stopped_after: None,
         reason: "the CI of B − A lies below zero".into(),
         ci: Some(ci),
         percentiles: vec![ci],

@@ -13,7 +13,7 @@ use vernier_stats::{
 
 use super::super::checks::{self, Interval};
 use super::super::decision::Decision;
-use super::super::event::{Check, CheckKind};
+use super::super::event::{Check, CheckKind, CheckRole};
 use super::super::policy::{
     AT_KEPT_CAP, COLLECT_SHARE_OF_TIME, HEAVY_TAIL_ALSO_AT, HEAVY_TAIL_FACTOR, MAX_KEPT_PER_SECOND,
     MAX_KEPT_SAMPLES, RETRY_FACTOR, STOPPING_RULE, least_step,
@@ -118,6 +118,7 @@ impl Point {
         for a in &snapshot.agents {
             let i = a.agent;
             let (mut check, lag) = checks::independence(i, &a.in_order, self.config.alpha);
+            check.role = CheckRole::Report;
             self.agents[i].lag = lag;
             check.decision = match lag {
                 Some(1) => "independent".into(),
@@ -158,6 +159,7 @@ impl Point {
             check: CheckKind::Agreement,
             agent: None,
             pass: agree,
+            role: CheckRole::Gate,
             statistic: Some(max_low - min_high),
             pvalue: None,
             n,
@@ -266,6 +268,7 @@ impl Point {
             check: CheckKind::Confidence,
             agent: None,
             pass: stop || decided,
+            role: CheckRole::Gate,
             statistic: Some(width),
             pvalue: None,
             n,
@@ -360,6 +363,7 @@ impl Point {
                 check: CheckKind::Confidence,
                 agent: None,
                 pass: false,
+                role: CheckRole::Gate,
                 statistic: None,
                 pvalue: None,
                 n,

@@ -13,10 +13,10 @@ use std::time::Duration;
 use vernier_stats::{Percentile, percentile};
 
 use super::super::decision::Decision;
-use super::super::event::{Check, CheckKind};
+use super::super::event::{Check, CheckKind, CheckRole};
 use super::super::policy::{
-    CLOSED_LOOP_SHARE, DEPARTURE_SHARE_OF_WIDTH, HOST_STALL_SHARE_OF_LAG, MIN_ON_SCHEDULE_SHARE,
-    MIN_TAIL_SAMPLES, ON_SCHEDULE_NS,
+    CLOSED_LOOP_SHARE, DEPARTURE_SHARE_OF_WIDTH, HOST_STALL_SHARE_OF_LAG, MIN_TAIL_SAMPLES,
+    OnSchedule, enough_on_schedule, lateness_matters,
 };
 use super::super::result::{Reason, ReasonKind};
 use super::estimate::Estimate;
@@ -25,7 +25,7 @@ use super::state::{Point, figures};
 /// Percentile `p` of the on-schedule requests' latencies `on` (send order), with its
 /// dependence-valid interval (NaN bounds without one), and whether it agrees with `all_us`,
 /// that of all requests: within ± `allowed`, or its own interval reaching into that band.
-pub(crate) struct OnSchedule {
+pub(crate) struct OnScheduleEstimate {
     pub(crate) value: Option<f64>,
     pub(crate) low: f64,
     pub(crate) high: f64,
@@ -38,7 +38,7 @@ pub(crate) fn on_schedule(
     confidence: f64,
     all_us: f64,
     allowed: f64,
-) -> OnSchedule {
+) -> OnScheduleEstimate {
     // The on-schedule percentile stands only with a few samples beyond it.
     let estimate = (on.len() as f64 * (1.0 - p.fraction()) >= MIN_TAIL_SAMPLES)
         .then(|| Estimate::of(on, p, confidence))
@@ -49,10 +49,11 @@ pub(crate) fn on_schedule(
         .as_ref()
         .and_then(Estimate::interval)
         .map_or((f64::NAN, f64::NAN), |c| (c.low, c.high));
-    // Within the band, or its own interval reaches into it: not shown to matter.
-    let agrees = value.is_some_and(|v| (all_us - v).abs() <= allowed)
-        || (high >= all_us - allowed && low <= all_us + allowed);
-    OnSchedule {
+    // Within the band, or its own interval reaches into it: not shown to matter. The
+    // shift is all less on schedule, so its interval is the on-schedule one's, mirrored.
+    let agrees =
+        value.is_some_and(|v| !lateness_matters(all_us - v, all_us - high, all_us - low, allowed));
+    OnScheduleEstimate {
         value,
         low,
         high,
@@ -76,22 +77,21 @@ impl Point {
     ) -> Option<Reason> {
         let measuring: Vec<usize> = self.measuring().collect();
         let allowed = DEPARTURE_SHARE_OF_WIDTH * asked_us;
-        // On schedule: late by no more than the precision asked (by Lindley, such a delay
-        // cannot move a completion by more), and never stricter than the send path allows.
-        let on_time_ns = (allowed * 1e3).max(f64::from(ON_SCHEDULE_NS)) as u32;
-        let on = self.on_schedule_series(&measuring, on_time_ns);
+        let on_time = OnSchedule::within_us(allowed);
+        let on_time_ns = on_time.limit_ns();
+        let on = self.on_schedule_series(&measuring, on_time);
         let lags = self.send_lags(&measuring);
         let n = lags.len();
         let lag = |q: f64| percentile(&lags, q).unwrap_or(f64::NAN);
         let (lag_p50, lag_p99, lag_max) = (lag(0.5), lag(0.99), lag(1.0));
         let share = on.len() as f64 / n.max(1) as f64;
-        let OnSchedule {
+        let OnScheduleEstimate {
             value: on_us,
             low,
             high,
             agrees,
         } = on_schedule(&on, p, self.config.ci.confidence, all_us, allowed);
-        let pass = share >= MIN_ON_SCHEDULE_SHARE && agrees;
+        let pass = enough_on_schedule(share) && agrees;
         let on_text = match (on_us, low.is_finite()) {
             (Some(v), true) => format!("{v:.1} µs [{low:.1}, {high:.1}]"),
             (Some(v), false) => format!("{v:.1} µs"),
@@ -109,6 +109,7 @@ impl Point {
             check: CheckKind::Departures,
             agent: None,
             pass,
+            role: CheckRole::Gate,
             statistic: on_us.map(|v| all_us - v),
             pvalue: None,
             n,
@@ -129,7 +130,7 @@ impl Point {
 
     /// The on-schedule requests' latencies (sent at most `on_time_ns` late), µs, in send
     /// order per agent, for the dependence-valid interval.
-    fn on_schedule_series(&mut self, measuring: &[usize], on_time_ns: u32) -> Vec<f64> {
+    fn on_schedule_series(&mut self, measuring: &[usize], on_time: OnSchedule) -> Vec<f64> {
         measuring
             .iter()
             .flat_map(|&i| {
@@ -137,7 +138,7 @@ impl Point {
                 a.samples.sort_by_key(|s| s.departure_ns);
                 a.samples
                     .iter()
-                    .filter(|s| s.queueing_ns <= on_time_ns)
+                    .filter(|s| on_time.holds(u64::from(s.queueing_ns)))
                     .map(|s| s.latency_ns as f64 / 1e3)
                     .collect::<Vec<_>>()
             })

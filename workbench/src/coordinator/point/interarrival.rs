@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::super::checks;
 use super::super::decision::Decision;
+use super::super::event::CheckRole;
 use super::super::policy::INTERARRIVAL_TRIES;
 use super::super::result::{Reason, ReasonKind};
 use super::state::{Point, figures};
@@ -41,6 +42,9 @@ impl Point {
             );
             if !check.pass {
                 failed.push((i, check.detail.clone(), result.statistic, result.pvalue));
+            }
+            if vernier || !enforced {
+                check.role = CheckRole::Report;
             }
             check.decision = if check.pass {
                 "fits".into()

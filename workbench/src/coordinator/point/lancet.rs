@@ -8,7 +8,7 @@ use vernier_stats::{Percentile, min_samples_for_ci};
 
 use super::super::checks::{self, Interval};
 use super::super::decision::Decision;
-use super::super::event::{Check, CheckKind};
+use super::super::event::{Check, CheckKind, CheckRole};
 use super::super::policy::{HEAVY_TAIL_FACTOR, PREDICTION_MARGIN, least_step};
 use super::super::result::{Reason, ReasonKind, Verdict};
 use super::state::{Point, figures};
@@ -47,6 +47,7 @@ impl Point {
             check: CheckKind::Confidence,
             agent: None,
             pass: narrow || decided,
+            role: CheckRole::Gate,
             statistic: Some(combined.width()),
             pvalue: None,
             n,
@@ -133,6 +134,7 @@ impl Point {
             check: CheckKind::Confidence,
             agent: None,
             pass: false,
+            role: CheckRole::Gate,
             statistic: None,
             pvalue: None,
             n,

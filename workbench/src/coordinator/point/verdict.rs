@@ -11,8 +11,8 @@ use super::super::checks;
 use super::super::decision::Decision;
 use super::super::event::{EventKind, Phase};
 use super::super::policy::{
-    CLOSED_LOOP_SHARE, HOST_REACH_OF_LONGEST, HOST_REACH_OF_VALUE, HOST_SHARE_OF_TAIL,
-    ON_SCHEDULE_NS,
+    CLOSED_LOOP_SHARE, HOST_REACH_OF_LONGEST, HOST_REACH_OF_VALUE, HOST_SHARE_OF_TAIL, OnSchedule,
+    RateStanding, rate_standing,
 };
 use super::super::result::{
     AgentResult, PercentileResult, PointResult, Reason, ReasonKind, Verdict,
@@ -99,13 +99,16 @@ impl Point {
                 .measuring()
                 .flat_map(|i| self.agents[i].samples.iter())
                 .fold((0usize, 0usize), |(late, all), s| {
-                    (late + usize::from(s.queueing_ns > ON_SCHEDULE_NS), all + 1)
+                    let late_one = !OnSchedule::SEND_PATH.holds(u64::from(s.queueing_ns));
+                    (late + usize::from(late_one), all + 1)
                 });
             all > 0 && 2 * late > all
         };
         seconds > 0.0
             && self.agents.iter().any(|a| a.backlog_max > 0)
-            && (answered < self.config.rate * (1.0 - self.rate_tolerance()) || held_back())
+            && (rate_standing(answered, self.config.rate, self.rate_tolerance())
+                == RateStanding::Short
+                || held_back())
     }
 
     /// The share of the measuring round's reports (each worker's, every 20 ms) in which

@@ -7,10 +7,10 @@ use vernier_agent::histogram;
 
 use super::super::checks;
 use super::super::decision::{Action, Decision};
-use super::super::event::{Check, CheckKind, EventKind, Phase};
+use super::super::event::{Check, CheckKind, CheckRole, EventKind, Phase};
 use super::super::policy::{
-    CHANCE_SIGMAS, HOPELESS_AFTER_WINDOWS_DIVISOR, HOPELESS_BACKLOG_MIN, HOPELESS_BACKLOG_S,
-    HOPELESS_SEND_LAG_NS, SLOT_MARGIN_SIGMAS, WARMUP_GAPS_FACTOR,
+    HOPELESS_AFTER_WINDOWS_DIVISOR, HOPELESS_SEND_LAG_NS, RateStanding, SLOT_MARGIN_SIGMAS,
+    WARMUP_GAPS_FACTOR, backlog_is_closed_loop, rate_error_allowed, rate_standing,
 };
 use super::super::result::{Reason, ReasonKind};
 use super::state::{Point, Window, figures};
@@ -124,7 +124,7 @@ impl Point {
     /// Poisson count over the judged windows, so that low rates are not failed by chance.
     pub(super) fn rate_tolerance(&self) -> f64 {
         let span = self.config.warmup.window.as_secs_f64() * self.config.warmup.windows as f64;
-        self.config.warmup.tolerance + CHANCE_SIGMAS / (self.config.rate * span).max(1.0).sqrt()
+        rate_error_allowed(self.config.warmup.tolerance, self.config.rate * span)
     }
 
     /// Judges the warm-up once enough windows have closed; true when it has ended.
@@ -142,8 +142,8 @@ impl Point {
         }
         let (sent, received) = self.recent_rates();
         let tol = self.rate_tolerance();
-        let rate_ok = (received - self.config.rate).abs() / self.config.rate <= tol
-            && (sent - self.config.rate).abs() / self.config.rate <= tol;
+        let rate_ok = rate_standing(received, self.config.rate, tol) == RateStanding::Within
+            && rate_standing(sent, self.config.rate, tol) == RateStanding::Within;
         if !rate_ok {
             return false;
         }
@@ -163,6 +163,7 @@ impl Point {
             check: CheckKind::Rate,
             agent: None,
             pass: true,
+            role: CheckRole::Gate,
             statistic: Some(received),
             pvalue: None,
             n,
@@ -209,8 +210,7 @@ impl Point {
     /// of requests, or requests leaving a fifth of a second late.
     pub(super) fn hopeless(&self, at: Duration) -> Option<Reason> {
         let backlog: u64 = self.agents.iter().map(|a| a.backlog_now).sum();
-        if backlog as f64 > self.config.rate * HOPELESS_BACKLOG_S && backlog > HOPELESS_BACKLOG_MIN
-        {
+        if backlog_is_closed_loop(backlog, self.config.rate) {
             return Some(self.closed_loop_reason(at));
         }
         // Requests leaving late because every slot is taken is a closed loop too: the
@@ -232,8 +232,8 @@ impl Point {
     pub(super) fn warmup_failed(&mut self, at: Duration, out: &mut Decision) {
         let (sent, received) = self.recent_rates();
         let tol = self.rate_tolerance();
-        let reason = if (received - self.config.rate).abs() / self.config.rate > tol
-            || (sent - self.config.rate).abs() / self.config.rate > tol
+        let reason = if rate_standing(received, self.config.rate, tol) != RateStanding::Within
+            || rate_standing(sent, self.config.rate, tol) != RateStanding::Within
         {
             if self.agents.iter().any(|a| a.backlog_max > 0) {
                 self.closed_loop_reason(at)

@@ -103,7 +103,7 @@ pub struct RunInfo {
     pub target: String,
     /// Points the plan has, if known in advance (not for an SLO search).
     pub points: Option<usize>,
-    /// The methodology: it names the steps and says which checks gate.
+    /// The methodology: it names the steps (each check says itself whether it gates).
     pub method: Method,
 }
 

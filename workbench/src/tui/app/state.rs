@@ -11,7 +11,7 @@ use vernier_stats::Percentile;
 use super::super::theme::Palette;
 use super::event::{Finished, ReplayStatus, ReportView};
 use super::info::{RunInfo, Step};
-use crate::coordinator::{AgentProgress, CheckKind, Phase, PointResult};
+use crate::coordinator::{AgentProgress, CheckKind, CheckRole, Phase, PointResult};
 
 /// One agent's row.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -172,16 +172,6 @@ impl CheckLine {
             (false, CheckRole::Report) => Outcome::Noted,
         }
     }
-}
-
-/// Whether a check's failure stops the methodology or is only reported.
-// TODO(CheckRole): the coordinator's `Check::role` replaces this once it lands on main.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum CheckRole {
-    /// A failure holds the point back.
-    Gate,
-    /// Only reported.
-    Report,
 }
 
 /// What the user's keys have opened, typed or asked: the mode the screen is in, and the

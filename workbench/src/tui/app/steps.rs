@@ -4,13 +4,10 @@
 
 use super::event::{AppAction, AppEvent};
 use super::info::Step;
-use super::state::{
-    AgentRow, App, CheckLine, CheckRole, Entry, InterarrivalMark, LogLine, Mode, Outcome,
-};
+use super::state::{AgentRow, App, CheckLine, Entry, InterarrivalMark, LogLine, Mode, Outcome};
 use crate::coordinator::{
     Check, CheckKind, Event, EventKind, Phase, PointResult, Progress, Verdict,
 };
-use crate::scenario::Method;
 use crate::session::Update;
 
 /// Lines the event log keeps.
@@ -50,20 +47,6 @@ impl App {
             self.history.log.pop_front();
         }
         self.history.log.push_back(LogLine { at, entry });
-    }
-
-    /// Whether `c` holds the point back when it fails, or is only reported. Under `method:
-    /// vernier` the fit of the departures and the lag search are reported, not gates (the
-    /// departures' effect on the answer is one, and the CI allows for dependence).
-    // TODO(CheckRole): `c.role` once the coordinator says it.
-    fn role(&self, c: &Check) -> CheckRole {
-        if self.info.method == Method::Vernier
-            && matches!(c.check, CheckKind::Interarrival | CheckKind::Independence)
-        {
-            CheckRole::Report
-        } else {
-            CheckRole::Gate
-        }
     }
 
     /// Marks `step` of the current point passed or failed.
@@ -144,7 +127,7 @@ impl App {
             check: c.check,
             agent: c.agent,
             pass: c.pass,
-            role: self.role(c),
+            role: c.role,
             decision: c.decision.clone(),
             finding: c.detail.clone(),
         };

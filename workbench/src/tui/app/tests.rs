@@ -7,8 +7,8 @@ use super::keys::SEEK_STEP_S;
 use super::state::InterarrivalMark;
 use super::*;
 use crate::coordinator::{
-    AgentProgress, Check, CheckKind, Event, EventKind, Phase, PointResult, Progress, Reason,
-    ReasonKind, UserCommand, Verdict,
+    AgentProgress, Check, CheckKind, CheckRole, Event, EventKind, Phase, PointResult, Progress,
+    Reason, ReasonKind, UserCommand, Verdict,
 };
 use crate::scenario::Method;
 use crate::session::Update;
@@ -28,6 +28,7 @@ fn check(check: CheckKind, agent: Option<usize>, pass: bool) -> EventKind {
         check,
         agent,
         pass,
+        role: CheckRole::Gate,
         statistic: Some(0.5),
         pvalue: Some(0.2),
         n: 1000,
@@ -35,6 +36,18 @@ fn check(check: CheckKind, agent: Option<usize>, pass: bool) -> EventKind {
         decision: "next".into(),
         data: None,
     })
+}
+
+/// A check the coordinator only reports (`method: vernier`'s inter-arrival and
+/// independence tests, or one the scenario waives).
+fn reported(kind: CheckKind, agent: Option<usize>, pass: bool) -> EventKind {
+    match check(kind, agent, pass) {
+        EventKind::Check(c) => EventKind::Check(Check {
+            role: CheckRole::Report,
+            ..c
+        }),
+        other => other,
+    }
 }
 
 fn phase(phase: Phase) -> EventKind {
@@ -96,7 +109,7 @@ fn under_vernier_a_reported_check_that_fails_is_no_failed_step_and_the_steps_say
     app.update(event(
         1.5,
         0,
-        check(CheckKind::Interarrival, Some(0), false),
+        reported(CheckKind::Interarrival, Some(0), false),
     ));
     assert_eq!(app.live.marks[Step::Interarrival as usize], None);
     assert_eq!(app.live.step, Some(Step::Interarrival));

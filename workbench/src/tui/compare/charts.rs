@@ -14,7 +14,7 @@ use ratatui::widgets::{
 
 use super::super::theme::{Palette, Theme};
 use super::state::CompareView;
-use crate::compare::{Comparison, Look, MIN_PAIRS_TO_LOOK};
+use crate::compare::{Comparison, Look, MIN_PAIRS_TO_LOOK, Side};
 use crate::report::{CcdfPoint, fmt_percentile};
 
 /// How far past a decade (log10, a factor of two) the deepest CCDF level may reach and
@@ -154,7 +154,7 @@ pub(super) fn ccdf(frame: &mut Frame, view: &CompareView, theme: Theme, area: Re
 
 /// The blocks that measured something as (started, value): one side's that stand for it,
 /// or (`side` none) those set aside (measured again, or ending the comparison).
-fn points(c: &Comparison, side: Option<&str>) -> Vec<(f64, f64)> {
+fn points(c: &Comparison, side: Option<Side>) -> Vec<(f64, f64)> {
     c.blocks
         .iter()
         .filter(|b| b.value_us.is_finite())
@@ -191,7 +191,11 @@ pub(super) fn blocks(frame: &mut Frame, view: &CompareView, theme: Theme, area: 
             area,
         );
     };
-    let (a, b, aside) = (points(c, Some("A")), points(c, Some("B")), points(c, None));
+    let (a, b, aside) = (
+        points(c, Some(Side::A)),
+        points(c, Some(Side::B)),
+        points(c, None),
+    );
     if !aside.is_empty() {
         title.push(Span::styled("█ set aside ", theme.bad()));
     }

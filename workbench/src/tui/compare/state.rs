@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 
 use super::super::app::Key;
 use super::super::theme::Palette;
-use crate::compare::{CompareOptions, Comparison};
+use crate::compare::{CompareOptions, Comparison, Side};
 use crate::scenario::{LoadPlan, Scenario};
 
 /// Progress lines kept for the log (the screen shows the last few).
@@ -133,7 +133,7 @@ impl CompareView {
                     .filter(|b| b.side == side && b.problem.is_none())
                     .count()
             };
-            standing("A").min(standing("B"))
+            standing(Side::A).min(standing(Side::B))
         })
     }
 

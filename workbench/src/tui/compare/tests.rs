@@ -16,7 +16,8 @@ use super::super::theme::Palette;
 use super::state::{CompareAction, CompareEvent, CompareView, Setup};
 use super::view::draw;
 use super::{Steering, StopOnDrop};
-use crate::compare::{Block, CompareVerdict, Comparison, Design, Look, Steer};
+use crate::compare::{Block, CompareVerdict, Comparison, Design, Finding, Look, Side, Steer};
+use crate::coordinator::ReasonKind;
 use crate::report::CcdfPoint;
 
 const A: &str = "memcached://127.0.0.1:11211";
@@ -44,9 +45,9 @@ fn ccdf(body_us: f64) -> Vec<CcdfPoint> {
         .collect()
 }
 
-fn block(side: &str, pair: usize, order: usize, value_us: f64) -> Block {
+fn block(side: Side, pair: usize, order: usize, value_us: f64) -> Block {
     Block {
-        side: side.into(),
+        side,
         pair,
         order,
         started_s: order as f64 * 2.4,
@@ -69,8 +70,8 @@ fn comparison(pairs: usize) -> Comparison {
     let mut blocks = Vec::new();
     for pair in 0..pairs {
         let drift = (pair % 3) as f64 * 4.0;
-        blocks.push(block("A", pair, 2 * pair, 120.0 + drift));
-        blocks.push(block("B", pair, 2 * pair + 1, 108.0 + drift));
+        blocks.push(block(Side::A, pair, 2 * pair, 120.0 + drift));
+        blocks.push(block(Side::B, pair, 2 * pair + 1, 108.0 + drift));
     }
     let look = |p: usize| Look {
         pairs: p,
@@ -102,6 +103,8 @@ fn comparison(pairs: usize) -> Comparison {
         width_us: if looks.is_empty() { f64::NAN } else { 20.0 },
         design: Design::Interleaved,
         verdict: CompareVerdict::NotAvailable,
+        finding: Finding::Unjudged,
+        stopped_after: None,
         reason: String::new(),
         ci,
         percentiles: Vec::new(),
@@ -230,12 +233,12 @@ fn the_verdict_shows_with_its_reason_and_the_keys_to_leave() {
 fn a_block_measured_again_is_set_aside_and_counts_for_no_pair() {
     let mut view = view_after(2, Palette::Plain);
     let mut c = comparison(2);
-    let mut again = block("A", 2, 4, 900.0);
-    again.problem = Some("the client fell behind".into());
+    let mut again = block(Side::A, 2, 4, 900.0);
+    again.problem = Some(ReasonKind::Departures);
     c.blocks.push(again);
     // A block that measured nothing has no value to draw.
-    let mut nothing = block("A", 2, 5, f64::NAN);
-    nothing.problem = Some("nothing measured".into());
+    let mut nothing = block(Side::A, 2, 5, f64::NAN);
+    nothing.problem = Some(ReasonKind::TargetFailed);
     c.blocks.push(nothing);
     view.update(CompareEvent::Block(
         Box::new(c),

@@ -8,8 +8,9 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Paragraph};
 
-use super::super::app::{App, CheckLine, CheckRole, Entry, LogLine, Outcome};
+use super::super::app::{App, CheckLine, Entry, LogLine, Outcome};
 use super::super::theme::Theme;
+use crate::coordinator::CheckRole;
 
 pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
     let height = area.height.saturating_sub(1) as usize;

@@ -443,7 +443,7 @@ fn a_budget_with_the_path_probe_shows_its_queue_and_the_points_that_fit() {
 /// there: the lag search (reported) found correlation, and the CI is narrow enough but on
 /// too few effective tail samples.
 fn first_look(palette: Palette) -> App {
-    use crate::coordinator::{Check, CheckKind, Event, EventKind, Phase};
+    use crate::coordinator::{Check, CheckKind, CheckRole, Event, EventKind, Phase};
     let mut app = App::new(super::super::app::RunInfo::default(), palette);
     app.update(AppEvent::Session(Update::Started {
         record: PathBuf::from("runs/2026-11-26T19-00-00-demo"),
@@ -472,6 +472,7 @@ fn first_look(palette: Palette) -> App {
             check: CheckKind::Independence,
             agent: Some(0),
             pass: false,
+            role: CheckRole::Report,
             statistic: Some(0.21),
             pvalue: Some(0.0),
             n: 5003,
@@ -487,6 +488,7 @@ fn first_look(palette: Palette) -> App {
             check: CheckKind::Confidence,
             agent: None,
             pass: false,
+            role: CheckRole::Gate,
             statistic: Some(67.9),
             pvalue: None,
             n: 5003,
