@@ -462,3 +462,50 @@ fn a_replay_has_the_player_keys_and_no_steering() {
     assert_eq!(key(&mut app, Key::Char('q')), Some(AppAction::Exit));
     assert_eq!(key(&mut app, Key::Interrupt), Some(AppAction::Exit));
 }
+
+#[test]
+fn the_screen_is_in_one_mode_at_a_time() {
+    let mut app = running();
+    let key = |app: &mut App, k| app.update(AppEvent::Key(k));
+    // `?` and `b` switch between the overlays; pressed again, each closes its own.
+    key(&mut app, Key::Char('b'));
+    assert_eq!(app.ui.mode, Mode::Budget);
+    key(&mut app, Key::Char('?'));
+    assert_eq!(app.ui.mode, Mode::Help);
+    key(&mut app, Key::Char('b'));
+    assert_eq!(app.ui.mode, Mode::Budget);
+    key(&mut app, Key::Char('b'));
+    assert_eq!(app.ui.mode, Mode::Dashboard);
+    // `g` changes the chart, not the mode.
+    key(&mut app, Key::Char('?'));
+    key(&mut app, Key::Char('g'));
+    assert_eq!(
+        (app.ui.mode.clone(), app.ui.chart),
+        (Mode::Help, NarrowChart::Load)
+    );
+    // A prompt takes the screen's keys from an overlay; leaving it is back to the
+    // dashboard.
+    key(&mut app, Key::Char('l'));
+    assert_eq!(app.ui.mode, Mode::Typing(String::new()));
+    key(&mut app, Key::Esc);
+    assert_eq!(app.ui.mode, Mode::Dashboard);
+    // Quitting waits for the record: steering keys do nothing meanwhile.
+    key(&mut app, Key::Char('q'));
+    assert_eq!(
+        key(&mut app, Key::Char('y')),
+        Some(AppAction::Command(UserCommand::Quit))
+    );
+    for k in [
+        Key::Char('p'),
+        Key::Char('?'),
+        Key::Char('q'),
+        Key::Char('a'),
+    ] {
+        assert_eq!(key(&mut app, k), None);
+        assert_eq!(app.ui.mode, Mode::Quitting);
+    }
+    assert_eq!(
+        app.update(AppEvent::Finished(Finished::default())),
+        Some(AppAction::Exit)
+    );
+}
