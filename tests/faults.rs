@@ -16,6 +16,8 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
+use vernier_workbench::coordinator::ReasonKind;
+use vernier_workbench::coordinator::reason::Why;
 
 const TOKEN: &str = "netns-test-token";
 
@@ -402,13 +404,13 @@ fn three_agents_in_namespaces_share_the_load_and_each_fault_is_named() {
         let run = support::read_run(&dir);
         assert_eq!(run["status"], "finished");
         let point = &run["points"][0];
-        let reasons: Vec<&str> = point["reasons"]
+        let reasons: Vec<ReasonKind> = point["reasons"]
             .as_array()
             .unwrap()
             .iter()
-            .map(|r| r["check"].as_str().unwrap())
+            .map(|r| support::reason(r).kind())
             .collect();
-        assert!(!reasons.contains(&"agent_lost"), "{point:#}");
+        assert!(!reasons.contains(&ReasonKind::AgentLost), "{point:#}");
         let lost = point["agents"][2]["lost"].as_str().unwrap();
         assert!(lost.contains(&net.addr(3)), "{lost}");
         // After the loss, the two left carry 1500 req/s each. A progress event's rate is
@@ -486,12 +488,11 @@ fn three_agents_in_namespaces_share_the_load_and_each_fault_is_named() {
         let noticed = killed.elapsed();
         assert_eq!(out.status.code(), Some(3));
         let run = support::read_run(&dir);
-        let reason = &run["points"][0]["reasons"][0];
-        assert_eq!(reason["check"], "agent_lost", "{reason:#}");
-        assert!(
-            reason["detail"].as_str().unwrap().contains("agent 2"),
-            "{reason:#}"
-        );
+        let reason = support::reason(&run["points"][0]["reasons"][0]);
+        let Why::AgentLost(lost) = &reason.why else {
+            panic!("not agent_lost: {reason:#?}")
+        };
+        assert_eq!(lost.agent, 2, "{reason:#?}");
         assert!(noticed < Duration::from_secs(3), "noticed in {noticed:?}");
         let per_agent = samples_per_agent(&dir);
         assert!(
@@ -521,15 +522,17 @@ fn three_agents_in_namespaces_share_the_load_and_each_fault_is_named() {
         let noticed = killed.elapsed();
         assert_eq!(out.status.code(), Some(3));
         let run = support::read_run(&dir);
-        let reason = &run["points"][0]["reasons"][0];
-        assert_eq!(reason["check"], "target_failed", "{reason:#}");
-        let at = reason["figures"]["at_s"].as_f64().unwrap();
-        assert!((4.0..8.0).contains(&at), "failed at {at} s: {reason:#}");
+        let reason = support::reason(&run["points"][0]["reasons"][0]);
+        let Why::TargetFailed(failed) = &reason.why else {
+            panic!("not target_failed: {reason:#?}")
+        };
+        let at = failed.at_s;
+        assert!((4.0..8.0).contains(&at), "failed at {at} s: {reason:#?}");
         assert!(noticed < Duration::from_secs(4), "noticed in {noticed:?}");
         assert!(!samples_per_agent(&dir).is_empty());
         eprintln!(
             "target killed: the run ended {noticed:?} later, N/A target_failed at {at:.2} s: {}",
-            reason["detail"]
+            reason.detail()
         );
     }
 
@@ -554,8 +557,12 @@ fn three_agents_in_namespaces_share_the_load_and_each_fault_is_named() {
         let out = run.wait_with_output().unwrap();
         let noticed = cut.elapsed();
         assert_eq!(out.status.code(), Some(3));
-        let reason = &support::read_run(&dir)["points"][0]["reasons"][0];
-        assert_eq!(reason["check"], "agent_lost", "{reason:#}");
+        let point = &support::read_run(&dir)["points"][0];
+        assert_eq!(
+            support::first_kind(point),
+            Some(ReasonKind::AgentLost),
+            "{point:#}"
+        );
         // Heal after the lease (3 s) has lapsed: the agent has let go.
         std::thread::sleep(Duration::from_secs(4).saturating_sub(cut.elapsed()));
         ip(&["link", "set", &net.veth(2), "up"]);

@@ -1,7 +1,7 @@
 //! The code's shape holds (docs/ARCHITECTURE.md): the workbench's modules form layers whose
 //! imports only go down, no two files of a crate import each other (directly or round a
-//! circle), no file under `*/src` is over 700 lines and no function over 120 (tests
-//! excepted), and nothing imports with a glob outside tests.
+//! circle), no file under `*/src` is over 700 lines, no function over 120 nor with more
+//! than six parameters (tests excepted), and nothing imports with a glob outside tests.
 //!
 //! The sources are parsed with `syn`, so a path in a comment or a string is not an import,
 //! and every path is seen: `use` trees and paths written inline (`crate::budget::GRID`)
@@ -56,6 +56,11 @@ const MAX_FILE_LINES: usize = 700;
 
 /// The longest a function outside tests may be, lines.
 const MAX_FN_LINES: usize = 120;
+
+/// The most parameters a function outside tests may take, `self` not counted: past it,
+/// the caller's arguments are a row of positions to get right, and some of them belong
+/// together in a type (an options struct, or the thing they describe).
+const MAX_PARAMETERS: usize = 6;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -527,6 +532,79 @@ fn functions_are_short() {
     );
 }
 
+/// The functions outside tests with more than [`MAX_PARAMETERS`] parameters (`self` not
+/// counted): `(name, line, parameters)`.
+#[derive(Default)]
+struct ManyParameters(Vec<(String, usize, usize)>);
+
+impl ManyParameters {
+    fn check(&mut self, sig: &syn::Signature) {
+        let count = sig
+            .inputs
+            .iter()
+            .filter(|arg| matches!(arg, syn::FnArg::Typed(_)))
+            .count();
+        if count > MAX_PARAMETERS {
+            self.0
+                .push((sig.ident.to_string(), sig.fn_token.span.start().line, count));
+        }
+    }
+}
+
+impl<'a> Visit<'a> for ManyParameters {
+    fn visit_item_mod(&mut self, m: &'a syn::ItemMod) {
+        if !is_test_cfg(&m.attrs) {
+            syn::visit::visit_item_mod(self, m);
+        }
+    }
+    fn visit_item_impl(&mut self, i: &'a syn::ItemImpl) {
+        if !is_test_cfg(&i.attrs) {
+            syn::visit::visit_item_impl(self, i);
+        }
+    }
+    fn visit_item_fn(&mut self, f: &'a syn::ItemFn) {
+        if !is_test_cfg(&f.attrs) {
+            self.check(&f.sig);
+            syn::visit::visit_item_fn(self, f);
+        }
+    }
+    fn visit_impl_item_fn(&mut self, f: &'a syn::ImplItemFn) {
+        if !is_test_cfg(&f.attrs) {
+            self.check(&f.sig);
+            syn::visit::visit_impl_item_fn(self, f);
+        }
+    }
+    fn visit_trait_item_fn(&mut self, f: &'a syn::TraitItemFn) {
+        if !is_test_cfg(&f.attrs) {
+            self.check(&f.sig);
+            syn::visit::visit_trait_item_fn(self, f);
+        }
+    }
+}
+
+#[test]
+fn functions_take_few_parameters() {
+    let mut wrong = Vec::new();
+    for krate in CRATES {
+        for source in sources(krate).iter().filter(|s| !s.is_tests()) {
+            let mut many = ManyParameters::default();
+            many.visit_file(&source.syntax);
+            for (name, line, count) in many.0 {
+                wrong.push(format!(
+                    "{}:{line}: `{name}` takes {count} parameters",
+                    source.name()
+                ));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "functions with more than {MAX_PARAMETERS} parameters outside tests, `self` not \
+         counted (group those that belong together in a type):\n{}",
+        wrong.join("\n")
+    );
+}
+
 #[test]
 fn nothing_imports_with_a_glob_outside_tests() {
     let mut wrong = Vec::new();
@@ -547,7 +625,8 @@ fn nothing_imports_with_a_glob_outside_tests() {
 }
 
 /// The checks above can fail: a made-up crate whose coordinator imports the session, whose
-/// two files import each other, and whose glob import is seen.
+/// two files import each other, whose glob import is seen, and whose seven-parameter
+/// function is (its six-parameter method, and its tests' seven, are not).
 #[test]
 fn the_checks_see_what_they_look_for() {
     let file = |module: &[&str], text: &str| Source {
@@ -595,4 +674,27 @@ fn the_checks_see_what_they_look_for() {
         file(&["session"], ""),
     ];
     assert!(imports(&quiet).is_empty());
+    // Seven parameters are one too many, wherever the function is; `self` is not one of
+    // them, and a test's function is not held to it.
+    let parameters = file(
+        &["budget"],
+        "pub fn seven(a: u8, b: u8, c: u8, d: u8, e: u8, f: u8, g: u8) {}\n\
+         pub struct Part;\n\
+         impl Part {\n\
+             pub fn six(&self, a: u8, b: u8, c: u8, d: u8, e: u8, f: u8) {}\n\
+         }\n\
+         pub trait Split {\n\
+             fn seven(&mut self, a: u8, b: u8, c: u8, d: u8, e: u8, f: u8, g: u8);\n\
+         }\n\
+         #[cfg(test)]\n\
+         mod tests {\n\
+             fn seven(a: u8, b: u8, c: u8, d: u8, e: u8, f: u8, g: u8) {}\n\
+         }",
+    );
+    let mut many = ManyParameters::default();
+    many.visit_file(&parameters.syntax);
+    assert_eq!(
+        many.0,
+        vec![("seven".to_string(), 1, 7), ("seven".to_string(), 7, 7)]
+    );
 }

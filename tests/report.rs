@@ -5,7 +5,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
@@ -18,10 +17,13 @@ use vernier_stats::{DifferenceCi, percentile, percentile_ci, sort_samples};
 use vernier_workbench::budget::{Baseline, Part};
 use vernier_workbench::compare::report::COMPARISON_FILE;
 use vernier_workbench::compare::{Block, CompareVerdict, Comparison, Design, Finding, Look, Side};
+use vernier_workbench::coordinator::findings::SpearmanFinding;
+use vernier_workbench::coordinator::reason::{Independence, IndependenceStuck, Why};
 use vernier_workbench::coordinator::{
     Check, CheckData, CheckKind, CheckRole, Event, EventKind, PercentileResult, PointResult,
     Reason, ReasonKind, SchedulePercentile, Verdict,
 };
+use vernier_workbench::hlog::Origin;
 use vernier_workbench::record::{FORMAT, Machine, Recorder, RunRecord};
 use vernier_workbench::report::CcdfPoint;
 
@@ -187,6 +189,16 @@ fn verdict(point: usize, result: PointResult) -> Event {
     }
 }
 
+/// Samples of worker 0 of `agent`, counted in `round` of `point`.
+fn origin(point: usize, round: u32, agent: usize) -> Origin {
+    Origin {
+        point,
+        round,
+        agent,
+        worker: 0,
+    }
+}
+
 /// A finished three-point sweep: two converged points, the third N/A for independence
 /// with too few samples for a CI of its p99.9. Returns the results recorded.
 fn sweep(dir: &Path) -> Vec<PointResult> {
@@ -196,12 +208,12 @@ fn sweep(dir: &Path) -> Vec<PointResult> {
     for (point, &rate) in RATES.iter().enumerate() {
         let mean_us = 15.0 * (point + 1) as f64;
         let warmup = samples(&mut rng, 1000, mean_us * 3.0, rate);
-        recorder.samples(point, 0, 0, 0, &warmup);
+        recorder.samples(origin(point, 0, 0), &warmup);
         let n = if point == 2 { 2000 } else { 20_000 };
         let measured = samples(&mut rng, n, mean_us, rate);
         // Two agents share the measured round.
-        recorder.samples(point, 1, 0, 0, &measured[..n / 2]);
-        recorder.samples(point, 1, 1, 0, &measured[n / 2..]);
+        recorder.samples(origin(point, 1, 0), &measured[..n / 2]);
+        recorder.samples(origin(point, 1, 1), &measured[n / 2..]);
         recorder.flush().unwrap();
         recorder
             .event(&interarrival(&mut rng, point, rate))
@@ -232,11 +244,19 @@ fn sweep(dir: &Path) -> Vec<PointResult> {
                 ))
                 .unwrap();
             r.verdict = Verdict::NotAvailable;
-            r.reasons.push(Reason {
-                check: ReasonKind::Independence,
-                detail: "Spearman ρ at lag 1 = 0.3100: still correlated at lag 3".into(),
-                figures: BTreeMap::from([("rho".to_string(), 0.31)]),
-            });
+            r.reasons
+                .push(Reason::new(Why::Independence(Independence::Stuck(
+                    IndependenceStuck {
+                        agent: 0,
+                        sampling_rate: 1.0,
+                        spearman: SpearmanFinding::Tested {
+                            rho: 0.31,
+                            pvalue: 1e-30,
+                            lag: None,
+                            last_lag: 3,
+                        },
+                    },
+                ))));
         }
         recorder.event(&verdict(point, r.clone())).unwrap();
         results.push(r);
@@ -321,8 +341,9 @@ fn a_sweep_gets_its_table_and_every_plot() {
     assert!(lines[header + 5].contains("(no CI)"));
     assert_eq!(
         lines[header + 7].trim(),
-        "N/A: independence: Spearman ρ at lag 1 = 0.3100: still correlated at lag 3"
+        format!("N/A: independence: {}", results[2].reasons[0].detail())
     );
+    assert_eq!(results[2].reasons[0].kind(), ReasonKind::Independence);
     assert!(stdout.contains("verdict: n/a"));
     assert!(
         stdout.contains("from schedule: every request timed from its scheduled departure"),
@@ -399,7 +420,10 @@ fn json_says_the_same_and_out_puts_the_plots_elsewhere() {
     assert_eq!(json["verdict"], "n/a");
     assert_eq!(json["points"].as_array().unwrap().len(), 3);
     assert_eq!(json["points"][2]["verdict"], "n/a");
-    assert_eq!(json["points"][2]["reasons"][0]["check"], "independence");
+    assert_eq!(
+        support::first_kind(&json["points"][2]),
+        Some(ReasonKind::Independence)
+    );
     assert_eq!(json["points"][0]["percentiles"][1]["p"], 99.0);
     assert_eq!(
         json["points"][0]["percentiles"][1]["ci_high"].as_f64(),
@@ -519,7 +543,7 @@ fn a_run_killed_in_warm_up_still_reports() {
     let run = tmp.path().join("killed");
     let mut rng = SmallRng::seed_from_u64(1);
     let mut recorder = Recorder::create(&run, new_record("killed")).unwrap();
-    recorder.samples(0, 0, 0, 0, &samples(&mut rng, 500, 20.0, 10_000.0));
+    recorder.samples(origin(0, 0, 0), &samples(&mut rng, 500, 20.0, 10_000.0));
     recorder
         .event(&interarrival(&mut rng, 0, 10_000.0))
         .unwrap();
@@ -580,13 +604,13 @@ fn a_point_na_before_measuring_is_not_in_the_ccdf() {
     let mut rng = SmallRng::seed_from_u64(3);
     let mut recorder = Recorder::create(&run, new_record("early")).unwrap();
     // Point 0 had warm-up samples only, then failed its inter-arrival check: round 0.
-    recorder.samples(0, 0, 0, 0, &samples(&mut rng, 3000, 500.0, 5000.0));
+    recorder.samples(origin(0, 0, 0), &samples(&mut rng, 3000, 500.0, 5000.0));
     let mut na = result(5000.0, Verdict::NotAvailable, 0, Vec::new());
     na.round = 0;
     recorder.event(&verdict(0, na)).unwrap();
     let measured = samples(&mut rng, 5000, 20.0, 10_000.0);
-    recorder.samples(1, 0, 0, 0, &samples(&mut rng, 500, 20.0, 10_000.0));
-    recorder.samples(1, 1, 0, 0, &measured);
+    recorder.samples(origin(1, 0, 0), &samples(&mut rng, 500, 20.0, 10_000.0));
+    recorder.samples(origin(1, 1, 0), &measured);
     let converged = result(10_000.0, Verdict::Converged, 5000, percentiles(&measured));
     recorder.event(&verdict(1, converged)).unwrap();
     recorder.finish(None, Some(Verdict::NotAvailable)).unwrap();

@@ -22,6 +22,10 @@ use nix::unistd::Pid;
 use serde_json::Value;
 use support::{AgentProcess, ServeProcess, machine, read_run, spawn_run, vernier};
 use vernier_fixtures::{ModelConfig, simulate};
+use vernier_workbench::coordinator::ReasonKind;
+use vernier_workbench::coordinator::reason::{
+    ClosedLoop, Confidence, HeavyTail, HeavyTooFew, TooFewSamples, Why,
+};
 
 /// The synthetic server, spinning so that its wake-ups are not part of what is measured
 /// (the agent sleeps between departures, so the two share two cores well).
@@ -120,18 +124,22 @@ limits: {max_tries: 12, max_duration: 90s}
 /// wide, whose batches of correlated samples span that long at the kept rate): the host's
 /// speed drifting over seconds.
 fn the_host_is_why(point: &Value) -> bool {
-    let reason = &point["reasons"][0];
-    let check = reason["check"].as_str().unwrap_or("");
+    let Some(reason) = point["reasons"].as_array().and_then(|r| r.first()) else {
+        return false;
+    };
+    let reason = support::reason(reason);
+    let check = reason.kind();
     let kept_per_s = point["achieved_rate"].as_f64().unwrap_or(0.0)
         * point["sampling_rate"].as_f64().unwrap_or(0.0);
-    let dependence_s = match check {
+    let dependence_s = match &reason.why {
         // A heavy tail's reason says how long its samples stay dependent too: over seconds,
         // at these loads, that is the host's drift rather than the service's own tail
         // (fixed service has none; one was named heavy at 12% of the time stalled).
-        "too_few_samples" | "heavy_tail" => reason["figures"]["dependence_s"].as_f64(),
-        "confidence" => reason["figures"]["batch_size"]
-            .as_f64()
-            .map(|batch| batch / kept_per_s.max(1e-9)),
+        Why::TooFewSamples(TooFewSamples::Ci(t))
+        | Why::HeavyTail(HeavyTail::TooFew(HeavyTooFew { too_few: t, .. })) => t.dependence_s,
+        Why::Confidence(Confidence::Wide(w)) => w
+            .batch_size
+            .map(|batch| batch as f64 / kept_per_s.max(1e-9)),
         _ => None,
     };
     let drift = dependence_s.is_some_and(|s| s >= 1.0);
@@ -144,9 +152,9 @@ fn the_host_is_why(point: &Value) -> bool {
             .any(|r| r["stalled_share"].as_f64().unwrap_or(0.0) >= 0.01)
     });
     probed
-        && (["host_stalls", "departures"].contains(&check)
+        && ([ReasonKind::HostStalls, ReasonKind::Departures].contains(&check)
             || drift
-            || (check == "closed_loop" && stalled))
+            || (check == ReasonKind::ClosedLoop && stalled))
 }
 
 // 90 s: fixed service at 1,500 req/s once ran out of its earlier 60 s with 81,277 of the
@@ -172,16 +180,16 @@ fn converges(service: &str, rate: f64, width: &str) {
     // whose speed drifts over seconds does.
     if result["verdict"] == "n/a" {
         assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
-        let reason = &result["reasons"][0];
-        let check = reason["check"].as_str().unwrap();
+        let reason = support::reason(&result["reasons"][0]);
         assert!(
             the_host_is_why(&result),
             "N/A for a cause other than the host: {result:#}"
         );
         eprintln!(
-            "{service} at {rate}/s: N/A {check} after {:.1}s: {}",
+            "{service} at {rate}/s: N/A {} after {:.1}s: {}",
+            reason.kind(),
             took.as_secs_f64(),
-            reason["detail"]
+            reason.detail()
         );
         return;
     }
@@ -285,31 +293,31 @@ limits: {max_tries: 6, max_duration: 30s}
         stderr(&output)
     );
     assert_eq!(result["verdict"], "n/a");
-    let reason = &result["reasons"][0];
+    let reason = support::reason(&result["reasons"][0]);
     // On a host that stalls, its stalls (or its drift) may be what the tail is made of
     // before the service's own shape shows: then that is the right reason to give. So is
     // running out of samples, when the host's noise widens the body of the distribution
     // as much as its tail (the tail then no longer stands out as the service's own): the
     // samples it needs must be beyond what the limit gave.
-    let short = ["too_few_samples", "confidence"].contains(&reason["check"].as_str().unwrap())
-        && reason["figures"]["min_samples"].as_f64() > reason["figures"]["samples"].as_f64();
-    if reason["check"] != "heavy_tail" && (short || the_host_is_why(&result)) {
+    let short = matches!(
+        &reason.why,
+        Why::TooFewSamples(TooFewSamples::Ci(t)) if t.min_samples > t.samples
+    );
+    if reason.kind() != ReasonKind::HeavyTail && (short || the_host_is_why(&result)) {
         eprintln!(
             "lognormal: N/A {} (the host's): {}",
-            reason["check"], reason["detail"]
+            reason.kind(),
+            reason.detail()
         );
         return;
     }
-    assert_eq!(reason["check"], "heavy_tail", "{result:#}");
-    let width = reason["figures"]["ci_width_us"].as_f64().unwrap();
-    assert!(width > 10.0);
-    assert!(
-        reason["detail"]
-            .as_str()
-            .unwrap()
-            .contains(&format!("{width:.1} µs wide")),
-        "{reason}"
-    );
+    // The width named: the order statistics' (too few samples), or the CI's.
+    let width = match &reason.why {
+        Why::HeavyTail(HeavyTail::TooFew(f)) => f.ci_width_us,
+        Why::HeavyTail(HeavyTail::Wide(w)) => w.ci_width_us,
+        other => panic!("not heavy_tail: {other:#?}\n{result:#}"),
+    };
+    assert!(width > 10.0, "{reason:?}");
 }
 
 #[test]
@@ -337,17 +345,13 @@ limits: {max_tries: 4, max_duration: 20s}
         "{result:#}\n{}",
         stderr(&output)
     );
-    let reason = &result["reasons"][0];
-    assert_eq!(reason["check"], "closed_loop", "{result:#}");
-    let needed = reason["figures"]["connections_needed"].as_f64().unwrap();
-    assert!(needed >= 2.0, "{reason}");
-    assert!(
-        reason["detail"]
-            .as_str()
-            .unwrap()
-            .contains(&format!("about {needed:.0} connections per agent would do")),
-        "{reason}"
-    );
+    let reason = support::reason(&result["reasons"][0]);
+    let Why::ClosedLoop(ClosedLoop::Held(held)) = &reason.why else {
+        panic!("not a closed loop held: {result:#}")
+    };
+    // More connections than the one given would carry it: the cure is connections.
+    assert!(held.connections_needed >= 2, "{held:?}");
+    assert!(held.connections_needed > held.connections, "{held:?}");
     assert_eq!(
         result["agents"][0]["backlog_max"].as_u64().map(|b| b > 0),
         Some(true)
@@ -378,17 +382,15 @@ limits: {max_tries: 4, max_duration: 20s}
         "{result:#}\n{}",
         stderr(&output)
     );
-    let reason = &result["reasons"][0];
-    assert_eq!(reason["check"], "load_not_reached", "{result:#}");
-    let achieved = reason["figures"]["achieved_rate"].as_f64().unwrap();
+    let reason = support::reason(&result["reasons"][0]);
+    let Why::LoadNotReached(f) = &reason.why else {
+        panic!("not load_not_reached: {result:#}")
+    };
     // (5 million a second was beyond one worker until requests due together shared a
     // send: with 1,024 to a connection it then answered 5.0 million.)
-    assert!(achieved > 0.0 && achieved < 50_000_000.0 * 0.95, "{reason}");
     assert!(
-        reason["detail"]
-            .as_str()
-            .unwrap()
-            .contains(&format!("achieved {achieved:.0} req/s"))
+        f.achieved_rate > 0.0 && f.achieved_rate < 50_000_000.0 * 0.95,
+        "{f:?}"
     );
 }
 
@@ -817,7 +819,11 @@ fn two_remote_agents_share_the_load_over_grpc() {
         "{result:#}\n{}",
         stderr(&output)
     );
-    assert_eq!(result["reasons"][0]["check"], "closed_loop", "{result:#}");
+    assert_eq!(
+        support::first_kind(&result),
+        Some(ReasonKind::ClosedLoop),
+        "{result:#}"
+    );
     let agents = result["agents"].as_array().unwrap();
     assert_eq!(agents.len(), 2);
     // Each agent carried about half of what was achieved: the coordinator asks each for
@@ -885,14 +891,11 @@ fn a_lost_agent_ends_the_point_na_and_keeps_what_was_collected() {
     let output = child.wait_with_output().unwrap();
     let result = result_of(&output);
     assert_eq!(output.status.code(), Some(3), "{result:#}");
-    assert_eq!(result["reasons"][0]["check"], "agent_lost", "{result:#}");
-    assert!(
-        result["reasons"][0]["detail"]
-            .as_str()
-            .unwrap()
-            .contains("agent 1"),
-        "{result:#}"
-    );
+    let reason = support::reason(&result["reasons"][0]);
+    let Why::AgentLost(lost) = &reason.why else {
+        panic!("not agent_lost: {result:#}")
+    };
+    assert_eq!(lost.agent, 1, "{result:#}");
     let run: Value = read_run(&record);
     assert_eq!(run["status"], "finished");
 }
@@ -1198,13 +1201,10 @@ fn a_replicated_point_runs_again_on_fresh_sessions_and_reports_across_runs() {
     // A run that ended N/A for a cause (not for precision) ends the point after it: then
     // this host could not run the load, and that is what the result must say.
     if runs.len() == 1 {
-        let check = result["reasons"][0]["check"].as_str().unwrap();
+        let reason = support::reason(&result["reasons"][0]);
+        let check = reason.kind();
         assert!(
-            result["reasons"][0]["detail"]
-                .as_str()
-                .unwrap()
-                .starts_with("run 1: ")
-                && !["too_few_samples", "confidence", "heavy_tail", "host_stalls"].contains(&check),
+            reason.run == Some(1) && !check.more_samples_help(),
             "{result:#}"
         );
         eprintln!("run 1 ended the point: {check}; the renewal is not exercised this time");

@@ -14,6 +14,22 @@ pub fn machine() -> MutexGuard<'static, ()> {
     MACHINE.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// A reason as a result's JSON carries it, read back into its type: tests judge its kind
+/// and figures, never its name or its sentence as text.
+#[allow(dead_code)]
+pub fn reason(v: &serde_json::Value) -> vernier_workbench::coordinator::Reason {
+    serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("a reason: {e}: {v:#}"))
+}
+
+/// The kind of a point's first reason (`None`: it has none).
+#[allow(dead_code)]
+pub fn first_kind(point: &serde_json::Value) -> Option<vernier_workbench::coordinator::ReasonKind> {
+    point["reasons"]
+        .as_array()
+        .and_then(|r| r.first())
+        .map(|r| reason(r).kind())
+}
+
 /// A run directory's run.json.
 #[allow(dead_code)]
 pub fn read_run(dir: &Path) -> serde_json::Value {

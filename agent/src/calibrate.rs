@@ -104,9 +104,15 @@ pub struct Calibration {
 /// The spread of one contributor's figure.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 pub struct Spread {
+    /// The least seen: the nearest the figures come to this contributor's floor on this
+    /// host.
     pub min: f64,
+    /// The typical value, nearest rank.
     pub p50: f64,
+    /// The value one in a hundred exceeds, nearest rank: what this contributor adds to a
+    /// tail.
     pub p99: f64,
+    /// The most seen: one stall or interrupt can set it, so it is read beside the p99.
     pub max: f64,
     /// How many values the spread is of.
     pub count: u64,
@@ -139,6 +145,7 @@ pub struct Contributor {
     pub how: String,
     /// The unit of the spread: `ns` or `µs`.
     pub unit: &'static str,
+    /// Its spread, in `unit`; flattened into the row, as the paper's table has it.
     #[serde(flatten)]
     pub spread: Spread,
 }

@@ -12,6 +12,8 @@
 //! - [`HostProbe`]: the host's stalls during a run, from how late a sleeping thread's
 //!   timer wake-ups come (no spinning), as a [`StallReport`].
 
+#![deny(missing_docs)]
+
 pub mod calibrate;
 #[allow(unsafe_code)]
 pub mod sys;

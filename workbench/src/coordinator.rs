@@ -20,12 +20,15 @@ mod checks;
 mod config;
 mod decision;
 mod event;
+pub mod findings;
 mod input;
 pub(crate) mod point;
 pub(crate) mod policy;
+pub mod reason;
 pub mod replication;
 mod result;
 mod schedule;
+pub mod text;
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -37,14 +40,16 @@ pub use event::{
     AgentProgress, Check, CheckData, CheckKind, CheckRole, Event, EventKind, Phase, Progress,
 };
 pub use input::{Input, UserCommand};
+pub use reason::{Reason, ReasonKind, Why};
 pub use result::{
     AcrossRuns, AgentResult, CiDependence, InterarrivalResult, PercentileResult, PointResult,
-    Reason, ReasonKind, Replication, SchedulePercentile, Spread, Verdict,
+    Replication, SchedulePercentile, Spread, Verdict,
 };
 
 use crate::scenario::{LoadPlan, OnAgentLoss, Replications, SloSearch};
 use point::Point;
 use policy::SEARCH_GROWTH;
+use reason::{AgentLost, Moment, Quit};
 
 /// The search for the highest load meeting an SLO: doubling from `from` until a load
 /// fails, then bisection until the bracket is narrower than `precision`.
@@ -199,11 +204,9 @@ impl Coordinator {
                     UserCommand::Quit => {
                         point.abort(
                             at,
-                            Reason {
-                                check: ReasonKind::Quit,
-                                detail: "the user quit; what was collected is kept".into(),
-                                figures: Default::default(),
-                            },
+                            Reason::new(Why::Quit(Quit {
+                                moment: Moment::InRun,
+                            })),
                             &mut out,
                         );
                         self.queue.clear();
@@ -226,11 +229,11 @@ impl Coordinator {
             Input::AgentLost { agent, detail } => {
                 point.abort(
                     at,
-                    Reason {
-                        check: ReasonKind::AgentLost,
-                        detail: format!("agent {agent} was lost: {detail}"),
-                        figures: Default::default(),
-                    },
+                    Reason::new(Why::AgentLost(AgentLost {
+                        agent,
+                        moment: Moment::InRun,
+                        cause: detail,
+                    })),
                     &mut out,
                 );
                 self.queue.clear();
@@ -273,7 +276,7 @@ impl Coordinator {
             && self.runs.last().is_some_and(|r| {
                 r.reasons
                     .iter()
-                    .any(|x| x.check == ReasonKind::AcceptedEmpty)
+                    .any(|x| x.kind() == ReasonKind::AcceptedEmpty)
             })
             && self.runs.len() > 1
         {
@@ -357,11 +360,9 @@ impl Coordinator {
         let (verdict, reason, stop) = match input {
             Input::Command(UserCommand::Quit) => {
                 command(out, UserCommand::Quit.to_string());
-                let reason = Reason {
-                    check: ReasonKind::Quit,
-                    detail: "the user quit between runs; the runs so far are kept".into(),
-                    figures: Default::default(),
-                };
+                let reason = Reason::new(Why::Quit(Quit {
+                    moment: Moment::BetweenRuns,
+                }));
                 (Verdict::NotAvailable, Some(reason), true)
             }
             Input::Command(UserCommand::Accept) => {
@@ -373,11 +374,11 @@ impl Coordinator {
                 return;
             }
             Input::AgentLost { agent, detail } => {
-                let reason = Reason {
-                    check: ReasonKind::AgentLost,
-                    detail: format!("agent {agent} was lost between runs: {detail}"),
-                    figures: Default::default(),
-                };
+                let reason = Reason::new(Why::AgentLost(AgentLost {
+                    agent,
+                    moment: Moment::BetweenRuns,
+                    cause: detail.clone(),
+                }));
                 (Verdict::NotAvailable, Some(reason), true)
             }
             Input::Tick | Input::Batch { .. } | Input::Host(_)

@@ -32,9 +32,32 @@ pub fn file_name(point: usize) -> String {
     format!("point-{point:03}.hlog")
 }
 
-/// An interval's tag: which point, round, agent and worker it came from.
-pub fn tag(point: usize, round: u32, agent: usize, worker: u32) -> String {
-    format!("point{point}/round{round}/agent{agent}/worker{worker}")
+/// Where a worker's report came from: which point, round, agent and worker. A record
+/// files each interval (and each sample) under it, and an interval's tag spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Origin {
+    /// The load point, counted from 0 in the order the run measured them.
+    pub point: usize,
+    /// The round of that point the coordinator counted the report in (0: the warm-up).
+    pub round: u32,
+    /// The agent, by its index in the run's list.
+    pub agent: usize,
+    /// The worker thread on that agent.
+    pub worker: u32,
+}
+
+impl Origin {
+    /// The interval's tag, `point<P>/round<R>/agent<A>/worker<W>`, by which `vernier
+    /// analyze --tag` picks intervals out.
+    pub fn tag(&self) -> String {
+        let Origin {
+            point,
+            round,
+            agent,
+            worker,
+        } = self;
+        format!("point{point}/round{round}/agent{agent}/worker{worker}")
+    }
 }
 
 /// Writes the interval logs of one record as batches come.
@@ -72,13 +95,16 @@ impl HlogWriter {
     /// previous report and `end` (since its engine started). An empty interval is skipped.
     pub fn interval(
         &mut self,
-        point: usize,
-        round: u32,
-        agent: usize,
-        worker: u32,
+        origin: Origin,
         end: Duration,
         latency: &Histogram<u64>,
     ) -> Result<(), Error> {
+        let Origin {
+            point,
+            agent,
+            worker,
+            ..
+        } = origin;
         let start = self
             .last_end
             .insert((agent, worker), end)
@@ -114,7 +140,7 @@ impl HlogWriter {
                 e.insert(file)
             }
         };
-        let text = tag(point, round, agent, worker);
+        let text = origin.tag();
         // A builder with nothing set writes no header: only the interval goes on.
         let mut log = IntervalLogWriterBuilder::new()
             .begin_log_with(file, &mut self.serializer)
@@ -138,30 +164,44 @@ impl HlogWriter {
 /// What `vernier analyze` answers for an interval log.
 #[derive(Debug, Serialize)]
 pub struct HlogAnalysis {
+    /// What was read, so that a reader of the JSON tells this answer from a samples
+    /// file's, which has more in it.
     pub source: &'static str,
     /// The tag prefix the intervals were chosen by, if any.
     pub tag: Option<String>,
+    /// How many intervals were merged: none would be an error, few a short log.
     pub intervals: usize,
+    /// Requests in the merged intervals.
     pub count: u64,
     /// In the log's unit (vernier's logs: ns).
     pub min: u64,
+    /// The largest value, in the log's unit (as the histogram keeps it: to its precision).
     pub max: u64,
+    /// The mean, in the log's unit.
     pub mean: f64,
+    /// The percentiles asked for, in the order asked.
     pub percentiles: Vec<HlogPercentile>,
     /// What an interval log cannot give, and why.
     pub not_computed: Vec<NotComputed>,
 }
 
+/// One percentile of the merged histogram: no confidence interval, which needs the
+/// requests in the order they were sent.
 #[derive(Debug, Serialize)]
 pub struct HlogPercentile {
     /// As a fraction, as `vernier analyze` reports percentiles.
     pub p: f64,
+    /// In the log's unit, to the histogram's precision (3 significant digits).
     pub value: u64,
 }
 
+/// A figure `vernier analyze` gives for a samples file but cannot for an interval log,
+/// said in the answer so that its absence is not taken for a pass.
 #[derive(Debug, Serialize)]
 pub struct NotComputed {
+    /// The figures left out.
     pub what: &'static str,
+    /// What they need that a histogram does not keep.
     pub why: &'static str,
 }
 
@@ -265,14 +305,19 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut w = HlogWriter::new(dir.path(), SystemTime::now());
         let ms = Duration::from_millis;
-        w.interval(0, 0, 0, 0, ms(20), &histogram(&[1_000_000]))
+        let at = |round, worker| Origin {
+            point: 0,
+            round,
+            agent: 0,
+            worker,
+        };
+        w.interval(at(0, 0), ms(20), &histogram(&[1_000_000]))
             .unwrap();
-        w.interval(0, 1, 0, 0, ms(40), &histogram(&[10_000, 20_000]))
+        w.interval(at(1, 0), ms(40), &histogram(&[10_000, 20_000]))
             .unwrap();
-        w.interval(0, 1, 0, 1, ms(40), &histogram(&[30_000]))
-            .unwrap();
+        w.interval(at(1, 1), ms(40), &histogram(&[30_000])).unwrap();
         // Empty: skipped.
-        w.interval(0, 1, 0, 1, ms(60), &histogram(&[])).unwrap();
+        w.interval(at(1, 1), ms(60), &histogram(&[])).unwrap();
         w.flush().unwrap();
         let path = dir.path().join(file_name(0));
         let all = analyze(&path, None, &[0.5, 1.0]).unwrap();

@@ -8,6 +8,8 @@
 //! let code = vernier_workbench::run(cli).unwrap();
 //! ```
 
+#![deny(missing_docs)]
+
 pub mod budget;
 mod cli;
 mod commands;

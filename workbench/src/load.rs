@@ -60,44 +60,69 @@ pub(crate) fn resolve(target: &str) -> Result<SocketAddr, Error> {
         .ok_or_else(|| Error::Failed(format!("target {target} resolves to no address")))
 }
 
-/// Starts an engine for `spec`, loads it at `rate` (Poisson), measures `duration` after a
-/// 300 ms warm-up and stops it: every run of `vernier bench-agent` and the budget's client
-/// calibration (`budget::start`) goes this way.
-pub(crate) fn run_load(
-    spec: LoadSpec,
-    rate: f64,
-    duration: Duration,
-    sampling: f64,
-    recycle: bool,
-) -> Result<Window, vernier_agent::EngineError> {
+/// A load to hold and measure with [`run_load`]: each caller names what it keeps.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Load {
+    /// Requests per second, Poisson.
+    pub(crate) rate: f64,
+    /// How long it is measured, after the warm-up.
+    pub(crate) duration: Duration,
+    /// The share of the requests whose sample is kept (0: none, the histograms only; 1:
+    /// every one).
+    pub(crate) sampling: f64,
+    /// What becomes of each batch once its figures are merged.
+    pub(crate) batches: Batches,
+}
+
+impl Load {
+    /// `rate` for `duration`, every request's sample kept and every batch recycled: a
+    /// comparison's block, whose percentile and lateness come from the samples.
+    pub(crate) fn every_sample(rate: f64, duration: Duration) -> Load {
+        Load {
+            rate,
+            duration,
+            sampling: 1.0,
+            batches: Batches::Recycled,
+        }
+    }
+}
+
+/// What becomes of a batch once read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Batches {
+    /// Back to its worker for reuse, as a run does: the hot path allocates no batch.
+    Recycled,
+    /// Dropped, the worker allocating the next anew: what `vernier bench-agent
+    /// --no-recycle` measures recycling against.
+    Dropped,
+}
+
+/// Starts an engine for `spec`, holds `load` (Poisson), measures it after a 300 ms warm-up
+/// and stops it: every run of `vernier bench-agent`, the budget's client calibration
+/// (`budget::start`) and a comparison's blocks go this way.
+pub(crate) fn run_load(spec: LoadSpec, load: Load) -> Result<Window, vernier_agent::EngineError> {
     let engine = Engine::start(spec)?;
-    engine.set_load(rate, &InterArrival::Exp);
-    let w = measure(
-        &engine,
-        Duration::from_millis(300),
-        duration,
-        sampling,
-        recycle,
-    );
+    engine.set_load(load.rate, &InterArrival::Exp);
+    let w = measure(&engine, Duration::from_millis(300), &load);
     engine.pause();
     let _ = engine.stop();
     Ok(w)
 }
 
-/// Measures `duration` after `warmup`, keeping `sampling` of the requests: the batches of
-/// the measuring generation (the worker's acknowledgement), merged; each read batch goes
-/// back to the worker unless `recycle` is off.
-fn measure(
-    engine: &Engine,
-    warmup: Duration,
-    duration: Duration,
-    sampling: f64,
-    recycle: bool,
-) -> Window {
+/// Measures `load.duration` after `warmup`, keeping `load.sampling` of the requests: the
+/// batches of the measuring generation (the worker's acknowledgement), merged; each read
+/// batch goes back to the worker or is dropped, as `load.batches` says.
+fn measure(engine: &Engine, warmup: Duration, load: &Load) -> Window {
     const WARMING: u64 = 1;
     const MEASURING: u64 = 2;
+    let Load {
+        duration,
+        sampling,
+        batches,
+        ..
+    } = *load;
     let give_back = |b: Batch| {
-        if recycle {
+        if batches == Batches::Recycled {
             engine.recycle(b);
         }
     };

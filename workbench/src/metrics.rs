@@ -72,6 +72,7 @@ fn name_of(value: &impl serde::Serialize) -> String {
 }
 
 impl LiveMetrics {
+    /// Nothing to show yet: a scrape before the first event has no point to describe.
     pub fn new() -> LiveMetrics {
         LiveMetrics::default()
     }

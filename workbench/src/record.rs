@@ -32,6 +32,7 @@ use vernier_agent::Sample;
 
 use crate::coordinator::{Event, PointResult, Verdict};
 use crate::error::Error;
+use crate::hlog::Origin;
 
 /// The format name written in every run.json.
 pub const FORMAT: &str = "vernier-run/1";
@@ -212,14 +213,13 @@ impl Recorder {
 
     /// Buffers samples that all belong to one round (the coordinator's decision on their
     /// batch: see `coordinator::Taken`).
-    pub fn samples(
-        &mut self,
-        point: usize,
-        round: u32,
-        agent: usize,
-        worker: u32,
-        samples: &[Sample],
-    ) {
+    pub fn samples(&mut self, origin: Origin, samples: &[Sample]) {
+        let Origin {
+            point,
+            round,
+            agent,
+            worker,
+        } = origin;
         for s in samples {
             self.columns
                 .push(point as u32, round, agent as u32, worker, s);
@@ -230,15 +230,11 @@ impl Recorder {
     /// every request completed in it, up to `end` since its engine started.
     pub fn latency(
         &mut self,
-        point: usize,
-        round: u32,
-        agent: usize,
-        worker: u32,
+        origin: Origin,
         end: Duration,
         latency: &hdrhistogram::Histogram<u64>,
     ) -> Result<(), Error> {
-        self.hlog
-            .interval(point, round, agent, worker, end, latency)
+        self.hlog.interval(origin, end, latency)
     }
 
     /// Adds an event (a verdict also records the point's result and writes at once).

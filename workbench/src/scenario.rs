@@ -34,7 +34,7 @@ pub use types::{
 pub(crate) use value::show;
 
 use context::Context;
-use file::File;
+use file::{File, Lines};
 
 impl Scenario {
     /// Reads a scenario from YAML `text`, with `overrides` applied first (`--set`,
@@ -96,7 +96,12 @@ impl Scenario {
                 message: format!("cannot write the scenario back as YAML: {e}"),
             })?
         };
-        let file = File::parse(&yaml, overrides.is_empty(), &context)?;
+        let lines = if overrides.is_empty() {
+            Lines::AsWritten
+        } else {
+            Lines::Rewritten
+        };
+        let file = File::parse(&yaml, lines, &context)?;
         validate::scenario(file, yaml, &context)
     }
 

@@ -50,6 +50,7 @@ pub use setup::Timestamps;
 pub use tools::{OutputError, ToolError};
 
 use files::{write, write_json};
+use setup::Depth;
 
 use crate::error::Error;
 use crate::record::Machine;
@@ -68,6 +69,17 @@ pub struct Options {
     pub quick: bool,
     /// Replications per process of the coverage section (`None`: 400; 40 with `quick`).
     pub replications: Option<usize>,
+}
+
+impl Options {
+    /// How much is run: `--quick` turned into a kind once, for the parts to match on.
+    fn depth(&self) -> Depth {
+        if self.quick {
+            Depth::Quick
+        } else {
+            Depth::Full
+        }
+    }
 }
 
 /// Runs every experiment, writes RESULTS.md (the coverage section included), its plots and
@@ -116,8 +128,8 @@ pub fn run(options: &Options) -> Result<Report, Error> {
     })
     .map_err(|e| Error::Failed(format!("calibrate: {e}")))?;
 
-    let part1 = accuracy::part1(&runs, cores, options.quick, &say)?;
-    let tools = tools::part2(&runs, cores, options.quick, &say)?;
+    let part1 = accuracy::part1(&runs, cores, options.depth(), &say)?;
+    let tools = tools::part2(&runs, cores, options.depth(), &say)?;
 
     let mut figures = accuracy::plots(&part1, &plots)?;
     // vernier report's own plots of one run: the exponential point at 50%.
@@ -151,7 +163,7 @@ pub fn run(options: &Options) -> Result<Report, Error> {
         agent_cpu,
         server_cpu,
         floor: report::Floor::of(&floor),
-        point_limit_s: accuracy::point_limit_s(options.quick),
+        point_limit_s: accuracy::point_limit_s(options.depth()),
         accuracy: part1.accuracy,
         precision: part1.precision,
         tools,
@@ -168,7 +180,7 @@ pub fn run(options: &Options) -> Result<Report, Error> {
     }
     write(&path, &text)?;
     write_json(&plots.join("validate.json"), &report)?;
-    let coverage = coverage::run(&options.out, options.quick, options.replications)?;
+    let coverage = coverage::run(&options.out, options.depth(), options.replications)?;
     // The headline is the command's answer on stdout; the coverage rows go to stderr with
     // the progress.
     for line in coverage.lines() {
@@ -190,7 +202,7 @@ pub fn coverage(options: &Options) -> Result<CoverageReport, Error> {
         path: options.out.clone(),
         source,
     })?;
-    coverage::run(&options.out, options.quick, options.replications)
+    coverage::run(&options.out, options.depth(), options.replications)
 }
 
 /// Where RESULTS.md keeps what was measured by hand rather than by this harness.

@@ -46,13 +46,23 @@ pub(super) struct Arrivals {
     probe: Option<Process>,
 }
 
+/// Which arrival process a request came from: a path probe is numbered, counted and
+/// encoded apart from the load's requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Arrival {
+    /// One of the load's requests.
+    Load,
+    /// A path probe, which asks for no service time.
+    Probe,
+}
+
 /// A request come due: when, and whether it is a path probe.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Due {
     /// When it was scheduled to leave, ns since the epoch.
     pub(super) at: u64,
-    /// Whether it is a path probe rather than one of the load's requests.
-    pub(super) probe: bool,
+    /// The load's, or a path probe.
+    pub(super) arrival: Arrival,
 }
 
 impl Arrivals {
@@ -108,11 +118,11 @@ impl Arrivals {
             let due = match &mut self.probe {
                 Some(probe) if probe.next_due < self.load.next_due => Due {
                     at: probe.advance(rng),
-                    probe: true,
+                    arrival: Arrival::Probe,
                 },
                 _ => Due {
                     at: self.load.advance(rng),
-                    probe: false,
+                    arrival: Arrival::Load,
                 },
             };
             backlog.push_back(due);

@@ -57,6 +57,17 @@ pub(super) enum ReadError {
     Io(io::Error),
 }
 
+/// When [`Conn::drain_tx`] reads the socket's error queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum TxDrain {
+    /// Only while a request waits for its stamp: after replies were read, so that a
+    /// request costs one read for its stamp and no more.
+    WhileUnstamped,
+    /// Even with every request stamped: the poller reported the error queue, where a
+    /// retransmission's repeated stamp, or a real error, may be.
+    Always,
+}
+
 /// What one read got.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Read {
@@ -245,14 +256,13 @@ impl Conn {
     /// Matches the TX timestamps on the socket's error queue to the requests they cover,
     /// reading until no request waits for one (or the queue is empty): the queue
     /// positions stamped, for [`stamp`](Conn::stamp), and how many stamps were read. With
-    /// every request stamped it reads nothing unless `always` (the poller reported the
-    /// error queue: a retransmission's repeated stamp, or a real error, may be there).
-    pub(super) fn drain_tx(&mut self, always: bool) -> (Range<usize>, usize) {
+    /// every request stamped it reads nothing unless `when` is [`TxDrain::Always`].
+    pub(super) fn drain_tx(&mut self, when: TxDrain) -> (Range<usize>, usize) {
         let Some(socket) = self.socket.as_ref() else {
             return (0..0, 0);
         };
         let inflight = &mut self.inflight;
-        if !always && inflight.unstamped() == 0 {
+        if when == TxDrain::WhileUnstamped && inflight.unstamped() == 0 {
             return (0..0, 0);
         }
         let mut stamped: Option<Range<usize>> = None;

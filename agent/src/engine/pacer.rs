@@ -26,6 +26,16 @@ const SPIN_BEFORE_DUE: Duration = Duration::from_micros(60);
 /// longer, or a reply that is lost, does not hold the core.
 pub(super) const SPIN_FOR_REPLY: Duration = Duration::from_micros(200);
 
+/// Whether a reply may land any moment: a request is in flight that left within
+/// [`SPIN_FOR_REPLY`]. An adaptive worker spins for it rather than sleep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Reply {
+    /// One may land any moment.
+    Due,
+    /// None is in flight, or the last left long enough ago not to hold the core for it.
+    NotDue,
+}
+
 /// The timer that wakes a sleeping worker for its next departure.
 pub(super) struct Pacer {
     /// Armed for the next departure while the loop sleeps.
@@ -70,7 +80,7 @@ impl Pacer {
     }
 
     /// How long the poller may sleep at `now`: never with `poll: spin`, nor with `poll:
-    /// adaptive` while a reply is due (`reply_due`, see [`SPIN_FOR_REPLY`]); otherwise
+    /// adaptive` while a `reply` is due (see [`SPIN_FOR_REPLY`]); otherwise
     /// not at all when a departure of `arrivals` is due within [`SPIN_BEFORE_DUE`];
     /// otherwise until a reply arrives or the timer, armed that long before the
     /// departure (or for `next_chore`, a report or housekeeping), fires.
@@ -78,13 +88,13 @@ impl Pacer {
         &self,
         poll: PollMode,
         now: u64,
-        reply_due: bool,
+        reply: Reply,
         arrivals: Option<&Arrivals>,
         next_chore: u64,
     ) -> Option<Duration> {
         match poll {
             PollMode::Spin => return Some(Duration::ZERO),
-            PollMode::Adaptive if reply_due => return Some(Duration::ZERO),
+            PollMode::Adaptive if reply == Reply::Due => return Some(Duration::ZERO),
             PollMode::Adaptive | PollMode::Sleep => {}
         }
         let spin = SPIN_BEFORE_DUE.as_nanos() as u64;

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use rand::rngs::SmallRng;
 use vernier_protocols::{KeySpace, KvGenerator, Request, Sampler};
 
+use super::arrivals::Arrival;
 use crate::config::Workload;
 use crate::measure::RequestKind;
 
@@ -26,13 +27,17 @@ impl Generator {
         }
     }
 
-    /// The next request and its kind: a path probe's when `probe`, which asks for no
-    /// service time; a synthetic service time is drawn from `rng`.
+    /// The next request and its kind: a path probe's for an [`Arrival::Probe`], which asks
+    /// for no service time; a synthetic service time is drawn from `rng`.
     #[inline]
-    pub(super) fn next(&mut self, probe: bool, rng: &mut SmallRng) -> (Request<'_>, RequestKind) {
+    pub(super) fn next(
+        &mut self,
+        arrival: Arrival,
+        rng: &mut SmallRng,
+    ) -> (Request<'_>, RequestKind) {
         match self {
             // Probes come only with a synthetic workload (`Arrivals::probe`).
-            _ if probe => (Request::Spin { service_ns: 0 }, RequestKind::Probe),
+            _ if arrival == Arrival::Probe => (Request::Spin { service_ns: 0 }, RequestKind::Probe),
             Generator::Synthetic(service) => (
                 Request::Spin {
                     service_ns: service.sample(rng) as u64,

@@ -20,6 +20,26 @@ pub(super) const PROBE_SEQ: u64 = 1 << 63;
 /// across connections).
 const DEPARTURE_RING: usize = 4096;
 
+/// The order a worker's departures are known in, which decides how their gaps are found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum DepartureOrder {
+    /// In send order (user timestamps, read as each request is written): each gap is to
+    /// the departure before.
+    Sent,
+    /// Out of order across connections (TX timestamps, read from each socket's error
+    /// queue): each gap is to the previous sequence number, found in a ring.
+    Stamped,
+}
+
+/// What a fresh tally keeps until it is given a sampling rate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum FirstSampling {
+    /// Every request's sample: a latency agent's.
+    Every,
+    /// No sample at all: a throughput agent's, which only loads.
+    Nothing,
+}
+
 /// One worker's measurements of the current interval, and the sampling they are kept
 /// under.
 pub(super) struct Tally {
@@ -27,8 +47,8 @@ pub(super) struct Tally {
     /// generation, elapsed time and counts are set when it is taken (see
     /// [`Tally::swap`]).
     batch: Batch,
-    /// Whether departures come from TX timestamps, out of order (else in send order).
-    kernel_timestamps: bool,
+    /// Whether departures come from TX timestamps, out of order, or in send order.
+    order: DepartureOrder,
     sampling: f64,
     /// Keep every this-many-th request ...
     sample_every: u64,
@@ -45,13 +65,16 @@ pub(super) struct Tally {
 }
 
 impl Tally {
-    /// An empty tally of `worker`, keeping every request when `keep_samples` (no sample
-    /// at all otherwise) until told otherwise.
-    pub(super) fn new(worker: u32, keep_samples: bool, kernel_timestamps: bool) -> Tally {
+    /// An empty tally of `worker`, keeping `first` until told otherwise, its departures
+    /// known in `order`.
+    pub(super) fn new(worker: u32, first: FirstSampling, order: DepartureOrder) -> Tally {
         Tally {
             batch: Batch::empty(worker),
-            kernel_timestamps,
-            sampling: if keep_samples { 1.0 } else { 0.0 },
+            order,
+            sampling: match first {
+                FirstSampling::Every => 1.0,
+                FirstSampling::Nothing => 0.0,
+            },
             sample_every: 1,
             sample_phase: 0,
             sample_from: 0,
@@ -105,7 +128,7 @@ impl Tally {
         if seq & PROBE_SEQ != 0 {
             return;
         }
-        if !self.kernel_timestamps {
+        if self.order == DepartureOrder::Sent {
             if let Some(prev) = self.last_departure.replace(at)
                 && self.keep(seq)
             {

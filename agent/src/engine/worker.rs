@@ -21,14 +21,14 @@ use rand::SeedableRng;
 use rand::rngs::SmallRng;
 use vernier_protocols::{KeySpace, Protocol, ReplyKind, Request, worker_seed};
 
-use super::arrivals::{Arrivals, Due};
-use super::conn::{Conn, Read, ReadError, dial, register};
+use super::arrivals::{Arrival, Arrivals, Due};
+use super::conn::{Conn, Read, ReadError, TxDrain, dial, register};
 use super::inflight::{Outgoing, Received, StampClock, Timeout};
 use super::nic_clock::NicClock;
-use super::pacer::{Pacer, SPIN_FOR_REPLY, TIMER};
+use super::pacer::{Pacer, Reply, SPIN_FOR_REPLY, TIMER};
 use super::report::{REPORT_EVERY, Reports};
 use super::requests::Generator;
-use super::tally::{PROBE_SEQ, Tally};
+use super::tally::{DepartureOrder, FirstSampling, PROBE_SEQ, Tally};
 use super::{Command, EngineError, Epoch};
 use crate::config::{AgentKind, LoadSpec};
 use crate::measure::{Batch, Counters, Outcome};
@@ -171,6 +171,15 @@ impl Worker {
         let (poll, pacer) = Pacer::new(index)?;
         let depth = spec.effective_depth();
         let kernel_timestamps = !matches!(spec.timestamps, TimestampMode::User);
+        let first = match spec.kind {
+            AgentKind::Throughput => FirstSampling::Nothing,
+            AgentKind::Symmetric | AgentKind::Latency => FirstSampling::Every,
+        };
+        let order = if kernel_timestamps {
+            DepartureOrder::Stamped
+        } else {
+            DepartureOrder::Sent
+        };
         let mut worker = Worker {
             pacer,
             index,
@@ -193,7 +202,7 @@ impl Worker {
             probe_seq: 0,
             last_sent: 0,
             reports: Reports::new(index, spares),
-            tally: Tally::new(index, spec.kind != AgentKind::Throughput, kernel_timestamps),
+            tally: Tally::new(index, first, order),
             counters: Counters::default(),
             spec,
         };
@@ -341,12 +350,17 @@ impl Worker {
     /// departure or for `next_chore`, a report or housekeeping.
     fn wait(&mut self, next_chore: u64) -> Option<Duration> {
         let now = self.epoch.now_ns();
-        let reply_due = self.counters.in_flight > 0
-            && now.saturating_sub(self.last_sent) < SPIN_FOR_REPLY.as_nanos() as u64;
+        let reply = if self.counters.in_flight > 0
+            && now.saturating_sub(self.last_sent) < SPIN_FOR_REPLY.as_nanos() as u64
+        {
+            Reply::Due
+        } else {
+            Reply::NotDue
+        };
         self.pacer.timeout(
             self.spec.poll,
             now,
-            reply_due,
+            reply,
             self.arrivals.as_ref(),
             next_chore,
         )
@@ -451,14 +465,15 @@ impl Worker {
     /// [`flush`](Worker::flush) hands it to the socket.
     fn enqueue(&mut self, slot: usize, due: Due) {
         let scheduled = due.at;
-        let seq = if due.probe {
+        let probe = due.arrival == Arrival::Probe;
+        let seq = if probe {
             self.probe_seq += 1;
             PROBE_SEQ | (self.probe_seq - 1)
         } else {
             self.seq += 1;
             self.seq - 1
         };
-        let (request, kind) = self.generator.next(due.probe, &mut self.rng);
+        let (request, kind) = self.generator.next(due.arrival, &mut self.rng);
         let conn = &mut self.conns[slot];
         let protocol = &self.protocol;
         let Ok(len) = conn.encode(|out| protocol.encode(&request, seq as u32, out)) else {
@@ -483,7 +498,7 @@ impl Worker {
             len,
         );
         self.counters.sent += 1;
-        self.counters.probes_sent += u64::from(due.probe);
+        self.counters.probes_sent += u64::from(probe);
         self.counters.in_flight += 1;
         self.counters.bytes_sent += len;
         self.tally.sent(sent.saturating_sub(scheduled));
@@ -508,7 +523,7 @@ impl Worker {
     /// the reading, the stamps are read only while a request waits for one, and a
     /// report of the error queue alone reads no data unless the queue held no stamp.
     fn on_readable(&mut self, slot: usize, readable: bool) {
-        if self.kernel_timestamps && !readable && self.drain_tx(slot, true) > 0 {
+        if self.kernel_timestamps && !readable && self.drain_tx(slot, TxDrain::Always) > 0 {
             return;
         }
         loop {
@@ -536,7 +551,7 @@ impl Worker {
             }
         }
         if self.kernel_timestamps {
-            self.drain_tx(slot, false);
+            self.drain_tx(slot, TxDrain::WhileUnstamped);
         }
         self.finish_front(slot);
     }
@@ -594,10 +609,10 @@ impl Worker {
 
     /// Matches TX timestamps from the error queue to the requests they cover, and records
     /// their departures.
-    /// Returns how many stamps it read; `always` reads the queue even when no request
-    /// waits for a stamp (see [`Conn::drain_tx`]).
-    fn drain_tx(&mut self, slot: usize, always: bool) -> usize {
-        let (stamped, read) = self.conns[slot].drain_tx(always);
+    /// Returns how many stamps it read; `when` says whether to read the queue even when no
+    /// request waits for a stamp (see [`Conn::drain_tx`]).
+    fn drain_tx(&mut self, slot: usize, when: TxDrain) -> usize {
+        let (stamped, read) = self.conns[slot].drain_tx(when);
         for position in stamped {
             if let Some((seq, tx)) = self.conns[slot].stamp(position) {
                 self.tally.departed(seq, self.clock.departure(tx));

@@ -23,6 +23,7 @@ use vernier_protocols::{Dist, Protocol};
 
 use super::grid::grid;
 use crate::coordinator::Part;
+use crate::load::{Batches, Load};
 use crate::scenario::Scenario;
 
 /// Round trips of the floor's ping-pong: at ~6 µs each on loopback, a tenth of a second,
@@ -360,7 +361,13 @@ impl Calibration {
             seed: scenario.seed,
             timeout: Duration::from_secs(1),
         };
-        let window = crate::load::run_load(spec, CLIENT_RATE, CLIENT_DURATION, 0.0, true);
+        let load = Load {
+            rate: CLIENT_RATE,
+            duration: CLIENT_DURATION,
+            sampling: 0.0,
+            batches: Batches::Recycled,
+        };
+        let window = crate::load::run_load(spec, load);
         if let Some(server) = server {
             let _ = server.stop();
         }

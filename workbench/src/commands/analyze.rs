@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Args;
 use vernier_stats::{AdfOptions, AnalysisOptions, LagSelection, Percentile, Regression, analyze};
 
-use super::stdout::print_json;
+use super::stdout::{Json, print_json};
 use crate::error::Error;
 use crate::samples::{Format, SampleSource, read_samples};
 
@@ -141,7 +141,7 @@ pub fn run(args: AnalyzeArgs) -> Result<ExitCode, Error> {
             )));
         }
         let analysis = crate::hlog::analyze(&args.file, args.tag.as_deref(), &options.percentiles)?;
-        print_json(&analysis, args.pretty)?;
+        print_json(&analysis, Json::pretty_if(args.pretty))?;
         return Ok(ExitCode::SUCCESS);
     }
     if args.tag.is_some() {
@@ -156,6 +156,6 @@ pub fn run(args: AnalyzeArgs) -> Result<ExitCode, Error> {
         (None, Some(column)) => Some(read_samples(&args.source(&args.file, Some(column)))?),
     };
     let analysis = analyze(&samples, interarrivals.as_deref(), &options)?;
-    print_json(&analysis, args.pretty)?;
+    print_json(&analysis, Json::pretty_if(args.pretty))?;
     Ok(ExitCode::SUCCESS)
 }

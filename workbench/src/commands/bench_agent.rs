@@ -17,7 +17,7 @@ use vernier_fixtures::{ServeConfig, ServeProtocol, Server};
 use vernier_protocols::Protocol;
 
 use crate::error::Error;
-use crate::load::{Window, run_load};
+use crate::load::{Batches, Load, Window, run_load};
 
 /// Options of `vernier bench-agent`.
 #[derive(Debug, Args)]
@@ -192,6 +192,15 @@ fn us(h: &Histogram<u64>, q: f64) -> f64 {
     h.value_at_quantile(q) as f64 / 1e3
 }
 
+/// What becomes of a read batch: `--no-recycle` drops it, to measure what recycling saves.
+fn batches(args: &BenchAgentArgs) -> Batches {
+    if args.no_recycle {
+        Batches::Dropped
+    } else {
+        Batches::Recycled
+    }
+}
+
 /// The error of a step of this command, naming it.
 fn failed(e: &dyn std::fmt::Display) -> Error {
     Error::Failed(format!("bench-agent: {e}"))
@@ -283,12 +292,15 @@ fn capacity(
     for &rate in &args.rates {
         // About 10,000 inter-departure gaps: the test's power, not the run's length.
         let sampling = (10_000.0 / (rate * args.duration.as_secs_f64())).min(1.0);
+        let load = Load {
+            rate,
+            duration: args.duration,
+            sampling,
+            batches: batches(args),
+        };
         let w = run_load(
             synthetic_spec(args, target, TimestampMode::Kernel, args.connections),
-            rate,
-            args.duration,
-            sampling,
-            !args.no_recycle,
+            load,
         )
         .map_err(|e| failed(&e))?;
         let point = capacity_point(args, rate, &w)?;
@@ -367,14 +379,13 @@ fn precision(
         ("kernel", TimestampMode::Kernel),
         ("user", TimestampMode::User),
     ] {
-        let w = run_load(
-            synthetic_spec(args, target, mode, 1),
-            args.precision_rate,
-            args.precision_duration,
-            0.0,
-            !args.no_recycle,
-        )
-        .map_err(|e| failed(&e))?;
+        let load = Load {
+            rate: args.precision_rate,
+            duration: args.precision_duration,
+            sampling: 0.0,
+            batches: batches(args),
+        };
+        let w = run_load(synthetic_spec(args, target, mode, 1), load).map_err(|e| failed(&e))?;
         let p50 = us(&w.latency, 0.5);
         eprintln!(
             "precision: {name:>6} timestamps at {:.0}/s: p50 {p50:.2} µs ({:+.2} µs above the floor)",
@@ -433,7 +444,13 @@ fn memcached_capacity(
             };
             // About 200,000 samples: 2,000 beyond the p99.
             let sampling = (200_000.0 / (offered * args.duration.as_secs_f64())).min(1.0);
-            let mut w = run_load(spec, offered, args.duration, sampling, !args.no_recycle)?;
+            let load = Load {
+                rate: offered,
+                duration: args.duration,
+                sampling,
+                batches: batches(args),
+            };
+            let mut w = run_load(spec, load)?;
             let achieved = w.counters.received as f64 / args.duration.as_secs_f64();
             let send_lag_p50_us = us(&w.send_lag, 0.5);
             let (p99_all_us, p99_on_schedule_us, on_schedule_share, departures_pass) =

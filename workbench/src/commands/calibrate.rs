@@ -7,7 +7,7 @@ use std::time::Duration;
 use clap::Args;
 use vernier_agent::calibrate::{CalibrateError, CalibrateOptions, run as calibrate};
 
-use super::stdout::print_json;
+use super::stdout::{Json, print_json};
 use crate::error::Error;
 
 /// Options of `vernier calibrate`.
@@ -63,7 +63,7 @@ pub fn run(args: CalibrateArgs) -> Result<ExitCode, Error> {
             println!("note: {note}");
         }
     } else {
-        print_json(&calibration, args.pretty)?;
+        print_json(&calibration, Json::pretty_if(args.pretty))?;
     }
     Ok(ExitCode::SUCCESS)
 }

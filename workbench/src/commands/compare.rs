@@ -10,7 +10,7 @@ use clap::Args;
 
 use super::args::duration_arg;
 use super::run::{Output, UrlFlags, scenario_of};
-use super::stdout::{print, print_json};
+use super::stdout::{Json, print, print_json};
 use crate::compare::report::{COMPARISON_FILE, render_table};
 use crate::compare::{CompareOptions, CompareVerdict, Comparison, Design, Steer, compare};
 use crate::error::Error;
@@ -121,7 +121,7 @@ pub fn run(args: CompareArgs) -> Result<ExitCode, Error> {
         write_record(&path, &comparison)?;
     }
     match args.output {
-        Output::Json => print_json(&comparison, args.pretty)?,
+        Output::Json => print_json(&comparison, Json::pretty_if(args.pretty))?,
         Output::Table => print(render_table(&comparison).as_bytes())?,
     }
     Ok(match comparison.verdict {

@@ -9,7 +9,8 @@ use std::process::ExitCode;
 use clap::Args;
 use vernier_fixtures::{ServeConfig, ServeProtocol, Server};
 
-use super::run::{Output, exit_code, print_outcome, run_session};
+use super::run::{Chatter, Output, View, exit_code, print_outcome, run_session};
+use super::stdout::Json;
 use crate::error::Error;
 use crate::scenario::{Override, Scenario};
 use crate::session::SessionOptions;
@@ -68,9 +69,14 @@ pub fn run(args: DemoArgs) -> Result<ExitCode, Error> {
         record: args.record.clone(),
         ..SessionOptions::default()
     };
-    let outcome = run_session(&scenario, &options, headless, false);
+    let view = if headless {
+        View::Headless
+    } else {
+        View::Dashboard
+    };
+    let outcome = run_session(&scenario, &options, view, Chatter::Progress);
     let _ = server.stop();
     let outcome = outcome?;
-    print_outcome(&scenario, &outcome, args.output, false)?;
+    print_outcome(&scenario, &outcome, args.output, Json::Compact)?;
     exit_code(&outcome)
 }

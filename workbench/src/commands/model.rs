@@ -10,7 +10,7 @@ use clap::Args;
 use vernier_fixtures::{ModelConfig, simulate};
 use vernier_protocols::Dist;
 
-use super::stdout::print_json;
+use super::stdout::{Json, print_json};
 use crate::error::Error;
 
 /// Options of `vernier model`.
@@ -62,6 +62,6 @@ pub fn run(args: ModelArgs) -> Result<ExitCode, Error> {
         let file = File::create(path).map_err(io_error)?;
         result.write_ccdf(BufWriter::new(file)).map_err(io_error)?;
     }
-    print_json(&result, args.pretty)?;
+    print_json(&result, Json::pretty_if(args.pretty))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::stdout::{print, print_json};
+use super::stdout::{Json, print, print_json};
 use crate::compare::report::{self as comparison, COMPARISON_FILE};
 use crate::error::Error;
 use crate::report::{self, PlotFormat};
@@ -36,7 +36,7 @@ pub(crate) fn run(args: ReportArgs) -> Result<ExitCode, Error> {
     if is_comparison(&args.run_dir) {
         let report = comparison::run(&args.run_dir, args.out.as_deref(), args.format)?;
         if args.json {
-            print_json(&report, false)?;
+            print_json(&report, Json::Compact)?;
         } else {
             print(comparison::render_table(&report.comparison).as_bytes())?;
         }
@@ -45,7 +45,7 @@ pub(crate) fn run(args: ReportArgs) -> Result<ExitCode, Error> {
     }
     let report = report::run(&args.run_dir, args.out.as_deref(), args.format)?;
     if args.json {
-        print_json(&report, false)?;
+        print_json(&report, Json::Compact)?;
     } else {
         print(report::render_table(&report.summary).as_bytes())?;
     }

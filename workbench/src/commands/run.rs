@@ -15,9 +15,10 @@ use serde::Serialize;
 use serde_yaml::Value;
 use tokio::sync::mpsc;
 
+pub(crate) use progress::Chatter;
 use progress::Progress;
 
-use super::stdout::print_json;
+use super::stdout::{Json, print_json};
 use crate::coordinator::{PointResult, Verdict};
 use crate::error::Error;
 use crate::scenario::{Flag, LoadPlan, Override, Scenario, load_value};
@@ -237,8 +238,23 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Error> {
         tls_ca: args.tls_ca.clone(),
         metrics: args.metrics,
     };
-    let outcome = run_session(&scenario, &options, args.headless, args.quiet)?;
-    print_outcome(&scenario, &outcome, args.output, args.pretty)?;
+    let view = if args.headless {
+        View::Headless
+    } else {
+        View::Dashboard
+    };
+    let chatter = if args.quiet {
+        Chatter::Quiet
+    } else {
+        Chatter::Progress
+    };
+    let outcome = run_session(&scenario, &options, view, chatter)?;
+    print_outcome(
+        &scenario,
+        &outcome,
+        args.output,
+        Json::pretty_if(args.pretty),
+    )?;
     exit_code(&outcome)
 }
 
@@ -292,36 +308,46 @@ pub(crate) fn scenario_of(
     Ok(Scenario::load(&path, &overrides)?)
 }
 
-/// Runs a scenario in the dashboard, or headless when asked or when there is no terminal.
-/// The result is printed after either, so it stays in the terminal's scroll-back.
+/// Where a run is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum View {
+    /// The dashboard, if there is a terminal to draw it on (else headless, said on stderr).
+    Dashboard,
+    /// Progress lines on stderr (`--headless`).
+    Headless,
+}
+
+/// Runs a scenario in the dashboard, or headless when asked or when there is no terminal,
+/// saying on stderr what `chatter` asks. The result is printed after either, so it stays
+/// in the terminal's scroll-back.
 pub(crate) fn run_session(
     scenario: &Scenario,
     options: &SessionOptions,
-    headless: bool,
-    quiet: bool,
+    view: View,
+    chatter: Chatter,
 ) -> Result<Outcome, Error> {
-    if headless {
-        return run_headless(scenario, options, quiet);
+    if view == View::Headless {
+        return run_headless(scenario, options, chatter);
     }
     if !tui::available() {
-        if !quiet {
+        if chatter == Chatter::Progress {
             eprintln!("vernier: not a terminal: running headless (--headless says so)");
         }
-        return run_headless(scenario, options, quiet);
+        return run_headless(scenario, options, chatter);
     }
     tui::run_live(scenario, options)
 }
 
-/// Runs a scenario without a UI, progress lines on stderr unless `quiet`.
+/// Runs a scenario without a UI, progress lines on stderr as `chatter` says.
 pub(crate) fn run_headless(
     scenario: &Scenario,
     options: &SessionOptions,
-    quiet: bool,
+    chatter: Chatter,
 ) -> Result<Outcome, Error> {
     let runtime = session::runtime("vernier-session")?;
     // Headless runs take no commands but Ctrl-C; the sender lives as long as the run.
     let (_commands, rx) = mpsc::unbounded_channel();
-    let mut printer = Progress::new(quiet, matches!(scenario.load, LoadPlan::Fixed(_)));
+    let mut printer = Progress::new(chatter, &scenario.load);
     runtime.block_on(session::run(scenario, options, rx, |u| printer.update(&u)))
 }
 
@@ -354,11 +380,11 @@ pub(crate) fn print_outcome(
     scenario: &Scenario,
     outcome: &Outcome,
     output: Output,
-    pretty: bool,
+    json: Json,
 ) -> Result<(), Error> {
     match output {
         Output::Json => match (&scenario.load, outcome.points.as_slice()) {
-            (LoadPlan::Fixed(_), [one]) => print_json(one, pretty),
+            (LoadPlan::Fixed(_), [one]) => print_json(one, json),
             _ => print_json(
                 &Many {
                     verdict: outcome.verdict,
@@ -367,7 +393,7 @@ pub(crate) fn print_outcome(
                     timestamps: &outcome.timestamps,
                     record: outcome.record.display().to_string(),
                 },
-                pretty,
+                json,
             ),
         },
         Output::Table => {
@@ -425,10 +451,10 @@ pub(crate) fn table(outcome: &Outcome) -> String {
             s.push('\n');
         }
         for r in &point.reasons {
-            s.push_str(&format!("    {}: {}\n", r.check, r.detail));
+            s.push_str(&format!("    {}: {}\n", r.kind(), r.detail()));
         }
         for r in &point.waived {
-            s.push_str(&format!("    not enforced, {}: {}\n", r.check, r.detail));
+            s.push_str(&format!("    not enforced, {}: {}\n", r.kind(), r.detail()));
         }
         if let Some(b) = &point.budget {
             s.push_str(&format!("    budget: {}\n", b.line()));

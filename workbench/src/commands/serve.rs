@@ -13,7 +13,7 @@ use signal_hook::iterator::Signals;
 use vernier_fixtures::{ServeConfig, ServeError, ServeProtocol, Server, Transport};
 use vernier_protocols::Dist;
 
-use super::stdout::print_json;
+use super::stdout::{Json, print_json};
 use crate::error::Error;
 
 /// How often the command looks for signals, the deadline and failed workers. Serving is
@@ -87,13 +87,13 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, Error> {
             if signal != SIGUSR1 {
                 break 'serving;
             }
-            print_json(&server.stats(), args.pretty)?;
+            print_json(&server.stats(), Json::pretty_if(args.pretty))?;
         }
         thread::sleep(TICK);
     }
     match server.stop() {
         Ok(stats) => {
-            print_json(&stats, args.pretty)?;
+            print_json(&stats, Json::pretty_if(args.pretty))?;
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => failure(e),

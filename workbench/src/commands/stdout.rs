@@ -7,13 +7,29 @@ use serde::Serialize;
 
 use crate::error::Error;
 
-/// Prints one JSON object on stdout. A reader that stopped early (`| head`) is not an
-/// error of ours.
-pub(crate) fn print_json<T: Serialize>(value: &T, pretty: bool) -> Result<(), Error> {
-    let json = if pretty {
-        serde_json::to_string_pretty(value)
-    } else {
-        serde_json::to_string(value)
+/// How a JSON result is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Json {
+    /// On one line: what a script reads, the default.
+    Compact,
+    /// Indented over many lines (`--pretty`): what a person reads.
+    Pretty,
+}
+
+impl Json {
+    /// The layout a command's `--pretty` flag asks for: the flag turned into a kind once,
+    /// at the command line's edge.
+    pub(crate) fn pretty_if(pretty: bool) -> Json {
+        if pretty { Json::Pretty } else { Json::Compact }
+    }
+}
+
+/// Prints one JSON object on stdout, laid out as `json` says. A reader that stopped
+/// early (`| head`) is not an error of ours.
+pub(crate) fn print_json<T: Serialize>(value: &T, json: Json) -> Result<(), Error> {
+    let json = match json {
+        Json::Pretty => serde_json::to_string_pretty(value),
+        Json::Compact => serde_json::to_string(value),
     }
     .map_err(|e| Error::Failed(format!("cannot encode the result as JSON: {e}")))?;
     print(format!("{json}\n").as_bytes())

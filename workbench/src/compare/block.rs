@@ -51,7 +51,7 @@ pub(super) fn measure(
         .seed
         .wrapping_add((order as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
     let started_s = started.elapsed().as_secs_f64();
-    let window = run_load(spec, rate, options.block, 1.0, true)
+    let window = run_load(spec, crate::load::Load::every_sample(rate, options.block))
         .map_err(|e| Error::Failed(format!("{side}'s block {}: {e}", pair + 1)))?;
     let mut samples = Vec::with_capacity(window.samples.len());
     let mut on_time = Vec::new();

@@ -8,11 +8,13 @@ use vernier_stats::{
 };
 
 use super::event::{Check, CheckData, CheckKind, CheckRole};
+use super::findings::{AdfFinding, GapMisfit, GapTest, InterarrivalFinding, SpearmanFinding};
 use super::policy::{
     BURST_FACTOR, EXP_GAP_FLOOR, FIXED_MAX_CV, GAP_FLOOR_FACTOR, GAP_FLOOR_MIN_SHARE,
     GAP_FLOOR_RANK, SHORT_GAP_SHARE, rate_error_allowed,
 };
 use super::result::InterarrivalResult;
+use super::text;
 
 /// Bins in the inter-arrival histogram a check carries.
 const HISTOGRAM_BINS: usize = 40;
@@ -21,13 +23,14 @@ const HISTOGRAM_SPAN: f64 = 5.0;
 
 /// The ADF test of a series: stationary when a unit root is rejected at `alpha`. A series
 /// with no variation at all is stationary (the regression is singular, not the series).
+/// The check, and its finding for the reasons that quote it.
 pub(crate) fn stationarity(
     check: CheckKind,
     agent: Option<usize>,
     series: &[f64],
     alpha: f64,
     maxlag: Option<usize>,
-) -> Check {
+) -> (Check, AdfFinding) {
     let options = AdfOptions {
         regression: Regression::C,
         lags: LagSelection::Aic,
@@ -37,56 +40,47 @@ pub(crate) fn stationarity(
     let flat = series
         .iter()
         .all(|&x| (x - series.first().copied().unwrap_or(0.0)).abs() < 1e-12);
-    match adf(series, &options) {
+    let (pass, statistic, pvalue, finding) = match adf(series, &options) {
         Ok(r) => {
             let pass = r.pvalue < alpha;
-            Check {
-                check,
-                agent,
-                pass,
-                role: CheckRole::Gate,
-                statistic: Some(r.stat),
-                pvalue: Some(r.pvalue),
-                n,
-                detail: format!(
-                    "ADF t = {:.2} (5% critical {:.2}), p = {}, {} lags: {}",
-                    r.stat,
-                    r.critical_values.five,
-                    fmt_p(r.pvalue),
-                    r.usedlag,
-                    if pass {
-                        "stationary"
-                    } else {
-                        "a unit root cannot be ruled out"
-                    }
-                ),
-                decision: String::new(),
-                data: None,
-            }
+            let finding = AdfFinding::Tested {
+                t: r.stat,
+                critical_5: r.critical_values.five,
+                pvalue: r.pvalue,
+                lags: r.usedlag,
+                stationary: pass,
+            };
+            (pass, Some(r.stat), Some(r.pvalue), finding)
         }
-        Err(e) => Check {
-            check,
-            agent,
-            pass: flat,
-            role: CheckRole::Gate,
-            statistic: None,
-            pvalue: None,
-            n,
-            detail: if flat {
-                "the series does not vary: stationary".to_string()
-            } else {
-                format!("ADF could not run: {e}")
+        Err(_) if flat => (true, None, None, AdfFinding::Flat),
+        Err(e) => (
+            false,
+            None,
+            None,
+            AdfFinding::Failed {
+                error: e.to_string(),
             },
-            decision: String::new(),
-            data: None,
-        },
-    }
+        ),
+    };
+    let check = Check {
+        check,
+        agent,
+        pass,
+        role: CheckRole::Gate,
+        statistic,
+        pvalue,
+        n,
+        detail: text::adf(&finding),
+        decision: String::new(),
+        data: None,
+    };
+    (check, finding)
 }
 
 /// Why gaps of mean `mean` (ns) are not exponential, when the shape says: a floor under
 /// them (the agent cannot send faster than its per-request cost), or too many short ones
 /// (departures in bursts). `None` when neither stands out.
-pub(crate) fn exponential_misfit(gaps_ns: &[f64], mean: f64) -> Option<String> {
+pub(crate) fn exponential_misfit(gaps_ns: &[f64], mean: f64) -> Option<GapMisfit> {
     if gaps_ns.len() < GAP_FLOOR_RANK || mean <= 0.0 {
         return None;
     }
@@ -96,26 +90,20 @@ pub(crate) fn exponential_misfit(gaps_ns: &[f64], mean: f64) -> Option<String> {
     let floor = sorted[sorted.len() / GAP_FLOOR_RANK];
     let below_floor = 1.0 - (-floor / mean).exp();
     if floor > GAP_FLOOR_FACTOR * EXP_GAP_FLOOR * mean && below_floor > GAP_FLOOR_MIN_SHARE {
-        return Some(format!(
-            "hardly any gap is shorter than {:.1} µs, where an exponential has {:.0}% of its gaps: \
-             each request costs the agent about that much to send, so at this rate per worker \
-             it cannot draw the short gaps (fewer requests per worker, on more cores, would)",
-            floor / 1e3,
-            below_floor * 100.0
-        ));
+        return Some(GapMisfit::Floor {
+            floor_us: floor / 1e3,
+            exponential_share: below_floor,
+        });
     }
     let short = SHORT_GAP_SHARE * mean;
     let expected = 1.0 - (-SHORT_GAP_SHARE).exp();
     let seen = sorted.partition_point(|&g| g < short) as f64 / sorted.len() as f64;
     if seen > BURST_FACTOR * expected {
-        return Some(format!(
-            "{:.0}% of the gaps are under {:.1} µs where an exponential has {:.0}%: departures \
-             come in bursts (a worker that waits for a core sends late, then all at once: is \
-             the client shared with the target or other busy threads?)",
-            seen * 100.0,
-            short / 1e3,
-            expected * 100.0
-        ));
+        return Some(GapMisfit::Bursts {
+            share: seen,
+            short_us: short / 1e3,
+            exponential_share: expected,
+        });
     }
     None
 }
@@ -131,84 +119,62 @@ pub(crate) fn interarrival(
     target_mean_ns: f64,
     alpha: f64,
     tolerance: f64,
-) -> (Check, InterarrivalResult) {
+) -> (Check, InterarrivalResult, InterarrivalFinding) {
     let x: Vec<f64> = gaps_ns.iter().map(|&g| g as f64).collect();
     let n = x.len();
     let mean = x.iter().sum::<f64>() / n.max(1) as f64;
     let mean_off = (mean - target_mean_ns).abs() / target_mean_ns;
     let mean_ok = mean_off <= rate_error_allowed(tolerance, n as f64);
     let data = Some(histogram(&x, target_mean_ns, shape));
-    let (pass, statistic, pvalue, detail) = match shape {
+    let (pass, statistic, pvalue, test) = match shape {
         InterArrival::Exp => match anderson_exponential(&x) {
             Ok(ad) => {
                 let fits = ad.pvalue > alpha;
-                (
-                    fits && mean_ok,
-                    ad.statistic,
-                    Some(ad.pvalue),
-                    format!(
-                        "Anderson-Darling A² = {:.3} (5% critical {:.3}), p {} {}: {}; mean gap {:.1} µs, target {:.1} µs",
-                        ad.statistic,
-                        ad.critical_values[2],
-                        if ad.pvalue <= 0.01 || ad.pvalue >= 0.15 {
-                            "≈"
-                        } else {
-                            "="
-                        },
-                        fmt_p(ad.pvalue),
-                        if fits {
-                            "exponential"
-                        } else {
-                            "not exponential"
-                        },
-                        mean / 1e3,
-                        target_mean_ns / 1e3
-                    ),
-                )
+                let test = GapTest::AndersonDarling {
+                    statistic: ad.statistic,
+                    critical_5: ad.critical_values[2],
+                    pvalue: ad.pvalue,
+                    fits,
+                };
+                (fits && mean_ok, ad.statistic, Some(ad.pvalue), test)
             }
             Err(e) => (
                 false,
                 f64::NAN,
                 None,
-                format!("Anderson-Darling could not run: {e}"),
+                GapTest::AndersonDarlingFailed {
+                    error: e.to_string(),
+                },
             ),
         },
         InterArrival::Fixed => {
             // Fewer than two gaps have no dispersion to judge: fail rather than pass.
             let cv = coefficient_of_variation(&x).unwrap_or(f64::INFINITY);
-            (
-                cv <= FIXED_MAX_CV && mean_ok,
+            let test = GapTest::Dispersion {
                 cv,
-                None,
-                format!(
-                    "coefficient of variation {cv:.3} (fixed gaps allow {FIXED_MAX_CV}); mean gap {:.1} µs, target {:.1} µs",
-                    mean / 1e3,
-                    target_mean_ns / 1e3
-                ),
-            )
+                max_cv: FIXED_MAX_CV,
+            };
+            (cv <= FIXED_MAX_CV && mean_ok, cv, None, test)
         }
         InterArrival::Dist(d) => (
             mean_ok,
             mean_off,
             None,
-            format!(
-                "no goodness-of-fit test for {d} gaps: mean gap {:.1} µs against {:.1} µs",
-                mean / 1e3,
-                target_mean_ns / 1e3
-            ),
+            GapTest::MeanOnly {
+                shape: d.to_string(),
+            },
         ),
     };
-    let detail = if mean_ok || !matches!(shape, InterArrival::Exp | InterArrival::Fixed) {
-        detail
-    } else {
-        format!("{detail}; the mean is {:.0}% off", mean_off * 100.0)
-    };
-    let detail = match (shape, pass) {
-        (InterArrival::Exp, false) => match exponential_misfit(&x, mean) {
-            Some(why) => format!("{detail}; {why}"),
-            None => detail,
+    let has_fit = matches!(shape, InterArrival::Exp | InterArrival::Fixed);
+    let finding = InterarrivalFinding {
+        test,
+        mean_gap_us: mean / 1e3,
+        target_gap_us: target_mean_ns / 1e3,
+        mean_off: (!mean_ok && has_fit).then_some(mean_off),
+        misfit: match (shape, pass) {
+            (InterArrival::Exp, false) => exponential_misfit(&x, mean),
+            _ => None,
         },
-        _ => detail,
     };
     let check = Check {
         check: CheckKind::Interarrival,
@@ -218,7 +184,7 @@ pub(crate) fn interarrival(
         statistic: Some(statistic).filter(|s| s.is_finite()),
         pvalue,
         n,
-        detail,
+        detail: text::interarrival(&finding),
         decision: String::new(),
         data,
     };
@@ -227,7 +193,7 @@ pub(crate) fn interarrival(
         pvalue,
         pass,
     };
-    (check, result)
+    (check, result, finding)
 }
 
 fn histogram(x: &[f64], target_mean_ns: f64, shape: &InterArrival) -> CheckData {
@@ -246,70 +212,75 @@ fn histogram(x: &[f64], target_mean_ns: f64, shape: &InterArrival) -> CheckData 
 }
 
 /// Spearman's correlation of latencies in send order, climbing the lag ladder until the
-/// correlation is not significant. Returns the check and the lag found (`None`: none on
-/// the ladder).
-pub(crate) fn independence(agent: usize, latencies: &[f64], alpha: f64) -> (Check, Option<usize>) {
+/// correlation is not significant: the check, the lag found (`None`: none on the ladder)
+/// and the finding.
+pub(crate) fn independence(agent: usize, latencies: &[f64], alpha: f64) -> Independent {
     let n = latencies.len();
-    match decorrelation_lag(latencies, alpha, &default_lag_ladder(n)) {
-        Ok(search) => {
-            let first = search.tested.first();
-            let pass = search.lag == Some(1);
-            let detail = match (first, search.lag) {
-                (Some(c), Some(1)) => format!(
-                    "Spearman ρ at lag 1 = {:.4}, p = {}: independent",
-                    c.rho,
-                    fmt_p(c.pvalue)
-                ),
-                (Some(c), Some(lag)) => format!(
-                    "Spearman ρ at lag 1 = {:.4}, p = {}: correlated; independent from lag {lag}",
-                    c.rho,
-                    fmt_p(c.pvalue)
-                ),
-                (Some(c), None) => format!(
-                    "Spearman ρ at lag 1 = {:.4}, p = {}: still correlated at lag {}",
-                    c.rho,
-                    fmt_p(c.pvalue),
-                    search.tested.last().map_or(1, |c| c.lag)
-                ),
-                (None, _) => "too few samples to test".to_string(),
-            };
-            let check = Check {
-                check: CheckKind::Independence,
-                agent: Some(agent),
-                pass,
-                role: CheckRole::Gate,
-                statistic: first.map(|c| c.rho),
-                pvalue: first.map(|c| c.pvalue),
-                n,
-                detail,
-                decision: String::new(),
-                data: Some(CheckData::Correlogram {
+    let (pass, lag, first, finding, data) =
+        match decorrelation_lag(latencies, alpha, &default_lag_ladder(n)) {
+            Ok(search) => {
+                let first = search.tested.first().map(|c| (c.rho, c.pvalue));
+                let finding = match first {
+                    Some((rho, pvalue)) => SpearmanFinding::Tested {
+                        rho,
+                        pvalue,
+                        lag: search.lag,
+                        last_lag: search.tested.last().map_or(1, |c| c.lag),
+                    },
+                    None => SpearmanFinding::TooFew,
+                };
+                let data = CheckData::Correlogram {
                     lags: search
                         .tested
                         .iter()
                         .map(|c| (c.lag, c.rho, c.pvalue))
                         .collect(),
-                }),
-            };
-            (check, search.lag)
-        }
-        Err(e) => (
-            Check {
-                check: CheckKind::Independence,
-                agent: Some(agent),
-                // Latencies all equal are as independent as they can be.
-                pass: matches!(e, StatsError::Constant { .. }),
-                role: CheckRole::Gate,
-                statistic: None,
-                pvalue: None,
-                n,
-                detail: format!("Spearman could not run: {e}"),
-                decision: String::new(),
-                data: None,
-            },
-            matches!(e, StatsError::Constant { .. }).then_some(1),
-        ),
+                };
+                (
+                    search.lag == Some(1),
+                    search.lag,
+                    first,
+                    finding,
+                    Some(data),
+                )
+            }
+            // Latencies all equal are as independent as they can be.
+            Err(e) => {
+                let constant = matches!(e, StatsError::Constant { .. });
+                let finding = SpearmanFinding::Failed {
+                    error: e.to_string(),
+                };
+                (constant, constant.then_some(1), None, finding, None)
+            }
+        };
+    let check = Check {
+        check: CheckKind::Independence,
+        agent: Some(agent),
+        pass,
+        role: CheckRole::Gate,
+        statistic: first.map(|f| f.0),
+        pvalue: first.map(|f| f.1),
+        n,
+        detail: text::spearman(&finding),
+        decision: String::new(),
+        data,
+    };
+    Independent {
+        check,
+        lag,
+        finding,
     }
+}
+
+/// What [`independence`] found.
+#[derive(Debug)]
+pub(crate) struct Independent {
+    /// The check as reported.
+    pub(crate) check: Check,
+    /// The lag from which the samples are independent (`None`: none on the ladder).
+    pub(crate) lag: Option<usize>,
+    /// Spearman's finding.
+    pub(crate) finding: SpearmanFinding,
 }
 
 /// The order-statistic CI of percentile `p` of sorted µs values.
@@ -338,15 +309,6 @@ pub(crate) fn interval(
     Some((value, percentile_ci(sorted, q, confidence).ok()))
 }
 
-/// A p-value as people read them.
-pub(crate) fn fmt_p(p: f64) -> String {
-    if p < 1e-4 {
-        format!("{p:.1e}")
-    } else {
-        format!("{p:.4}")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -372,19 +334,20 @@ mod tests {
             sent.push(at - last);
             last = at;
         }
-        let (check, _) = interarrival(0, &sent[1..], &InterArrival::Exp, 50_000.0, 0.05, 0.05);
+        let (check, _, finding) =
+            interarrival(0, &sent[1..], &InterArrival::Exp, 50_000.0, 0.05, 0.05);
         assert!(!check.pass);
+        let Some(GapMisfit::Floor {
+            floor_us,
+            exponential_share,
+        }) = finding.misfit
+        else {
+            panic!("{finding:?}")
+        };
+        assert!((floor_us - 6.0).abs() < 0.05, "{floor_us}");
         assert!(
-            check
-                .detail
-                .contains("hardly any gap is shorter than 6.0 µs"),
-            "{}",
-            check.detail
-        );
-        assert!(
-            check.detail.contains("an exponential has 11%"),
-            "{}",
-            check.detail
+            (exponential_share - 0.11).abs() < 0.005,
+            "{exponential_share}"
         );
 
         // Bursts: a fifth of the departures held back and sent right after the next.
@@ -393,12 +356,12 @@ mod tests {
             pair[0] += pair[1].saturating_sub(500);
             pair[1] = 500;
         }
-        let (check, _) = interarrival(0, &bursty, &InterArrival::Exp, 50_000.0, 0.05, 0.05);
+        let (check, _, finding) =
+            interarrival(0, &bursty, &InterArrival::Exp, 50_000.0, 0.05, 0.05);
         assert!(!check.pass);
         assert!(
-            check.detail.contains("departures come in bursts"),
-            "{}",
-            check.detail
+            matches!(finding.misfit, Some(GapMisfit::Bursts { .. })),
+            "{finding:?}"
         );
 
         // Exponential gaps get no diagnosis.
@@ -417,29 +380,30 @@ mod tests {
     #[test]
     fn exponential_gaps_pass_and_fixed_gaps_fail_the_exponential_test() {
         let gaps = exp_gaps(2000, 50_000.0, 1);
-        let (check, result) = interarrival(0, &gaps, &InterArrival::Exp, 50_000.0, 0.05, 0.05);
+        let (check, result, _) = interarrival(0, &gaps, &InterArrival::Exp, 50_000.0, 0.05, 0.05);
         assert!(check.pass, "{}", check.detail);
         assert!(result.pvalue.is_some_and(|p| p > 0.05));
         let fixed = vec![50_000u64; 2000];
-        let (check, _) = interarrival(0, &fixed, &InterArrival::Exp, 50_000.0, 0.05, 0.05);
+        let (check, _, _) = interarrival(0, &fixed, &InterArrival::Exp, 50_000.0, 0.05, 0.05);
         assert!(!check.pass, "{}", check.detail);
         // Exponential gaps at twice the rate fit the shape but not the rate.
-        let (check, _) = interarrival(0, &gaps, &InterArrival::Exp, 25_000.0, 0.05, 0.05);
+        let (check, _, finding) = interarrival(0, &gaps, &InterArrival::Exp, 25_000.0, 0.05, 0.05);
+        assert!(!check.pass, "{finding:?}");
         assert!(
-            !check.pass && check.detail.contains("% off"),
-            "{}",
-            check.detail
+            finding.mean_off.is_some_and(|off| (off - 1.0).abs() < 0.1),
+            "{finding:?}"
         );
     }
 
     #[test]
     fn fixed_gaps_are_judged_by_dispersion() {
         let fixed: Vec<u64> = (0..1000).map(|i| 50_000 + (i % 7) * 100).collect();
-        let (check, result) = interarrival(0, &fixed, &InterArrival::Fixed, 50_300.0, 0.05, 0.05);
+        let (check, result, _) =
+            interarrival(0, &fixed, &InterArrival::Fixed, 50_300.0, 0.05, 0.05);
         assert!(check.pass, "{}", check.detail);
         assert!(result.statistic < 0.1);
         let gaps = exp_gaps(1000, 50_000.0, 2);
-        let (check, _) = interarrival(0, &gaps, &InterArrival::Fixed, 50_000.0, 0.05, 0.05);
+        let (check, _, _) = interarrival(0, &gaps, &InterArrival::Fixed, 50_000.0, 0.05, 0.05);
         assert!(!check.pass);
         match check.data {
             Some(CheckData::Histogram { counts, .. }) => {
@@ -453,7 +417,7 @@ mod tests {
     fn an_ar1_series_needs_a_lag_and_white_noise_does_not() {
         let mut rng = SmallRng::seed_from_u64(3);
         let noise: Vec<f64> = (0..10_000).map(|_| rng.random::<f64>()).collect();
-        let (check, lag) = independence(0, &noise, 0.05);
+        let Independent { check, lag, .. } = independence(0, &noise, 0.05);
         // White noise passes at lag 1 most of the time; this seed does.
         assert_eq!(lag, Some(1), "{}", check.detail);
         let mut x = 0.0;
@@ -464,11 +428,15 @@ mod tests {
                 x
             })
             .collect();
-        let (check, lag) = independence(0, &ar, 0.05);
+        let Independent { check, lag, .. } = independence(0, &ar, 0.05);
         assert!(!check.pass);
         assert!(lag.is_some_and(|l| l > 10), "{lag:?}: {}", check.detail);
         let series = std::iter::repeat_n(5.0, 100).collect::<Vec<_>>();
-        assert!(stationarity(CheckKind::Stationarity, None, &series, 0.05, None).pass);
+        assert!(
+            stationarity(CheckKind::Stationarity, None, &series, 0.05, None)
+                .0
+                .pass
+        );
         let walk: Vec<f64> = noise
             .iter()
             .scan(0.0, |s, e| {
@@ -476,8 +444,12 @@ mod tests {
                 Some(*s)
             })
             .collect();
-        let check = stationarity(CheckKind::Stationarity, None, &walk, 0.05, None);
+        let (check, _) = stationarity(CheckKind::Stationarity, None, &walk, 0.05, None);
         assert!(!check.pass, "{}", check.detail);
-        assert!(stationarity(CheckKind::Stationarity, None, &noise, 0.05, None).pass);
+        assert!(
+            stationarity(CheckKind::Stationarity, None, &noise, 0.05, None)
+                .0
+                .pass
+        );
     }
 }

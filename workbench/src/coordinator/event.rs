@@ -75,6 +75,15 @@ pub enum Phase {
 }
 
 impl Phase {
+    /// Every phase, in order.
+    pub const ALL: [Phase; 5] = [
+        Phase::Warmup,
+        Phase::Interarrival,
+        Phase::Measure,
+        Phase::Paused,
+        Phase::Done,
+    ];
+
     /// A short name for displays.
     pub fn name(self) -> &'static str {
         match self {
@@ -110,18 +119,21 @@ pub enum CheckKind {
 }
 
 impl CheckKind {
-    /// A short name for displays.
-    pub fn label(self) -> &'static str {
-        match self {
-            CheckKind::Rate => "rate",
-            CheckKind::WarmupStationarity => "warm-up ADF",
-            CheckKind::Interarrival => "inter-arrival",
-            CheckKind::Independence => "independence",
-            CheckKind::Stationarity => "stationarity",
-            CheckKind::Agreement => "agreement",
-            CheckKind::Confidence => "confidence",
-            CheckKind::Departures => "departures",
-        }
+    /// Every check, in the methodology's order.
+    pub const ALL: [CheckKind; 8] = [
+        CheckKind::Rate,
+        CheckKind::WarmupStationarity,
+        CheckKind::Interarrival,
+        CheckKind::Independence,
+        CheckKind::Stationarity,
+        CheckKind::Agreement,
+        CheckKind::Confidence,
+        CheckKind::Departures,
+    ];
+
+    /// Its one name, as records, displays and `vernier replay --until` spell it: serde's.
+    pub fn name(self) -> &'static str {
+        serde_variant::to_variant_name(&self).unwrap_or("unknown")
     }
 }
 

@@ -10,7 +10,6 @@
 //! estimate from a series; this file starts the point, runs its clock and takes the
 //! user's commands.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use vernier_agent::StallReport;
@@ -19,7 +18,8 @@ use super::config::PointConfig;
 use super::decision::{Action, Decision};
 use super::event::Phase;
 use super::policy::{COLLECT_SHARE_OF_TIME, PROGRESS_EVERY};
-use super::result::{PointResult, Reason, ReasonKind, Verdict};
+use super::reason::{Nothing, Reason, Why};
+use super::result::{PointResult, Verdict};
 use crate::scenario::Limits;
 use state::AgentState;
 
@@ -254,11 +254,7 @@ impl Point {
             return;
         }
         if self.agents.iter().all(|a| a.samples.is_empty()) {
-            let reason = Reason {
-                check: ReasonKind::AcceptedEmpty,
-                detail: "accepted before any sample was measured".into(),
-                figures: BTreeMap::new(),
-            };
+            let reason = Reason::new(Why::AcceptedEmpty(Nothing {}));
             self.finish_na(at, vec![reason], out);
         } else {
             self.finish(at, Verdict::Accepted, Vec::new(), out);

@@ -9,9 +9,11 @@
 use statrs::distribution::{ContinuousCDF, Normal};
 use vernier_stats::{Percentile, heterogeneity, mean_ci};
 
+use super::reason::{
+    Hysteresis, NoEstimate, Reason, Replications as TooFewRuns, TooFewSamples, Why,
+};
 use super::result::{
-    AcrossRuns, PercentileResult, PointResult, Reason, ReasonKind, Replication, SchedulePercentile,
-    Spread, Verdict,
+    AcrossRuns, PercentileResult, PointResult, Replication, SchedulePercentile, Spread, Verdict,
 };
 use crate::scenario::Replications;
 
@@ -32,15 +34,7 @@ pub enum Next {
 /// N/A reasons after which a run's estimate still stands among the others': the run
 /// measured what it was asked, only not precisely enough on its own.
 fn imprecise_only(run: &PointResult) -> bool {
-    run.reasons.iter().all(|r| {
-        matches!(
-            r.check,
-            ReasonKind::TooFewSamples
-                | ReasonKind::Confidence
-                | ReasonKind::HeavyTail
-                | ReasonKind::HostStalls
-        )
-    })
+    run.reasons.iter().all(|r| r.kind().more_samples_help())
 }
 
 /// Decides after the last of `runs` (in order, at least one).
@@ -92,16 +86,16 @@ fn failed_run(
         .reasons
         .iter()
         .map(|r| Reason {
-            detail: format!("run {k}: {}", r.detail),
+            run: Some(k),
             ..r.clone()
         })
         .collect();
     if reasons.is_empty() {
-        reasons.push(Reason {
-            check: ReasonKind::TooFewSamples,
-            detail: format!("run {k} has no estimate of the target percentile"),
-            figures: Default::default(),
-        });
+        reasons.push(Reason::new(Why::TooFewSamples(TooFewSamples::NoEstimate(
+            NoEstimate {
+                estimate_missing_in_run: k,
+            },
+        ))));
     }
     summary(last, runs, plan, confidence, Verdict::NotAvailable, reasons)
 }
@@ -115,70 +109,31 @@ fn hysteresis_reason(
     width: f64,
     width_target_us: f64,
 ) -> Reason {
-    let k = runs.len() as u32;
-    let mut parts = Vec::new();
-    if let (Some(i2), Some(tau)) = (s.i2, s.tau_us)
-        && !s.disjoint.is_empty()
-    {
-        parts.push(format!(
-            "I² = {i2:.2} ({:.0}% of the spread between the runs with a CI is beyond \
-             what their CIs explain, τ = {tau:.1} µs)",
-            i2 * 100.0
-        ));
-    }
-    if !s.outside.is_empty() {
-        let (lo, hi) = s.ci_hull;
-        parts.push(format!(
-            "run{} {} (no CI of {}: {}) outside every other run's CI ({lo:.1} to {hi:.1} µs)",
-            if s.outside.len() == 1 { "" } else { "s" },
-            s.outside
-                .iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join(", "),
-            if s.outside.len() == 1 {
-                "its own"
-            } else {
-                "their own"
-            },
-            s.outside
-                .iter()
-                .filter_map(|&k| runs.get(k as usize - 1))
-                .map(|r| r.reasons.first().map_or("-", |x| x.check.name()))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
-    let mut figures: std::collections::BTreeMap<String, f64> = [
-        ("runs", f64::from(k)),
-        ("low_us", s.low),
-        ("high_us", s.high),
-        ("spread_us", s.high - s.low),
-        ("runs_outside", s.outside.len() as f64),
-        ("width_us", width),
-        ("width_target_us", width_target_us),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect();
-    for (name, v) in [("i2", s.i2), ("tau_us", s.tau_us)] {
-        if let Some(v) = v {
-            figures.insert(name.into(), v);
-        }
-    }
-    Reason {
-        check: ReasonKind::Hysteresis,
-        detail: format!(
-            "the runs disagree beyond their own CIs: {p} per run {} µs, from {:.1} to \
-             {:.1}; {}; the CI across {k} runs is {width:.1} µs wide, {:.1} asked",
-            per_run(runs, p.percent()),
-            s.low,
-            s.high,
-            parts.join("; "),
-            width_target_us
-        ),
-        figures,
-    }
+    Reason::new(Why::Hysteresis(Hysteresis {
+        p,
+        runs: runs.len() as u32,
+        per_run: per_run(runs, p.percent()),
+        low_us: s.low,
+        high_us: s.high,
+        spread_us: s.high - s.low,
+        width_us: width,
+        width_target_us,
+        i2: s.i2,
+        tau_us: s.tau_us,
+        disjoint: !s.disjoint.is_empty(),
+        outside: s
+            .outside
+            .iter()
+            .map(|&k| {
+                let kind = runs
+                    .get(k as usize - 1)
+                    .and_then(|r| r.reasons.first())
+                    .map(Reason::kind);
+                (k, kind)
+            })
+            .collect(),
+        ci_hull: s.ci_hull,
+    }))
 }
 
 /// `replications`: the runs agree, but `runs` of them are too few for a CI of `p` as
@@ -192,41 +147,22 @@ fn too_few_runs_reason(
     let k = runs.len() as u32;
     // The half-width shrinks as 1/√runs (and t's quantile with it, a little).
     let needed = (f64::from(k) * (width / replication.width_target_us).powi(2)).ceil();
-    Reason {
-        check: ReasonKind::Replications,
-        detail: format!(
-            "the CI of {p} across {k} runs is {width:.1} µs wide, {:.1} asked: \
-             about {needed:.0} runs would do ({p} per run {} µs; {})",
-            replication.width_target_us,
-            per_run(runs, p.percent()),
-            match replication.spread.as_ref().and_then(|s| s.i2) {
-                Some(i2) => format!("their own CIs explain the spread, I² = {i2:.2}"),
-                None => "fewer than two runs have a CI of their own, so whether \
-                         they disagree beyond it is not known"
-                    .to_string(),
-            }
-        ),
-        figures: [
-            ("runs", f64::from(k)),
-            ("runs_needed", needed),
-            ("width_us", width),
-            ("width_target_us", replication.width_target_us),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect(),
-    }
+    Reason::new(Why::Replications(TooFewRuns {
+        p,
+        runs: k,
+        runs_needed: needed,
+        per_run: per_run(runs, p.percent()),
+        width_us: width,
+        width_target_us: replication.width_target_us,
+        i2: replication.spread.as_ref().and_then(|s| s.i2),
+    }))
 }
 
-/// `80.3, 330.6, …`: each run's estimate of percentile `p`.
-fn per_run(runs: &[PointResult], p: f64) -> String {
+/// Each run's estimate of percentile `p`, µs (none: the run had none).
+fn per_run(runs: &[PointResult], p: f64) -> Vec<Option<f64>> {
     runs.iter()
-        .map(|r| {
-            r.percentile(p)
-                .map_or("-".to_string(), |q| format!("{:.1}", q.value))
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
+        .map(|r| r.percentile(p).map(|q| q.value))
+        .collect()
 }
 
 /// The point's result from its `runs` (`last` the last of them): the across-run CIs in
@@ -393,6 +329,8 @@ fn spread(runs: &[PointResult], p: f64, confidence: f64) -> Option<Spread> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::coordinator::ReasonKind;
+    use crate::coordinator::reason::{Confidence, HostKept, HostStalls, TimedOut};
     use crate::scenario::CiWidth;
 
     fn run(k: u32, value: f64, ci: Option<(f64, f64)>, why: Option<ReasonKind>) -> PointResult {
@@ -413,14 +351,36 @@ mod tests {
         );
         r.run = Some(k);
         r.reasons = why
-            .map(|check| Reason {
-                check,
-                detail: "as measured".into(),
-                figures: Default::default(),
-            })
+            .map(|kind| Reason::new(of_kind(kind)))
             .into_iter()
             .collect();
         r
+    }
+
+    /// A reason of `kind` with made-up figures (a run that ended with it).
+    fn of_kind(kind: ReasonKind) -> Why {
+        let timed_out = TimedOut {
+            p: Percentile::P99,
+            max_duration_s: 10.0,
+            ci_width_us: None,
+        };
+        match kind {
+            ReasonKind::TooFewSamples => {
+                Why::TooFewSamples(TooFewSamples::NoEstimate(NoEstimate {
+                    estimate_missing_in_run: 1,
+                }))
+            }
+            ReasonKind::Confidence => Why::Confidence(Confidence::OutOfTime(timed_out)),
+            ReasonKind::HostStalls => Why::HostStalls(HostStalls {
+                host: vernier_agent::StallReport::default(),
+                value_us: 600.0,
+                host_late_p99_us: 900.0,
+                host_late_max_us: 9_000.0,
+                host_stalled_share: 0.02,
+                kept: HostKept::OutOfTime(timed_out),
+            }),
+            other => panic!("no made-up figures for {other}"),
+        }
     }
 
     fn plan(min: u32, max: u32, width: f64) -> Replications {
@@ -449,7 +409,7 @@ mod tests {
         };
         assert_eq!(result.verdict, Verdict::NotAvailable);
         let reason = &result.reasons[0];
-        assert_eq!(reason.check, ReasonKind::Hysteresis, "{reason:#?}");
+        assert_eq!(reason.kind(), ReasonKind::Hysteresis, "{reason:#?}");
         let rep = result.replication.as_deref().unwrap();
         let s = rep.disagreement().unwrap();
         assert_eq!(s.outside, [4, 5]);
@@ -459,15 +419,17 @@ mod tests {
             "{s:?}"
         );
         assert_eq!(s.ci_hull, (63.1, 78.7));
-        assert!(
-            reason.detail.contains(
-                "runs 4, 5 (no CI of their own: too_few_samples, host_stalls) outside every \
-                 other run's CI (63.1 to 78.7 µs)"
-            ),
-            "{}",
-            reason.detail
+        let Why::Hysteresis(f) = &reason.why else {
+            panic!("{reason:#?}")
+        };
+        assert_eq!(
+            f.outside,
+            [
+                (4, Some(ReasonKind::TooFewSamples)),
+                (5, Some(ReasonKind::HostStalls))
+            ]
         );
-        assert_eq!(reason.figures["runs_outside"], 2.0);
+        assert_eq!(f.ci_hull, (63.1, 78.7));
         assert_eq!((s.low, s.high), (64.5, 684.8));
         // The answer across runs: their mean, the t-interval cut at 0.
         let p99 = result.target().unwrap();

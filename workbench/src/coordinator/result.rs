@@ -3,13 +3,12 @@
 //! across its runs. The JSON object `vernier run --headless` prints, and what the TUI, the
 //! record and the report read back.
 
-use std::collections::BTreeMap;
-
 use serde::{Deserialize, Serialize};
 use vernier_agent::StallReport;
 use vernier_stats::Percentile;
 
 use super::budget_parts::Budget;
+use super::reason::Reason;
 
 /// A load point's verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -31,168 +30,6 @@ impl Verdict {
             Verdict::Converged => "converged",
             Verdict::NotAvailable => "n/a",
             Verdict::Accepted => "accepted",
-        }
-    }
-}
-
-/// What a [`Reason`] is about. Records, JSON and the printed verdicts name it by its stable
-/// snake_case name (`closed_loop`, `heavy_tail`, …), which [`ReasonKind::name`] gives.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ReasonKind {
-    /// The agents could not send the rate asked.
-    LoadNotReached,
-    /// Too few request slots: the load turned closed-loop.
-    ClosedLoop,
-    /// The departures do not follow the arrival process (`method: lancet`'s gate).
-    Interarrival,
-    /// The client's late departures move the answer beyond the tolerance asked.
-    Departures,
-    /// The samples stay correlated (`method: lancet`'s gate).
-    Independence,
-    /// The latency series drifts while measuring.
-    Stationarity,
-    /// The latency never settled during warm-up.
-    WarmupStationarity,
-    /// The agents' intervals do not overlap.
-    AgentsDisagree,
-    /// Too few samples for the interval by the time limit.
-    TooFewSamples,
-    /// The service's own tail is too heavy for the samples the limit allows.
-    HeavyTail,
-    /// The host's stalls keep the interval wide.
-    HostStalls,
-    /// The interval did not reach the width asked by the limit.
-    Confidence,
-    /// The user quit.
-    Quit,
-    /// An agent was lost.
-    AgentLost,
-    /// The target stopped answering.
-    TargetFailed,
-    /// Accepted with nothing measured.
-    AcceptedEmpty,
-    /// Replicated runs disagree beyond their own CIs, more than the width asked allows.
-    Hysteresis,
-    /// The runs' estimates are too spread for the across-run CI asked by the last run.
-    Replications,
-    /// A comparison measured fewer pairs of blocks than its first look needs.
-    TooFewPairs,
-}
-
-impl ReasonKind {
-    /// The stable name, as records and JSON carry it.
-    pub fn name(self) -> &'static str {
-        match self {
-            ReasonKind::LoadNotReached => "load_not_reached",
-            ReasonKind::ClosedLoop => "closed_loop",
-            ReasonKind::Interarrival => "interarrival",
-            ReasonKind::Departures => "departures",
-            ReasonKind::Independence => "independence",
-            ReasonKind::Stationarity => "stationarity",
-            ReasonKind::WarmupStationarity => "warmup_stationarity",
-            ReasonKind::AgentsDisagree => "agents_disagree",
-            ReasonKind::TooFewSamples => "too_few_samples",
-            ReasonKind::HeavyTail => "heavy_tail",
-            ReasonKind::HostStalls => "host_stalls",
-            ReasonKind::Confidence => "confidence",
-            ReasonKind::Quit => "quit",
-            ReasonKind::AgentLost => "agent_lost",
-            ReasonKind::TargetFailed => "target_failed",
-            ReasonKind::AcceptedEmpty => "accepted_empty",
-            ReasonKind::Hysteresis => "hysteresis",
-            ReasonKind::Replications => "replications",
-            ReasonKind::TooFewPairs => "too_few_pairs",
-        }
-    }
-}
-
-impl std::fmt::Display for ReasonKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// A kind equals its stable name: `reason.check == "closed_loop"`.
-impl PartialEq<&str> for ReasonKind {
-    fn eq(&self, name: &&str) -> bool {
-        self.name() == *name
-    }
-}
-
-/// Why a point is N/A (or what was doubtful about an accepted one).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Reason {
-    /// What it is about.
-    pub check: ReasonKind,
-    /// What was found, with its figures, in words.
-    pub detail: String,
-    /// The figures.
-    pub figures: BTreeMap<String, f64>,
-}
-
-impl ReasonKind {
-    /// Whether more samples (more time) can answer an N/A of this kind.
-    pub fn more_samples_help(self) -> bool {
-        matches!(
-            self,
-            ReasonKind::TooFewSamples
-                | ReasonKind::Confidence
-                | ReasonKind::HeavyTail
-                | ReasonKind::HostStalls
-        )
-    }
-}
-
-impl Reason {
-    /// What a user can change so that the next run has an answer.
-    pub fn suggestion(&self) -> &'static str {
-        match self.check {
-            ReasonKind::LoadNotReached => {
-                "the agents cannot send this rate: add workers or agents, or ask for less load"
-            }
-            ReasonKind::ClosedLoop => {
-                "too few request slots for this load and latency: raise connections (or depth) to the figure above"
-            }
-            ReasonKind::Interarrival => {
-                "departures do not follow the arrival process: pin the workers (cpus), add workers, or lower the load"
-            }
-            ReasonKind::Independence => {
-                "latencies stay correlated: sample less (sampling.rate), allow more time (limits), or find the server's periodic stalls"
-            }
-            ReasonKind::Stationarity => {
-                "latency drifts while measuring: warm up longer (warmup.max) or look for a trend on the server (GC, compaction)"
-            }
-            ReasonKind::WarmupStationarity => {
-                "latency never settled: warm up longer (warmup.max), or the server cannot sustain this rate"
-            }
-            ReasonKind::AgentsDisagree => {
-                "agents see different latencies: compare their paths to the target (NUMA, NIC queues, routes)"
-            }
-            ReasonKind::Departures => {
-                "the client's late sends move the answer: pin the agent to a quiet core (cpus), add workers or agents, or lower the load"
-            }
-            ReasonKind::HostStalls => {
-                "the host deschedules the server or the client for milliseconds: measure on a quieter host (dedicated cores, no CPU overcommit), or ask for a lower percentile or a wider CI"
-            }
-            ReasonKind::TooFewSamples | ReasonKind::Confidence | ReasonKind::HeavyTail => {
-                "ask for less (a wider ci.width or a lower percentile) or allow more (limits.max_duration, max_tries; c continues live)"
-            }
-            ReasonKind::Quit => "stopped by the user: run again for a verdict",
-            ReasonKind::AgentLost => {
-                "an agent stopped answering: check its host and network, then run again"
-            }
-            ReasonKind::AcceptedEmpty => "accept once measurement has started",
-            ReasonKind::Hysteresis => {
-                "each run settles somewhere else (memory layout, connection placement, cores): report the across-run spread, pin the server and the agents (cpus, target_cpus), or allow more runs (replications.max)"
-            }
-            ReasonKind::Replications => {
-                "allow more runs (replications.max) or a wider replications.width"
-            }
-            ReasonKind::TooFewPairs => "allow more pairs (--pairs)",
-            ReasonKind::TargetFailed => {
-                "the target stopped answering: check that it is up and reachable, then run again"
-            }
         }
     }
 }

@@ -10,7 +10,23 @@ use vernier_agent::{Batch, Counters, Sample, histogram};
 use vernier_protocols::InterArrival;
 use vernier_stats::Percentile;
 
+use super::findings::{DepartureFinding, LateCause};
+use super::reason::{
+    ClosedLoop, ClosedLoopMoment, Confidence, HeavyTail, HeldClosedLoop, HostKept, HostStalls,
+    Interarrival, NotReached, TargetFailed, TimedOut,
+};
 use super::*;
+use crate::coordinator::ReasonKind;
+
+/// The figures of a reason of the kind the pattern names, or a panic naming what it was.
+macro_rules! figures {
+    ($reason:expr, $pattern:pat => $figures:expr) => {
+        match &$reason.why {
+            $pattern => $figures,
+            other => panic!("{other:#?}"),
+        }
+    };
+}
 use crate::scenario::{
     CiTarget, CiWidth, Limits, LoadPlan, Method, OnAgentLoss, Sampling, SloSearch, Warmup,
 };
@@ -456,29 +472,26 @@ fn backlog_reason(connections: usize) -> Reason {
     let result = &c.results()[0];
     assert_eq!(result.verdict, Verdict::NotAvailable);
     let reason = result.reasons[0].clone();
-    assert_eq!(reason.check, "closed_loop", "{reason:?}");
+    assert_eq!(reason.kind(), ReasonKind::ClosedLoop, "{reason:?}");
     reason
 }
 
 #[test]
 fn a_growing_backlog_is_a_closed_loop_with_the_connections_needed() {
     let reason = backlog_reason(1);
-    assert!(reason.figures["connections_needed"] >= 2.0);
-    assert!(reason.detail.contains("connections per agent would do"));
+    let held: &HeldClosedLoop = figures!(reason, Why::ClosedLoop(ClosedLoop::Held(h)) => h);
+    // More connections than given: the cure is the connections.
+    assert!(held.connections_needed >= 2, "{held:?}");
+    assert!(held.connections_needed > held.connections, "{held:?}");
 }
 
 #[test]
 fn a_backlog_the_slots_could_carry_is_the_target_s_not_a_call_for_connections() {
     let reason = backlog_reason(64);
-    assert!(
-        !reason.figures.contains_key("connections_needed"),
-        "{reason:?}"
-    );
-    assert!(
-        reason.detail.contains("the backlog is the target's"),
-        "{}",
-        reason.detail
-    );
+    let held: &HeldClosedLoop = figures!(reason, Why::ClosedLoop(ClosedLoop::Held(h)) => h);
+    // Little's law's connections are fewer than given: the backlog is the target's.
+    assert!(held.connections_needed <= held.connections, "{held:?}");
+    assert!(held.achieved_rate < held.target_rate, "{held:?}");
 }
 
 /// A load that goes closed-loop only once measuring (warm-up saw the rate it asked) and
@@ -516,7 +529,8 @@ fn a_measurement_that_turns_closed_loop_and_runs_out_of_time_says_closed_loop() 
     let result = &c.results()[0];
     assert_eq!(result.verdict, Verdict::NotAvailable);
     assert_eq!(
-        result.reasons[0].check, "closed_loop",
+        result.reasons[0].kind(),
+        ReasonKind::ClosedLoop,
         "{:?}",
         result.reasons
     );
@@ -529,11 +543,9 @@ fn an_agent_that_falls_behind_is_load_not_reached() {
     agent.capacity = 150_000.0;
     drive(&mut c, &mut agent, Duration::from_secs(30));
     let reason = &c.results()[0].reasons[0];
-    assert_eq!(reason.check, "load_not_reached", "{reason:?}");
-    assert!(
-        (reason.figures["achieved_rate"] - 150_000.0).abs() < 10_000.0,
-        "{reason:?}"
-    );
+    assert_eq!(reason.kind(), ReasonKind::LoadNotReached, "{reason:?}");
+    let f: &NotReached = figures!(reason, Why::LoadNotReached(f) => f);
+    assert!((f.achieved_rate - 150_000.0).abs() < 10_000.0, "{f:?}");
 }
 
 /// An agent whose latencies are lognormal (median 10 µs, σ = 2): a heavy tail of the
@@ -555,13 +567,10 @@ fn a_lognormal_tail_is_na_heavy_tail_naming_the_width() {
     drive(&mut c, &mut agent, Duration::from_secs(30));
     let result = &c.results()[0];
     let reason = &result.reasons[0];
-    assert_eq!(reason.check, "heavy_tail", "{reason:?}");
-    let width = reason.figures["ci_width_us"];
-    assert!(
-        reason.detail.contains(&format!("{width:.1} µs wide")),
-        "{}",
-        reason.detail
-    );
+    assert_eq!(reason.kind(), ReasonKind::HeavyTail, "{reason:?}");
+    // The width named is the order statistics' (a lower bound), wider than asked.
+    let width = figures!(reason, Why::HeavyTail(HeavyTail::TooFew(f)) => f.ci_width_us);
+    assert!(width > 5.0, "{reason:?}");
     // It gave up as soon as the prediction showed the limits could not be met.
     assert!(result.duration_s < 15.0, "{}", result.duration_s);
 }
@@ -692,7 +701,7 @@ fn pause_resume_set_load_accept_and_quit() {
     assert!(d.actions.contains(&Action::Finished));
     assert!(c.is_done());
     assert_eq!(c.results().len(), 2);
-    assert_eq!(c.results()[1].reasons[0].check, "quit");
+    assert_eq!(c.results()[1].reasons[0].kind(), ReasonKind::Quit);
 }
 
 #[test]
@@ -733,11 +742,16 @@ fn continue_extends_the_limits_and_progress_carries_the_ccdf() {
     let result = &c.results()[0];
     assert_eq!(result.verdict, Verdict::NotAvailable);
     assert!(result.duration_s > 3.9, "{}", result.duration_s);
-    assert!(
-        result.reasons[0].detail.contains("4s"),
-        "{:?}",
-        result.reasons
-    );
+    // Its reason quotes the extended limit.
+    let limit = match &result.reasons[0].why {
+        Why::Confidence(Confidence::OutOfTime(t)) => t.max_duration_s,
+        Why::HostStalls(HostStalls {
+            kept: HostKept::OutOfTime(t),
+            ..
+        }) => t.max_duration_s,
+        other => panic!("{other:#?}"),
+    };
+    assert_eq!(limit, 4.0, "{:?}", result.reasons);
     let progress: Vec<&Progress> = events
         .iter()
         .filter_map(|e| match &e.kind {
@@ -784,10 +798,10 @@ fn a_target_that_stops_answering_is_na_target_failed_with_the_time() {
     let result = &c.results()[0];
     assert_eq!(result.verdict, Verdict::NotAvailable);
     let reason = &result.reasons[0];
-    assert_eq!(reason.check, "target_failed", "{reason:?}");
-    assert!(reason.detail.contains("at 3.00s"), "{reason:?}");
-    assert_eq!(reason.figures["at_s"], 3.0);
-    assert!(reason.figures["failed"] > 10_000.0, "{reason:?}");
+    assert_eq!(reason.kind(), ReasonKind::TargetFailed, "{reason:?}");
+    let f: &TargetFailed = figures!(reason, Why::TargetFailed(f) => f);
+    assert_eq!(f.at_s, 3.0);
+    assert!(f.failed > 10_000, "{f:?}");
     // Noticed after a second of failures, not at the time limit.
     assert!(result.duration_s < 4.2, "{}", result.duration_s);
 }
@@ -901,12 +915,9 @@ fn a_lost_agent_ends_the_point_unless_the_scenario_says_continue() {
     );
     let result = &c.results()[0];
     assert_eq!(result.verdict, Verdict::NotAvailable);
-    assert_eq!(result.reasons[0].check, "agent_lost");
-    assert!(
-        result.reasons[0].detail.contains("agent 2"),
-        "{:?}",
-        result.reasons
-    );
+    assert_eq!(result.reasons[0].kind(), ReasonKind::AgentLost);
+    let lost = figures!(result.reasons[0], Why::AgentLost(f) => f);
+    assert_eq!(lost.agent, 2, "{lost:?}");
 
     // continue: the two others take over its load, warm-up starts again, and the point
     // converges without it; the result says which agent was lost and why.
@@ -976,7 +987,7 @@ fn a_throughput_agent_loads_but_is_not_waited_for_and_cannot_be_the_last() {
     );
     let result = &c.results()[0];
     assert_eq!(result.verdict, Verdict::NotAvailable);
-    assert_eq!(result.reasons[0].check, "agent_lost");
+    assert_eq!(result.reasons[0].kind(), ReasonKind::AgentLost);
 }
 
 #[test]
@@ -1000,7 +1011,7 @@ fn interarrival_check_report_measures_anyway_and_the_result_says_so() {
         );
         if enforced {
             assert_eq!(result.verdict, Verdict::NotAvailable);
-            assert_eq!(result.reasons[0].check, "interarrival");
+            assert_eq!(result.reasons[0].kind(), ReasonKind::Interarrival);
             assert!(result.waived.is_empty());
         } else {
             // One test, reported; the measurement goes on to a verdict of its own.
@@ -1012,11 +1023,12 @@ fn interarrival_check_report_measures_anyway_and_the_result_says_so() {
             );
             assert_eq!(result.verdict, Verdict::Converged, "{:#?}", result.reasons);
             assert_eq!(result.waived.len(), 1);
-            assert!(
-                result.waived[0].detail.contains("not enforced"),
-                "{:?}",
-                result.waived
+            // Only reported: no tries were spent giving up on it.
+            let waived = figures!(
+                result.waived[0],
+                Why::Interarrival(Interarrival::Failed(f)) => f
             );
+            assert_eq!(waived.tries, None, "{waived:?}");
         }
     }
 }
@@ -1075,14 +1087,12 @@ fn vernier_ends_na_departures_when_late_requests_move_the_answer() {
     let result = &c.results()[0];
     assert_eq!(result.verdict, Verdict::NotAvailable);
     let reason = &result.reasons[0];
-    assert_eq!(reason.check, "departures", "{reason:?}");
-    assert!(reason.figures["all_us"] > 1000.0, "{reason:?}");
-    assert!(reason.figures["on_schedule_us"] < 400.0, "{reason:?}");
-    assert!(
-        reason.detail.contains("stalls of the client's host"),
-        "{}",
-        reason.detail
-    );
+    assert_eq!(reason.kind(), ReasonKind::Departures, "{reason:?}");
+    let f: &DepartureFinding = figures!(reason, Why::Departures(d) => &d.lateness);
+    assert!(f.all_us > 1000.0, "{f:?}");
+    assert!(f.on_schedule_us.is_some_and(|v| v < 400.0), "{f:?}");
+    // Most requests on time, some late, no probe to name: the client's host stalls.
+    assert_eq!(f.cause, LateCause::UnseenStalls, "{f:?}");
 }
 
 #[test]
@@ -1095,19 +1105,14 @@ fn a_brief_backlog_while_the_client_is_quiet_is_a_target_pause_with_the_connecti
     agent.blips = (50, 16);
     drive(&mut c, &mut agent, Duration::from_secs(60));
     let reason = &c.results()[0].reasons[0];
-    assert_eq!(reason.check, "closed_loop", "{reason:?}");
+    assert_eq!(reason.kind(), ReasonKind::ClosedLoop, "{reason:?}");
+    let f: &ClosedLoopMoment = figures!(reason, Why::ClosedLoop(ClosedLoop::Moment(m)) => m);
     assert!(
-        reason.detail.contains("the target paused"),
-        "{}",
-        reason.detail
+        matches!(f.lateness.cause, LateCause::TargetPaused { .. }),
+        "{f:?}"
     );
     // 5,000 req/s through a 2 ms pause: ten requests due while it lasts, at depth 1.
-    assert_eq!(reason.figures["connections_needed"], 10.0, "{reason:?}");
-    assert!(
-        !reason.detail.contains("ask for less than it serves"),
-        "{}",
-        reason.detail
-    );
+    assert_eq!(f.connections_needed, 10, "{f:?}");
 }
 
 #[test]
@@ -1137,8 +1142,12 @@ fn vernier_names_a_heavy_tail_only_when_the_tail_is_heavy() {
         };
         drive(&mut c, &mut agent, Duration::from_secs(30));
         let reason = &c.results()[0].reasons[0];
-        let want = if heavy { "heavy_tail" } else { "confidence" };
-        assert_eq!(reason.check, want, "{reason:?}");
+        let want = if heavy {
+            ReasonKind::HeavyTail
+        } else {
+            ReasonKind::Confidence
+        };
+        assert_eq!(reason.kind(), want, "{reason:?}");
     }
 }
 
@@ -1156,7 +1165,10 @@ fn vernier_ends_na_stationarity_when_the_latency_drifts() {
     assert_eq!(result.verdict, Verdict::NotAvailable);
     // Caught in warm-up (the per-window series) or in measurement (the samples).
     assert!(
-        result.reasons[0].check.name().ends_with("stationarity"),
+        matches!(
+            result.reasons[0].kind(),
+            ReasonKind::Stationarity | ReasonKind::WarmupStationarity
+        ),
         "{:?}",
         result.reasons
     );
@@ -1276,7 +1288,11 @@ fn a_point_that_never_measures_keeps_the_host_figures_of_its_warm_up() {
         })
     });
     let result = &c.results()[0];
-    assert_eq!(result.reasons[0].check, "load_not_reached", "{result:?}");
+    assert_eq!(
+        result.reasons[0].kind(),
+        ReasonKind::LoadNotReached,
+        "{result:?}"
+    );
     assert!(reported >= 2);
     let [pinned] = result.host.as_slice() else {
         panic!("{:?}", result.host)
@@ -1313,13 +1329,16 @@ fn out_of_time_with_probe(report: vernier_agent::StallReport) -> Reason {
     let [reason] = result.reasons.as_slice() else {
         panic!("{:?}", result.reasons)
     };
-    assert!(
-        reason
-            .detail
-            .starts_with("out of time: max_duration 10s reached in the measurement phase"),
-        "{}",
-        reason.detail
-    );
+    // The time limit ended it while measuring: its figures are the limit's.
+    let timed_out: &TimedOut = match &reason.why {
+        Why::Confidence(Confidence::OutOfTime(t)) => t,
+        Why::HostStalls(HostStalls {
+            kept: HostKept::OutOfTime(t),
+            ..
+        }) => t,
+        other => panic!("{other:#?}"),
+    };
+    assert_eq!(timed_out.max_duration_s, 10.0);
     reason.clone()
 }
 
@@ -1330,20 +1349,12 @@ fn out_of_time_names_the_host_s_stalls_when_they_explain_the_tail() {
     heavy.stalls_over_1ms = 3;
     heavy.stalled_share = 0.005;
     let reason = out_of_time_with_probe(heavy);
-    assert_eq!(reason.check, "host_stalls", "{reason:?}");
-    assert_eq!(reason.figures["host_late_max_us"], 3_000.0, "{reason:?}");
-    assert!(
-        (reason.figures["host_stalled_share"] - 0.005).abs() < 1e-12,
-        "{reason:?}"
-    );
-    assert_eq!(reason.figures["host_late_p99_us"], 400.0, "{reason:?}");
-    assert!(
-        reason
-            .detail
-            .contains("the host's stalls kept the p99 CI wide: on cpu 1"),
-        "{}",
-        reason.detail
-    );
+    assert_eq!(reason.kind(), ReasonKind::HostStalls, "{reason:?}");
+    let f: &HostStalls = figures!(reason, Why::HostStalls(f) => f);
+    assert_eq!(f.host_late_max_us, 3_000.0, "{f:?}");
+    assert!((f.host_stalled_share - 0.005).abs() < 1e-12, "{f:?}");
+    assert_eq!(f.host_late_p99_us, 400.0, "{f:?}");
+    assert_eq!(f.host.cpu, Some(1), "{f:?}");
 }
 
 #[test]
@@ -1353,9 +1364,9 @@ fn out_of_time_stays_confidence_when_the_host_is_quiet() {
     quiet.stalls_over_1ms = 0;
     quiet.stalled_share = 0.0;
     let reason = out_of_time_with_probe(quiet);
-    assert_eq!(reason.check, "confidence", "{reason:?}");
+    assert_eq!(reason.kind(), ReasonKind::Confidence, "{reason:?}");
     assert!(
-        !reason.figures.keys().any(|k| k.starts_with("host_")),
+        matches!(reason.why, Why::Confidence(Confidence::OutOfTime(_))),
         "{reason:?}"
     );
 }
@@ -1441,7 +1452,7 @@ fn runs_that_differ_by_a_bias_end_na_hysteresis_naming_the_spread() {
     assert_eq!(rep.runs.len(), 4, "the runs up to the most allowed");
     let reason = &result.reasons[0];
     assert_eq!(
-        reason.check,
+        reason.kind(),
         ReasonKind::Hysteresis,
         "{:#?}",
         result.reasons
@@ -1450,16 +1461,13 @@ fn runs_that_differ_by_a_bias_end_na_hysteresis_naming_the_spread() {
     assert!(h.i2.unwrap() > 0.9, "{h:?}");
     assert!(h.high - h.low > 100.0, "{h:?}");
     assert!(!h.disjoint.is_empty());
-    assert!(reason.figures["spread_us"] > 100.0, "{reason:?}");
-    assert!(
-        reason.detail.contains("disagree beyond their own CIs"),
-        "{reason:?}"
-    );
-    eprintln!("{}", reason.detail);
+    let f = figures!(reason, Why::Hysteresis(f) => f);
+    assert!(f.spread_us > 100.0, "{f:?}");
+    assert!(f.disjoint, "{f:?}");
+    eprintln!("{}", reason.detail());
     // Every run's estimate is named.
-    for run in &rep.runs {
-        let v = format!("{:.1}", run.target().unwrap().value);
-        assert!(reason.detail.contains(&v), "{v} not in {}", reason.detail);
+    for (run, named) in rep.runs.iter().zip(&f.per_run) {
+        assert_eq!(*named, Some(run.target().unwrap().value), "{f:?}");
     }
 }
 
@@ -1475,23 +1483,19 @@ fn runs_too_noisy_for_the_width_end_na_replications_not_hysteresis() {
     let result = &c.results()[0];
     assert_eq!(result.verdict, Verdict::NotAvailable);
     assert_eq!(
-        result.reasons[0].check,
+        result.reasons[0].kind(),
         ReasonKind::Replications,
         "{:#?}",
         result.reasons
     );
-    assert!(result.reasons[0].figures["runs_needed"] > 4.0);
+    let f = figures!(result.reasons[0], Why::Replications(f) => f);
+    assert!(f.runs_needed > 4.0, "{f:?}");
     // Every run had its own CI: the spread is judged, and not found beyond them.
     let rep = result.replication.as_deref().unwrap();
     let spread = rep.spread.as_ref().expect("the runs' spread");
     assert!(!spread.disagrees(replication::HYSTERESIS_I2), "{spread:?}");
-    assert!(
-        result.reasons[0]
-            .detail
-            .contains("their own CIs explain the spread"),
-        "{:#?}",
-        result.reasons
-    );
+    // Their own CIs explain the spread: I² is known (every run had a CI).
+    assert!(f.i2.is_some(), "{f:?}");
 }
 
 #[test]
@@ -1506,12 +1510,12 @@ fn a_run_that_fails_for_a_cause_ends_the_replicated_point() {
     let result = &c.results()[0];
     assert_eq!(result.verdict, Verdict::NotAvailable);
     assert_eq!(
-        result.reasons[0].check,
+        result.reasons[0].kind(),
         ReasonKind::LoadNotReached,
         "{:#?}",
         result.reasons
     );
-    assert!(result.reasons[0].detail.starts_with("run 1: "));
+    assert_eq!(result.reasons[0].run, Some(1), "{:#?}", result.reasons);
     assert_eq!(result.replication.as_deref().unwrap().runs.len(), 1);
     assert_eq!(agent.renewals, 0);
 }
@@ -1627,8 +1631,7 @@ fn a_late_waking_host_that_runs_out_of_time_is_the_host_s_stalls_not_a_closed_lo
     };
     // Before: "closed loop: 32 connection(s) × depth 1 per agent cannot carry 2000 req/s
     // ... (0 requests waiting for a free slot); by Little's law 4 connection(s) would".
-    assert_eq!(reason.check, "host_stalls", "{reason:?}");
-    assert!(reason.detail.contains("stalls"), "{}", reason.detail);
+    assert_eq!(reason.kind(), ReasonKind::HostStalls, "{reason:?}");
 }
 
 #[test]
@@ -1652,12 +1655,9 @@ fn late_departures_with_free_slots_on_a_late_waking_host_are_the_host_s() {
         );
     }
     let reason = &c.results()[0].reasons[0];
-    assert_eq!(reason.check, "departures", "{reason:?}");
-    assert!(
-        reason.detail.contains("with free slots"),
-        "{}",
-        reason.detail
-    );
+    let f: &DepartureFinding = figures!(reason, Why::Departures(d) => &d.lateness);
+    // Half the requests late with free slots, as the probe's own wake-ups: woken late.
+    assert!(matches!(f.cause, LateCause::WokenLate { .. }), "{f:?}");
 }
 
 #[test]
@@ -1678,8 +1678,12 @@ fn a_tail_heavy_inside_while_the_host_stalls_that_much_is_the_host_s_not_the_ser
         n.is_multiple_of(25).then(|| vec![stalls.clone()])
     });
     let reason = &c.results()[0].reasons[0];
-    assert_eq!(reason.check, "host_stalls", "{reason:?}");
-    assert!(!reason.figures.contains_key("heaviness"), "{reason:?}");
+    assert_eq!(reason.kind(), ReasonKind::HostStalls, "{reason:?}");
+    // The stalls are the cause, not the tail's shape: no heaviness is quoted.
+    let f = figures!(reason, Why::HostStalls(f) => f);
+    if let HostKept::Wide(w) = &f.kept {
+        assert_eq!(w.heaviness, None, "{f:?}");
+    }
 }
 
 /// The sequential rule as the point runs it: each look on at least a quarter and at most
@@ -1737,7 +1741,7 @@ fn an_na_for_want_of_samples_says_how_much_more_time_and_continue_gives_it() {
     // prediction with its margin, or the effective tail a late stop needs), of which some
     // 36,000 are in by the 20 s limit: about 47 s more at 2,000 a second.
     assert!((20.0..200.0).contains(&more), "{more}");
-    let needed = result.reasons[0].figures.get("samples_needed").copied();
+    let needed = result.reasons[0].more_time.map(|m| m.samples as f64);
     if let Some(needed) = needed {
         let predicted = (needed - result.samples as f64) / 2_000.0;
         assert!(
@@ -1746,12 +1750,11 @@ fn an_na_for_want_of_samples_says_how_much_more_time_and_continue_gives_it() {
         );
     }
     let reason = &result.reasons[0];
-    assert!(reason.check.more_samples_help(), "{reason:?}");
-    assert_eq!(reason.figures.get("more_time_s"), Some(&more));
-    assert!(
-        reason.detail.contains("more at this rate"),
-        "{}",
-        reason.detail
+    assert!(reason.kind().more_samples_help(), "{reason:?}");
+    assert_eq!(
+        reason.more_time.map(|m| m.seconds),
+        Some(more),
+        "{reason:?}"
     );
 
     // The same point, continued once its first wide look has predicted the need.

@@ -203,7 +203,8 @@ fn points_table(points: &[PointRow]) -> String {
         for reason in &point.reasons {
             out.push_str(&format!(
                 "        {label}: {}: {}\n",
-                reason.check, reason.detail
+                reason.kind(),
+                reason.detail()
             ));
         }
         if !point.host.is_empty() {
@@ -376,10 +377,13 @@ fn legend(points: &[PointRow], columns: &[f64], scheduled: &[Option<Vec<String>>
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
 
     use super::*;
-    use crate::coordinator::{PointResult, ReasonKind};
+    use crate::coordinator::PointResult;
+    use crate::coordinator::findings::{GapTest, InterarrivalFinding};
+    use crate::coordinator::reason::{
+        Independence, IndependenceThinned, Interarrival, InterarrivalFailed, NotReached, Why,
+    };
     use crate::record::{FORMAT, Machine};
 
     fn pct(p: f64, value: f64, ci: Option<(f64, f64)>) -> PercentileResult {
@@ -433,11 +437,17 @@ mod tests {
             Verdict::NotAvailable,
             vec![pct(50.0, 8.5, Some((8.25, 8.75)))],
         );
-        bad.reasons.push(Reason {
-            check: ReasonKind::Independence,
-            detail: "still correlated at lag 1000".into(),
-            figures: BTreeMap::new(),
-        });
+        bad.reasons
+            .push(Reason::new(Why::Independence(Independence::Thinned(
+                IndependenceThinned {
+                    lag: 1000,
+                    sampling_rate: 0.001,
+                    seconds_needed: 200.0,
+                    samples_wanted: 20_000,
+                    seconds_left: Some(10.0),
+                    max_tries: None,
+                },
+            ))));
         let text = render_table(&summarize(Path::new("/runs/x"), &record(vec![good, bad])));
         let expected = "\
 run sweep (finished), started 2026-01-02T03:04:05Z, timestamps: user
@@ -446,7 +456,7 @@ run sweep (finished), started 2026-01-02T03:04:05Z, timestamps: user
 point  target/s  achieved/s  verdict    samples  p50 µs             p99 µs*            p99.9 µs
     0     10000      9990.0  converged    20000  12.3 [12.1, 12.6]  45.1 [44.0, 46.2]  80.2 (no CI)
     1     20000     19980.0  n/a          20000  8.50 [8.25, 8.75]  -                  -
-        N/A: independence: still correlated at lag 1000
+        N/A: independence: samples are independent only one in 1000: 20000 samples at 0.1000% sampling would take 200s, beyond the 10s left
 
 latencies in µs: estimate [CI low, CI high]; * the target percentile
 
@@ -510,11 +520,14 @@ verdict: n/a
             vec![pct(50.0, 8.5, Some((8.25, 8.75))), pct(99.0, 30.0, None)],
         );
         late.from_schedule = vec![sched(50.0, 9.0, 8.5), sched(99.0, 1234.5, 30.25)];
-        late.reasons.push(Reason {
-            check: ReasonKind::ClosedLoop,
-            detail: "backlog of 120 requests".into(),
-            figures: BTreeMap::new(),
-        });
+        late.reasons
+            .push(Reason::new(Why::LoadNotReached(NotReached {
+                achieved_rate: 19_980.0,
+                sent_rate: 19_990.0,
+                target_rate: 20_000.0,
+                agents: 1,
+                send_lag_p50_us: None,
+            })));
         // An old record's point: no line under it.
         let old = point(
             30_000.0,
@@ -532,7 +545,7 @@ point  target/s  achieved/s  verdict    samples  p50 µs              p99 µs*
                                   from schedule  12.5 (12.3 actual)  61.2 (45.2 actual)
     1     20000     19980.0  n/a          20000  8.50 [8.25, 8.75]   30.0 (no CI)
                                   from schedule  9.00 (8.50 actual)  1234.5 (30.2 actual)
-        N/A: closed_loop: backlog of 120 requests
+        N/A: load_not_reached: load not reached: achieved 19980 req/s (sent 19990) of 20000 with 1 agent(s); more workers or agents are needed
     2     30000     29970.0  converged    20000  9.50 (no CI)        50.0 (no CI)
 
 latencies in µs: estimate [CI low, CI high]; * the target percentile
@@ -551,11 +564,25 @@ verdict: n/a
     fn points_na_before_measuring_have_rows_without_percentiles() {
         let mut na = point(5000.0, Verdict::NotAvailable, Vec::new());
         na.samples = 0;
-        na.reasons.push(Reason {
-            check: ReasonKind::Interarrival,
-            detail: "agent 0 cannot generate the exp inter-arrival process".into(),
-            figures: BTreeMap::new(),
-        });
+        na.reasons
+            .push(Reason::new(Why::Interarrival(Interarrival::Failed(
+                InterarrivalFailed {
+                    agent: 0,
+                    statistic: 9.0,
+                    pvalue: Some(0.001),
+                    process: "exp".into(),
+                    tries: Some(5),
+                    finding: InterarrivalFinding {
+                        test: GapTest::MeanOnly {
+                            shape: "exp".into(),
+                        },
+                        mean_gap_us: 120.0,
+                        target_gap_us: 100.0,
+                        mean_off: None,
+                        misfit: None,
+                    },
+                },
+            ))));
         let text = render_table(&summarize(Path::new("d"), &record(vec![na])));
         assert!(
             text.contains("point  target/s  achieved/s  verdict  samples\n"),

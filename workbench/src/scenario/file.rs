@@ -104,13 +104,23 @@ pub(crate) struct WarmupFile {
     pub max: Option<String>,
 }
 
+/// Whose lines the YAML given to [`File::parse`] has, which says where an error's line
+/// comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Lines {
+    /// The file's as written (no override): YAML's position is the user's line.
+    AsWritten,
+    /// None of the user's (re-serialised after overrides, or built from a URL): the field
+    /// is looked up in the file's text instead.
+    Rewritten,
+}
+
 impl File {
     /// Reads `yaml` (the text as run: the file's, or its re-serialised form after
-    /// overrides). `located` says whether YAML's positions are the file's lines (no
-    /// overrides); otherwise the field is looked up in the file's text.
-    pub fn parse(yaml: &str, located: bool, context: &Context<'_>) -> Result<File, ScenarioError> {
+    /// overrides), whose `lines` say whether YAML's positions are the file's.
+    pub fn parse(yaml: &str, lines: Lines, context: &Context<'_>) -> Result<File, ScenarioError> {
         serde_yaml::from_str(yaml).map_err(|error| {
-            let line = located
+            let line = (lines == Lines::AsWritten)
                 .then(|| error.location().map(|l| l.line()))
                 .flatten();
             let (path, message) = split_message(&error);
@@ -237,7 +247,9 @@ mod tests {
             overrides: &[],
             flags: &[],
         };
-        File::parse(yaml, true, &context).unwrap_err().to_string()
+        File::parse(yaml, Lines::AsWritten, &context)
+            .unwrap_err()
+            .to_string()
     }
 
     #[test]

@@ -16,7 +16,7 @@ use serde_yaml::{Mapping, Value};
 use super::context::Context;
 use super::defaults;
 use super::error::ScenarioError;
-use super::file::File;
+use super::file::{File, Lines};
 use super::flag::Flag;
 use super::overrides::{Override, set};
 use super::types::Scenario;
@@ -242,7 +242,7 @@ impl Scenario {
             overrides,
             flags,
         };
-        let file = File::parse(&text, false, &context)?;
+        let file = File::parse(&text, Lines::Rewritten, &context)?;
         validate::scenario(file, text, &context)
     }
 }

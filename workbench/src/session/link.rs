@@ -49,14 +49,21 @@ pub(super) enum Link {
         /// The agent this session started over SSH, shut down at the end.
         deployed: Option<crate::deploy::Deployed>,
         /// How it was reached: a replicated point's runs reach it again.
-        address: String,
-        /// Its token, to reach it again.
-        token: String,
-        /// Its TLS, to reach it again.
-        tls: Option<ClientTls>,
+        reach: Reach,
     },
     /// An agent that could not be started again between runs (closed).
     Gone { closed: Arc<AtomicBool> },
+}
+
+/// How a remote agent is reached: kept with its link, since a replicated point's next run
+/// reaches it again.
+pub(super) struct Reach {
+    /// Its control address (an SSH-deployed agent's: the local end of the port forward).
+    address: String,
+    /// The bearer token every call carries.
+    token: String,
+    /// Its TLS (none over an SSH port forward, which already encrypts the channel).
+    tls: Option<ClientTls>,
 }
 
 impl Link {
@@ -183,7 +190,7 @@ async fn connect_one(
     tx: &mpsc::UnboundedSender<Message>,
 ) -> Result<(Link, Option<String>), Error> {
     let target_text = &scenario.targets[i % scenario.targets.len()];
-    let (address, token, tls, deployed) = match &scenario.agents[i] {
+    let (reach, deployed) = match &scenario.agents[i] {
         AgentSpec::Local { .. } => {
             let target = resolve(target_text)?;
             let spec = scenario.load_spec(i, target);
@@ -215,40 +222,46 @@ async fn connect_one(
                 }),
                 None => None,
             };
-            (address.clone(), token, tls, None)
+            let reach = Reach {
+                address: address.clone(),
+                token,
+                tls,
+            };
+            (reach, None)
         }
         // The SSH port forward already encrypts and authenticates the channel.
         AgentSpec::Ssh { host, .. } => {
             let d = crate::deploy::deploy(host).await?;
-            (d.address.clone(), d.token.clone(), None, Some(d))
+            let reach = Reach {
+                address: d.address.clone(),
+                token: d.token.clone(),
+                tls: None,
+            };
+            (reach, Some(d))
         }
     };
-    remote_link(scenario, i, address, token, tls, deployed, tx)
+    remote_link(scenario, i, reach, deployed, tx)
         .await
         .map(|(link, timestamps)| (link, Some(timestamps)))
 }
 
-/// Configures the remote agent at `address` for `scenario` and forwards its batches: its
-/// link and the timestamp source it reports. On failure, a `deployed` agent is stopped.
+/// Configures the remote agent reached by `reach` for `scenario` and forwards its batches:
+/// its link and the timestamp source it reports. On failure, a `deployed` agent is stopped.
 async fn remote_link(
     scenario: &Scenario,
     i: usize,
-    address: String,
-    token: String,
-    tls: Option<ClientTls>,
+    reach: Reach,
     deployed: Option<crate::deploy::Deployed>,
     tx: &mpsc::UnboundedSender<Message>,
 ) -> Result<(Link, String), Error> {
     let closed = Arc::new(AtomicBool::new(false));
-    match start_remote(scenario, i, &address, &token, tls.as_ref(), tx, &closed).await {
+    match start_remote(scenario, i, &reach, tx, &closed).await {
         Ok((client, timestamps)) => Ok((
             Link::Remote {
                 client,
                 closed,
                 deployed,
-                address,
-                token,
-                tls,
+                reach,
             },
             timestamps,
         )),
@@ -265,15 +278,18 @@ async fn remote_link(
 async fn start_remote(
     scenario: &Scenario,
     i: usize,
-    address: &str,
-    token: &str,
-    tls: Option<&ClientTls>,
+    reach: &Reach,
     tx: &mpsc::UnboundedSender<Message>,
     closed: &Arc<AtomicBool>,
 ) -> Result<(AgentClient, String), Error> {
+    let Reach {
+        address,
+        token,
+        tls,
+    } = reach;
     let target_text = &scenario.targets[i % scenario.targets.len()];
     let failed = |message: &str| Error::Failed(format!("agent {i} ({address}): {message}"));
-    let mut client = AgentClient::connect_with(address, token, tls)
+    let mut client = AgentClient::connect_with(address, token, tls.as_ref())
         .await
         .map_err(|e| Error::Failed(format!("agent {i}: {e}")))?;
     // The agent resolves the target itself: it may see a different network.
@@ -339,13 +355,11 @@ pub(super) async fn renew(
             mut client,
             closed,
             deployed,
-            address,
-            token,
-            tls,
+            reach,
         } => {
             closed.store(true, Ordering::Relaxed);
             let _ = tokio::time::timeout(CALL_TIMEOUT, client.stop()).await;
-            remote_link(scenario, i, address, token, tls, deployed, tx)
+            remote_link(scenario, i, reach, deployed, tx)
                 .await
                 .map(|(link, _)| link)
         }

@@ -22,6 +22,7 @@ use crate::coordinator::{
     Action, Coordinator, Event, EventKind, Input, PointConfig, Taken, UserCommand, Verdict,
 };
 use crate::error::Error;
+use crate::hlog::Origin;
 use crate::metrics::LiveMetrics;
 use crate::record::{Machine, Recorder, RunRecord};
 use crate::scenario::Scenario;
@@ -394,22 +395,20 @@ impl<'a> Session<'a> {
             agent,
             batch,
         } = taken;
-        self.recorder
-            .samples(point, round, agent, batch.worker, &batch.samples);
+        let origin = Origin {
+            point,
+            round,
+            agent,
+            worker: batch.worker,
+        };
+        self.recorder.samples(origin, &batch.samples);
         if round > 0 {
             self.sent.add(point, round, agent, &batch);
         }
         if let Some(live) = live {
             live.latency(point, agent, &batch.latency);
         }
-        if let Err(e) = self.recorder.latency(
-            point,
-            round,
-            agent,
-            batch.worker,
-            batch.elapsed,
-            &batch.latency,
-        ) {
+        if let Err(e) = self.recorder.latency(origin, batch.elapsed, &batch.latency) {
             self.record_error.get_or_insert(e.to_string());
         }
         if let Some(Link::Local { engine, .. }) = self.links.get(agent) {

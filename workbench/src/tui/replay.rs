@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::app::{App, AppEvent, Finished, ReplayStatus, RunInfo};
 use super::theme::Palette;
-use crate::coordinator::{CheckKind, EventKind};
+use crate::coordinator::{CheckKind, EventKind, Phase};
 use crate::error::Error;
 use crate::record::{self, RunRecord};
 use crate::scenario::Scenario;
@@ -28,26 +28,23 @@ pub enum Until {
     End,
 }
 
-/// The names [`event_name`] gives, which `--until` accepts.
-const EVENT_NAMES: [&str; 14] = [
-    "verdict",
-    "command",
-    "warm-up",
-    "inter-arrival",
-    "measure",
-    "paused",
-    "done",
-    "rate",
-    "warmup-adf",
-    "interarrival",
-    "independence",
-    "stationarity",
-    "agreement",
-    "confidence",
-];
+/// Whether `--until` knows `what`: what [`event_name`] gives.
+fn known_event(what: &str) -> bool {
+    ["verdict", "command"].contains(&what)
+        || Phase::ALL.iter().any(|p| p.name() == what)
+        || CheckKind::ALL.iter().any(|c| c.name() == what)
+}
 
 /// The event names `--until` knows, for its error message.
-const NAMES: &str = "verdict, command, end, a phase (warm-up, inter-arrival, measure, paused, done) or a check (rate, warmup-adf, interarrival, independence, stationarity, agreement, confidence), optionally :N for the N-th; or a time such as 12.5s";
+fn event_names() -> String {
+    let checks: Vec<&str> = CheckKind::ALL.iter().map(|c| c.name()).collect();
+    let phases: Vec<&str> = Phase::ALL.iter().map(|p| p.name()).collect();
+    format!(
+        "verdict, command, end, a phase ({}) or a check ({}), optionally :N for the N-th; or a time such as 12.5s",
+        phases.join(", "),
+        checks.join(", ")
+    )
+}
 
 impl std::str::FromStr for Until {
     type Err = String;
@@ -71,9 +68,8 @@ impl std::str::FromStr for Until {
             ),
             None => (text, 1),
         };
-        let known = EVENT_NAMES.contains(&what);
-        if !known {
-            return Err(format!("{text:?}: expected {NAMES}"));
+        if !known_event(what) {
+            return Err(format!("{text:?}: expected {}", event_names()));
         }
         Ok(Until::Event {
             what: what.to_string(),
@@ -88,16 +84,7 @@ fn event_name(kind: &EventKind) -> Option<&'static str> {
         EventKind::Run(_) => "run",
         EventKind::Command { .. } => "command",
         EventKind::Phase { phase, .. } => phase.name(),
-        EventKind::Check(c) => match c.check {
-            CheckKind::Rate => "rate",
-            CheckKind::WarmupStationarity => "warmup-adf",
-            CheckKind::Interarrival => "interarrival",
-            CheckKind::Independence => "independence",
-            CheckKind::Stationarity => "stationarity",
-            CheckKind::Agreement => "agreement",
-            CheckKind::Confidence => "confidence",
-            CheckKind::Departures => "departures",
-        },
+        EventKind::Check(c) => c.check.name(),
         EventKind::Progress(_) | EventKind::Window { .. } => return None,
     })
 }

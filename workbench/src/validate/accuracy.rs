@@ -12,7 +12,7 @@ use super::experiments::{self, LOADS, POINT_LIMIT_S, QUICK_POINT_LIMIT_S, Servic
 use super::files::write;
 use super::render;
 use super::report::{AccuracyRow, PrecisionRow};
-use super::setup::Timestamps;
+use super::setup::{Depth, Timestamps};
 use crate::error::Error;
 use crate::report::{AccuracyPoint, AccuracySeries, accuracy_svg};
 
@@ -25,11 +25,10 @@ pub(super) struct Part1 {
 }
 
 /// The seconds each point of part 1 may take.
-pub(super) fn point_limit_s(quick: bool) -> u64 {
-    if quick {
-        QUICK_POINT_LIMIT_S
-    } else {
-        POINT_LIMIT_S
+pub(super) fn point_limit_s(depth: Depth) -> u64 {
+    match depth {
+        Depth::Quick => QUICK_POINT_LIMIT_S,
+        Depth::Full => POINT_LIMIT_S,
     }
 }
 
@@ -39,9 +38,10 @@ pub(super) fn point_limit_s(quick: bool) -> u64 {
 pub(super) fn part1(
     runs: &Path,
     [agent_cpu, server_cpu]: [usize; 2],
-    quick: bool,
+    depth: Depth,
     say: &dyn Fn(&str),
 ) -> Result<Part1, Error> {
+    let quick = depth == Depth::Quick;
     let server = Server::start(ServeConfig {
         workers: 1,
         cpus: Some(vec![server_cpu]),
@@ -58,7 +58,7 @@ pub(super) fn part1(
     if quick {
         services.retain(|s| s.name == "exponential");
     }
-    let limit = Duration::from_secs(point_limit_s(quick));
+    let limit = Duration::from_secs(point_limit_s(depth));
     let mut accuracy = Vec::new();
     for service in &services {
         let plan = loads
@@ -66,7 +66,7 @@ pub(super) fn part1(
             .map(|&l| (l, Timestamps::Kernel))
             .chain(std::iter::once((0.5, Timestamps::User)));
         for (load, timestamps) in plan {
-            let model = model(service.dist, load, quick)?;
+            let model = model(service.dist, load, depth)?;
             let (model_p50_us, model_p99_us) = (at(&model, 0.5)?, at(&model, 0.99)?);
             let scenario =
                 experiments::accuracy(target, agent_cpu, service, load, timestamps, limit)?;
@@ -111,8 +111,11 @@ pub(super) fn part1(
 }
 
 /// The ideal model of `dist` at `load`.
-fn model(dist: Dist, load: f64, quick: bool) -> Result<ModelResult, Error> {
-    let requests = if quick { 200_000 } else { 2_000_000 };
+fn model(dist: Dist, load: f64, depth: Depth) -> Result<ModelResult, Error> {
+    let requests = match depth {
+        Depth::Quick => 200_000,
+        Depth::Full => 2_000_000,
+    };
     simulate(&ModelConfig {
         requests,
         warmup: requests / 10,

@@ -12,6 +12,7 @@ use serde::Serialize;
 use vernier_fixtures::{CoverageConfig, CoverageRow, StoppingRow, coverage_and_stopping};
 
 use super::files::{write, write_json};
+use super::setup::Depth;
 use crate::error::Error;
 
 const BEGIN: &str = "<!-- coverage:begin (vernier validate --coverage) -->";
@@ -70,7 +71,8 @@ impl CoverageReport {
 }
 
 /// The replications of the full run and of `--quick`.
-fn config(quick: bool, replications: Option<usize>) -> CoverageConfig {
+fn config(depth: Depth, replications: Option<usize>) -> CoverageConfig {
+    let quick = depth == Depth::Quick;
     let base = CoverageConfig::default();
     CoverageConfig {
         replications: replications.unwrap_or(if quick { 40 } else { base.replications }),
@@ -86,10 +88,10 @@ fn config(quick: bool, replications: Option<usize>) -> CoverageConfig {
 /// `out`/results/coverage.json.
 pub(super) fn run(
     out: &Path,
-    quick: bool,
+    depth: Depth,
     replications: Option<usize>,
 ) -> Result<CoverageReport, Error> {
-    let config = config(quick, replications);
+    let config = config(depth, replications);
     eprintln!(
         "vernier validate: coverage, {} replications of {} processes",
         config.replications,

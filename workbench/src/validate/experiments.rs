@@ -17,7 +17,7 @@ use vernier_stats::Percentile;
 
 use super::report::{Measured, Measurement, Outcome};
 use super::servers::Server;
-use super::setup::{CONNECTIONS, MEAN_US, Timestamps};
+use super::setup::{CONNECTIONS, Depth, MEAN_US, Timestamps};
 use crate::error::Error;
 use crate::scenario::{CiWidth, Scenario, ScenarioError};
 use crate::session::{self, SessionOptions};
@@ -33,9 +33,10 @@ pub(super) const POINT_LIMIT_S: u64 = 90;
 /// The same with `--quick`, whose figures are not evidence.
 pub(super) const QUICK_POINT_LIMIT_S: u64 = 10;
 
-/// How long vernier's runs against the real servers of part 2 may take, seconds (full run,
-/// `--quick`).
-const SERVER_LIMIT_S: [u64; 2] = [20, 8];
+/// How long vernier's runs against the real servers of part 2 may take, seconds.
+const SERVER_LIMIT_S: u64 = 20;
+/// The same with `--quick`.
+const QUICK_SERVER_LIMIT_S: u64 = 8;
 
 /// A service-time distribution of part 1.
 #[derive(Debug, Clone)]
@@ -272,14 +273,18 @@ pub(super) fn against(
     addr: SocketAddr,
     cpu: usize,
     rate: f64,
-    quick: bool,
+    depth: Depth,
 ) -> Result<Scenario, ScenarioError> {
+    let limit_s = match depth {
+        Depth::Full => SERVER_LIMIT_S,
+        Depth::Quick => QUICK_SERVER_LIMIT_S,
+    };
     Spec {
         workload: Some(server.workload()),
         percentiles: vec![Percentile::P50, Percentile::P99, Percentile::P99_9],
         limits: LimitsSpec {
             max_tries: 6,
-            max_duration: Duration::from_secs(SERVER_LIMIT_S[usize::from(quick)]),
+            max_duration: Duration::from_secs(limit_s),
         },
         timeout: Some(Duration::from_millis(500)),
         ..Spec::new(
@@ -413,7 +418,7 @@ mod tests {
             (Server::Redis, Protocol::Redis),
             (Server::Nginx, Protocol::Http),
         ] {
-            let s = built(against(server, addr(), 1, 50_000.0, true));
+            let s = built(against(server, addr(), 1, 50_000.0, Depth::Quick));
             assert_eq!(s.name, format!("{}-50000", server.name()));
             assert_eq!(s.protocol, protocol);
             assert_eq!(s.workload, Workload::KeyValue(server.workload()));
@@ -425,7 +430,7 @@ mod tests {
             assert_eq!(s.limits.max_duration, Duration::from_secs(8));
             assert_eq!(s.limits.max_tries, 6);
         }
-        let full = built(against(Server::Redis, addr(), 1, 10_000.0, false));
+        let full = built(against(Server::Redis, addr(), 1, 10_000.0, Depth::Full));
         assert_eq!(full.limits.max_duration, Duration::from_secs(20));
     }
 

@@ -8,7 +8,8 @@ use super::report::{
 };
 use super::servers::Server;
 use super::setup::{MEAN_US, TOOL_RATES, Timestamps};
-use crate::coordinator::{PercentileResult, ReasonKind, Verdict};
+use crate::coordinator::reason::Independence;
+use crate::coordinator::{PercentileResult, ReasonKind, Verdict, Why};
 
 /// A run in a few words: the verdict, p50 and p99, or why there is none.
 pub(super) fn summary(m: &Measurement) -> String {
@@ -45,13 +46,13 @@ fn verdict_text(r: &Measured) -> String {
             "N/A ({})",
             r.reasons
                 .iter()
-                .map(|x| x.check.name())
+                .map(|x| x.kind().name())
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
         v => v.name().to_string(),
     };
-    let waived: Vec<&str> = r.waived.iter().map(|w| w.check.name()).collect();
+    let waived: Vec<&str> = r.waived.iter().map(|w| w.kind().name()).collect();
     if waived.is_empty() {
         base
     } else {
@@ -431,9 +432,9 @@ fn discussion(w: &mut String, r: &Report) {
                     ""
                 }
             );
-            Some(match reason.figures.get("lag") {
-                Some(lag) => format!("{point}: lag {lag:.0}"),
-                None => format!("{point}: beyond every lag tried"),
+            Some(match &reason.why {
+                Why::Independence(Independence::Thinned(t)) => format!("{point}: lag {}", t.lag),
+                _ => format!("{point}: beyond every lag tried"),
             })
         })
         .collect();
@@ -455,7 +456,7 @@ fn discussion(w: &mut String, r: &Report) {
             "\nFor example, {} service at {:.0}% load: {}",
             a.service,
             a.load * 100.0,
-            waived.detail
+            waived.detail()
         );
     }
 }

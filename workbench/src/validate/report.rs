@@ -203,7 +203,7 @@ impl Measured {
 
     /// The reason for N/A from `check`, if it is one.
     pub fn reason(&self, check: ReasonKind) -> Option<&Reason> {
-        self.reasons.iter().find(|r| r.check == check)
+        self.reasons.iter().find(|r| r.kind() == check)
     }
 }
 

@@ -14,6 +14,16 @@ pub(super) const CONNECTIONS: usize = 16;
 /// highest.
 pub(super) const TOOL_RATES: [f64; 2] = [10_000.0, 50_000.0];
 
+/// How much of the validation is run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Depth {
+    /// Every load, every distribution, limits long enough for the figures to be evidence.
+    Full,
+    /// One load per distribution and short limits (`--quick`): the harness end to end in
+    /// a couple of minutes, its figures not evidence.
+    Quick,
+}
+
 /// Where a run's timestamps come from (part 1 compares the two at 50% load).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -21,7 +21,7 @@ use super::experiments;
 use super::render;
 use super::report::{ToolFigures, ToolOutcome, ToolRow, ToolRun};
 use super::servers::{Server, Tool};
-use super::setup::{CONNECTIONS, TOOL_RATES};
+use super::setup::{CONNECTIONS, Depth, TOOL_RATES};
 use crate::error::Error;
 
 /// How long a tool runs: seconds for those that run for a time, requests for
@@ -33,17 +33,16 @@ pub(super) struct Budget {
 }
 
 impl Budget {
-    pub(super) fn new(quick: bool) -> Budget {
-        if quick {
-            Budget {
+    pub(super) fn new(depth: Depth) -> Budget {
+        match depth {
+            Depth::Quick => Budget {
                 seconds: 2,
                 requests: 20_000,
-            }
-        } else {
-            Budget {
+            },
+            Depth::Full => Budget {
                 seconds: 5,
                 requests: 200_000,
-            }
+            },
         }
     }
 }
@@ -157,7 +156,7 @@ pub enum ToolError {
 pub(super) fn part2(
     runs: &Path,
     [cpu, server_cpu]: [usize; 2],
-    quick: bool,
+    depth: Depth,
     say: &dyn Fn(&str),
 ) -> Result<Vec<ToolRow>, Error> {
     let mut rows = Vec::new();
@@ -178,7 +177,7 @@ pub(super) fn part2(
         pin(&process, server, server_cpu, say);
         let addr = process.addr();
         let vernier = |rate: f64| -> Result<ToolRow, Error> {
-            let scenario = experiments::against(server, addr, cpu, rate, quick)?;
+            let scenario = experiments::against(server, addr, cpu, rate, depth)?;
             let measurement = experiments::measure(&scenario, runs);
             say(&format!(
                 "{}, vernier at {rate:.0} req/s: {}",
@@ -192,7 +191,7 @@ pub(super) fn part2(
         };
         rows.push(vernier(TOOL_RATES[0])?);
         let tool = server.tool();
-        let outcome = match tool.run(addr, cpu, Budget::new(quick)) {
+        let outcome = match tool.run(addr, cpu, Budget::new(depth)) {
             Ok(figures) => ToolOutcome::Measured(figures),
             Err(e) => ToolOutcome::Failed {
                 error: e.to_string(),

@@ -4,7 +4,18 @@
 use std::io::Write;
 
 use crate::coordinator::{Event, EventKind, Phase, PointResult};
+use crate::scenario::LoadPlan;
 use crate::session::Update;
+
+/// What a headless run says on stderr besides its result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Chatter {
+    /// A line per phase, test, measurement step and load point.
+    Progress,
+    /// Only what is said regardless (`--quiet`): where the live figures are served, and a
+    /// sweep's line per load.
+    Quiet,
+}
 
 /// Progress lines on stderr: phases, tests with their figures, measurement progress with
 /// its ETA, and one line per load point.
@@ -15,12 +26,12 @@ pub(super) struct Progress {
 }
 
 impl Progress {
-    /// A printer; when `quiet` it keeps only what is said regardless (where the live
-    /// figures are served, and a sweep's line per load: `single` says there is one load).
-    pub(super) fn new(quiet: bool, single: bool) -> Progress {
+    /// A printer saying what `chatter` asks of a run of `load` (a fixed load has no line
+    /// of its own when quiet: its result follows).
+    pub(super) fn new(chatter: Chatter, load: &LoadPlan) -> Progress {
         Progress {
-            quiet,
-            single,
+            quiet: chatter == Chatter::Quiet,
+            single: matches!(load, LoadPlan::Fixed(_)),
             last_progress: f64::NEG_INFINITY,
         }
     }
@@ -85,7 +96,7 @@ impl Progress {
             }
             EventKind::Check(c) => {
                 let who = c.agent.map_or(String::new(), |a| format!(" agent {a}"));
-                let name = c.check.label();
+                let name = c.check.name();
                 Some(format!(
                     "{head}  {name}{who}: {} — {}; {}",
                     if c.pass { "pass" } else { "FAIL" },
@@ -160,13 +171,15 @@ pub(super) fn verdict_line(r: &PointResult) -> String {
     for reason in &r.reasons {
         line.push_str(&format!(
             "\n             {}: {}",
-            reason.check, reason.detail
+            reason.kind(),
+            reason.detail()
         ));
     }
     for reason in &r.waived {
         line.push_str(&format!(
             "\n             not enforced, {}: {}",
-            reason.check, reason.detail
+            reason.kind(),
+            reason.detail()
         ));
     }
     for host in &r.host {

@@ -7,6 +7,7 @@
 
 use std::time::Duration;
 
+use vernier_agent::StallReport;
 use vernier_stats::{
     DependentCi, NeedMore, Percentile, Step, effective_tail, percentile, tail_heaviness,
 };
@@ -18,9 +19,14 @@ use super::super::policy::{
     AT_KEPT_CAP, COLLECT_SHARE_OF_TIME, HEAVY_TAIL_ALSO_AT, HEAVY_TAIL_FACTOR, MAX_KEPT_PER_SECOND,
     MAX_KEPT_SAMPLES, RETRY_FACTOR, STOPPING_RULE, least_step,
 };
-use super::super::result::{Reason, ReasonKind, Verdict};
+use super::super::reason::{
+    AgentInterval, AgentsDisagree, Confidence, HeavyTail, HeavyTooFew, Reason, TooFewForCi,
+    TooFewSamples, Why, Wide,
+};
+use super::super::result::Verdict;
+use super::super::text;
 use super::estimate::{Estimate, Snapshot};
-use super::state::{Point, figures};
+use super::state::Point;
 use crate::scenario::Method;
 
 impl Point {
@@ -117,7 +123,8 @@ impl Point {
     ) {
         for a in &snapshot.agents {
             let i = a.agent;
-            let (mut check, lag) = checks::independence(i, &a.in_order, self.config.alpha);
+            let checks::Independent { mut check, lag, .. } =
+                checks::independence(i, &a.in_order, self.config.alpha);
             check.role = CheckRole::Report;
             self.agents[i].lag = lag;
             check.decision = match lag {
@@ -149,11 +156,19 @@ impl Point {
         let max_low = with_ci.iter().map(|(_, c)| c.low).fold(f64::MIN, f64::max);
         let min_high = with_ci.iter().map(|(_, c)| c.high).fold(f64::MAX, f64::min);
         let agree = with_ci.len() == measuring_count && max_low <= min_high;
-        let listing: Vec<String> = with_ci
-            .iter()
-            .map(|(i, c)| format!("agent {i}: {:.1} [{:.1}, {:.1}]", c.value, c.low, c.high))
-            .collect();
-        let detail = format!("{p} per agent, µs: {}", listing.join("; "));
+        let disagree = AgentsDisagree {
+            p,
+            gap_us: max_low - min_high,
+            intervals: with_ci
+                .iter()
+                .map(|&(agent, c)| AgentInterval {
+                    agent,
+                    value: c.value,
+                    low: c.low,
+                    high: c.high,
+                })
+                .collect(),
+        };
         let more = self.wanted * RETRY_FACTOR;
         let check = Check {
             check: CheckKind::Agreement,
@@ -163,7 +178,7 @@ impl Point {
             statistic: Some(max_low - min_high),
             pvalue: None,
             n,
-            detail: detail.clone(),
+            detail: text::agent_intervals(p, &disagree.intervals),
             decision: if agree {
                 "the agents agree".into()
             } else {
@@ -173,11 +188,7 @@ impl Point {
         };
         self.check(at, check, out);
         if !agree {
-            let reason = Reason {
-                check: ReasonKind::AgentsDisagree,
-                detail: format!("the agents' {p} intervals do not overlap: {detail}"),
-                figures: figures(&[("gap_us", max_low - min_high)]),
-            };
+            let reason = Reason::new(Why::AgentsDisagree(disagree));
             self.extend(at, more, vec![reason], out);
         }
         agree
@@ -345,18 +356,15 @@ impl Point {
         // How long, in time, the samples stay dependent: each agent's series is
         // its kept requests in send order.
         let per_agent = self.config.rate / self.live_count() as f64 * self.sampling;
-        let span_s = need.correlated_over.map(|m| m as f64 / per_agent.max(1e-9));
-        let detail = format!(
-            "too few samples for a dependence-valid {p} CI at {:.0}%: {}{}; about {} needed, there are {n}",
-            conf * 100.0,
-            need.reason,
-            need.correlated_over
-                .zip(span_s)
-                .map_or(String::new(), |(m, s)| format!(
-                    "; batches of {m} samples span {s:.1} s of this load"
-                )),
-            need.needed
-        );
+        let too_few = TooFewForCi {
+            p,
+            confidence: conf,
+            samples: n,
+            min_samples: need.needed,
+            need: Some(need.reason.clone()),
+            correlated_over: need.correlated_over,
+            dependence_s: need.correlated_over.map(|m| m as f64 / per_agent.max(1e-9)),
+        };
         self.check(
             at,
             Check {
@@ -367,16 +375,12 @@ impl Point {
                 statistic: None,
                 pvalue: None,
                 n,
-                detail: detail.clone(),
+                detail: text::too_few(&too_few),
                 decision: format!("collect {wanted} per agent"),
                 data: None,
             },
             out,
         );
-        let mut figures = figures(&[("samples", n as f64), ("min_samples", need.needed as f64)]);
-        if let Some(s) = span_s {
-            figures.insert("dependence_s".into(), s);
-        }
         // The latencies' own shape first: a heavy-tailed service needs many samples
         // for a valid interval because its slowest requests hold up those behind
         // them, and that is the cause to name, with the width the order statistics
@@ -386,31 +390,15 @@ impl Point {
         let inside = p.min(HEAVY_TAIL_ALSO_AT);
         let host_inside =
             percentile(sorted, inside.fraction()).is_some_and(|v| self.host_reaches(inside, v));
-        if !host_inside
-            && let Some(reason) = heavy_tail_reason(sorted, p, n, conf, &detail, &figures)
-        {
+        if !host_inside && let Some(heavy) = heavy_too_few(sorted, &too_few) {
+            let reason = Reason::new(Why::HeavyTail(HeavyTail::TooFew(heavy)));
             self.extend_look(at, wanted, vec![reason], out);
             return;
         }
         // Samples beyond the percentile that come in clusters are the host's doing
         // when its stalls reach that far.
-        let value = look.value;
-        let reason = self.tail_cause(
-            at,
-            value,
-            Reason {
-                check: ReasonKind::TooFewSamples,
-                detail: detail.clone(),
-                figures,
-            },
-            |h| {
-                format!(
-                    "{detail}; the samples beyond {p} ({:.1} µs) come in clusters because the host stalls: on {}, {h}",
-                    value,
-                    h.name()
-                )
-            },
-        );
+        let why = Why::TooFewSamples(TooFewSamples::Ci(too_few));
+        let reason = self.tail_cause(at, look.value, why);
         self.extend_look(at, wanted, vec![reason], out);
     }
 
@@ -480,23 +468,22 @@ impl Point {
             ..
         } = *look;
         let sorted = look.sorted;
-        let width = combined.width();
-        let found = format!(
-            "the {p} CI is still {width:.1} µs wide after {n} samples (target {target_us:.1} µs)"
-        );
-        let beyond = format!("at 1/√n it needs about {total_needed} samples, beyond the limits");
         let heaviness = heaviness_at(sorted, p, n, conf);
         let inside = p.min(HEAVY_TAIL_ALSO_AT);
         let body = heaviness_at(sorted, inside, n, conf);
-        let mut figures = figures(&[
-            ("ci_width_us", width),
-            ("target_us", target_us),
-            ("samples", n as f64),
-            ("samples_needed", total_needed as f64),
-            ("variance_inflation", combined.variance_inflation),
-            ("batch_size", combined.batch_size as f64),
-            ("heaviness", heaviness.unwrap_or(f64::NAN)),
-        ]);
+        let wide = Wide {
+            p,
+            ci_width_us: combined.width(),
+            target_us,
+            samples: n,
+            samples_needed: total_needed,
+            variance_inflation: Some(combined.variance_inflation),
+            batch_size: Some(combined.batch_size),
+            heaviness,
+            heaviness_inside: None,
+            inside: None,
+            stalls: None,
+        };
         // Heavy at the percentile alone is a few percent of requests set apart from the
         // rest (by the host, or by the server's own periodic work), not a heavy-tailed
         // service: memcached and nginx at 10,000 req/s here were 2-3× an exponential at p99
@@ -505,59 +492,32 @@ impl Point {
         let host_inside =
             percentile(sorted, inside.fraction()).is_some_and(|v| self.host_reaches(inside, v));
         let heavy = apart.filter(|_| !host_inside && body.is_some_and(|b| b > HEAVY_TAIL_FACTOR));
-        match heavy {
-            // The latencies' own shape first: heavy at the percentile and inside the tail
-            // too is the service's, whatever the host adds.
-            Some(h) => Reason {
-                check: ReasonKind::HeavyTail,
-                detail: format!(
-                    "heavy tail: {found}; the latencies' own tail is {h:.1}× wider than an exponential's; {beyond}"
-                ),
-                figures,
-            },
-            None => {
+        // The latencies' own shape first: heavy at the percentile and inside the tail too
+        // is the service's, whatever the host adds.
+        if heavy.is_some() {
+            return Reason::new(Why::HeavyTail(HeavyTail::Wide(wide)));
+        }
+        let correlated = match (apart, body) {
+            (Some(_), Some(b)) => Wide {
+                heaviness_inside: Some(b),
+                inside: Some(inside),
                 // Stalls too few to be named the cause are still a part of it: say so.
-                let stalls = self
+                stalls: self
                     .worst_host()
                     .filter(|h| h.stalls_over_1ms > 0)
-                    .map(|h| {
-                        format!(
-                            "; the host probe saw {} stall{} > 1 ms on {} (up to {:.1} ms, {:.2}% of the time), too few to make the whole tail",
-                            h.stalls_over_1ms,
-                            if h.stalls_over_1ms == 1 { "" } else { "s" },
-                            h.name(),
-                            h.late_max_us / 1e3,
-                            h.stalled_share * 100.0
-                        )
-                    })
-                    .unwrap_or_default();
-                let shape = match (apart, body) {
-                    (Some(h), Some(b)) => format!(
-                        "the slowest few percent are set apart from the rest ({h:.1}× an exponential tail's width at {p}, {b:.1}× at {inside}: not a heavy-tailed service, but requests delayed by something that catches a few percent of them{stalls})"
-                    ),
-                    _ => {
-                        figures.remove("heaviness");
-                        "the tail itself is not heavy".to_string()
-                    }
-                };
-                let correlated = Reason {
-                    check: ReasonKind::Confidence,
-                    detail: format!(
-                        "{found}: latencies stay correlated over about {} requests (variance ×{:.1}); {shape}; {beyond}",
-                        combined.batch_size, combined.variance_inflation
-                    ),
-                    figures,
-                };
-                self.tail_cause(at, look.value, correlated, |h| {
-                    format!(
-                        "the host's stalls keep the {p} CI wide: {found}; on {}, {h}: {p} ({:.1} µs) lies within their reach, so requests caught by a stall make the tail and come in clusters (variance ×{:.1}); {beyond}",
-                        h.name(),
-                        look.value,
-                        combined.variance_inflation
-                    )
-                })
-            }
-        }
+                    .map(StallReport::without_histogram),
+                ..wide
+            },
+            _ => Wide {
+                heaviness: None,
+                ..wide
+            },
+        };
+        self.tail_cause(
+            at,
+            look.value,
+            Why::Confidence(Confidence::Wide(correlated)),
+        )
     }
 }
 
@@ -597,32 +557,20 @@ fn heaviness_at(sorted: &[f64], q: Percentile, n: usize, conf: f64) -> Option<f6
 /// latencies' own tail is heavy, at `p` and inside the tail too (a service whose own tail
 /// is heavy is heavy well inside it: a lognormal with σ = 2 is 2.6× an exponential at p90;
 /// stalls of the host lift only the 1-2% of requests they catch, so they fatten the tail
-/// beyond p98 and leave p90 alone). `detail` says what was too few; the order-statistic
-/// interval's width, a lower bound on the dependence-valid one, is the figure given.
-fn heavy_tail_reason(
-    sorted: &[f64],
-    p: Percentile,
-    n: usize,
-    conf: f64,
-    detail: &str,
-    figures: &std::collections::BTreeMap<String, f64>,
-) -> Option<Reason> {
+/// beyond p98 and leave p90 alone). The order-statistic interval's width, a lower bound on
+/// the dependence-valid one, is the figure given.
+fn heavy_too_few(sorted: &[f64], too_few: &TooFewForCi) -> Option<HeavyTooFew> {
+    let (p, n, conf) = (too_few.p, too_few.samples, too_few.confidence);
     let inside = p.min(HEAVY_TAIL_ALSO_AT);
     let h = heaviness_at(sorted, p, n, conf).filter(|&h| h > HEAVY_TAIL_FACTOR)?;
     let b = heaviness_at(sorted, inside, n, conf).filter(|&b| b > HEAVY_TAIL_FACTOR)?;
     let (_, iid) = checks::interval(sorted, p, conf)?;
     let (low, high) = iid?;
-    let width = high - low;
-    let mut figures = figures.clone();
-    figures.insert("ci_width_us".into(), width);
-    figures.insert("heaviness".into(), h);
-    Some(Reason {
-        check: ReasonKind::HeavyTail,
-        detail: format!(
-            "heavy tail: {detail}; even as if the samples were independent, the {p} CI is {width:.1} µs wide; \
-             the latencies' own tail is {h:.1}× wider than an exponential's at {p} and {b:.1}× at {inside}, \
-             so the slowest requests hold up those behind them and come in clusters"
-        ),
-        figures,
+    Some(HeavyTooFew {
+        too_few: too_few.clone(),
+        ci_width_us: high - low,
+        heaviness: h,
+        heaviness_inside: b,
+        inside,
     })
 }

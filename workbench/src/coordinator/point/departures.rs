@@ -10,17 +10,20 @@
 
 use std::time::Duration;
 
+use vernier_agent::StallReport;
 use vernier_stats::{Percentile, percentile};
 
 use super::super::decision::Decision;
 use super::super::event::{Check, CheckKind, CheckRole};
+use super::super::findings::{DepartureFinding, LateCause};
 use super::super::policy::{
     CLOSED_LOOP_SHARE, DEPARTURE_SHARE_OF_WIDTH, HOST_STALL_SHARE_OF_LAG, MIN_TAIL_SAMPLES,
     OnSchedule, enough_on_schedule, lateness_matters,
 };
-use super::super::result::{Reason, ReasonKind};
+use super::super::reason::{ClosedLoop, ClosedLoopMoment, Departures, Reason, Why};
+use super::super::text;
 use super::estimate::Estimate;
-use super::state::{Point, figures};
+use super::state::Point;
 
 /// Percentile `p` of the on-schedule requests' latencies `on` (send order), with its
 /// dependence-valid interval (NaN bounds without one), and whether it agrees with `all_us`,
@@ -78,12 +81,15 @@ impl Point {
         let measuring: Vec<usize> = self.measuring().collect();
         let allowed = DEPARTURE_SHARE_OF_WIDTH * asked_us;
         let on_time = OnSchedule::within_us(allowed);
-        let on_time_ns = on_time.limit_ns();
         let on = self.on_schedule_series(&measuring, on_time);
         let lags = self.send_lags(&measuring);
         let n = lags.len();
         let lag = |q: f64| percentile(&lags, q).unwrap_or(f64::NAN);
-        let (lag_p50, lag_p99, lag_max) = (lag(0.5), lag(0.99), lag(1.0));
+        let lags = Lags {
+            p50: lag(0.5),
+            p99: lag(0.99),
+            max: lag(1.0),
+        };
         let share = on.len() as f64 / n.max(1) as f64;
         let OnScheduleEstimate {
             value: on_us,
@@ -92,19 +98,22 @@ impl Point {
             agrees,
         } = on_schedule(&on, p, self.config.ci.confidence, all_us, allowed);
         let pass = enough_on_schedule(share) && agrees;
-        let on_text = match (on_us, low.is_finite()) {
-            (Some(v), true) => format!("{v:.1} µs [{low:.1}, {high:.1}]"),
-            (Some(v), false) => format!("{v:.1} µs"),
-            (None, _) => "too few to tell".to_string(),
+        let late = self.lateness(&measuring, on_time, lags);
+        let finding = DepartureFinding {
+            p,
+            on_schedule_share: share,
+            on_schedule_within_us: f64::from(on_time.limit_ns()) / 1e3,
+            on_schedule_us: on_us,
+            on_schedule_ci: (on_us.is_some() && low.is_finite()).then_some((low, high)),
+            all_us,
+            allowed_us: allowed,
+            share_of_width: DEPARTURE_SHARE_OF_WIDTH,
+            send_lag_p50_us: lags.p50,
+            send_lag_p99_us: lags.p99,
+            send_lag_max_us: lags.max,
+            backlog_max: late.backlog,
+            cause: late.cause.clone(),
         };
-        let detail = format!(
-            "{p} of the {:.0}% of requests sent within {:.0} µs of schedule: {on_text}; of all: {all_us:.1} µs \
-             (allowed ±{allowed:.1} µs, {:.0}% of the CI width asked); send lag p50 {lag_p50:.1} µs, p99 {lag_p99:.1} µs, max {lag_max:.1} µs",
-            share * 100.0,
-            f64::from(on_time_ns) / 1e3,
-            DEPARTURE_SHARE_OF_WIDTH * 100.0,
-        );
-        let late = self.lateness(&measuring, on_time_ns, (lag_p50, lag_p99, lag_max));
         let check = Check {
             check: CheckKind::Departures,
             agent: None,
@@ -113,11 +122,11 @@ impl Point {
             statistic: on_us.map(|v| all_us - v),
             pvalue: None,
             n,
-            detail: detail.clone(),
+            detail: text::departures(&finding),
             decision: if pass {
                 "the client's lateness does not move the answer".into()
             } else {
-                format!("N/A: {}", late.cause)
+                format!("N/A: {}", text::late_cause(&finding))
             },
             data: None,
         };
@@ -125,11 +134,11 @@ impl Point {
         if pass {
             return None;
         }
-        Some(self.departures_reason(at, &late, &detail, on_us, all_us, share))
+        Some(self.departures_reason(&late, finding))
     }
 
-    /// The on-schedule requests' latencies (sent at most `on_time_ns` late), µs, in send
-    /// order per agent, for the dependence-valid interval.
+    /// The on-schedule requests' latencies (sent within `on_time`), µs, in send order per
+    /// agent, for the dependence-valid interval.
     fn on_schedule_series(&mut self, measuring: &[usize], on_time: OnSchedule) -> Vec<f64> {
         measuring
             .iter()
@@ -156,10 +165,9 @@ impl Point {
         lags
     }
 
-    /// Why requests left late, from the send lags' `(p50, p99, max)`, µs: the target's
-    /// pause, the client's host, a backlog of the load's own, or the send cost.
-    fn lateness(&self, measuring: &[usize], on_time_ns: u32, lags: (f64, f64, f64)) -> Lateness {
-        let (lag_p50, lag_p99, lag_max) = lags;
+    /// Why requests left late, from the send lags: the target's pause, the client's host,
+    /// a backlog of the load's own, or the send cost.
+    fn lateness(&self, measuring: &[usize], on_time: OnSchedule, lags: Lags) -> Lateness {
         let backlog = measuring
             .iter()
             .map(|&i| self.agents[i].backlog_max)
@@ -173,13 +181,13 @@ impl Point {
             .iter()
             .filter(|h| h.wakeups > 0 && h.stalls_over_1ms > 0)
             .max_by(|a, b| a.late_max_us.total_cmp(&b.late_max_us))
-            .filter(|h| h.late_max_us >= HOST_STALL_SHARE_OF_LAG * lag_max)
-            .cloned();
+            .filter(|h| h.late_max_us >= HOST_STALL_SHARE_OF_LAG * lags.max)
+            .map(StallReport::without_histogram);
         // A backlog that holds most requests back (the median send lag beyond the
         // tolerance, the slots full in most reports) is a closed loop whatever the host
         // does; a brief one after a stall is the stall's, and so is a late median with free
         // slots (a host that wakes the worker late).
-        let late_median = lag_p50 * 1e3 > f64::from(on_time_ns);
+        let late_median = lags.p50 * 1e3 > f64::from(on_time.limit_ns());
         let persistent = late_median && self.backlogged_share() > CLOSED_LOOP_SHARE;
         let closed_loop = backlog > 0 && (persistent || stalls.is_none());
         let stalls = stalls.filter(|_| !closed_loop);
@@ -189,43 +197,29 @@ impl Point {
         // open through it takes connections for every request due while it lasts.
         let per_agent = self.config.rate / self.live_count().max(1) as f64;
         let through_pause =
-            ((per_agent * lag_max / 1e6 / self.config.depth as f64).ceil() as usize).max(1);
-        let cause = if closed_loop && !persistent {
-            format!(
-                "the target paused: every connection waited for a reply at once, so up to {backlog} due requests were held back, the longest {lag_max:.0} µs, while the client's host was quiet; \
-                 the requests the pause delayed are then measured from when they could leave, not from when they were due. \
-                 Keeping the load open through a pause of {lag_max:.0} µs takes about {through_pause} connections per agent at depth {} ({} given); \
-                 their latency will then include the pause",
-                self.config.depth, self.config.connections
-            )
-        } else if let Some(h) = stalls.as_ref().filter(|_| late_median) {
-            format!(
-                "the client's host wakes it late: half the requests leave over {lag_p50:.1} µs late (p99 {lag_p99:.1} µs, max {lag_max:.1} µs) with free slots, as the host probe's own wake-ups on {}: {h}; measure from a quieter host or core, or with `poll: spin`",
-                h.name()
-            )
-        } else if let Some(h) = &stalls {
-            format!(
-                "stalls of the client's host: most requests leave on time (lag p50 {lag_p50:.1} µs) but some wait for the core (p99 {lag_p99:.1} µs, max {lag_max:.1} µs), as the host probe saw on {}: {h}; measure from a quieter host or core",
-                h.name()
-            )
-        } else if closed_loop {
-            format!(
-                "a backlog (up to {backlog} due requests waited for a free slot): {} connections × depth {} are too few for this load",
-                self.config.connections, self.config.depth
-            )
-        } else if late_median {
-            format!(
-                "the per-request send cost: half the requests leave over {lag_p50:.1} µs late, so one worker cannot keep pace with {per_worker:.0} req/s (more workers, on more cores)"
-            )
-        } else {
-            format!(
-                "stalls of the client's host: most requests leave on time (lag p50 {lag_p50:.1} µs) but some wait for the core (p99 {lag_p99:.1} µs, max {lag_max:.1} µs); pin the agent to a quiet core"
-            )
+            ((per_agent * lags.max / 1e6 / self.config.depth as f64).ceil() as usize).max(1);
+        let (connections, depth) = (self.config.connections, self.config.depth);
+        let cause = match stalls {
+            _ if closed_loop && !persistent => LateCause::TargetPaused {
+                backlog,
+                lag_max_us: lags.max,
+                through_pause,
+                depth,
+                connections,
+            },
+            Some(host) if late_median => LateCause::WokenLate { host },
+            Some(host) => LateCause::HostStalls { host },
+            None if closed_loop => LateCause::Backlog {
+                backlog,
+                connections,
+                depth,
+            },
+            None if late_median => LateCause::SendCost {
+                per_worker_rate: per_worker,
+            },
+            None => LateCause::UnseenStalls,
         };
         Lateness {
-            lag_p50,
-            lag_p99,
-            lag_max,
             backlog,
             persistent,
             closed_loop,
@@ -235,74 +229,40 @@ impl Point {
     }
 
     /// The reason a failed departure check ends the point with: a closed loop (held, or
-    /// for a moment), or late departures with their cause. `detail` is the check's.
-    fn departures_reason(
-        &self,
-        at: Duration,
-        late: &Lateness,
-        detail: &str,
-        on_us: Option<f64>,
-        all_us: f64,
-        share: f64,
-    ) -> Reason {
-        let Lateness {
-            lag_p50,
-            lag_p99,
-            lag_max,
-            backlog,
-            persistent,
-            closed_loop,
-            through_pause,
-            ref cause,
-        } = *late;
-        if closed_loop && persistent {
+    /// for a moment), or late departures with their cause.
+    fn departures_reason(&self, late: &Lateness, finding: DepartureFinding) -> Reason {
+        let why = if late.closed_loop && late.persistent {
             // Late because every slot was taken: the load went closed-loop, and that
             // reason says how many connections would do.
-            let mut reason = self.closed_loop_reason(at);
-            reason.detail = format!("{}; the lateness moves the answer: {detail}", reason.detail);
-            return reason;
-        }
-        if closed_loop {
-            return Reason {
-                check: ReasonKind::ClosedLoop,
-                detail: format!(
-                    "closed loop for a moment: {cause}; the lateness moves the answer: {detail}"
-                ),
-                figures: figures(&[
-                    ("connections", self.config.connections as f64),
-                    ("depth", self.config.depth as f64),
-                    ("connections_needed", through_pause as f64),
-                    ("backlog_max", backlog as f64),
-                    ("send_lag_max_us", lag_max),
-                    ("on_schedule_us", on_us.unwrap_or(f64::NAN)),
-                    ("all_us", all_us),
-                ]),
-            };
-        }
-        Reason {
-            check: ReasonKind::Departures,
-            detail: format!(
-                "the client's late departures move the answer: {detail}; cause: {cause}"
-            ),
-            figures: figures(&[
-                ("on_schedule_us", on_us.unwrap_or(f64::NAN)),
-                ("all_us", all_us),
-                ("on_schedule_share", share),
-                ("send_lag_p50_us", lag_p50),
-                ("send_lag_p99_us", lag_p99),
-                ("send_lag_max_us", lag_max),
-                ("backlog_max", backlog as f64),
-            ]),
-        }
+            let mut held = self.closed_loop();
+            held.lateness = Some(finding);
+            Why::ClosedLoop(ClosedLoop::Held(held))
+        } else if late.closed_loop {
+            Why::ClosedLoop(ClosedLoop::Moment(ClosedLoopMoment {
+                connections: self.config.connections,
+                depth: self.config.depth,
+                connections_needed: late.through_pause,
+                backlog_max: late.backlog,
+                send_lag_max_us: finding.send_lag_max_us,
+                lateness: finding,
+            }))
+        } else {
+            Why::Departures(Departures { lateness: finding })
+        };
+        Reason::new(why)
     }
+}
+
+/// The send lags' median, 99th percentile and maximum, µs.
+#[derive(Debug, Clone, Copy)]
+struct Lags {
+    p50: f64,
+    p99: f64,
+    max: f64,
 }
 
 /// Why the requests left late, as [`Point::departures`] diagnoses it.
 struct Lateness {
-    /// The send lags' median, 99th percentile and maximum, µs.
-    lag_p50: f64,
-    lag_p99: f64,
-    lag_max: f64,
     /// The most due requests that waited for a free slot at once, over the agents.
     backlog: u64,
     /// Most requests late with the slots full in most reports: a held closed loop.
@@ -311,6 +271,6 @@ struct Lateness {
     closed_loop: bool,
     /// Connections per agent that would keep the load open through the longest lag.
     through_pause: usize,
-    /// The cause, in words.
-    cause: String,
+    /// The cause.
+    cause: LateCause,
 }

@@ -10,8 +10,8 @@ use vernier_agent::{Batch, StallReport, histogram};
 use super::super::decision::Decision;
 use super::super::event::{AgentProgress, EventKind, Phase, Progress};
 use super::super::policy::{MIN_TAIL_SAMPLES, TARGET_FAILED_AFTER};
-use super::super::result::{Reason, ReasonKind};
-use super::state::{Point, figures};
+use super::super::reason::{Reason, TargetFailed, Why};
+use super::state::Point;
 
 impl Point {
     /// Feeds one batch of agent `agent`; the measurement round its samples were counted
@@ -93,19 +93,13 @@ impl Point {
         }) else {
             return false;
         };
-        let reason = Reason {
-            check: ReasonKind::TargetFailed,
-            detail: format!(
-                "the target stopped answering agent {agent} at {:.2}s: {errors} failed requests and {connects} failed connects since, and no reply for {:.1}s",
-                since.as_secs_f64(),
-                at.saturating_sub(since).as_secs_f64()
-            ),
-            figures: figures(&[
-                ("at_s", since.as_secs_f64()),
-                ("failed", errors as f64),
-                ("connect_failures", connects as f64),
-            ]),
-        };
+        let reason = Reason::new(Why::TargetFailed(TargetFailed {
+            agent,
+            at_s: since.as_secs_f64(),
+            for_s: at.saturating_sub(since).as_secs_f64(),
+            failed: errors,
+            connect_failures: connects,
+        }));
         self.finish_na(at, vec![reason], out);
         true
     }

@@ -8,8 +8,8 @@ use super::super::checks;
 use super::super::decision::Decision;
 use super::super::event::CheckRole;
 use super::super::policy::INTERARRIVAL_TRIES;
-use super::super::result::{Reason, ReasonKind};
-use super::state::{Point, figures};
+use super::super::reason::{Interarrival, InterarrivalFailed, Reason, Why};
+use super::state::Point;
 use crate::scenario::Method;
 
 impl Point {
@@ -32,7 +32,7 @@ impl Point {
                 let g = &self.agents[i].gaps;
                 g[g.len() - wanted..].to_vec()
             };
-            let (mut check, result) = checks::interarrival(
+            let (mut check, result, finding) = checks::interarrival(
                 i,
                 &gaps,
                 &self.config.interarrival,
@@ -41,7 +41,14 @@ impl Point {
                 self.config.warmup.tolerance,
             );
             if !check.pass {
-                failed.push((i, check.detail.clone(), result.statistic, result.pvalue));
+                failed.push(InterarrivalFailed {
+                    agent: i,
+                    statistic: result.statistic,
+                    pvalue: result.pvalue,
+                    process: self.config.interarrival.to_string(),
+                    tries: None,
+                    finding,
+                });
             }
             if vernier || !enforced {
                 check.role = CheckRole::Report;
@@ -71,19 +78,8 @@ impl Point {
             );
         } else if !enforced {
             self.waived = failed
-                .iter()
-                .map(|(agent, detail, statistic, pvalue)| Reason {
-                    check: ReasonKind::Interarrival,
-                    detail: format!(
-                        "agent {agent}'s departures are not {} (not enforced: interarrival_check: report): {detail}",
-                        self.config.interarrival
-                    ),
-                    figures: figures(&[
-                        ("agent", *agent as f64),
-                        ("statistic", *statistic),
-                        ("pvalue", pvalue.unwrap_or(f64::NAN)),
-                    ]),
-                })
+                .into_iter()
+                .map(|f| Reason::new(Why::Interarrival(Interarrival::Failed(f))))
                 .collect();
             self.begin_round(
                 at,
@@ -97,17 +93,12 @@ impl Point {
         } else {
             let reasons = failed
                 .into_iter()
-                .map(|(agent, detail, statistic, pvalue)| Reason {
-                    check: ReasonKind::Interarrival,
-                    detail: format!(
-                        "agent {agent} cannot generate the {} inter-arrival process after {INTERARRIVAL_TRIES} tries: {detail} (too few connections, or an overloaded client?)",
-                        self.config.interarrival
-                    ),
-                    figures: figures(&[
-                        ("agent", agent as f64),
-                        ("statistic", statistic),
-                        ("pvalue", pvalue.unwrap_or(f64::NAN)),
-                    ]),
+                .map(|f| {
+                    let f = InterarrivalFailed {
+                        tries: Some(INTERARRIVAL_TRIES),
+                        ..f
+                    };
+                    Reason::new(Why::Interarrival(Interarrival::Failed(f)))
                 })
                 .collect();
             self.finish_na(at, reasons, out);

@@ -10,8 +10,10 @@ use super::super::checks::{self, Interval};
 use super::super::decision::Decision;
 use super::super::event::{Check, CheckKind, CheckRole};
 use super::super::policy::{HEAVY_TAIL_FACTOR, PREDICTION_MARGIN, least_step};
-use super::super::result::{Reason, ReasonKind, Verdict};
-use super::state::{Point, figures};
+use super::super::reason::{Confidence, HeavyTail, Reason, TooFewForCi, TooFewSamples, Why, Wide};
+use super::super::result::Verdict;
+use super::super::text;
+use super::state::Point;
 
 impl Point {
     /// `method: lancet`'s confidence step: order-statistic CIs per agent and combined
@@ -122,13 +124,14 @@ impl Point {
         let p = self.config.ci.percentile;
         let conf = self.config.ci.confidence;
         let wanted = (min_n as f64 * PREDICTION_MARGIN).ceil() as usize / measuring_count + 1;
-        let reason = Reason {
-            check: ReasonKind::TooFewSamples,
-            detail: format!(
-                "too few samples for the {p} CI at {:.0}%: it needs at least {min_n}, there are {n}",
-                conf * 100.0
-            ),
-            figures: figures(&[("samples", n as f64), ("min_samples", min_n as f64)]),
+        let too_few = TooFewForCi {
+            p,
+            confidence: conf,
+            samples: n,
+            min_samples: min_n,
+            need: None,
+            correlated_over: None,
+            dependence_s: None,
         };
         let check = Check {
             check: CheckKind::Confidence,
@@ -138,11 +141,12 @@ impl Point {
             statistic: None,
             pvalue: None,
             n,
-            detail: reason.detail.clone(),
+            detail: text::too_few(&too_few),
             decision: format!("collect {wanted} per agent"),
             data: None,
         };
         self.check(at, check, out);
+        let reason = Reason::new(Why::TooFewSamples(TooFewSamples::Ci(too_few)));
         self.extend(at, wanted.max(self.wanted + 1), vec![reason], out);
     }
 
@@ -174,33 +178,25 @@ impl Point {
             vernier_stats::tail_heaviness(combined.value, combined.width(), p.fraction(), n, conf)
                 .unwrap_or(f64::NAN);
         let total_needed = wanted * measuring_count;
-        let mut figures = figures(&[
-            ("ci_width_us", combined.width()),
-            ("target_us", target_us),
-            ("samples", n as f64),
-            ("samples_needed", total_needed as f64),
-        ]);
-        let found = format!(
-            "the {p} CI is still {:.1} µs wide after {n} samples (target {target_us:.1} µs)",
-            combined.width()
-        );
-        let beyond = format!("at 1/√n it needs about {total_needed} samples, beyond the limits");
-        let reason = if heaviness > HEAVY_TAIL_FACTOR {
-            figures.insert("heaviness".into(), heaviness);
-            Reason {
-                check: ReasonKind::HeavyTail,
-                detail: format!(
-                    "heavy tail: {found}, {heaviness:.1}× wider than an exponential tail's; {beyond}"
-                ),
-                figures,
-            }
-        } else {
-            Reason {
-                check: ReasonKind::Confidence,
-                detail: format!("{found}; {beyond}"),
-                figures,
-            }
+        let wide = Wide {
+            p,
+            ci_width_us: combined.width(),
+            target_us,
+            samples: n,
+            samples_needed: total_needed,
+            variance_inflation: None,
+            batch_size: None,
+            heaviness: (heaviness > HEAVY_TAIL_FACTOR).then_some(heaviness),
+            heaviness_inside: None,
+            inside: None,
+            stalls: None,
         };
+        let why = if wide.heaviness.is_some() {
+            Why::HeavyTail(HeavyTail::Wide(wide))
+        } else {
+            Why::Confidence(Confidence::Wide(wide))
+        };
+        let reason = Reason::new(why);
         self.extend(at, wanted, vec![reason], out);
     }
 }

@@ -9,9 +9,11 @@ use super::super::checks;
 use super::super::decision::Decision;
 use super::super::event::{CheckKind, Phase};
 use super::super::policy::{MIN_SAMPLING, RETRY_FACTOR};
-use super::super::result::{Reason, ReasonKind};
+use super::super::reason::{
+    Independence, IndependenceStuck, IndependenceThinned, MoreTime, Reason, Stationarity, Why,
+};
 use super::estimate::Snapshot;
-use super::state::{Point, figures};
+use super::state::Point;
 use crate::scenario::Method;
 
 impl Point {
@@ -87,11 +89,15 @@ impl Point {
         let mut stuck = None;
         for i in self.measuring().collect::<Vec<_>>() {
             let x = self.agents[i].latencies_in_send_order();
-            let (mut check, lag) = checks::independence(i, &x, self.config.alpha);
+            let checks::Independent {
+                mut check,
+                lag,
+                finding,
+            } = checks::independence(i, &x, self.config.alpha);
             self.agents[i].lag = lag;
             match lag {
                 Some(l) => worst = worst.max(l),
-                None => stuck = Some((i, check.detail.clone())),
+                None => stuck = Some((i, finding)),
             }
             check.decision = match lag {
                 Some(1) => "independent".into(),
@@ -100,13 +106,13 @@ impl Point {
             };
             self.check(at, check, out);
         }
-        if let Some((agent, detail)) = stuck {
-            let reason = Reason {
-                check: ReasonKind::Independence,
-                detail: format!("agent {agent}'s samples stay correlated: {detail}"),
-                figures: figures(&[("sampling_rate", self.sampling)]),
-            };
-            self.finish_na(at, vec![reason], out);
+        if let Some((agent, spearman)) = stuck {
+            let why = Why::Independence(Independence::Stuck(IndependenceStuck {
+                agent,
+                sampling_rate: self.sampling,
+                spearman,
+            }));
+            self.finish_na(at, vec![Reason::new(why)], out);
             return false;
         }
         if worst == 1 {
@@ -117,26 +123,17 @@ impl Point {
         let per_agent = self.config.rate / self.live_count() as f64;
         let seconds = self.wanted as f64 / (per_agent * thinned);
         let left = self.seconds_left(at);
-        if thinned < MIN_SAMPLING || seconds > left || self.tries >= self.config.limits.max_tries {
-            let reason = Reason {
-                check: ReasonKind::Independence,
-                detail: format!(
-                    "samples are independent only one in {worst}: {} samples at {:.4}% sampling would take {seconds:.0}s, {}",
-                    self.wanted,
-                    thinned * 100.0,
-                    if self.tries >= self.config.limits.max_tries {
-                        format!("and the {} tries are used up", self.config.limits.max_tries)
-                    } else {
-                        format!("beyond the {left:.0}s left")
-                    }
-                ),
-                figures: figures(&[
-                    ("lag", worst as f64),
-                    ("sampling_rate", thinned),
-                    ("seconds_needed", seconds),
-                ]),
-            };
-            self.finish_na(at, vec![reason], out);
+        let tries_used = self.tries >= self.config.limits.max_tries;
+        if thinned < MIN_SAMPLING || seconds > left || tries_used {
+            let why = Why::Independence(Independence::Thinned(IndependenceThinned {
+                lag: worst,
+                sampling_rate: thinned,
+                seconds_needed: seconds,
+                samples_wanted: self.wanted,
+                seconds_left: (!tries_used).then_some(left),
+                max_tries: tries_used.then_some(self.config.limits.max_tries),
+            }));
+            self.finish_na(at, vec![Reason::new(why)], out);
             return false;
         }
         self.sampling = thinned;
@@ -159,7 +156,7 @@ impl Point {
         let mut all = Vec::new();
         for a in &snapshot.agents {
             let i = a.agent;
-            let check = checks::stationarity(
+            let (check, adf) = checks::stationarity(
                 CheckKind::Stationarity,
                 Some(i),
                 &a.in_order,
@@ -167,7 +164,11 @@ impl Point {
                 None,
             );
             if !check.pass {
-                failed.push((i, check.detail.clone(), check.pvalue));
+                failed.push(Stationarity {
+                    agent: i,
+                    pvalue: check.pvalue,
+                    adf,
+                });
             }
             all.push(check);
         }
@@ -185,11 +186,7 @@ impl Point {
         }
         let reasons: Vec<Reason> = failed
             .into_iter()
-            .map(|(agent, detail, p)| Reason {
-                check: ReasonKind::Stationarity,
-                detail: format!("agent {agent}'s latencies are not stationary: {detail}"),
-                figures: figures(&[("agent", agent as f64), ("pvalue", p.unwrap_or(f64::NAN))]),
-            })
+            .map(|f| Reason::new(Why::Stationarity(f)))
             .collect();
         self.extend(at, more, reasons, out);
         false
@@ -248,19 +245,14 @@ impl Point {
 
     /// Adds to each reason that more samples would answer how long they would take.
     pub(super) fn say_more_time(&self, reasons: &mut [Reason]) {
-        let Some(more) = self.more_time() else {
+        let Some(seconds) = self.more_time() else {
             return;
         };
-        let Some(total) = self.needed else {
+        let Some(samples) = self.needed else {
             return;
         };
-        for r in reasons.iter_mut().filter(|r| r.check.more_samples_help()) {
-            r.detail = format!(
-                "{}; the {total} samples the precision asked needs would take {} more at this rate (c while it measures, or a longer limits.max_duration)",
-                r.detail,
-                humantime::format_duration(Duration::from_secs(more.ceil() as u64))
-            );
-            r.figures.insert("more_time_s".into(), more);
+        for r in reasons.iter_mut().filter(|r| r.kind().more_samples_help()) {
+            r.more_time = Some(MoreTime { samples, seconds });
         }
     }
 

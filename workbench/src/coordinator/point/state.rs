@@ -11,7 +11,8 @@ use vernier_agent::{Sample, StallReport, histogram};
 use super::super::config::PointConfig;
 use super::super::decision::{Action, Decision};
 use super::super::event::{Check, Event, EventKind, Phase};
-use super::super::result::{InterarrivalResult, PointResult, Reason};
+use super::super::reason::Reason;
+use super::super::result::{InterarrivalResult, PointResult};
 use crate::scenario::Limits;
 
 /// One closed warm-up window, all agents.
@@ -244,13 +245,4 @@ impl Point {
             .saturating_sub(self.active(at))
             .as_secs_f64()
     }
-}
-
-/// The figures of a check or a reason: the finite ones, by name.
-pub(super) fn figures(pairs: &[(&str, f64)]) -> BTreeMap<String, f64> {
-    pairs
-        .iter()
-        .filter(|(_, v)| v.is_finite())
-        .map(|(k, v)| ((*k).to_string(), *v))
-        .collect()
 }

@@ -14,11 +14,13 @@ use super::super::policy::{
     CLOSED_LOOP_SHARE, HOST_REACH_OF_LONGEST, HOST_REACH_OF_VALUE, HOST_SHARE_OF_TAIL, OnSchedule,
     RateStanding, rate_standing,
 };
-use super::super::result::{
-    AgentResult, PercentileResult, PointResult, Reason, ReasonKind, Verdict,
+use super::super::reason::{
+    ClosedLoop, Confidence, HostKept, HostStalls, Interarrival, OutOfTime, Reason, TimedOut,
+    TooFewSamples, Why, Wide,
 };
+use super::super::result::{AgentResult, PercentileResult, PointResult, Verdict};
 use super::estimate::Estimate;
-use super::state::{Point, figures};
+use super::state::Point;
 use crate::scenario::Method;
 
 impl Point {
@@ -41,41 +43,29 @@ impl Point {
             self.warmup_failed(at, out);
             return;
         }
-        let measuring = self.state != Phase::Interarrival;
-        let detail = format!(
-            "out of time: max_duration {:?} reached in the {} phase{}",
-            self.config.limits.max_duration,
-            if measuring {
-                "measurement"
-            } else {
-                "inter-arrival"
-            },
-            self.ci_width_us
-                .map_or(String::new(), |w| format!(" with the CI {w:.1} µs wide"))
-        );
-        let mut reason = Reason {
-            check: if measuring {
-                ReasonKind::Confidence
-            } else {
-                ReasonKind::Interarrival
-            },
-            detail: detail.clone(),
-            figures: figures(&[("ci_width_us", self.ci_width_us.unwrap_or(f64::NAN))]),
+        let max_duration_s = self.config.limits.max_duration.as_secs_f64();
+        if self.state == Phase::Interarrival {
+            let why = Why::Interarrival(Interarrival::OutOfTime(OutOfTime {
+                max_duration_s,
+                ci_width_us: self.ci_width_us,
+            }));
+            self.finish_na(at, vec![Reason::new(why)], out);
+            return;
+        }
+        let p = self.config.ci.percentile;
+        let value_us = percentile(&self.merged_sorted(), p.fraction()).unwrap_or(f64::NAN);
+        let timed_out = TimedOut {
+            p,
+            max_duration_s,
+            ci_width_us: self.ci_width_us,
         };
-        if measuring {
-            let p = self.config.ci.percentile;
-            let value_us = percentile(&self.merged_sorted(), p.fraction()).unwrap_or(f64::NAN);
-            reason = self.tail_cause(at, value_us, reason, |h| {
-                format!(
-                    "{detail}; the host's stalls kept the {p} CI wide: on {}, {h}: {p} ({value_us:.1} µs) lies within their reach",
-                    h.name()
-                )
-            });
-        }
+        let reason = self.tail_cause(
+            at,
+            value_us,
+            Why::Confidence(Confidence::OutOfTime(timed_out)),
+        );
         let mut reasons = vec![reason];
-        if measuring {
-            self.say_more_time(&mut reasons);
-        }
+        self.say_more_time(&mut reasons);
         self.finish_na(at, reasons, out);
     }
 
@@ -151,7 +141,7 @@ impl Point {
                         >= HOST_REACH_OF_VALUE * value_us
                     && h.stalled_share >= HOST_SHARE_OF_TAIL * tail
             })
-            .cloned()
+            .map(StallReport::without_histogram)
     }
 
     /// Whether the host's stalls could make the tail heavy at `q` (at `value_us`) too, as
@@ -166,37 +156,41 @@ impl Point {
 
     /// Why the target percentile's tail at `value_us` could not be pinned down: a load gone
     /// closed-loop while it measured ([`Point::measured_closed_loop`]), then the host's
-    /// stalls, with the probe's figures, when they explain it ([`Point::host_cause`];
-    /// `blame` words it), otherwise `otherwise`. Every N/A about that tail asks here, the
+    /// stalls, with the probe's figures, when they explain it ([`Point::host_cause`]: what
+    /// the CI was kept from is `otherwise`'s), otherwise `otherwise`. Every N/A about that tail asks here, the
     /// evaluation's and the time limit's alike, so one tail gets one cause.
-    pub(super) fn tail_cause(
-        &self,
-        at: Duration,
-        value_us: f64,
-        otherwise: Reason,
-        blame: impl FnOnce(&StallReport) -> String,
-    ) -> Reason {
+    pub(super) fn tail_cause(&self, at: Duration, value_us: f64, otherwise: Why) -> Reason {
         // A load gone closed-loop (requests waited for a slot, fewer answered than asked)
         // is why the samples fall short, whatever the host did meanwhile: one connection at
         // 80% of the server's capacity ended that way on this host, when warm-up had
         // happened to see the rate within its tolerance.
         if self.measured_closed_loop(at) {
-            return self.closed_loop_reason(at);
+            return Reason::new(Why::ClosedLoop(ClosedLoop::Held(self.closed_loop())));
         }
         let Some(h) = self.host_cause(value_us) else {
-            return otherwise;
+            return Reason::new(otherwise);
         };
-        let mut figures = otherwise.figures;
-        // The stalls are the cause, not the tail's own shape.
-        figures.remove("heaviness");
-        figures.insert("host_late_p99_us".into(), h.late_p99_us);
-        figures.insert("host_late_max_us".into(), h.late_max_us);
-        figures.insert("host_stalled_share".into(), h.stalled_share);
-        Reason {
-            check: ReasonKind::HostStalls,
-            detail: blame(&h),
-            figures,
-        }
+        let kept = match otherwise {
+            // The stalls are the cause, not the tail's own shape.
+            Why::Confidence(Confidence::Wide(w)) => HostKept::Wide(Wide {
+                heaviness: None,
+                heaviness_inside: None,
+                inside: None,
+                stalls: None,
+                ..w
+            }),
+            Why::Confidence(Confidence::OutOfTime(t)) => HostKept::OutOfTime(t),
+            Why::TooFewSamples(TooFewSamples::Ci(t)) => HostKept::TooFew(t),
+            other => return Reason::new(other),
+        };
+        Reason::new(Why::HostStalls(HostStalls {
+            host_late_p99_us: h.late_p99_us,
+            host_late_max_us: h.late_max_us,
+            host_stalled_share: h.stalled_share,
+            host: h,
+            value_us,
+            kept,
+        }))
     }
 
     pub(super) fn finish_na(&mut self, at: Duration, reasons: Vec<Reason>, out: &mut Decision) {
@@ -220,7 +214,7 @@ impl Point {
                 result
                     .reasons
                     .iter()
-                    .map(|r| r.check.name())
+                    .map(|r| r.kind().name())
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
@@ -267,7 +261,7 @@ impl Point {
             agents.iter().map(|a| a.achieved_rate).sum()
         };
         let more_time_s = (verdict == Verdict::NotAvailable
-            && reasons.iter().any(|r| r.check.more_samples_help()))
+            && reasons.iter().any(|r| r.kind().more_samples_help()))
         .then(|| self.more_time())
         .flatten();
         PointResult {

@@ -12,8 +12,10 @@ use super::super::policy::{
     HOPELESS_AFTER_WINDOWS_DIVISOR, HOPELESS_SEND_LAG_NS, RateStanding, SLOT_MARGIN_SIGMAS,
     WARMUP_GAPS_FACTOR, backlog_is_closed_loop, rate_error_allowed, rate_standing,
 };
-use super::super::result::{Reason, ReasonKind};
-use super::state::{Point, Window, figures};
+use super::super::reason::{
+    ClosedLoop, HeldClosedLoop, NotReached, Reason, WarmupStationarity, Why,
+};
+use super::state::{Point, Window};
 
 impl Point {
     /// The sampling rate during warm-up: enough kept gaps for the inter-arrival test soon,
@@ -131,7 +133,7 @@ impl Point {
     pub(super) fn judge_warmup(&mut self, at: Duration, out: &mut Decision) -> bool {
         // Half the judged windows first, so that the rates quoted are not the ramp's.
         if self.windows.len() >= self.config.warmup.windows / HOPELESS_AFTER_WINDOWS_DIVISOR
-            && let Some(reason) = self.hopeless(at)
+            && let Some(reason) = self.hopeless()
         {
             self.finish_na(at, vec![reason], out);
             return true;
@@ -149,7 +151,7 @@ impl Point {
         }
         let series = self.window_latencies();
         let maxlag = Some(((n as f64).cbrt() as usize).max(1));
-        let mut stat = checks::stationarity(
+        let (mut stat, _) = checks::stationarity(
             CheckKind::WarmupStationarity,
             None,
             &series,
@@ -208,10 +210,12 @@ impl Point {
 
     /// A load that can no longer be reached whatever the wait: a backlog of half a second
     /// of requests, or requests leaving a fifth of a second late.
-    pub(super) fn hopeless(&self, at: Duration) -> Option<Reason> {
+    pub(super) fn hopeless(&self) -> Option<Reason> {
         let backlog: u64 = self.agents.iter().map(|a| a.backlog_now).sum();
         if backlog_is_closed_loop(backlog, self.config.rate) {
-            return Some(self.closed_loop_reason(at));
+            return Some(Reason::new(Why::ClosedLoop(ClosedLoop::Held(
+                self.closed_loop(),
+            ))));
         }
         // Requests leaving late because every slot is taken is a closed loop too: the
         // waiting is in the backlog, not in the agent's CPU.
@@ -221,9 +225,9 @@ impl Point {
         }
         if !lag.is_empty() && lag.value_at_quantile(0.5) > HOPELESS_SEND_LAG_NS {
             return Some(if backlog > 0 {
-                self.closed_loop_reason(at)
+                Reason::new(Why::ClosedLoop(ClosedLoop::Held(self.closed_loop())))
             } else {
-                self.not_reached_reason(at)
+                Reason::new(Why::LoadNotReached(self.not_reached()))
             });
         }
         None
@@ -236,27 +240,24 @@ impl Point {
             || rate_standing(sent, self.config.rate, tol) != RateStanding::Within
         {
             if self.agents.iter().any(|a| a.backlog_max > 0) {
-                self.closed_loop_reason(at)
+                Reason::new(Why::ClosedLoop(ClosedLoop::Held(self.closed_loop())))
             } else {
-                self.not_reached_reason(at)
+                Reason::new(Why::LoadNotReached(self.not_reached()))
             }
         } else {
             let series = self.window_latencies();
-            let stat = checks::stationarity(
+            let (stat, adf) = checks::stationarity(
                 CheckKind::WarmupStationarity,
                 None,
                 &series,
                 self.config.alpha,
                 None,
             );
-            Reason {
-                check: ReasonKind::WarmupStationarity,
-                detail: format!(
-                    "the per-window latency never settled within the warm-up limit of {:?}: {} (a server saturated at this load?)",
-                    self.config.warmup.max, stat.detail
-                ),
-                figures: figures(&[("adf_pvalue", stat.pvalue.unwrap_or(f64::NAN))]),
-            }
+            Reason::new(Why::WarmupStationarity(WarmupStationarity {
+                adf_pvalue: stat.pvalue,
+                warmup_max_s: self.config.warmup.max.as_secs_f64(),
+                adf,
+            }))
         };
         self.finish_na(at, vec![reason], out);
     }
@@ -272,79 +273,43 @@ impl Point {
         (!lat.is_empty()).then(|| lat.iter().sum::<f64>() / lat.len() as f64)
     }
 
-    pub(super) fn closed_loop_reason(&self, _at: Duration) -> Reason {
+    /// The load gone closed-loop, with Little's law's cure: the connections that would
+    /// carry the rate at the latency seen (with a Poisson margin).
+    pub(super) fn closed_loop(&self) -> HeldClosedLoop {
         let (sent, received) = self.recent_rates();
         let latency_us = self.mean_window_latency_us().unwrap_or(0.0);
         let per_agent = self.config.rate / self.config.agents as f64;
         // Little's law: outstanding = rate × latency; a Poisson margin of 3σ over it.
         let outstanding = per_agent * latency_us / 1e6;
         let slots = outstanding + SLOT_MARGIN_SIGMAS * outstanding.sqrt() + 1.0;
-        let needed = (slots / self.config.depth as f64).ceil() as usize;
-        let backlog: u64 = self.agents.iter().map(|a| a.backlog_now).sum();
-        let backlog_max: u64 = self.agents.iter().map(|a| a.backlog_max).max().unwrap_or(0);
-        // When the slots would carry the rate at the latency seen, the backlog is not
-        // theirs: the target answers fewer requests than are asked, and more connections
-        // would only move the queue into it.
-        let enough = needed <= self.config.connections;
-        let cure = if enough {
-            format!(
-                "by Little's law {needed} connection(s) would carry it at that latency, so the backlog is the target's: it answered {received:.0} req/s of the {:.0} asked, and more connections would only queue there; ask for less than it serves",
-                self.config.rate
-            )
-        } else {
-            format!("about {needed} connections per agent would do")
-        };
-        let mut figures = figures(&[
-            ("connections", self.config.connections as f64),
-            ("depth", self.config.depth as f64),
-            ("achieved_rate", received),
-            ("sent_rate", sent),
-            ("backlog", backlog as f64),
-            ("backlog_max", backlog_max as f64),
-            ("latency_mean_us", latency_us),
-        ]);
-        if !enough {
-            figures.insert("connections_needed".into(), needed as f64);
-        }
-        Reason {
-            check: ReasonKind::ClosedLoop,
-            detail: format!(
-                "closed loop: {} connection(s) × depth {} per agent cannot carry {:.0} req/s at {:.1} µs mean latency (achieved {:.0} req/s, {} requests waiting for a free slot); {cure}",
-                self.config.connections,
-                self.config.depth,
-                self.config.rate,
-                latency_us,
-                received,
-                backlog,
-            ),
-            figures,
+        HeldClosedLoop {
+            connections: self.config.connections,
+            depth: self.config.depth,
+            target_rate: self.config.rate,
+            achieved_rate: received,
+            sent_rate: sent,
+            backlog: self.agents.iter().map(|a| a.backlog_now).sum(),
+            backlog_max: self.agents.iter().map(|a| a.backlog_max).max().unwrap_or(0),
+            latency_mean_us: latency_us,
+            connections_needed: (slots / self.config.depth as f64).ceil() as usize,
+            lateness: None,
         }
     }
 
-    pub(super) fn not_reached_reason(&self, _at: Duration) -> Reason {
+    /// The load not reached: the rates of the last windows, and how late requests left.
+    pub(super) fn not_reached(&self) -> NotReached {
         let (sent, received) = self.recent_rates();
         let mut lag = histogram();
         for a in &self.agents {
             let _ = lag.add(&a.recent_send_lag);
             let _ = lag.add(&a.warmup_send_lag);
         }
-        let lag_p50_us = (!lag.is_empty()).then(|| lag.value_at_quantile(0.5) as f64 / 1e3);
-        Reason {
-            check: ReasonKind::LoadNotReached,
-            detail: format!(
-                "load not reached: achieved {received:.0} req/s (sent {sent:.0}) of {:.0} with {} agent(s); {}more workers or agents are needed",
-                self.config.rate,
-                self.config.agents,
-                lag_p50_us.map_or(String::new(), |l| format!(
-                    "requests leave {l:.0} µs late (median); "
-                )),
-            ),
-            figures: figures(&[
-                ("achieved_rate", received),
-                ("sent_rate", sent),
-                ("target_rate", self.config.rate),
-                ("send_lag_p50_us", lag_p50_us.unwrap_or(f64::NAN)),
-            ]),
+        NotReached {
+            achieved_rate: received,
+            sent_rate: sent,
+            target_rate: self.config.rate,
+            agents: self.config.agents,
+            send_lag_p50_us: (!lag.is_empty()).then(|| lag.value_at_quantile(0.5) as f64 / 1e3),
         }
     }
 }

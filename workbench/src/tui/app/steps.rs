@@ -203,7 +203,7 @@ impl App {
                 r.target_rate,
                 r.reasons
                     .first()
-                    .map_or(String::new(), |x| format!(": {}", x.check))
+                    .map_or(String::new(), |x| format!(": {}", x.kind()))
             )),
         );
         self.history.results.push(r.clone());
@@ -222,7 +222,7 @@ impl App {
                 r.percentile_text(r.target_percentile.percent()),
                 r.reasons
                     .first()
-                    .map_or(String::new(), |x| format!(" ({})", x.check))
+                    .map_or(String::new(), |x| format!(" ({})", x.kind()))
             )),
         );
         self.history.runs.push(r.clone());

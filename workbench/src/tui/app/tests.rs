@@ -6,9 +6,10 @@ use super::super::theme::Palette;
 use super::keys::SEEK_STEP_S;
 use super::state::InterarrivalMark;
 use super::*;
+use crate::coordinator::reason::{HeavyTail, Why, Wide};
 use crate::coordinator::{
     AgentProgress, Check, CheckKind, CheckRole, Event, EventKind, Phase, PointResult, Progress,
-    Reason, ReasonKind, UserCommand, Verdict,
+    Reason, UserCommand, Verdict,
 };
 use crate::scenario::Method;
 use crate::session::Update;
@@ -60,11 +61,19 @@ fn phase(phase: Phase) -> EventKind {
 fn result(verdict: Verdict) -> PointResult {
     PointResult {
         verdict,
-        reasons: vec![Reason {
-            check: ReasonKind::HeavyTail,
-            detail: "wide".into(),
-            figures: Default::default(),
-        }],
+        reasons: vec![Reason::new(Why::HeavyTail(HeavyTail::Wide(Wide {
+            p: Percentile::P99,
+            ci_width_us: 40.0,
+            target_us: 20.0,
+            samples: 20_000,
+            samples_needed: 80_000,
+            variance_inflation: None,
+            batch_size: None,
+            heaviness: Some(3.0),
+            heaviness_inside: None,
+            inside: None,
+            stalls: None,
+        })))],
         more_time_s: None,
         waived: Vec::new(),
         target_rate: 20_000.0,

@@ -62,7 +62,7 @@ fn check(c: &CheckLine) -> String {
     let who = c.agent.map_or(String::new(), |a| format!(" agent {a}"));
     format!(
         "{mark} {}{role}{who}: {} — {}",
-        c.check.label(),
+        c.check.name(),
         c.decision,
         c.finding
     )

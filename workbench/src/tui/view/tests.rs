@@ -89,7 +89,10 @@ fn the_verdict_screen_names_every_failed_check_its_suggestion_and_the_files() {
     let app = finished(Palette::Plain);
     let text = screen(&app, 80, 24);
     assert!(text.contains("verdict: N/A ✗"), "{text}");
-    assert!(text.contains("heavy_tail"), "{text}");
+    assert!(
+        text.contains(crate::coordinator::ReasonKind::HeavyTail.name()),
+        "{text}"
+    );
     assert!(text.contains("→ ask for less"), "{text}");
     assert!(
         text.contains("record: runs/2026-11-22T01-04-41-demo"),

@@ -199,8 +199,8 @@ fn reasons(app: &App, theme: Theme, finished: &Finished) -> Vec<(String, Style)>
                 format!(
                     "! {} req/s {} not enforced by the scenario: {}",
                     rate(r.target_rate),
-                    reason.check,
-                    reason.detail
+                    reason.kind(),
+                    reason.detail()
                 ),
                 theme.accent(),
             ));
@@ -210,12 +210,18 @@ fn reasons(app: &App, theme: Theme, finished: &Finished) -> Vec<(String, Style)>
                 format!(
                     "✗ {} req/s {}: {}",
                     rate(r.target_rate),
-                    reason.check,
-                    reason.detail
+                    reason.kind(),
+                    reason.detail()
                 ),
                 theme.bad(),
             ));
-            items.push((format!("  → {}", reason.suggestion()), theme.accent()));
+            items.push((
+                format!(
+                    "  → {}",
+                    crate::coordinator::text::suggestion(reason.kind())
+                ),
+                theme.accent(),
+            ));
         }
     }
     if items.is_empty()
