@@ -13,11 +13,12 @@ mod theme;
 mod view;
 
 pub use app::{
-    App, AppAction, AppEvent, Finished, Key, ReplayControl, ReplayStatus, ReportView, RunInfo, Step,
+    App, AppAction, AppEvent, Finished, Key, Label, ReplayControl, ReplayStatus, ReportView,
+    RunInfo, Step,
 };
 pub use compare::watch;
 pub use replay::{Player, Until};
 pub use svg::buffer_svg;
 pub use terminal::{ReplayOptions, available, replay_screen, run_live, run_replay, screen};
-pub use theme::Theme;
+pub use theme::{Palette, Theme};
 pub use view::{MIN_SIZE, render};

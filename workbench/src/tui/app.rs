@@ -14,8 +14,9 @@ mod state;
 mod steps;
 
 pub use event::{AppAction, AppEvent, Finished, Key, ReplayControl, ReplayStatus, ReportView};
-pub use info::{RunInfo, Step};
+pub use info::{Label, RunInfo, Step};
 pub use state::{AgentRow, App};
+pub(crate) use state::{CheckLine, Entry, LogLine, Mode, NarrowChart, Outcome};
 
 #[cfg(test)]
 mod tests;

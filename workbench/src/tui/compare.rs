@@ -17,7 +17,7 @@ use std::sync::{Condvar, Mutex, PoisonError};
 use std::time::Instant;
 
 use super::terminal::{Guard, POLL, REDRAW, next_key};
-use super::theme::Theme;
+use super::theme::Palette;
 use crate::compare::{CompareOptions, Comparison, Steer, compare};
 use crate::error::Error;
 use crate::scenario::Scenario;
@@ -45,9 +45,14 @@ impl Steering {
         self.changed.notify_all();
     }
 
-    /// Holds or releases the comparison between blocks.
-    fn pause(&self, paused: bool) {
-        self.ask(|a| a.paused = paused);
+    /// Holds the comparison between blocks.
+    fn hold(&self) {
+        self.ask(|a| a.paused = true);
+    }
+
+    /// Lets a held comparison go on.
+    fn release(&self) {
+        self.ask(|a| a.paused = false);
     }
 
     /// Stops the comparison at its next look (a pause no longer holds it).
@@ -89,7 +94,7 @@ enum Message {
 pub fn watch(a: &Scenario, b: &Scenario, options: &CompareOptions) -> Result<Comparison, Error> {
     let steering = Steering::default();
     let (tx, rx) = mpsc::channel();
-    let mut view = CompareView::new(Setup::of(a, b, options), Theme::color_from_env());
+    let mut view = CompareView::new(Setup::of(a, b, options), Palette::from_env());
     std::thread::scope(|scope| {
         let steering = &steering;
         let worker = std::thread::Builder::new()
@@ -178,7 +183,8 @@ fn show(
         };
         dirty = true;
         match view.update(CompareEvent::Key(key)) {
-            Some(CompareAction::Pause(paused)) => steering.pause(paused),
+            Some(CompareAction::Hold) => steering.hold(),
+            Some(CompareAction::Release) => steering.release(),
             Some(CompareAction::Stop) => steering.stop(),
             Some(CompareAction::Exit) => return Ok(outcome),
             None => {}

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::app::{App, AppEvent, Finished, ReplayStatus, RunInfo};
+use super::theme::Palette;
 use crate::coordinator::{CheckKind, EventKind, Phase};
 use crate::error::Error;
 use crate::record::{self, RunRecord};
@@ -94,7 +95,7 @@ pub struct Player {
     record: RunRecord,
     dir: PathBuf,
     info: RunInfo,
-    color: bool,
+    palette: Palette,
     /// Events applied so far.
     next: usize,
     /// The record's time shown.
@@ -107,13 +108,13 @@ pub struct Player {
 
 impl Player {
     /// Reads `dir`'s run.json.
-    pub fn open(dir: &Path, color: bool) -> Result<Player, Error> {
+    pub fn open(dir: &Path, palette: Palette) -> Result<Player, Error> {
         let record = record::read_record(dir)?;
-        Ok(Player::new(record, dir.to_path_buf(), color))
+        Ok(Player::new(record, dir.to_path_buf(), palette))
     }
 
     /// A player for `record`, found in `dir`.
-    pub fn new(record: RunRecord, dir: PathBuf, color: bool) -> Player {
+    pub fn new(record: RunRecord, dir: PathBuf, palette: Palette) -> Player {
         let info = Scenario::from_yaml(&record.scenario, None, &[])
             .map(|s| RunInfo::of(&s))
             .unwrap_or_else(|_| RunInfo {
@@ -124,7 +125,7 @@ impl Player {
             record,
             dir,
             info,
-            color,
+            palette,
             next: 0,
             at: 0.0,
             speed: 1.0,
@@ -135,7 +136,7 @@ impl Player {
 
     /// A fresh app at the record's start.
     pub fn app(&self) -> App {
-        let mut app = App::replaying(self.info.clone(), self.color, self.dir.clone());
+        let mut app = App::replaying(self.info.clone(), self.palette, self.dir.clone());
         app.update(AppEvent::Session(Update::Started {
             record: self.dir.clone(),
             timestamps: self.record.timestamps.clone(),
@@ -194,18 +195,12 @@ impl Player {
         let to = to.clamp(0.0, self.end());
         if to < self.at || (self.finished && to < self.end()) {
             let keep = (
-                app.ui.load_chart,
+                app.ui.chart,
                 app.history.report.take(),
-                app.ui.show_report,
-                app.ui.help,
+                std::mem::take(&mut app.ui.mode),
             );
             *app = self.app();
-            (
-                app.ui.load_chart,
-                app.history.report,
-                app.ui.show_report,
-                app.ui.help,
-            ) = keep;
+            (app.ui.chart, app.history.report, app.ui.mode) = keep;
             self.next = 0;
             self.finished = false;
         }
@@ -278,7 +273,7 @@ mod tests {
 
     fn fixture() -> Player {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/runs/demo-sweep");
-        Player::open(&dir, false).expect("the fixture record")
+        Player::open(&dir, Palette::Plain).expect("the fixture record")
     }
 
     #[test]

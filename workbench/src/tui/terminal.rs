@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 
 use super::app::{App, AppAction, AppEvent, Finished, Key, ReplayControl, ReportView, RunInfo};
 use super::replay::{Player, Until};
-use super::theme::Theme;
+use super::theme::Palette;
 use super::view;
 use crate::error::Error;
 use crate::report;
@@ -144,7 +144,7 @@ pub fn run_live(scenario: &Scenario, options: &SessionOptions) -> Result<Outcome
                 source,
             })?
     };
-    let mut app = App::new(RunInfo::of(scenario), Theme::color_from_env());
+    let mut app = App::new(RunInfo::of(scenario), Palette::from_env());
     let mut outcome = None;
     let result = (|| -> Result<(), Error> {
         let mut guard = Guard::enter()?;
@@ -222,7 +222,7 @@ pub struct ReplayOptions {
 
 /// Plays a record in the dashboard until the user leaves.
 pub fn run_replay(options: &ReplayOptions) -> Result<(), Error> {
-    let mut player = Player::open(&options.dir, Theme::color_from_env())?;
+    let mut player = Player::open(&options.dir, Palette::from_env())?;
     let mut app = player.app();
     player.speed_by(options.speed);
     if let Some(until) = &options.until {
@@ -279,7 +279,10 @@ pub fn replay_screen(
     height: u16,
     svg: bool,
 ) -> Result<String, Error> {
-    let mut player = Player::open(&options.dir, svg)?;
+    let mut player = Player::open(
+        &options.dir,
+        if svg { Palette::Color } else { Palette::Plain },
+    )?;
     let mut app = player.app();
     let t = match &options.until {
         Some(until) => player.time_of(until).map_err(Error::Usage)?,

@@ -3,6 +3,27 @@
 
 use ratatui::style::{Color, Modifier, Style};
 
+/// Whether to draw with colour.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Palette {
+    /// Colours, as a colour terminal shows them.
+    Color,
+    /// No colour (`NO_COLOR`): failures bold, the current step reversed.
+    #[default]
+    Plain,
+}
+
+impl Palette {
+    /// Colour unless `NO_COLOR` is set (and not empty).
+    pub fn from_env() -> Palette {
+        if std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) {
+            Palette::Color
+        } else {
+            Palette::Plain
+        }
+    }
+}
+
 /// Styles for one drawing.
 #[derive(Debug, Clone, Copy)]
 pub struct Theme {
@@ -10,14 +31,11 @@ pub struct Theme {
 }
 
 impl Theme {
-    /// Colour on or off.
-    pub fn new(color: bool) -> Theme {
-        Theme { color }
-    }
-
-    /// Whether colour is on (`NO_COLOR` unset).
-    pub fn color_from_env() -> bool {
-        std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+    /// Styles in `palette`.
+    pub fn new(palette: Palette) -> Theme {
+        Theme {
+            color: palette == Palette::Color,
+        }
     }
 
     /// A figure that passed.

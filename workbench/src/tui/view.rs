@@ -17,7 +17,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout};
 use ratatui::widgets::Paragraph;
 
-use super::app::App;
+use super::app::{App, Mode};
 use super::theme::Theme;
 
 /// The smallest terminal the dashboard is laid out for.
@@ -26,7 +26,7 @@ pub const MIN_SIZE: (u16, u16) = (60, 16);
 /// Draws the whole frame.
 pub fn render(frame: &mut Frame, app: &App) {
     let area = frame.area();
-    let theme = Theme::new(app.color);
+    let theme = Theme::new(app.palette);
     if area.width < MIN_SIZE.0 || area.height < MIN_SIZE.1 {
         let text = format!(
             "vernier needs at least {}x{} (this is {}x{}); the run goes on. q quits.",
@@ -62,12 +62,12 @@ pub fn render(frame: &mut Frame, app: &App) {
         log::render(frame, app, theme, l);
     }
     footer::render(frame, app, theme, foot);
-    if app.ui.show_report {
-        overlay::report(frame, app, theme, body);
-    } else if app.ui.show_budget {
-        overlay::budget(frame, app, theme, body);
-    } else if app.ui.help {
-        overlay::help(frame, app, theme, body);
+    match app.ui.mode {
+        Mode::Report => overlay::report(frame, app, theme, body),
+        Mode::Budget => overlay::budget(frame, app, theme, body),
+        Mode::Help => overlay::help(frame, app, theme, body),
+        // The prompts are the footer's.
+        Mode::Dashboard | Mode::Typing(_) | Mode::ConfirmQuit | Mode::Quitting => {}
     }
 }
 

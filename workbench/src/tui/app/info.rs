@@ -40,34 +40,34 @@ impl Step {
         Step::Verdict,
     ];
 
-    /// The name shown, long or short, under `method`: `method: vernier` reports the
+    /// The name shown, at `label`'s length, under `method`: `method: vernier` reports the
     /// departures' fit and the samples' dependence rather than gating on them, and judges
     /// the departures by their effect on the answer, so its steps say what it does.
-    pub fn name(self, method: Method, short: bool) -> &'static str {
-        match (self, method, short) {
-            (Step::Interarrival, Method::Vernier, false) => "departures",
-            (Step::Interarrival, Method::Vernier, true) => "depart",
-            (Step::Independence, Method::Vernier, false) => "dependence",
-            (Step::Independence, Method::Vernier, true) => "dep",
-            (step, _, short) => step.lancet_name(short),
+    pub fn name(self, method: Method, label: Label) -> &'static str {
+        match (self, method, label) {
+            (Step::Interarrival, Method::Vernier, Label::Long) => "departures",
+            (Step::Interarrival, Method::Vernier, Label::Short) => "depart",
+            (Step::Independence, Method::Vernier, Label::Long) => "dependence",
+            (Step::Independence, Method::Vernier, Label::Short) => "dep",
+            (step, _, label) => step.lancet_name(label),
         }
     }
 
     /// The name `method: lancet` gives it (and `vernier` too, but for two steps).
-    fn lancet_name(self, short: bool) -> &'static str {
-        match (self, short) {
+    fn lancet_name(self, label: Label) -> &'static str {
+        match (self, label) {
             (Step::Connect, _) => "connect",
             (Step::Load, _) => "load",
             (Step::Warmup, _) => "warm-up",
-            (Step::Interarrival, false) => "inter-arrival",
-            (Step::Interarrival, true) => "arrivals",
+            (Step::Interarrival, Label::Long) => "inter-arrival",
+            (Step::Interarrival, Label::Short) => "arrivals",
             (Step::Measure, _) => "measure",
-            (Step::Independence, false) => "independence",
-            (Step::Independence, true) => "indep",
-            (Step::Stationarity, false) => "stationarity",
-            (Step::Stationarity, true) => "station",
-            (Step::Confidence, false) => "confidence",
-            (Step::Confidence, true) => "conf",
+            (Step::Independence, Label::Long) => "independence",
+            (Step::Independence, Label::Short) => "indep",
+            (Step::Stationarity, Label::Long) => "stationarity",
+            (Step::Stationarity, Label::Short) => "station",
+            (Step::Confidence, Label::Long) => "confidence",
+            (Step::Confidence, Label::Short) => "conf",
             (Step::Verdict, _) => "verdict",
         }
     }
@@ -85,6 +85,15 @@ impl PartialOrd for Step {
     }
 }
 
+/// How long a step's name is: the header shortens them all when the long ones do not fit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Label {
+    /// The full name (`inter-arrival`).
+    Long,
+    /// The abbreviation (`arrivals`).
+    Short,
+}
+
 /// What the run is: its scenario's description, for the header.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunInfo {
@@ -94,7 +103,7 @@ pub struct RunInfo {
     pub target: String,
     /// Points the plan has, if known in advance (not for an SLO search).
     pub points: Option<usize>,
-    /// The methodology: it names the steps and says which checks gate.
+    /// The methodology: it names the steps (each check says itself whether it gates).
     pub method: Method,
 }
 

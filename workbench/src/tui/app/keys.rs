@@ -4,109 +4,128 @@
 //! out.
 
 use super::event::{AppAction, Key, ReplayControl};
-use super::state::App;
+use super::state::{App, Mode};
 use crate::coordinator::UserCommand;
 
 /// Seconds `←`/`→` move a replay.
 pub const SEEK_STEP_S: f64 = 5.0;
 
+/// What the overlays' keys made of a key.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum OverlayKey {
+    /// Not one of theirs: steering (or the player) has it.
+    NotOurs,
+    /// Theirs, and done with: nothing for the caller.
+    Consumed,
+    /// Theirs, and the caller has this to do.
+    Action(AppAction),
+}
+
 impl App {
     /// A key pressed.
     pub(super) fn key(&mut self, key: Key) -> Option<AppAction> {
         self.ui.notice = None;
-        if self.ui.typing.is_some() {
-            return self.typed(key);
+        if let Mode::Typing(text) = &mut self.ui.mode {
+            return Self::typed(text, key).and_then(|typed| self.typed_out(typed));
         }
         if key == Key::Interrupt {
             return self.quit();
         }
-        if self.ui.confirm_quit {
-            self.ui.confirm_quit = false;
-            return match key {
-                Key::Char('q' | 'y') => self.quit(),
-                _ => None,
-            };
-        }
-        if self.ui.show_report {
-            if matches!(key, Key::Esc | Key::Char('r' | 'q')) {
-                self.ui.show_report = false;
+        match self.ui.mode {
+            Mode::ConfirmQuit => {
+                self.ui.mode = Mode::Dashboard;
+                match key {
+                    Key::Char('q' | 'y') => self.quit(),
+                    _ => None,
+                }
             }
-            return None;
+            Mode::Report => {
+                if matches!(key, Key::Esc | Key::Char('r' | 'q')) {
+                    self.ui.mode = Mode::Dashboard;
+                }
+                None
+            }
+            // Waiting for the session to save the record: there is nothing left to steer.
+            Mode::Quitting => None,
+            _ => match self.overlay_key(key) {
+                OverlayKey::Consumed => None,
+                OverlayKey::Action(action) => Some(action),
+                OverlayKey::NotOurs if self.replay.is_some() => self.replay_key(key),
+                OverlayKey::NotOurs => self.steer(key),
+            },
         }
-        if let Some(action) = self.overlay_key(key) {
-            return action;
-        }
-        if self.replay.is_some() {
-            return self.replay_key(key);
-        }
-        self.steer(key)
     }
 
-    /// A key while a load is being typed after `l`.
-    fn typed(&mut self, key: Key) -> Option<AppAction> {
-        let text = self.ui.typing.as_mut()?;
+    /// A key while a load is being typed after `l`: edits `text`, or says how the typing
+    /// ended.
+    fn typed(text: &mut String, key: Key) -> Option<Typed> {
         match key {
             Key::Char(c) if c.is_ascii_digit() || c == '.' || c == 'k' => text.push(c),
             Key::Backspace => {
                 text.pop();
             }
-            Key::Esc => self.ui.typing = None,
-            Key::Interrupt => {
-                self.ui.typing = None;
-                return self.quit();
-            }
-            Key::Enter => {
-                let text = self.ui.typing.take().unwrap_or_default();
-                return match parse_load(&text) {
-                    Some(rate) => Some(AppAction::Command(UserCommand::SetLoad(rate))),
-                    None => {
-                        self.ui.notice = Some(format!("not a load: {text:?} (write 20000 or 20k)"));
-                        None
-                    }
-                };
-            }
+            Key::Esc => return Some(Typed::Cancelled),
+            Key::Interrupt => return Some(Typed::Interrupted),
+            Key::Enter => return Some(Typed::Entered(std::mem::take(text))),
             _ => {}
         }
         None
     }
 
-    /// The keys of the overlays and the chart, live or replayed: `Some(action)` if `key`
-    /// was one of them (the action itself may be none), `None` if not.
-    fn overlay_key(&mut self, key: Key) -> Option<Option<AppAction>> {
+    /// The end of typing a load: back to the dashboard, with the load asked, a notice, or
+    /// a quit.
+    fn typed_out(&mut self, typed: Typed) -> Option<AppAction> {
+        self.ui.mode = Mode::Dashboard;
+        match typed {
+            Typed::Cancelled => None,
+            Typed::Interrupted => self.quit(),
+            Typed::Entered(text) => match parse_load(&text) {
+                Some(rate) => Some(AppAction::Command(UserCommand::SetLoad(rate))),
+                None => {
+                    self.ui.notice = Some(format!("not a load: {text:?} (write 20000 or 20k)"));
+                    None
+                }
+            },
+        }
+    }
+
+    /// The keys of the overlays and the chart, live or replayed.
+    fn overlay_key(&mut self, key: Key) -> OverlayKey {
         match key {
             Key::Char('?') => {
-                self.ui.help = !self.ui.help;
-                Some(None)
+                self.ui.mode = match self.ui.mode {
+                    Mode::Help => Mode::Dashboard,
+                    _ => Mode::Help,
+                };
+                OverlayKey::Consumed
             }
             Key::Esc => {
-                self.ui.help = false;
-                self.ui.show_budget = false;
-                Some(None)
+                self.ui.mode = Mode::Dashboard;
+                OverlayKey::Consumed
             }
             Key::Char('b') => {
-                self.ui.show_budget = !self.ui.show_budget;
-                self.ui.help = false;
-                Some(None)
+                self.ui.mode = match self.ui.mode {
+                    Mode::Budget => Mode::Dashboard,
+                    _ => Mode::Budget,
+                };
+                OverlayKey::Consumed
             }
             Key::Char('g') => {
-                self.ui.load_chart = !self.ui.load_chart;
-                Some(None)
+                self.ui.chart = self.ui.chart.other();
+                OverlayKey::Consumed
             }
             Key::Char('r') => {
                 if self.history.finished.is_none() {
                     self.ui.notice = Some("the report is ready when the run has finished".into());
-                    return Some(None);
+                    return OverlayKey::Consumed;
                 }
-                self.ui.show_report = true;
-                self.ui.help = false;
-                Some(
-                    self.history
-                        .report
-                        .is_none()
-                        .then_some(AppAction::OpenReport),
-                )
+                self.ui.mode = Mode::Report;
+                match self.history.report {
+                    None => OverlayKey::Action(AppAction::OpenReport),
+                    Some(_) => OverlayKey::Consumed,
+                }
             }
-            _ => None,
+            _ => OverlayKey::NotOurs,
         }
     }
 
@@ -115,7 +134,7 @@ impl App {
         match key {
             Key::Char('q') if self.history.finished.is_some() => Some(AppAction::Exit),
             Key::Char('q') => {
-                self.ui.confirm_quit = true;
+                self.ui.mode = Mode::ConfirmQuit;
                 None
             }
             _ if self.history.finished.is_some() => {
@@ -136,7 +155,7 @@ impl App {
                 UserCommand::SetLoad(self.live.rate * (1.0 - self.ui.step_share)),
             )),
             Key::Char('l') => {
-                self.ui.typing = Some(String::new());
+                self.ui.mode = Mode::Typing(String::new());
                 None
             }
             Key::Char('a') => Some(AppAction::Command(UserCommand::Accept)),
@@ -167,12 +186,22 @@ impl App {
         if self.history.finished.is_some() || self.replay.is_some() {
             return Some(AppAction::Exit);
         }
-        if self.ui.quitting {
+        if self.ui.mode == Mode::Quitting {
             return None;
         }
-        self.ui.quitting = true;
+        self.ui.mode = Mode::Quitting;
         Some(AppAction::Command(UserCommand::Quit))
     }
+}
+
+/// How typing a load ended.
+enum Typed {
+    /// `Esc`.
+    Cancelled,
+    /// Ctrl-C: quit.
+    Interrupted,
+    /// `Enter`, with the text typed.
+    Entered(String),
 }
 
 /// A load as typed: `20000`, `20k`, `2.5k`.

@@ -8,17 +8,29 @@ use std::path::PathBuf;
 
 use vernier_stats::Percentile;
 
+use super::super::theme::Palette;
 use super::event::{Finished, ReplayStatus, ReportView};
 use super::info::{RunInfo, Step};
-use crate::coordinator::{AgentProgress, Phase, PointResult};
+use crate::coordinator::{AgentProgress, CheckKind, CheckRole, Phase, PointResult};
 
 /// One agent's row.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct AgentRow {
     /// The latest live figures.
     pub progress: Option<AgentProgress>,
-    /// The last inter-arrival test: (A² or CV, p-value, pass).
-    pub interarrival: Option<(Option<f64>, Option<f64>, bool)>,
+    /// The last inter-arrival test.
+    pub(crate) interarrival: Option<InterarrivalMark>,
+}
+
+/// An agent's last inter-arrival test, as its row shows it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct InterarrivalMark {
+    /// A² (or the CV, for fixed gaps).
+    pub(crate) statistic: Option<f64>,
+    /// Its p-value.
+    pub(crate) pvalue: Option<f64>,
+    /// Passed, failed, or failed and only reported.
+    pub(crate) outcome: Outcome,
 }
 
 /// The dashboard's state.
@@ -26,8 +38,8 @@ pub struct AgentRow {
 pub struct App {
     /// The run.
     pub(crate) info: RunInfo,
-    /// Draw with colour (off under `NO_COLOR`).
-    pub(crate) color: bool,
+    /// Draw with colour or not (`NO_COLOR`).
+    pub(crate) palette: Palette,
     /// The run directory, once known.
     pub(crate) record: Option<PathBuf>,
     /// The timestamp source.
@@ -94,34 +106,128 @@ pub(crate) struct History {
     /// The finished runs of the replicated point going on.
     pub(crate) runs: Vec<PointResult>,
     /// The coordinator's decisions, newest last.
-    pub(crate) log: VecDeque<String>,
+    pub(crate) log: VecDeque<LogLine>,
     /// The run is over.
     pub(crate) finished: Option<Finished>,
     /// The run's report, once made.
     pub(crate) report: Option<Result<ReportView, String>>,
 }
 
-/// The overlays and the input: what the user's keys have opened, typed or asked.
+/// One line of the decision log: when, and what. What it says is kept as data; the log's
+/// view writes the sentence.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct LogLine {
+    /// The coordinator's clock, seconds (0 before it starts).
+    pub(crate) at: f64,
+    /// What happened.
+    pub(crate) entry: Entry,
+}
+
+/// What a log line is about.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Entry {
+    /// Something the session or the methodology said in words (a phase, a verdict, a run).
+    Note(String),
+    /// A command the user (or Ctrl-C) gave, as the coordinator echoed it.
+    Command(String),
+    /// A check's outcome.
+    Check(CheckLine),
+}
+
+/// A check's outcome as the log shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct CheckLine {
+    /// Which check.
+    pub(crate) check: CheckKind,
+    /// The agent tested, or `None` for all together.
+    pub(crate) agent: Option<usize>,
+    /// Whether it passed.
+    pub(crate) pass: bool,
+    /// Whether a failure holds the point back or is only reported.
+    pub(crate) role: CheckRole,
+    /// What the methodology does next.
+    pub(crate) decision: String,
+    /// What was found.
+    pub(crate) finding: String,
+}
+
+/// How a check's outcome reads at a glance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// It passed.
+    Passed,
+    /// A gate failed: the point is held back (more samples, another try, or N/A).
+    Failed,
+    /// A reported check failed: said, and the methodology goes on (never drawn as a
+    /// failure).
+    Noted,
+}
+
+impl CheckLine {
+    /// Its outcome at a glance.
+    pub(crate) fn outcome(&self) -> Outcome {
+        match (self.pass, self.role) {
+            (true, _) => Outcome::Passed,
+            (false, CheckRole::Gate) => Outcome::Failed,
+            (false, CheckRole::Report) => Outcome::Noted,
+        }
+    }
+}
+
+/// What the user's keys have opened, typed or asked: the mode the screen is in, and the
+/// settings that hold in every mode.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Ui {
-    /// The report is shown over the dashboard.
-    pub(crate) show_report: bool,
-    /// `q` was pressed once: the next `q` (or `y`) quits.
-    pub(crate) confirm_quit: bool,
-    /// The user quit: leave as soon as the session has saved the record.
-    pub(crate) quitting: bool,
-    /// The help overlay is open.
-    pub(crate) help: bool,
-    /// The latency budgets' overlay is open.
-    pub(crate) show_budget: bool,
-    /// A load being typed after `l`.
-    pub(crate) typing: Option<String>,
+    /// What is over the dashboard, and so what the next key means.
+    pub(crate) mode: Mode,
+    /// The chart shown in a narrow terminal.
+    pub(crate) chart: NarrowChart,
     /// A one-line message for the footer (a bad key, a refused command).
     pub(crate) notice: Option<String>,
     /// How much `+`/`-` change the load, as a share of it.
     pub(crate) step_share: f64,
-    /// The chart shown in a narrow terminal: `false` the CCDF, `true` latency vs load.
-    pub(crate) load_chart: bool,
+}
+
+/// The screen's mode: one at a time, so an overlay, a prompt and a quit in progress cannot
+/// be half on together.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// The dashboard alone: keys steer the session (or play the replay).
+    #[default]
+    Dashboard,
+    /// The help overlay is open.
+    Help,
+    /// The latency budgets' overlay is open.
+    Budget,
+    /// The run's report is shown over the dashboard: only `Esc`, `r` and `q` (which close
+    /// it) mean anything.
+    Report,
+    /// A load being typed after `l`.
+    Typing(String),
+    /// `q` was pressed once: the next `q` (or `y`) quits, any other key stays.
+    ConfirmQuit,
+    /// The user quit: leave as soon as the session has saved the record.
+    Quitting,
+}
+
+/// The chart a narrow terminal shows (a wide one shows both).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum NarrowChart {
+    /// The live latency CCDF.
+    #[default]
+    Ccdf,
+    /// Latency against load, point by point.
+    Load,
+}
+
+impl NarrowChart {
+    /// The other chart (`g`).
+    pub(crate) fn other(self) -> NarrowChart {
+        match self {
+            NarrowChart::Ccdf => NarrowChart::Load,
+            NarrowChart::Load => NarrowChart::Ccdf,
+        }
+    }
 }
 
 /// How much `+`/`-` change the load at first, as a share of it.
@@ -129,10 +235,10 @@ const STEP_SHARE: f64 = 0.1;
 
 impl App {
     /// An app for a live run of `info`.
-    pub fn new(info: RunInfo, color: bool) -> App {
+    pub fn new(info: RunInfo, palette: Palette) -> App {
         App {
             info,
-            color,
+            palette,
             live: Live {
                 ci_percentile: Percentile::P99,
                 ..Live::default()
@@ -146,7 +252,7 @@ impl App {
     }
 
     /// An app replaying a record (no steering).
-    pub fn replaying(info: RunInfo, color: bool, record: PathBuf) -> App {
+    pub fn replaying(info: RunInfo, palette: Palette, record: PathBuf) -> App {
         App {
             record: Some(record),
             replay: Some(ReplayStatus {
@@ -155,7 +261,7 @@ impl App {
                 speed: 1.0,
                 playing: true,
             }),
-            ..App::new(info, color)
+            ..App::new(info, palette)
         }
     }
 }

@@ -4,11 +4,10 @@
 
 use super::event::{AppAction, AppEvent};
 use super::info::Step;
-use super::state::{AgentRow, App};
+use super::state::{AgentRow, App, CheckLine, Entry, InterarrivalMark, LogLine, Mode, Outcome};
 use crate::coordinator::{
     Check, CheckKind, Event, EventKind, Phase, PointResult, Progress, Verdict,
 };
-use crate::scenario::Method;
 use crate::session::Update;
 
 /// Lines the event log keeps.
@@ -29,7 +28,7 @@ impl App {
                 self.history.finished = Some(finished);
                 self.live.phase = Some(Phase::Done);
                 self.live.eta_s = None;
-                self.ui.quitting.then_some(AppAction::Exit)
+                (self.ui.mode == Mode::Quitting).then_some(AppAction::Exit)
             }
             AppEvent::Report(report) => {
                 self.history.report = Some(report);
@@ -43,11 +42,11 @@ impl App {
     }
 
     /// Adds a line to the log, stamped with the coordinator's clock `at`.
-    fn log(&mut self, at: f64, line: String) {
+    fn log(&mut self, at: f64, entry: Entry) {
         if self.history.log.len() == LOG_LINES {
             self.history.log.pop_front();
         }
-        self.history.log.push_back(format!("{at:7.2}s {line}"));
+        self.history.log.push_back(LogLine { at, entry });
     }
 
     /// Marks `step` of the current point passed or failed.
@@ -72,7 +71,7 @@ impl App {
                 self.enter(Step::Load);
             }
             // Before the coordinator's clock starts.
-            Update::Preparing(line) => self.log(0.0, line.clone()),
+            Update::Preparing(line) => self.log(0.0, Entry::Note(line.clone())),
             Update::Event(e) => self.event(e),
         }
     }
@@ -88,7 +87,7 @@ impl App {
             EventKind::Check(c) => self.check(e.at, c),
             EventKind::Progress(p) => self.progress(p),
             EventKind::Command { command } => {
-                self.log(e.at, format!("» {command}"));
+                self.log(e.at, Entry::Command(command.clone()));
             }
             EventKind::Verdict(r) => self.verdict(e.at, r),
             EventKind::Run(r) => self.run(e.at, r),
@@ -119,15 +118,27 @@ impl App {
             }
             Phase::Paused | Phase::Done => {}
         }
-        self.log(at, format!("{}: {detail}", phase.name()));
+        self.log(at, Entry::Note(format!("{}: {detail}", phase.name())));
     }
 
     /// A check's outcome: its step's mark, the agent's row, the log.
     fn check(&mut self, at: f64, c: &Check) {
+        let line = CheckLine {
+            check: c.check,
+            agent: c.agent,
+            pass: c.pass,
+            role: c.role,
+            decision: c.decision.clone(),
+            finding: c.detail.clone(),
+        };
         if let Some(agent) = c.agent {
             self.ensure_agents(agent + 1);
             if c.check == CheckKind::Interarrival {
-                self.live.agents[agent].interarrival = Some((c.statistic, c.pvalue, c.pass));
+                self.live.agents[agent].interarrival = Some(InterarrivalMark {
+                    statistic: c.statistic,
+                    pvalue: c.pvalue,
+                    outcome: line.outcome(),
+                });
             }
         }
         let step = match c.check {
@@ -140,26 +151,14 @@ impl App {
         if step > Step::Measure {
             self.mark(Step::Measure, true);
         }
-        // Under `method: vernier` the fit of the departures and the lag
-        // search are reported, not gates: their failing is in the log, not a
-        // failed step (the departures' effect on the answer is).
-        let reported = self.info.method == Method::Vernier
-            && matches!(c.check, CheckKind::Interarrival | CheckKind::Independence);
-        if c.pass || !reported {
-            self.mark(step, c.pass);
+        // A reported check's failing is in the log, not a failed step.
+        match line.outcome() {
+            Outcome::Passed => self.mark(step, true),
+            Outcome::Failed => self.mark(step, false),
+            Outcome::Noted => {}
         }
         self.enter(step);
-        let who = c.agent.map_or(String::new(), |a| format!(" agent {a}"));
-        self.log(
-            at,
-            format!(
-                "{} {}{who}: {} — {}",
-                if c.pass { "✓" } else { "✗" },
-                c.check.name(),
-                c.detail,
-                c.decision
-            ),
-        );
+        self.log(at, Entry::Check(line));
     }
 
     /// The live figures of the point.
@@ -198,14 +197,14 @@ impl App {
         self.live.ci_percentile = r.target_percentile;
         self.log(
             at,
-            format!(
+            Entry::Note(format!(
                 "verdict {} at {:.0} req/s{}",
                 r.verdict.name(),
                 r.target_rate,
                 r.reasons
                     .first()
                     .map_or(String::new(), |x| format!(": {}", x.kind()))
-            ),
+            )),
         );
         self.history.results.push(r.clone());
         self.history.runs.clear();
@@ -215,7 +214,7 @@ impl App {
     fn run(&mut self, at: f64, r: &PointResult) {
         self.log(
             at,
-            format!(
+            Entry::Note(format!(
                 "run {} {} at {:.0} req/s: {} µs{}",
                 r.run.unwrap_or(0),
                 r.verdict.name(),
@@ -224,7 +223,7 @@ impl App {
                 r.reasons
                     .first()
                     .map_or(String::new(), |x| format!(" ({})", x.kind()))
-            ),
+            )),
         );
         self.history.runs.push(r.clone());
     }

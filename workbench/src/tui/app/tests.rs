@@ -2,7 +2,9 @@
 
 use std::path::PathBuf;
 
+use super::super::theme::Palette;
 use super::keys::SEEK_STEP_S;
+use super::state::InterarrivalMark;
 use super::*;
 use crate::coordinator::reason::{HeavyTail, Why, Wide};
 use crate::coordinator::{
@@ -35,6 +37,18 @@ fn check(check: CheckKind, agent: Option<usize>, pass: bool) -> EventKind {
         decision: "next".into(),
         data: None,
     })
+}
+
+/// A check the coordinator only reports (`method: vernier`'s inter-arrival and
+/// independence tests, or one the scenario waives).
+fn reported(kind: CheckKind, agent: Option<usize>, pass: bool) -> EventKind {
+    match check(kind, agent, pass) {
+        EventKind::Check(c) => EventKind::Check(Check {
+            role: CheckRole::Report,
+            ..c
+        }),
+        other => other,
+    }
 }
 
 fn phase(phase: Phase) -> EventKind {
@@ -85,7 +99,7 @@ fn result(verdict: Verdict) -> PointResult {
 }
 
 fn running() -> App {
-    let mut app = App::new(RunInfo::default(), false);
+    let mut app = App::new(RunInfo::default(), Palette::Plain);
     app.update(AppEvent::Session(Update::Started {
         record: PathBuf::from("runs/x"),
         timestamps: "kernel".into(),
@@ -104,28 +118,31 @@ fn under_vernier_a_reported_check_that_fails_is_no_failed_step_and_the_steps_say
     app.update(event(
         1.5,
         0,
-        check(CheckKind::Interarrival, Some(0), false),
+        reported(CheckKind::Interarrival, Some(0), false),
     ));
     assert_eq!(app.live.marks[Step::Interarrival as usize], None);
     assert_eq!(app.live.step, Some(Step::Interarrival));
-    assert!(
-        app.history
-            .log
-            .iter()
-            .any(|l| l.contains("✗ inter-arrival")),
-        "{:?}",
-        app.history.log
+    // In the log, it is a reported check that failed: said, not a failure.
+    let line = app.history.log.iter().find_map(|l| match &l.entry {
+        Entry::Check(c) if c.check == CheckKind::Interarrival => Some(c),
+        _ => None,
+    });
+    assert_eq!(line.map(|c| c.role), Some(CheckRole::Report));
+    assert_eq!(line.map(|c| c.outcome()), Some(Outcome::Noted));
+    assert_eq!(
+        app.live.agents[0].interarrival.map(|m| m.outcome),
+        Some(Outcome::Noted)
     );
     assert_eq!(
-        Step::Interarrival.name(Method::Vernier, false),
+        Step::Interarrival.name(Method::Vernier, Label::Long),
         "departures"
     );
     assert_eq!(
-        Step::Independence.name(Method::Vernier, false),
+        Step::Independence.name(Method::Vernier, Label::Long),
         "dependence"
     );
     assert_eq!(
-        Step::Interarrival.name(Method::Lancet, false),
+        Step::Interarrival.name(Method::Lancet, Label::Long),
         "inter-arrival"
     );
     // The departures' effect on the answer is a gate: its failure is a failed step.
@@ -140,7 +157,7 @@ fn events_move_the_steps_and_fill_the_rows() {
             method: Method::Lancet,
             ..RunInfo::default()
         },
-        false,
+        Palette::Plain,
     );
     assert_eq!(app.live.step, None);
     app.update(AppEvent::Session(Update::Started {
@@ -164,7 +181,11 @@ fn events_move_the_steps_and_fill_the_rows() {
     assert_eq!(app.live.agents.len(), 2);
     assert_eq!(
         app.live.agents[1].interarrival,
-        Some((Some(0.5), Some(0.2), false))
+        Some(InterarrivalMark {
+            statistic: Some(0.5),
+            pvalue: Some(0.2),
+            outcome: Outcome::Failed
+        })
     );
     assert_eq!(app.live.marks[Step::Interarrival as usize], Some(false));
     app.update(event(2.0, 0, phase(Phase::Measure)));
@@ -226,7 +247,10 @@ fn events_move_the_steps_and_fill_the_rows() {
             command: "pause".into(),
         },
     ));
-    assert!(app.history.log.back().unwrap().ends_with("» pause"));
+    assert_eq!(
+        app.history.log.back().map(|l| &l.entry),
+        Some(&Entry::Command("pause".into()))
+    );
     app.update(event(
         4.0,
         0,
@@ -239,13 +263,10 @@ fn events_move_the_steps_and_fill_the_rows() {
         app.history.results.last().map(|r| r.verdict),
         Some(Verdict::NotAvailable)
     );
-    assert!(
-        app.history
-            .log
-            .back()
-            .unwrap()
-            .contains("verdict n/a at 20000 req/s: heavy_tail")
-    );
+    assert!(matches!(
+        app.history.log.back().map(|l| &l.entry),
+        Some(Entry::Note(text)) if text.contains("verdict n/a at 20000 req/s: heavy_tail")
+    ));
     // A new point clears the per-point state but keeps the results.
     app.update(event(4.0, 1, phase(Phase::Warmup)));
     assert_eq!(app.live.point, 1);
@@ -312,7 +333,7 @@ fn steering_keys_become_commands() {
     ] {
         assert_eq!(command(&mut app, key), None);
     }
-    assert_eq!(app.ui.typing.as_deref(), Some("25k"));
+    assert_eq!(app.ui.mode, Mode::Typing("25k".into()));
     assert_eq!(
         command(&mut app, Key::Enter),
         Some(AppAction::Command(UserCommand::SetLoad(25_000.0)))
@@ -324,15 +345,15 @@ fn steering_keys_become_commands() {
     assert!(app.ui.notice.as_deref().unwrap().contains("not a load"));
     command(&mut app, Key::Char('l'));
     command(&mut app, Key::Esc);
-    assert_eq!(app.ui.typing, None);
+    assert_eq!(app.ui.mode, Mode::Dashboard);
     // Unknown keys do nothing; `g` and `?` change the view only.
     assert_eq!(command(&mut app, Key::Char('z')), None);
     assert_eq!(command(&mut app, Key::Char('g')), None);
-    assert!(app.ui.load_chart);
+    assert_eq!(app.ui.chart, NarrowChart::Load);
     assert_eq!(command(&mut app, Key::Char('?')), None);
-    assert!(app.ui.help);
+    assert_eq!(app.ui.mode, Mode::Help);
     assert_eq!(command(&mut app, Key::Esc), None);
-    assert!(!app.ui.help);
+    assert_eq!(app.ui.mode, Mode::Dashboard);
     // The report waits for the end.
     assert_eq!(command(&mut app, Key::Char('r')), None);
     assert!(
@@ -348,15 +369,15 @@ fn steering_keys_become_commands() {
 fn quit_asks_then_waits_for_the_record() {
     let mut app = running();
     assert_eq!(app.update(AppEvent::Key(Key::Char('q'))), None);
-    assert!(app.ui.confirm_quit);
+    assert_eq!(app.ui.mode, Mode::ConfirmQuit);
     assert_eq!(app.update(AppEvent::Key(Key::Char('n'))), None);
-    assert!(!app.ui.confirm_quit && !app.ui.quitting);
+    assert_eq!(app.ui.mode, Mode::Dashboard);
     app.update(AppEvent::Key(Key::Char('q')));
     assert_eq!(
         app.update(AppEvent::Key(Key::Char('y'))),
         Some(AppAction::Command(UserCommand::Quit))
     );
-    assert!(app.ui.quitting);
+    assert_eq!(app.ui.mode, Mode::Quitting);
     // Asking twice sends one quit.
     assert_eq!(app.update(AppEvent::Key(Key::Interrupt)), None);
     // The session saved the record: now the UI leaves.
@@ -388,10 +409,10 @@ fn a_finished_run_has_the_report_and_q_leaves() {
         app.update(AppEvent::Key(Key::Char('r'))),
         Some(AppAction::OpenReport)
     );
-    assert!(app.ui.show_report);
+    assert_eq!(app.ui.mode, Mode::Report);
     // While the report is open, q closes it rather than quitting.
     assert_eq!(app.update(AppEvent::Key(Key::Char('q'))), None);
-    assert!(!app.ui.show_report);
+    assert_eq!(app.ui.mode, Mode::Dashboard);
     app.update(AppEvent::Report(Ok(ReportView {
         table: "t".into(),
         plots: vec![],
@@ -399,7 +420,7 @@ fn a_finished_run_has_the_report_and_q_leaves() {
     })));
     // A report already made is shown, not made again.
     assert_eq!(app.update(AppEvent::Key(Key::Char('r'))), None);
-    assert!(app.ui.show_report);
+    assert_eq!(app.ui.mode, Mode::Report);
     app.update(AppEvent::Key(Key::Esc));
     assert_eq!(
         app.update(AppEvent::Key(Key::Char('q'))),
@@ -409,7 +430,7 @@ fn a_finished_run_has_the_report_and_q_leaves() {
 
 #[test]
 fn a_replay_has_the_player_keys_and_no_steering() {
-    let mut app = App::replaying(RunInfo::default(), false, PathBuf::from("runs/x"));
+    let mut app = App::replaying(RunInfo::default(), Palette::Plain, PathBuf::from("runs/x"));
     let key = |app: &mut App, k| app.update(AppEvent::Key(k));
     assert_eq!(
         key(&mut app, Key::Char(' ')),
@@ -449,4 +470,51 @@ fn a_replay_has_the_player_keys_and_no_steering() {
     assert_eq!(app.replay, Some(status));
     assert_eq!(key(&mut app, Key::Char('q')), Some(AppAction::Exit));
     assert_eq!(key(&mut app, Key::Interrupt), Some(AppAction::Exit));
+}
+
+#[test]
+fn the_screen_is_in_one_mode_at_a_time() {
+    let mut app = running();
+    let key = |app: &mut App, k| app.update(AppEvent::Key(k));
+    // `?` and `b` switch between the overlays; pressed again, each closes its own.
+    key(&mut app, Key::Char('b'));
+    assert_eq!(app.ui.mode, Mode::Budget);
+    key(&mut app, Key::Char('?'));
+    assert_eq!(app.ui.mode, Mode::Help);
+    key(&mut app, Key::Char('b'));
+    assert_eq!(app.ui.mode, Mode::Budget);
+    key(&mut app, Key::Char('b'));
+    assert_eq!(app.ui.mode, Mode::Dashboard);
+    // `g` changes the chart, not the mode.
+    key(&mut app, Key::Char('?'));
+    key(&mut app, Key::Char('g'));
+    assert_eq!(
+        (app.ui.mode.clone(), app.ui.chart),
+        (Mode::Help, NarrowChart::Load)
+    );
+    // A prompt takes the screen's keys from an overlay; leaving it is back to the
+    // dashboard.
+    key(&mut app, Key::Char('l'));
+    assert_eq!(app.ui.mode, Mode::Typing(String::new()));
+    key(&mut app, Key::Esc);
+    assert_eq!(app.ui.mode, Mode::Dashboard);
+    // Quitting waits for the record: steering keys do nothing meanwhile.
+    key(&mut app, Key::Char('q'));
+    assert_eq!(
+        key(&mut app, Key::Char('y')),
+        Some(AppAction::Command(UserCommand::Quit))
+    );
+    for k in [
+        Key::Char('p'),
+        Key::Char('?'),
+        Key::Char('q'),
+        Key::Char('a'),
+    ] {
+        assert_eq!(key(&mut app, k), None);
+        assert_eq!(app.ui.mode, Mode::Quitting);
+    }
+    assert_eq!(
+        app.update(AppEvent::Finished(Finished::default())),
+        Some(AppAction::Exit)
+    );
 }

@@ -12,7 +12,7 @@ use ratatui::widgets::{
     Axis, Block, Borders, Chart, Dataset, GraphType, LegendPosition, Paragraph, Wrap,
 };
 
-use super::super::theme::Theme;
+use super::super::theme::{Palette, Theme};
 use super::state::CompareView;
 use crate::compare::{Comparison, Look, MIN_PAIRS_TO_LOOK, Side};
 use crate::report::{CcdfPoint, fmt_percentile};
@@ -24,7 +24,7 @@ const DECADE_SLACK: f64 = 0.3;
 /// How B is drawn beside A (whose marker is `line` or `point`): with colour by its
 /// colour, without by another marker, which its name shows.
 fn side_b(view: &CompareView, theme: Theme, marker: Marker) -> (Marker, &'static str, Style) {
-    if view.color {
+    if view.palette == Palette::Color {
         (marker, "B", theme.other_series())
     } else if marker == Marker::Braille {
         (Marker::Dot, "B •", theme.other_series())
@@ -50,8 +50,17 @@ fn empty(frame: &mut Frame, title: Line<'static>, text: String, area: Rect) {
     );
 }
 
-/// A latency in µs as an axis writes it: `20µs`, `1.5ms`, `2s`, signed if asked.
-pub(super) fn micros(us: f64, signed: bool) -> String {
+/// Which values an axis writes with a sign.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Sign {
+    /// Only negative ones (latencies).
+    Negative,
+    /// Positive ones too, with a `+` (differences).
+    Always,
+}
+
+/// A latency in µs as an axis writes it: `20µs`, `1.5ms`, `2s`, with a `+` if `sign` asks.
+pub(super) fn micros(us: f64, sign: Sign) -> String {
     let (value, unit) = match us.abs() {
         a if a >= 1e6 => (us / 1e6, "s"),
         a if a >= 1e3 => (us / 1e3, "ms"),
@@ -62,7 +71,7 @@ pub(super) fn micros(us: f64, signed: bool) -> String {
     } else {
         1
     };
-    if signed && us > 0.0 {
+    if sign == Sign::Always && us > 0.0 {
         format!("+{value:.digits$}{unit}")
     } else {
         format!("{value:.digits$}{unit}")
@@ -129,7 +138,7 @@ pub(super) fn ccdf(frame: &mut Frame, view: &CompareView, theme: Theme, area: Re
             .data(&b),
     ];
     let x_labels: Vec<Span> = (x_low as i32..=x_high as i32)
-        .map(|k| Span::raw(micros(10f64.powi(k), false)))
+        .map(|k| Span::raw(micros(10f64.powi(k), Sign::Negative)))
         .collect();
     let y_labels: Vec<Span> = (0..=y_high as i32).map(|k| Span::raw(level(k))).collect();
     let chart = Chart::new(datasets)
@@ -162,7 +171,11 @@ fn points(c: &Comparison, side: Option<Side>) -> Vec<(f64, f64)> {
 /// client fell behind: measured again) stand out.
 pub(super) fn blocks(frame: &mut Frame, view: &CompareView, theme: Theme, area: Rect) {
     let (b_marker, b_name, b_style) = side_b(view, theme, Marker::Dot);
-    let a_name = if view.color { "A" } else { "A •" };
+    let a_name = if view.palette == Palette::Color {
+        "A"
+    } else {
+        "A •"
+    };
     let mut title = vec![
         Span::raw(format!(" {} of each block: ", view.setup.percentile)),
         Span::styled(a_name, theme.series()),
@@ -222,9 +235,9 @@ pub(super) fn blocks(frame: &mut Frame, view: &CompareView, theme: Theme, area: 
                 .labels(vec![Span::raw("0 s"), Span::raw(format!("{x_high:.0} s"))]),
         )
         .y_axis(Axis::default().bounds([y_low, y_high]).labels(vec![
-            Span::raw(micros(y_low, false)),
-            Span::raw(micros((y_low + y_high) / 2.0, false)),
-            Span::raw(micros(y_high, false)),
+            Span::raw(micros(y_low, Sign::Negative)),
+            Span::raw(micros((y_low + y_high) / 2.0, Sign::Negative)),
+            Span::raw(micros(y_high, Sign::Negative)),
         ]));
     frame.render_widget(chart, area);
 }
@@ -349,9 +362,9 @@ pub(super) fn ci(frame: &mut Frame, view: &CompareView, theme: Theme, area: Rect
             Span::raw(format!("{} pairs", x1 as usize)),
         ]))
         .y_axis(Axis::default().bounds([-y, y]).labels(vec![
-            Span::raw(micros(-y, true)),
+            Span::raw(micros(-y, Sign::Always)),
             Span::raw("0"),
-            Span::raw(micros(y, true)),
+            Span::raw(micros(y, Sign::Always)),
         ]));
     frame.render_widget(chart, area);
 }

@@ -6,6 +6,7 @@
 use std::collections::VecDeque;
 
 use super::super::app::Key;
+use super::super::theme::Palette;
 use crate::compare::{CompareOptions, Comparison, Side};
 use crate::scenario::{LoadPlan, Scenario};
 
@@ -66,8 +67,10 @@ pub enum CompareEvent {
 /// What a key asks the caller to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CompareAction {
-    /// Hold the comparison between blocks (`true`), or let it go on.
-    Pause(bool),
+    /// Hold the comparison between blocks.
+    Hold,
+    /// Let a held comparison go on.
+    Release,
     /// Stop after the block under way, with the verdict on what was measured.
     Stop,
     /// Leave the screen (a comparison still going stops after its block under way).
@@ -96,12 +99,12 @@ pub struct CompareView {
     /// A word about the last key, until the next.
     pub notice: Option<String>,
     /// Whether to draw in colour.
-    pub color: bool,
+    pub palette: Palette,
 }
 
 impl CompareView {
     /// The screen before the first block.
-    pub fn new(setup: Setup, color: bool) -> CompareView {
+    pub fn new(setup: Setup, palette: Palette) -> CompareView {
         CompareView {
             setup,
             comparison: None,
@@ -111,7 +114,7 @@ impl CompareView {
             stopping: false,
             finished: false,
             notice: None,
-            color,
+            palette,
         }
     }
 
@@ -194,7 +197,10 @@ impl CompareView {
                     Some(_) => None,
                     None => Some(self.blocks()),
                 };
-                Some(CompareAction::Pause(self.paused.is_some()))
+                Some(match self.paused {
+                    Some(_) => CompareAction::Hold,
+                    None => CompareAction::Release,
+                })
             }
             Key::Enter | Key::Char('a') => {
                 self.notice = Some("no verdict yet: q stops with the verdict so far".into());

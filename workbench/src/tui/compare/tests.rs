@@ -12,6 +12,7 @@ use ratatui::style::Color;
 use vernier_stats::DifferenceCi;
 
 use super::super::app::Key;
+use super::super::theme::Palette;
 use super::state::{CompareAction, CompareEvent, CompareView, Setup};
 use super::view::draw;
 use super::{Steering, StopOnDrop};
@@ -116,8 +117,8 @@ fn comparison(pairs: usize) -> Comparison {
 }
 
 /// The screen after `pairs` pairs, each block fed as the comparison's thread feeds it.
-fn view_after(pairs: usize, color: bool) -> CompareView {
-    let mut view = CompareView::new(setup(), color);
+fn view_after(pairs: usize, palette: Palette) -> CompareView {
+    let mut view = CompareView::new(setup(), palette);
     let full = comparison(pairs);
     for n in 1..=full.blocks.len() {
         let mut c = comparison(n.div_ceil(2));
@@ -130,8 +131,8 @@ fn view_after(pairs: usize, color: bool) -> CompareView {
 }
 
 /// The screen of a comparison that ended `faster`.
-fn finished(color: bool) -> CompareView {
-    let mut view = view_after(8, color);
+fn finished(palette: Palette) -> CompareView {
+    let mut view = view_after(8, palette);
     let mut c = comparison(8);
     c.verdict = CompareVerdict::Faster;
     c.reason = "B's p99 is lower than A's by 12.0 µs [1.4, 22.6] (B / A 0.903 [0.700, 0.950]), over 8 pairs".into();
@@ -160,7 +161,7 @@ fn screen(view: &CompareView, width: u16, height: u16) -> String {
 
 #[test]
 fn before_the_first_look_both_targets_show_and_the_ci_is_awaited() {
-    let view = view_after(2, false);
+    let view = view_after(2, Palette::Plain);
     let text = screen(&view, 80, 24);
     assert!(text.contains(A) && text.contains(B), "{text}");
     assert!(
@@ -175,7 +176,7 @@ fn before_the_first_look_both_targets_show_and_the_ci_is_awaited() {
 
 #[test]
 fn with_looks_both_sides_are_in_the_legend_and_the_ci_is_written_out() {
-    let text = screen(&view_after(8, true), 80, 24);
+    let text = screen(&view_after(8, Palette::Color), 80, 24);
     // The CCDF's legend names both sides.
     assert!(text.contains("│A│") && text.contains("│B│"), "{text}");
     // The last look: -12 ± 30/√8.
@@ -189,7 +190,7 @@ fn with_looks_both_sides_are_in_the_legend_and_the_ci_is_written_out() {
     assert!(text.contains("100µs") && text.contains("p99.9"), "{text}");
     insta::assert_snapshot!("compare_eight_pairs_80x24", text);
     // Wide: the three charts side by side.
-    let text = screen(&view_after(8, false), 160, 40);
+    let text = screen(&view_after(8, Palette::Plain), 160, 40);
     assert!(text.contains("│B •│"), "{text}");
     assert!(text.contains("p99 of each block"), "{text}");
     insta::assert_snapshot!("compare_eight_pairs_160x40", text);
@@ -197,7 +198,7 @@ fn with_looks_both_sides_are_in_the_legend_and_the_ci_is_written_out() {
 
 #[test]
 fn the_verdict_shows_with_its_reason_and_the_keys_to_leave() {
-    let view = finished(false);
+    let view = finished(Palette::Plain);
     let text = screen(&view, 80, 24);
     assert!(text.contains("verdict: faster"), "{text}");
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -213,7 +214,7 @@ fn the_verdict_shows_with_its_reason_and_the_keys_to_leave() {
     assert!(text.contains("finished"), "{text}");
     insta::assert_snapshot!("compare_finished_80x24", text);
     // In colour the verdict is green; without, nothing is coloured and the text is alike.
-    let green = buffer(&finished(true), 80, 24)
+    let green = buffer(&finished(Palette::Color), 80, 24)
         .content()
         .iter()
         .any(|c| c.fg == Color::Green && c.symbol() == "v");
@@ -230,7 +231,7 @@ fn the_verdict_shows_with_its_reason_and_the_keys_to_leave() {
 
 #[test]
 fn a_block_measured_again_is_set_aside_and_counts_for_no_pair() {
-    let mut view = view_after(2, false);
+    let mut view = view_after(2, Palette::Plain);
     let mut c = comparison(2);
     let mut again = block(Side::A, 2, 4, 900.0);
     again.problem = Some(ReasonKind::Departures);
@@ -253,25 +254,25 @@ fn a_block_measured_again_is_set_aside_and_counts_for_no_pair() {
 #[test]
 fn tiny_terminals_do_not_panic_and_say_what_they_need() {
     for view in [
-        CompareView::new(setup(), true),
-        view_after(2, true),
-        view_after(8, true),
-        finished(true),
+        CompareView::new(setup(), Palette::Color),
+        view_after(2, Palette::Color),
+        view_after(8, Palette::Color),
+        finished(Palette::Color),
     ] {
         for (w, h) in [(20, 5), (1, 1), (50, 14), (49, 30), (80, 13), (300, 80)] {
             let _ = screen(&view, w, h);
         }
     }
-    let text = screen(&view_after(2, false), 20, 5);
+    let text = screen(&view_after(2, Palette::Plain), 20, 5);
     assert!(text.contains("vernier compare"), "{text}");
     assert!(text.contains("needs 50x14"), "{text}");
-    let text = screen(&finished(false), 40, 10);
+    let text = screen(&finished(Palette::Plain), 40, 10);
     assert!(text.contains("verdict: faster"), "{text}");
 }
 
 #[test]
 fn before_any_block_the_charts_say_so() {
-    let text = screen(&CompareView::new(setup(), false), 80, 24);
+    let text = screen(&CompareView::new(setup(), Palette::Plain), 80, 24);
     assert!(text.contains("no block measured yet"), "{text}");
     assert!(text.contains("comes after 5 pairs (0 measured)"), "{text}");
     assert!(text.contains("CI ≤ 20 µs · 0 blocks, 0/30 pairs"), "{text}");
@@ -279,12 +280,9 @@ fn before_any_block_the_charts_say_so() {
 
 #[test]
 fn p_and_space_pause_and_resume_between_blocks() {
-    let mut view = view_after(2, false);
+    let mut view = view_after(2, Palette::Plain);
     let key = |view: &mut CompareView, k| view.update(CompareEvent::Key(k));
-    assert_eq!(
-        key(&mut view, Key::Char('p')),
-        Some(CompareAction::Pause(true))
-    );
+    assert_eq!(key(&mut view, Key::Char('p')), Some(CompareAction::Hold));
     assert_eq!(view.paused, Some(4));
     // The block under way finishes first.
     assert!(!view.held());
@@ -305,20 +303,14 @@ fn p_and_space_pause_and_resume_between_blocks() {
         text.contains("paused between blocks: p/space resume"),
         "{text}"
     );
-    assert_eq!(
-        key(&mut view, Key::Char(' ')),
-        Some(CompareAction::Pause(false))
-    );
+    assert_eq!(key(&mut view, Key::Char(' ')), Some(CompareAction::Release));
     assert_eq!(view.paused, None);
-    assert_eq!(
-        key(&mut view, Key::Char(' ')),
-        Some(CompareAction::Pause(true))
-    );
+    assert_eq!(key(&mut view, Key::Char(' ')), Some(CompareAction::Hold));
 }
 
 #[test]
 fn q_stops_with_the_verdict_so_far_and_enter_waits_for_it() {
-    let mut view = view_after(6, false);
+    let mut view = view_after(6, Palette::Plain);
     let key = |view: &mut CompareView, k| view.update(CompareEvent::Key(k));
     // No verdict to accept yet.
     assert_eq!(key(&mut view, Key::Enter), None);
@@ -339,7 +331,7 @@ fn q_stops_with_the_verdict_so_far_and_enter_waits_for_it() {
         "{text}"
     );
     // Esc stops too; Ctrl-C leaves at once.
-    let mut other = view_after(6, false);
+    let mut other = view_after(6, Palette::Plain);
     assert_eq!(key(&mut other, Key::Esc), Some(CompareAction::Stop));
     assert_eq!(key(&mut other, Key::Interrupt), Some(CompareAction::Exit));
 }
@@ -353,7 +345,7 @@ fn after_the_verdict_enter_a_q_or_any_key_leaves() {
         Key::Char('x'),
         Key::Esc,
     ] {
-        let mut view = finished(false);
+        let mut view = finished(Palette::Plain);
         assert_eq!(
             view.update(CompareEvent::Key(k)),
             Some(CompareAction::Exit),
@@ -361,7 +353,7 @@ fn after_the_verdict_enter_a_q_or_any_key_leaves() {
         );
     }
     // The clock stops at the comparison's own time.
-    let mut view = finished(false);
+    let mut view = finished(Palette::Plain);
     view.update(CompareEvent::Tick(1000.0));
     assert_eq!(view.elapsed_s, 8.0 * 4.8);
 }
@@ -370,7 +362,7 @@ fn after_the_verdict_enter_a_q_or_any_key_leaves() {
 fn a_paused_comparison_is_held_until_resumed_or_stopped() {
     let steering = Steering::default();
     assert_eq!(steering.next(), Steer::Go);
-    steering.pause(true);
+    steering.hold();
     let returned = AtomicBool::new(false);
     std::thread::scope(|s| {
         let held = s.spawn(|| {
@@ -380,10 +372,10 @@ fn a_paused_comparison_is_held_until_resumed_or_stopped() {
         });
         std::thread::sleep(Duration::from_millis(50));
         assert!(!returned.load(Ordering::SeqCst), "a pause did not hold");
-        steering.pause(false);
+        steering.release();
         assert_eq!(held.join().unwrap(), Steer::Go);
     });
-    steering.pause(true);
+    steering.hold();
     std::thread::scope(|s| {
         let held = s.spawn(|| steering.next());
         // Leaving the screen (dropping the guard) stops even a paused comparison.

@@ -22,7 +22,7 @@ const WIDE: u16 = 120;
 /// Draws the whole frame.
 pub fn draw(frame: &mut Frame, view: &CompareView) {
     let area = frame.area();
-    let theme = Theme::new(view.color);
+    let theme = Theme::new(view.palette);
     if area.width < MIN_SIZE.0 || area.height < MIN_SIZE.1 {
         small(frame, view, theme, area);
         return;

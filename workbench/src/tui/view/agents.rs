@@ -8,7 +8,7 @@ use ratatui::layout::{Constraint, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Row, Table};
 
-use super::super::app::App;
+use super::super::app::{App, Outcome};
 use super::super::theme::Theme;
 use super::format::{opt, rate};
 
@@ -44,16 +44,19 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
                 ),
                 if rate_ok { theme.good() } else { theme.bad() },
             ));
+            // A reported test that failed is said, not drawn as a failure.
             let ad = match a.interarrival {
-                Some((stat, pv, pass)) => Cell::from(Span::styled(
-                    format!(
-                        "{} A²{} p{}",
-                        if pass { "✓" } else { "✗" },
-                        opt(stat, 2),
-                        opt(pv, 3)
-                    ),
-                    theme.pass(pass),
-                )),
+                Some(m) => {
+                    let (mark, style) = match m.outcome {
+                        Outcome::Passed => ("✓", theme.good()),
+                        Outcome::Failed => ("✗", theme.bad()),
+                        Outcome::Noted => ("·", theme.dim()),
+                    };
+                    Cell::from(Span::styled(
+                        format!("{mark} A²{} p{}", opt(m.statistic, 2), opt(m.pvalue, 3)),
+                        style,
+                    ))
+                }
                 None => Cell::from("-"),
             };
             let lag = format!(

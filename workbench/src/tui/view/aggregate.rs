@@ -12,7 +12,7 @@ use ratatui::widgets::{
     Axis, Block, Borders, Cell, Chart, Dataset, GraphType, Paragraph, Row, Sparkline, Table,
 };
 
-use super::super::app::App;
+use super::super::app::{App, NarrowChart};
 use super::super::theme::Theme;
 use super::format::rate;
 use crate::coordinator::{PercentileResult, PointResult, Verdict};
@@ -48,10 +48,9 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
         let [t, c] = Layout::horizontal([Constraint::Percentage(48), Constraint::Percentage(52)])
             .areas(area);
         points(frame, app, theme, t);
-        if app.ui.load_chart {
-            load_chart(frame, app, theme, c);
-        } else {
-            ccdf_chart(frame, app, theme, c);
+        match app.ui.chart {
+            NarrowChart::Load => load_chart(frame, app, theme, c),
+            NarrowChart::Ccdf => ccdf_chart(frame, app, theme, c),
         }
     }
 }

@@ -6,7 +6,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::super::app::App;
+use super::super::app::{App, Mode};
 use super::super::theme::Theme;
 
 pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
@@ -14,20 +14,23 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
 }
 
 fn line(app: &App, theme: Theme) -> Line<'static> {
-    if let Some(text) = &app.ui.typing {
-        return Line::styled(
-            format!("new load (req/s, or 20k): {text}_   Enter applies, Esc cancels"),
-            theme.accent(),
-        );
-    }
-    if app.ui.confirm_quit {
-        return Line::styled(
-            "quit? the record is saved either way: q/y quits, any other key stays",
-            theme.accent(),
-        );
-    }
-    if app.ui.quitting {
-        return Line::styled("quitting: saving the record...", theme.accent());
+    match &app.ui.mode {
+        Mode::Typing(text) => {
+            return Line::styled(
+                format!("new load (req/s, or 20k): {text}_   Enter applies, Esc cancels"),
+                theme.accent(),
+            );
+        }
+        Mode::ConfirmQuit => {
+            return Line::styled(
+                "quit? the record is saved either way: q/y quits, any other key stays",
+                theme.accent(),
+            );
+        }
+        Mode::Quitting => {
+            return Line::styled("quitting: saving the record...", theme.accent());
+        }
+        Mode::Dashboard | Mode::Help | Mode::Budget | Mode::Report => {}
     }
     if let Some(notice) = &app.ui.notice {
         return Line::styled(notice.clone(), theme.accent());

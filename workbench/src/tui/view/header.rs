@@ -6,7 +6,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::super::app::{App, Step};
+use super::super::app::{App, Label, Step};
 use super::super::theme::Theme;
 use super::format::opt;
 use crate::coordinator::Phase;
@@ -57,9 +57,13 @@ fn steps(app: &App, theme: Theme, width: u16) -> Line<'static> {
     let method = app.info.method;
     let long: usize = Step::ALL
         .iter()
-        .map(|s| s.name(method, false).len() + 3)
+        .map(|s| s.name(method, Label::Long).len() + 3)
         .sum();
-    let short = long > width as usize;
+    let label = if long > width as usize {
+        Label::Short
+    } else {
+        Label::Long
+    };
     let mut spans = Vec::new();
     for (i, step) in Step::ALL.iter().enumerate() {
         let mark = match app.live.marks[i] {
@@ -72,7 +76,7 @@ fn steps(app: &App, theme: Theme, width: u16) -> Line<'static> {
         let text = format!(
             "{}{}{mark}",
             if current { "▸" } else { "" },
-            step.name(method, short)
+            step.name(method, label)
         );
         let style = if current {
             theme.current()
@@ -83,7 +87,13 @@ fn steps(app: &App, theme: Theme, width: u16) -> Line<'static> {
             }
         };
         if i > 0 {
-            spans.push(Span::styled(if short { " " } else { " › " }, theme.dim()));
+            spans.push(Span::styled(
+                match label {
+                    Label::Short => " ",
+                    Label::Long => " › ",
+                },
+                theme.dim(),
+            ));
         }
         spans.push(Span::styled(text, style));
     }

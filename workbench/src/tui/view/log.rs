@@ -1,13 +1,16 @@
-//! The coordinator's decisions with their figures, newest at the bottom; failed checks
-//! stand out.
+//! The coordinator's decisions with their figures, newest at the bottom. A check's line
+//! leads with its decision (what the methodology does next), then what was found; a
+//! failed gate stands out, a reported check that failed is said without being drawn as a
+//! failure. This module writes the log's sentences; the app keeps them as data.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Paragraph};
 
-use super::super::app::App;
+use super::super::app::{App, CheckLine, Entry, LogLine, Outcome};
 use super::super::theme::Theme;
+use crate::coordinator::CheckRole;
 
 pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
     let height = area.height.saturating_sub(1) as usize;
@@ -18,15 +21,7 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
         .rev()
         .take(height)
         .rev()
-        .map(|l| {
-            if l.contains(" ✗ ") {
-                Line::styled(l.clone(), theme.bad())
-            } else if l.contains(" » ") {
-                Line::styled(l.clone(), theme.accent())
-            } else {
-                Line::raw(l.clone())
-            }
-        })
+        .map(|l| line(l, theme))
         .collect();
     let title = match &app.record {
         Some(dir) => format!(" decisions · record {} ", dir.display()),
@@ -34,4 +29,41 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
     };
     let block = Block::default().borders(Borders::TOP).title(title);
     frame.render_widget(Paragraph::new(lines).block(block), area);
+}
+
+/// One log line, stamped with the coordinator's clock.
+fn line(l: &LogLine, theme: Theme) -> Line<'static> {
+    let at = l.at;
+    match &l.entry {
+        Entry::Note(text) => Line::raw(format!("{at:7.2}s {text}")),
+        Entry::Command(command) => Line::styled(format!("{at:7.2}s » {command}"), theme.accent()),
+        Entry::Check(c) => {
+            let text = format!("{at:7.2}s {}", check(c));
+            match c.outcome() {
+                Outcome::Failed => Line::styled(text, theme.bad()),
+                Outcome::Passed | Outcome::Noted => Line::raw(text),
+            }
+        }
+    }
+}
+
+/// A check's line: its mark, its name (saying whether it is only reported), its agent,
+/// then the decision and what was found.
+fn check(c: &CheckLine) -> String {
+    let mark = match c.outcome() {
+        Outcome::Passed => "✓",
+        Outcome::Failed => "✗",
+        Outcome::Noted => "·",
+    };
+    let role = match c.role {
+        CheckRole::Gate => "",
+        CheckRole::Report => " (reported)",
+    };
+    let who = c.agent.map_or(String::new(), |a| format!(" agent {a}"));
+    format!(
+        "{mark} {}{role}{who}: {} — {}",
+        c.check.name(),
+        c.decision,
+        c.finding
+    )
 }

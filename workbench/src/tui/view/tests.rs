@@ -7,6 +7,7 @@ use ratatui::style::Color;
 
 use super::super::app::{App, AppEvent, Finished, Key, ReportView};
 use super::super::terminal::screen;
+use super::super::theme::Palette;
 use crate::record::{RunRecord, read_record};
 use crate::scenario::Scenario;
 use crate::session::Update;
@@ -20,10 +21,10 @@ fn fixture() -> RunRecord {
 }
 
 /// A live app fed the record's events up to `until` seconds.
-fn live_at(until: f64, color: bool) -> App {
+fn live_at(until: f64, palette: Palette) -> App {
     let record = fixture();
     let scenario = Scenario::from_yaml(&record.scenario, None, &[]).unwrap();
-    let mut app = App::new(super::super::app::RunInfo::of(&scenario), color);
+    let mut app = App::new(super::super::app::RunInfo::of(&scenario), palette);
     app.update(AppEvent::Session(Update::Started {
         record: PathBuf::from("runs/2026-11-22T01-04-41-demo"),
         timestamps: record.timestamps.clone(),
@@ -37,9 +38,9 @@ fn live_at(until: f64, color: bool) -> App {
 }
 
 /// The app at the end of the record, finished, its report written.
-fn finished(color: bool) -> App {
+fn finished(palette: Palette) -> App {
     let record = fixture();
-    let mut app = live_at(f64::INFINITY, color);
+    let mut app = live_at(f64::INFINITY, palette);
     app.update(AppEvent::Finished(Finished {
         verdict: record.verdict,
         slo_rate: None,
@@ -60,7 +61,7 @@ fn finished(color: bool) -> App {
 #[test]
 fn mid_run_at_80x24_shows_steps_agents_points_ccdf_and_decisions() {
     // 12 s in: point 1 is measuring its first round.
-    let text = screen(&live_at(12.0, false), 80, 24);
+    let text = screen(&live_at(12.0, Palette::Plain), 80, 24);
     assert!(text.contains("point 1/3: 2000 req/s"), "{text}");
     assert!(text.contains("measure"), "{text}");
     assert!(text.contains("✓ A²"), "{text}");
@@ -74,7 +75,7 @@ fn mid_run_at_80x24_shows_steps_agents_points_ccdf_and_decisions() {
 #[test]
 fn a_sweep_at_160x48_has_the_load_chart_with_the_current_load() {
     // Point 2 warming up, point 1 finished N/A.
-    let text = screen(&live_at(22.0, false), 160, 48);
+    let text = screen(&live_at(22.0, Palette::Plain), 160, 48);
     assert!(text.contains("point 2/3: 3000 req/s"), "{text}");
     assert!(text.contains("p99 vs load"), "{text}");
     assert!(text.contains("now"), "{text}");
@@ -85,7 +86,7 @@ fn a_sweep_at_160x48_has_the_load_chart_with_the_current_load() {
 
 #[test]
 fn the_verdict_screen_names_every_failed_check_its_suggestion_and_the_files() {
-    let app = finished(false);
+    let app = finished(Palette::Plain);
     let text = screen(&app, 80, 24);
     assert!(text.contains("verdict: N/A ✗"), "{text}");
     assert!(
@@ -110,7 +111,7 @@ fn the_verdict_screen_names_every_failed_check_its_suggestion_and_the_files() {
 
 #[test]
 fn overlays_prompts_and_a_small_terminal() {
-    let mut app = live_at(12.0, false);
+    let mut app = live_at(12.0, Palette::Plain);
     app.update(AppEvent::Key(Key::Char('?')));
     let text = screen(&app, 80, 24);
     assert!(text.contains("continue past the limits"), "{text}");
@@ -133,14 +134,14 @@ fn overlays_prompts_and_a_small_terminal() {
 
 #[test]
 fn without_colour_nothing_is_coloured_and_failures_still_read() {
-    let draw = |color: bool| {
-        let app = finished(color);
+    let draw = |palette: Palette| {
+        let app = finished(palette);
         let backend = ratatui::backend::TestBackend::new(80, 24);
         let mut terminal = ratatui::Terminal::new(backend).unwrap();
         terminal.draw(|f| super::render(f, &app)).unwrap();
         terminal.backend().buffer().clone()
     };
-    let plain = draw(false);
+    let plain = draw(Palette::Plain);
     assert!(
         plain
             .content()
@@ -148,7 +149,7 @@ fn without_colour_nothing_is_coloured_and_failures_still_read() {
             .all(|c| c.fg == Color::Reset && c.bg == Color::Reset),
         "NO_COLOR drew a colour"
     );
-    let coloured = draw(true);
+    let coloured = draw(Palette::Color);
     assert!(coloured.content().iter().any(|c| c.fg == Color::Red));
     // The same text either way: failures carry ✗ without colour.
     let text =
@@ -158,7 +159,7 @@ fn without_colour_nothing_is_coloured_and_failures_still_read() {
 
 #[test]
 fn an_accepted_point_is_not_called_certified() {
-    let mut app = finished(false);
+    let mut app = finished(Palette::Plain);
     app.history.results.truncate(1);
     app.history.results[0].verdict = crate::coordinator::Verdict::Accepted;
     app.history.results[0].reasons.clear();
@@ -171,7 +172,7 @@ fn an_accepted_point_is_not_called_certified() {
 
 #[test]
 fn a_lost_agent_is_marked_and_the_others_want_its_share() {
-    let mut app = live_at(12.0, false);
+    let mut app = live_at(12.0, Palette::Plain);
     let mut lost = app.live.agents[0].clone();
     if let Some(p) = lost.progress.as_mut() {
         p.lost = true;
@@ -187,7 +188,7 @@ fn a_lost_agent_is_marked_and_the_others_want_its_share() {
 
 #[test]
 fn the_target_percentile_from_the_schedule_shows_where_there_is_room() {
-    let mut app = live_at(22.0, false);
+    let mut app = live_at(22.0, Palette::Plain);
     let p = app.history.results[0].target_percentile.percent();
     app.history.results[0].from_schedule = vec![crate::coordinator::SchedulePercentile {
         p,
@@ -212,7 +213,7 @@ fn the_target_percentile_from_the_schedule_shows_where_there_is_room() {
         assert!(!text.contains("p99 sched"), "{text}");
     }
     // The verdict screen has room for it at 160 columns, not at 80.
-    let mut app = finished(false);
+    let mut app = finished(Palette::Plain);
     app.history.results[0].from_schedule = vec![crate::coordinator::SchedulePercentile {
         p,
         value: 812.3,
@@ -229,7 +230,7 @@ fn the_target_percentile_from_the_schedule_shows_where_there_is_room() {
 #[test]
 fn the_agents_panel_names_the_host_stall_once_a_probe_reported() {
     let record = fixture();
-    let mut app = live_at(12.0, false);
+    let mut app = live_at(12.0, Palette::Plain);
     assert!(!screen(&app, 80, 24).contains("host stall"));
     // The record's last progress before 12 s, as it would be with two probes.
     let mut event = record
@@ -271,7 +272,7 @@ fn a_replicated_point_shows_its_runs_as_rows() {
     use crate::coordinator::{
         Event, EventKind, PercentileResult, PointResult, Replication, Verdict,
     };
-    let mut app = live_at(12.0, false);
+    let mut app = live_at(12.0, Palette::Plain);
     let (point, rate) = (app.live.point, app.live.rate);
     let run = |k: u32, value: f64| PointResult {
         run: Some(k),
@@ -333,7 +334,7 @@ fn a_replicated_point_shows_its_runs_as_rows() {
 #[test]
 fn the_budget_overlay_shows_each_point_its_parts_and_what_is_unknown() {
     use crate::budget::{Baseline, Part};
-    let mut app = finished(false);
+    let mut app = finished(Palette::Plain);
     app.update(AppEvent::Key(Key::Char('b')));
     // The fixture predates budgets: each point says so rather than showing zeros.
     let text = screen(&app, 80, 24);
@@ -396,7 +397,7 @@ fn the_budget_overlay_shows_each_point_its_parts_and_what_is_unknown() {
 #[test]
 fn a_budget_with_the_path_probe_shows_its_queue_and_the_points_that_fit() {
     use crate::budget::{Baseline, During, Part, ProbeWindow};
-    let mut app = finished(false);
+    let mut app = finished(Palette::Plain);
     app.update(AppEvent::Key(Key::Char('b')));
     let baseline = Baseline::given(
         Part::known(5.9, "ping-pong"),
@@ -439,4 +440,91 @@ fn a_budget_with_the_path_probe_shows_its_queue_and_the_points_that_fit() {
     let text = screen(&app, 80, 40);
     assert_eq!(text.matches("  queue ").count(), 3, "{text}");
     assert!(!text.contains("do not fit"), "{text}");
+}
+
+/// A run under `method: vernier` at its first look, with the checks `vernier demo` logs
+/// there: the lag search (reported) found correlation, and the CI is narrow enough but on
+/// too few effective tail samples.
+fn first_look(palette: Palette) -> App {
+    use crate::coordinator::{Check, CheckKind, CheckRole, Event, EventKind, Phase};
+    let mut app = App::new(super::super::app::RunInfo::default(), palette);
+    app.update(AppEvent::Session(Update::Started {
+        record: PathBuf::from("runs/2026-11-26T19-00-00-demo"),
+        timestamps: "kernel".into(),
+        confined: Vec::new(),
+        metrics: None,
+    }));
+    let event = |at: f64, kind: EventKind| {
+        AppEvent::Session(Update::Event(Event {
+            at,
+            point: 0,
+            rate: 2000.0,
+            kind,
+        }))
+    };
+    app.update(event(
+        3.0,
+        EventKind::Phase {
+            phase: Phase::Measure,
+            detail: "collect 5000 samples per agent".into(),
+        },
+    ));
+    app.update(event(
+        15.5,
+        EventKind::Check(Check {
+            check: CheckKind::Independence,
+            agent: Some(0),
+            pass: false,
+            role: CheckRole::Report,
+            statistic: Some(0.21),
+            pvalue: Some(0.0),
+            n: 5003,
+            detail: "Spearman ρ at lag 1 = 0.2100, p = 0.0e0: correlated; independent from lag 4"
+                .into(),
+            decision: "correlated up to lag 4: the CI allows for it".into(),
+            data: None,
+        }),
+    ));
+    app.update(event(
+        15.5,
+        EventKind::Check(Check {
+            check: CheckKind::Confidence,
+            agent: None,
+            pass: false,
+            role: CheckRole::Gate,
+            statistic: Some(67.9),
+            pvalue: None,
+            n: 5003,
+            detail: "p99 = 412.3 µs, 95% CI [380.1, 448.0], width 67.9 µs (target 88.2) from 5003 samples"
+                .into(),
+            decision: "narrow, but on 55 effective tail samples where a stop at look 1 needs 100: collect 9100 per agent"
+                .into(),
+            data: None,
+        }),
+    ));
+    app
+}
+
+#[test]
+fn a_reported_check_is_no_failure_and_a_check_leads_with_its_decision() {
+    let text = screen(&first_look(Palette::Plain), 100, 30);
+    insta::assert_snapshot!("first_look_100x30", text);
+    // Drawn in colour, the failed gate is red and the reported check is not.
+    let backend = ratatui::backend::TestBackend::new(100, 30);
+    let mut terminal = ratatui::Terminal::new(backend).unwrap();
+    let app = first_look(Palette::Color);
+    terminal.draw(|f| super::render(f, &app)).unwrap();
+    let buffer = terminal.backend().buffer();
+    // A log line is its clock (`  15.50s `), then its mark.
+    let row_of = |mark: &str| {
+        (0..buffer.area.height).find(|&y| {
+            let stamp: String = (0..9).map(|x| buffer[(x, y)].symbol()).collect();
+            stamp == "  15.50s " && buffer[(9, y)].symbol() == mark
+        })
+    };
+    let red = |y: u16| (0..buffer.area.width).any(|x| buffer[(x, y)].fg == Color::Red);
+    let reported = row_of("·").expect("the reported check's line");
+    let failed = row_of("✗").expect("the failed gate's line");
+    assert!(!red(reported), "a reported check drawn as a failure");
+    assert!(red(failed), "a failed gate not drawn as one");
 }
