@@ -783,7 +783,10 @@ fn a_recorded_comparison_gets_its_table_and_three_plots() {
         stdout.starts_with("A synthetic://127.0.0.1:7000\n"),
         "{stdout}"
     );
-    assert!(stdout.contains("  problem: B's block 3 sent 10% of its requests on schedule\n"));
+    assert!(
+        stdout.contains("  problem: B's block 3 sent 10% of its requests on schedule"),
+        "{stdout}"
+    );
     assert_eq!(
         stdout.lines().last(),
         Some("verdict: faster (6 blocks, 14 s): the CI of B − A lies below zero"),

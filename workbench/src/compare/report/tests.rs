@@ -239,7 +239,9 @@ fn the_table_says_the_verdict_last_and_each_block_problem() {
     assert_eq!(lines[0], "A synthetic://127.0.0.1:7000");
     assert_eq!(lines[2], "at 1000 req/s, p99");
     assert!(table.contains("  B − A -8.0 µs [-11.0, -5.0]\n"), "{table}");
-    assert!(table.contains("  problem: B's block 3 sent 10% of its requests on schedule\n"));
+    let problem = crate::compare::render_problem(&comparison().blocks[5]).unwrap();
+    assert!(problem.starts_with("B's block 3 sent 10% of its requests on schedule"));
+    assert!(table.contains(&format!("  problem: {problem}\n")), "{table}");
     assert_eq!(
         lines.last(),
         Some(&"verdict: faster (6 blocks, 14 s): the CI of B − A lies below zero")
