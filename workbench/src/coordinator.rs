@@ -25,6 +25,7 @@ mod input;
 pub(crate) mod point;
 pub(crate) mod policy;
 pub mod reason;
+mod reason_kind;
 pub mod replication;
 mod result;
 mod schedule;
@@ -221,9 +222,6 @@ impl Coordinator {
             Input::AgentLost { agent, detail }
                 if self.base.on_agent_loss == OnAgentLoss::Continue && point.can_lose(agent) =>
             {
-                if let Some(slot) = self.base.lost.get_mut(agent) {
-                    *slot = Some(detail.clone());
-                }
                 point.lose_agent(at, agent, &detail, &mut out);
             }
             Input::AgentLost { agent, detail } => {
@@ -389,6 +387,7 @@ impl Coordinator {
                 let rounds = self.runs.iter().map(|r| r.round).max().unwrap_or(0);
                 let config = PointConfig {
                     rate,
+                    lost: self.lost_now(),
                     ..self.base.clone()
                 };
                 self.point = Some(Point::start(config, point, Some((run, rounds)), at, out));
@@ -411,6 +410,14 @@ impl Coordinator {
         self.replicated_point_ended(at, result, out);
     }
 
+    /// Which agents were lost, and why: the point's own record of it while one runs (a
+    /// point loses agents), carried into the next; none before the first.
+    fn lost_now(&self) -> Vec<Option<String>> {
+        self.point
+            .as_ref()
+            .map_or_else(|| self.base.lost.clone(), |p| p.lost().to_vec())
+    }
+
     fn next_point(&mut self, at: Duration, out: &mut Decision) {
         match self.queue.pop_front() {
             Some(rate) => {
@@ -420,6 +427,7 @@ impl Coordinator {
                 }
                 let config = PointConfig {
                     rate,
+                    lost: self.lost_now(),
                     ..self.base.clone()
                 };
                 let run = self.base.replications.map(|_| (1, 0));

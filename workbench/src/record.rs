@@ -30,9 +30,10 @@ use polars::prelude::{
 use serde::{Deserialize, Serialize};
 use vernier_agent::Sample;
 
-use crate::coordinator::{Event, PointResult, Verdict};
+use crate::coordinator::{CheckRole, Event, EventKind, PointResult, Verdict};
 use crate::error::Error;
 use crate::hlog::Origin;
+use crate::scenario::Scenario;
 
 /// The format name written in every run.json.
 pub const FORMAT: &str = "vernier-run/1";
@@ -339,7 +340,7 @@ pub fn read_record(dir: &Path) -> Result<RunRecord, Error> {
         path: path.clone(),
         source,
     })?;
-    let record: RunRecord = serde_json::from_str(&text).map_err(|e| {
+    let mut record: RunRecord = serde_json::from_str(&text).map_err(|e| {
         Error::input(
             &path,
             Some(e.line()),
@@ -353,7 +354,26 @@ pub fn read_record(dir: &Path) -> Result<RunRecord, Error> {
             format!("format {:?}: this vernier reads {FORMAT:?}", record.format),
         ));
     }
+    // A record written before checks carried their role: each check's role is the one its
+    // scenario gave it (a reported check is never drawn as a failure).
+    if !text.contains("\"role\"") {
+        infer_check_roles(&mut record);
+    }
     Ok(record)
+}
+
+/// Gives each check of `record` the role its scenario gives it ([`CheckRole::of`]); a
+/// record whose scenario no longer reads keeps them as read (gates).
+fn infer_check_roles(record: &mut RunRecord) {
+    let Ok(scenario) = Scenario::from_yaml(&record.scenario, None, &[]) else {
+        return;
+    };
+    for event in &mut record.events {
+        if let EventKind::Check(check) = &mut event.kind {
+            check.role =
+                CheckRole::of(check.check, scenario.method, scenario.interarrival_enforced);
+        }
+    }
 }
 
 /// Reads every part of a run directory's samples, in the order written. Parts that are

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use vernier_agent::StallReport;
 
 use super::result::PointResult;
+use crate::scenario::Method;
 
 /// One thing the coordinator did or found.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -96,10 +97,26 @@ impl Phase {
     }
 }
 
-/// The tests the methodology runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CheckKind {
+/// Declares [`CheckKind`] and its [`CheckKind::ALL`] from one list, so that a check added
+/// to the enum is in every list made from `ALL` (the names `vernier replay --until`
+/// accepts) without another edit.
+macro_rules! check_kinds {
+    ($($(#[$doc:meta])* $name:ident,)+) => {
+        /// The tests the methodology runs.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum CheckKind {
+            $($(#[$doc])* $name,)+
+        }
+
+        impl CheckKind {
+            /// Every check, in the methodology's order.
+            pub const ALL: &'static [CheckKind] = &[$(CheckKind::$name,)+];
+        }
+    };
+}
+
+check_kinds! {
     /// Achieved rate within tolerance of the target (warm-up).
     Rate,
     /// ADF on the per-window latency series (warm-up).
@@ -119,18 +136,6 @@ pub enum CheckKind {
 }
 
 impl CheckKind {
-    /// Every check, in the methodology's order.
-    pub const ALL: [CheckKind; 8] = [
-        CheckKind::Rate,
-        CheckKind::WarmupStationarity,
-        CheckKind::Interarrival,
-        CheckKind::Independence,
-        CheckKind::Stationarity,
-        CheckKind::Agreement,
-        CheckKind::Confidence,
-        CheckKind::Departures,
-    ];
-
     /// Its one name, as records, displays and `vernier replay --until` spell it: serde's.
     pub fn name(self) -> &'static str {
         serde_variant::to_variant_name(&self).unwrap_or("unknown")
@@ -176,6 +181,32 @@ pub enum CheckRole {
     /// inter-arrival tests (the departures are judged by their effect), or a check the
     /// scenario waives (`interarrival_check: report`).
     Report,
+}
+
+impl CheckRole {
+    /// The role of check `kind` under `method`, with the scenario's inter-arrival test
+    /// `enforced` or only reported: under `method: vernier` the independence test is
+    /// reported (the CI allows for dependence) and so is the inter-arrival test (the
+    /// departures are judged by their effect); under `method: lancet` both are gates, the
+    /// inter-arrival test unless the scenario waives it. Every other check is a gate.
+    pub fn of(kind: CheckKind, method: Method, interarrival_enforced: bool) -> CheckRole {
+        let vernier = method == Method::Vernier;
+        let reported = match kind {
+            CheckKind::Independence => vernier,
+            CheckKind::Interarrival => vernier || !interarrival_enforced,
+            CheckKind::Rate
+            | CheckKind::WarmupStationarity
+            | CheckKind::Stationarity
+            | CheckKind::Agreement
+            | CheckKind::Confidence
+            | CheckKind::Departures => false,
+        };
+        if reported {
+            CheckRole::Report
+        } else {
+            CheckRole::Gate
+        }
+    }
 }
 
 /// Plot data carried by a [`Check`].

@@ -2,13 +2,14 @@
 //! independence → stationarity → confidence → a verdict.
 //!
 //! One file per phase, as the TUI's step bar shows them: `warmup.rs`, `interarrival.rs`,
-//! `measure.rs` (rounds, independence, stationarity, the samples wanted),
-//! `confidence.rs` (`method: vernier`'s CI step; `lancet.rs` Lancet's), `departures.rs` (vernier's check of the
-//! departures by their effect) and `verdict.rs` (the result, and an N/A's cause).
+//! `measure.rs` (rounds, stationarity, the samples wanted), `sampling.rs` (the share of
+//! requests kept), `independence.rs` (Lancet's gate, vernier's report), `confidence.rs`
+//! (`method: vernier`'s CI step; `lancet.rs` Lancet's), `departures.rs` (vernier's check
+//! of the departures by their effect) and `verdict.rs` (the result, and an N/A's cause).
 //! `intake.rs` takes the agents' batches in and sends the live figures out; `state.rs`
-//! holds the point's state and the helpers every phase uses, `estimate.rs` a percentile's
-//! estimate from a series; this file starts the point, runs its clock and takes the
-//! user's commands.
+//! holds the phases' states, each a struct, and the helpers every phase uses,
+//! `estimate.rs` a percentile's estimate from a series; this file starts the point, runs
+//! its clock and takes the user's commands.
 
 use std::time::Duration;
 
@@ -21,15 +22,17 @@ use super::policy::{COLLECT_SHARE_OF_TIME, PROGRESS_EVERY};
 use super::reason::{Nothing, Reason, Why};
 use super::result::{PointResult, Verdict};
 use crate::scenario::Limits;
-use state::AgentState;
+use state::{AgentState, Clock, HostSeen, Looks, Rounds, WarmupState};
 
 mod confidence;
 pub(crate) mod departures;
 mod estimate;
+mod independence;
 mod intake;
 mod interarrival;
 mod lancet;
 mod measure;
+mod sampling;
 mod state;
 mod verdict;
 mod warmup;
@@ -49,38 +52,35 @@ impl Point {
         out: &mut Decision,
     ) -> Point {
         let (run, first_round) = run.map_or((None, 0), |(r, first)| (Some(r), first));
-        let mut point = Point {
-            agents: (0..config.agents).map(|_| AgentState::new()).collect(),
+        let rounds = Rounds {
             sampling: config.sampling.rate,
             // Unique over the run: the point's index in the high half, the run's number
             // and a count below.
             generation: ((index as u64 + 1) << 32) | (u64::from(run.unwrap_or(0)) << 24),
+            tries: 0,
+            interarrival_tries: 0,
             wanted: config.sampling.samples,
+            round: first_round,
+            independent: false,
+            started: at,
+            received: 0,
+        };
+        let mut point = Point {
+            agents: (0..config.agents).map(|_| AgentState::new()).collect(),
             base_limits: config.limits,
             config,
             index,
-            state: Phase::Warmup,
-            started: at,
-            paused_for: Duration::ZERO,
-            paused_at: None,
-            phase_started: at,
-            windows: Vec::new(),
-            window_started: at,
-            last_progress: at,
-            tries: 0,
-            interarrival_tries: 0,
-            round: first_round,
             run,
-            independent: false,
-            looks: 0,
-            confirming: false,
-            needed: None,
-            measure_started: at,
-            measure_received: 0,
-            ci_width_us: None,
+            state: Phase::Warmup,
+            clock: Clock::new(at),
+            warmup: WarmupState {
+                windows: Vec::new(),
+                window_started: at,
+            },
+            rounds,
+            looks: Looks::default(),
             waived: Vec::new(),
-            host: Vec::new(),
-            host_stale: false,
+            host: HostSeen::default(),
             result: None,
         };
         let why = match run {
@@ -106,13 +106,15 @@ impl Point {
         ) {
             return;
         }
-        if std::mem::take(&mut self.host_stale) {
-            self.host.clear();
+        if std::mem::take(&mut self.host.stale) {
+            self.host.reports.clear();
         }
-        if self.host.len() < reports.len() {
-            self.host.resize_with(reports.len(), StallReport::default);
+        if self.host.reports.len() < reports.len() {
+            self.host
+                .reports
+                .resize_with(reports.len(), StallReport::default);
         }
-        for (sum, report) in self.host.iter_mut().zip(reports) {
+        for (sum, report) in self.host.reports.iter_mut().zip(reports) {
             sum.merge(report);
         }
     }
@@ -120,7 +122,7 @@ impl Point {
     /// The round whose samples are being collected (0: none are).
     pub(crate) fn round(&self) -> u32 {
         if self.state == Phase::Measure {
-            self.round
+            self.rounds.round
         } else {
             0
         }
@@ -129,6 +131,11 @@ impl Point {
     /// The point's target rate.
     pub(crate) fn rate(&self) -> f64 {
         self.config.rate
+    }
+
+    /// Per agent: why it was lost, if it was.
+    pub(crate) fn lost(&self) -> &[Option<String>] {
+        &self.config.lost
     }
 
     /// Whether the point can go on without agent `agent`: another live agent measures.
@@ -158,15 +165,13 @@ impl Point {
     /// Starts the methodology again at warm-up after the load changed (a new rate, or an
     /// agent fewer): what was concluded at the old load no longer holds, and a pause ends.
     fn restart(&mut self, at: Duration, why: &str, out: &mut Decision) {
-        if let Some(p) = self.paused_at.take() {
-            self.paused_for += at.saturating_sub(p);
-        }
+        self.clock.unpause(at);
         for a in &mut self.agents {
             a.interarrival = None;
             a.lag = None;
             a.ci_width_us = None;
         }
-        self.ci_width_us = None;
+        self.looks.ci_width_us = None;
         self.begin_warmup(at, why, out);
     }
 
@@ -178,7 +183,7 @@ impl Point {
         if self.target_failed(at, out) {
             return;
         }
-        if at.saturating_sub(self.last_progress) >= PROGRESS_EVERY {
+        if at.saturating_sub(self.clock.last_progress) >= PROGRESS_EVERY {
             self.progress(at, out);
         }
         match self.state {
@@ -199,7 +204,7 @@ impl Point {
         if matches!(self.state, Phase::Done | Phase::Paused) {
             return;
         }
-        self.paused_at = Some(at);
+        self.clock.paused_at = Some(at);
         out.actions.push(Action::Pause);
         self.phase(at, Phase::Paused, "paused by the user".into(), out);
     }
@@ -209,9 +214,7 @@ impl Point {
         if self.state != Phase::Paused {
             return;
         }
-        if let Some(p) = self.paused_at.take() {
-            self.paused_for += at.saturating_sub(p);
-        }
+        self.clock.unpause(at);
         self.begin_warmup(at, "resumed", out);
     }
 
@@ -253,7 +256,7 @@ impl Point {
         if self.state == Phase::Done {
             return;
         }
-        if self.agents.iter().all(|a| a.samples.is_empty()) {
+        if self.agents.iter().all(|a| a.round.samples.is_empty()) {
             let reason = Reason::new(Why::AcceptedEmpty(Nothing {}));
             self.finish_na(at, vec![reason], out);
         } else {

@@ -1846,7 +1846,11 @@ fn a_point_and_a_comparison_s_block_judge_the_same_load_alike() {
     let held: &HeldClosedLoop = figures!(reason, Why::ClosedLoop(ClosedLoop::Held(h)) => h);
     let rates = [held.sent_rate, held.achieved_rate, held.target_rate];
     let block = block_seeing(rates, held.backlog_max, 2.0);
-    assert_eq!(judge(&block, held.target_rate), Some(reason.kind()), "{held:?}");
+    assert_eq!(
+        judge(&block, held.target_rate),
+        Some(reason.kind()),
+        "{held:?}"
+    );
     // The load as asked: a point converges on it, and a block of it stands.
     let mut c = Coordinator::new(config(), &LoadPlan::Fixed(20_000.0));
     let mut agent = FakeAgent::new(1, exp_latency(50.0));

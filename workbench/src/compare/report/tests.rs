@@ -241,7 +241,10 @@ fn the_table_says_the_verdict_last_and_each_block_problem() {
     assert!(table.contains("  B − A -8.0 µs [-11.0, -5.0]\n"), "{table}");
     let problem = crate::compare::render_problem(&comparison().blocks[5]).unwrap();
     assert!(problem.starts_with("B's block 3 sent 10% of its requests on schedule"));
-    assert!(table.contains(&format!("  problem: {problem}\n")), "{table}");
+    assert!(
+        table.contains(&format!("  problem: {problem}\n")),
+        "{table}"
+    );
     assert_eq!(
         lines.last(),
         Some(&"verdict: faster (6 blocks, 14 s): the CI of B − A lies below zero")

@@ -16,8 +16,8 @@ use super::super::checks::{self, Interval};
 use super::super::decision::Decision;
 use super::super::event::{Check, CheckKind, CheckRole};
 use super::super::policy::{
-    AT_KEPT_CAP, COLLECT_SHARE_OF_TIME, HEAVY_TAIL_ALSO_AT, HEAVY_TAIL_FACTOR, MAX_KEPT_PER_SECOND,
-    MAX_KEPT_SAMPLES, RETRY_FACTOR, STOPPING_RULE, least_step,
+    COLLECT_SHARE_OF_TIME, HEAVY_TAIL_ALSO_AT, HEAVY_TAIL_FACTOR, RETRY_FACTOR, STOPPING_RULE,
+    least_step,
 };
 use super::super::reason::{
     AgentInterval, AgentsDisagree, Confidence, HeavyTail, HeavyTooFew, Reason, TooFewForCi,
@@ -27,61 +27,8 @@ use super::super::result::Verdict;
 use super::super::text;
 use super::estimate::{Estimate, Snapshot};
 use super::state::Point;
-use crate::scenario::Method;
 
 impl Point {
-    /// The share of requests kept while measuring: Lancet's scenario rate, thinned later
-    /// by the lag search; under `method: vernier` every request, unless an agent would then
-    /// keep more than [`MAX_KEPT_PER_SECOND`] or the point more than [`MAX_KEPT_SAMPLES`]
-    /// by its time limit.
-    pub(super) fn measure_sampling(&self) -> f64 {
-        match self.config.method {
-            Method::Lancet => self.config.sampling.rate,
-            Method::Vernier => (MAX_KEPT_SAMPLES / self.most_samples().max(1.0))
-                .min(MAX_KEPT_PER_SECOND / self.per_agent_rate().max(1.0))
-                .min(1.0),
-        }
-    }
-
-    /// Requests a second each agent sends.
-    fn per_agent_rate(&self) -> f64 {
-        self.config.rate / self.live_count() as f64
-    }
-
-    /// The requests the measuring agents send by the point's time limit.
-    fn most_samples(&self) -> f64 {
-        self.per_agent_rate()
-            * self.measuring().count().max(1) as f64
-            * self.config.limits.max_duration.as_secs_f64()
-    }
-
-    /// Why the share kept is what it is, for the phase line.
-    pub(super) fn sampling_why(&self) -> String {
-        match self.config.method {
-            Method::Lancet => "method: lancet's sampling, thinned by the lag search".into(),
-            Method::Vernier if self.sampling >= 1.0 => format!(
-                "every request: the CI gains from each, and by the time limit the point holds at most {:.0} ({:.0} MB)",
-                self.most_samples(),
-                self.most_samples() * 24.0 / 1e6
-            ),
-            Method::Vernier
-                if self.per_agent_rate() * self.sampling >= MAX_KEPT_PER_SECOND * AT_KEPT_CAP =>
-            {
-                format!(
-                    "one request in {:.1}: {:.0} a second per agent at most, since correlated neighbours add little to the CI and every look sorts all that is kept",
-                    1.0 / self.sampling,
-                    MAX_KEPT_PER_SECOND
-                )
-            }
-            Method::Vernier => format!(
-                "one request in {:.1}: keeping every one, the point could hold {:.0} by its time limit, beyond the {:.0} (24 B each) it may",
-                1.0 / self.sampling,
-                self.most_samples(),
-                MAX_KEPT_SAMPLES
-            ),
-        }
-    }
-
     /// Every agent's latencies in send order, one agent after another: the series the
     /// combined CI is built from (batches cross from one agent to the next only once).
     pub(super) fn concatenated(&mut self, agents: &[usize]) -> Vec<f64> {
@@ -96,7 +43,7 @@ impl Point {
     pub(super) fn reachable(&self, at: Duration) -> usize {
         let fewest = self.fewest_samples();
         let left = self.seconds_left(at);
-        let per_agent = self.config.rate / self.live_count() as f64 * self.sampling;
+        let per_agent = self.config.rate / self.live_count() as f64 * self.rounds.sampling;
         fewest + (COLLECT_SHARE_OF_TIME * left * per_agent) as usize
     }
 
@@ -110,29 +57,6 @@ impl Point {
             reachable
         } else {
             wanted
-        }
-    }
-
-    /// The lag search and correlogram of each agent's samples, reported (the TUI's lag
-    /// column, the record's correlogram), never a gate.
-    pub(super) fn report_independence(
-        &mut self,
-        at: Duration,
-        snapshot: &Snapshot,
-        out: &mut Decision,
-    ) {
-        for a in &snapshot.agents {
-            let i = a.agent;
-            let checks::Independent { mut check, lag, .. } =
-                checks::independence(i, &a.in_order, self.config.alpha);
-            check.role = CheckRole::Report;
-            self.agents[i].lag = lag;
-            check.decision = match lag {
-                Some(1) => "independent".into(),
-                Some(l) => format!("correlated up to lag {l}: the CI allows for it"),
-                None => "correlated at every lag tried: the CI allows for it".into(),
-            };
-            self.check(at, check, out);
         }
     }
 
@@ -169,7 +93,7 @@ impl Point {
                 })
                 .collect(),
         };
-        let more = self.wanted * RETRY_FACTOR;
+        let more = self.rounds.wanted * RETRY_FACTOR;
         let check = Check {
             check: CheckKind::Agreement,
             agent: None,
@@ -219,8 +143,8 @@ impl Point {
                 None => return,
             },
         };
-        self.looks += 1;
-        let look = self.looks;
+        self.looks.count += 1;
+        let look = self.looks.count;
         let target_us = self.config.ci.width.target_us(estimate.value);
         let step = STOPPING_RULE.step(
             look,
@@ -228,9 +152,9 @@ impl Point {
             p.fraction(),
             estimate.ci.as_ref(),
             target_us,
-            self.confirming,
+            self.looks.confirming,
         );
-        self.confirming = matches!(
+        self.looks.confirming = matches!(
             step,
             Step::More {
                 confirming: true,
@@ -242,7 +166,7 @@ impl Point {
             conf,
             count,
             // Per agent, what the rule's next look asks for in all.
-            floor: self.wanted + 1,
+            floor: self.rounds.wanted + 1,
             sorted,
             n,
             value: estimate.value,
@@ -258,7 +182,7 @@ impl Point {
             }
         };
         let width = combined.width();
-        self.ci_width_us = Some(width);
+        self.looks.ci_width_us = Some(width);
         if !self.agents_agree(at, p, n, &intervals, out) {
             return;
         }
@@ -330,7 +254,7 @@ impl Point {
     fn next_look(&self, look: &Look<'_>) -> usize {
         match look.step {
             Step::More { samples, .. } => samples.div_ceil(look.count).max(look.floor),
-            Step::Stop => self.wanted + 1,
+            Step::Stop => self.rounds.wanted + 1,
         }
     }
 
@@ -348,14 +272,14 @@ impl Point {
             p, conf, n, count, ..
         } = *look;
         let sorted = look.sorted;
-        self.needed = Some(need.needed);
+        self.looks.needed = Some(need.needed);
         let wanted = self.next_look(look);
         // The need comes from the dependence seen so far, as noisy as the width's
         // prediction below.
         let wanted = self.within_reach(at, wanted, n / count);
         // How long, in time, the samples stay dependent: each agent's series is
         // its kept requests in send order.
-        let per_agent = self.config.rate / self.live_count() as f64 * self.sampling;
+        let per_agent = self.config.rate / self.live_count() as f64 * self.rounds.sampling;
         let too_few = TooFewForCi {
             p,
             confidence: conf,
@@ -426,11 +350,11 @@ impl Point {
         // from the samples that predicts, within its steps.
         let per_agent_n = n / count;
         let total_needed = STOPPING_RULE.needed(look.look, n, p.fraction(), combined, target_us);
-        self.needed = Some(total_needed);
+        self.looks.needed = Some(total_needed);
         let wanted = self.next_look(look);
         // A width from few tail samples is noisy, and its prediction more so.
         let wanted = self.within_reach(at, wanted, per_agent_n);
-        check.decision = if self.confirming {
+        check.decision = if self.looks.confirming {
             format!("narrow: the next look, on {wanted} per agent, confirms it before the stop")
         } else if narrow {
             format!(

@@ -144,8 +144,9 @@ impl Point {
             .iter()
             .flat_map(|&i| {
                 let a = &mut self.agents[i];
-                a.samples.sort_by_key(|s| s.departure_ns);
-                a.samples
+                a.round.samples.sort_by_key(|s| s.departure_ns);
+                a.round
+                    .samples
                     .iter()
                     .filter(|s| on_time.holds(u64::from(s.queueing_ns)))
                     .map(|s| s.latency_ns as f64 / 1e3)
@@ -158,7 +159,7 @@ impl Point {
     fn send_lags(&self, measuring: &[usize]) -> Vec<f64> {
         let mut lags: Vec<f64> = measuring
             .iter()
-            .flat_map(|&i| self.agents[i].samples.iter())
+            .flat_map(|&i| self.agents[i].round.samples.iter())
             .map(|s| f64::from(s.queueing_ns) / 1e3)
             .collect();
         lags.sort_by(f64::total_cmp);
@@ -170,7 +171,7 @@ impl Point {
     fn lateness(&self, measuring: &[usize], on_time: OnSchedule, lags: Lags) -> Lateness {
         let backlog = measuring
             .iter()
-            .map(|&i| self.agents[i].backlog_max)
+            .map(|&i| self.agents[i].load.backlog_max)
             .max()
             .unwrap_or(0);
         let per_worker = self.config.rate / (self.live_count() * self.config.workers) as f64;

@@ -27,55 +27,37 @@ impl Point {
         if self.state == Phase::Done || agent >= self.agents.len() || self.is_lost(agent) {
             return 0;
         }
-        let current = batch.generation == self.generation;
+        let current = batch.generation == self.rounds.generation;
         let a = &mut self.agents[agent];
         let c = &batch.counts;
         // The load's requests: the budget's path probes ride with them, apart.
         let sent = c.sent.saturating_sub(c.probes_sent);
         let received = c.received.saturating_sub(c.probes_received);
-        let errors = c.failed + c.error_replies;
-        a.errors += errors;
-        a.received_in_point += received;
-        // A target that stopped answering: failures and no reply at all.
-        if received > 0 {
-            a.failing_since = None;
-        } else if errors + c.connect_failures > 0 {
-            let (since, e, f) = a.failing_since.unwrap_or((at, 0, 0));
-            a.failing_since = Some((since, e + errors, f + c.connect_failures));
-        }
-        a.recent_sent += sent;
-        a.recent_received += received;
-        let _ = a.recent_latency.add(&batch.latency);
-        let _ = a.recent_send_lag.add(&batch.send_lag);
-        a.backlogs.insert(batch.worker, c.backlog);
-        a.backlog_now = a.backlogs.values().sum();
-        a.backlog_max = a.backlog_max.max(a.backlog_now);
-        a.win_sent += sent;
-        a.win_received += received;
-        a.win_latency_ns += batch.latency.mean() * batch.latency.len() as f64;
-        a.win_replies += batch.latency.len();
+        a.load
+            .answered(at, received, c.failed + c.error_replies, c.connect_failures);
+        a.load.backlog(batch.worker, c.backlog);
+        a.recent.sent += sent;
+        a.recent.received += received;
+        let _ = a.recent.latency.add(&batch.latency);
+        let _ = a.recent.send_lag.add(&batch.send_lag);
+        a.window.sent += sent;
+        a.window.received += received;
+        a.window.latency_ns += batch.latency.mean() * batch.latency.len() as f64;
+        a.window.replies += batch.latency.len();
         match self.state {
             // Each merge walks the whole histogram: only where its figure is used.
             Phase::Warmup => {
-                let _ = a.warmup_send_lag.add(&batch.send_lag);
+                let _ = a.window.send_lag.add(&batch.send_lag);
             }
             Phase::Interarrival if current => a.gaps.extend_from_slice(&batch.interarrivals),
             Phase::Measure if current => {
-                a.reports += 1;
-                a.backlogged_reports += u64::from(c.backlog_max > 0);
-                a.samples.extend_from_slice(&batch.samples);
-                for s in &batch.samples {
-                    a.round_latency.saturating_record(s.latency_ns.max(1));
-                }
-                let _ = a.send_lag.add(&batch.send_lag);
-                let _ = a.intended.add(&batch.intended);
-                let _ = a.latency.add(&batch.latency);
-                self.measure_received += received;
+                a.round.add(batch, c.backlog_max > 0);
+                self.rounds.received += received;
             }
             Phase::Interarrival | Phase::Measure | Phase::Paused | Phase::Done => {}
         }
         let round = if self.state == Phase::Measure && current {
-            self.round
+            self.rounds.round
         } else {
             0
         };
@@ -87,18 +69,18 @@ impl Point {
     /// [`TARGET_FAILED_AFTER`]: the target died or restarted; what was measured before is
     /// kept in the record, and the reason says when.
     pub(super) fn target_failed(&mut self, at: Duration, out: &mut Decision) -> bool {
-        let Some((agent, since, errors, connects)) = self.live().find_map(|i| {
-            let (since, e, c) = self.agents[i].failing_since?;
-            (at.saturating_sub(since) >= TARGET_FAILED_AFTER).then_some((i, since, e, c))
+        let Some((agent, failing)) = self.live().find_map(|i| {
+            let f = self.agents[i].load.failing?;
+            (at.saturating_sub(f.since) >= TARGET_FAILED_AFTER).then_some((i, f))
         }) else {
             return false;
         };
         let reason = Reason::new(Why::TargetFailed(TargetFailed {
             agent,
-            at_s: since.as_secs_f64(),
-            for_s: at.saturating_sub(since).as_secs_f64(),
-            failed: errors,
-            connect_failures: connects,
+            at_s: failing.since.as_secs_f64(),
+            for_s: at.saturating_sub(failing.since).as_secs_f64(),
+            failed: failing.failed,
+            connect_failures: failing.connect_failures,
         }));
         self.finish_na(at, vec![reason], out);
         true
@@ -108,7 +90,7 @@ impl Point {
     pub(super) fn live_value_us(&self) -> f64 {
         let mut all = histogram();
         for a in &self.agents {
-            let _ = all.add(&a.round_latency);
+            let _ = all.add(&a.round.latency_kept);
         }
         if all.is_empty() {
             return f64::NAN;
@@ -118,10 +100,10 @@ impl Point {
 
     pub(super) fn progress(&mut self, at: Duration, out: &mut Decision) {
         let dt = at
-            .saturating_sub(self.last_progress)
+            .saturating_sub(self.clock.last_progress)
             .as_secs_f64()
             .max(1e-9);
-        self.last_progress = at;
+        self.clock.last_progress = at;
         let us = |h: &Histogram<u64>, q: f64| {
             (!h.is_empty()).then(|| h.value_at_quantile(q) as f64 / 1e3)
         };
@@ -133,46 +115,47 @@ impl Point {
             .map(|(a, lost)| {
                 let p = AgentProgress {
                     lost,
-                    sent_rate: a.recent_sent as f64 / dt,
-                    achieved_rate: a.recent_received as f64 / dt,
-                    p50_us: us(&a.recent_latency, 0.5),
-                    p99_us: us(&a.recent_latency, 0.99),
-                    send_lag_p99_us: us(&a.recent_send_lag, 0.99),
-                    backlog: a.backlog_now,
-                    errors: a.errors,
+                    sent_rate: a.recent.sent as f64 / dt,
+                    achieved_rate: a.recent.received as f64 / dt,
+                    p50_us: us(&a.recent.latency, 0.5),
+                    p99_us: us(&a.recent.latency, 0.99),
+                    send_lag_p99_us: us(&a.recent.send_lag, 0.99),
+                    backlog: a.load.backlog_now,
+                    errors: a.load.errors,
                     interarrival_pvalue: a.interarrival.as_ref().and_then(|r| r.pvalue),
                     independence_lag: a.lag,
                     ci_width_us: a.ci_width_us,
-                    samples: a.samples.len(),
+                    samples: a.round.samples.len(),
                 };
-                a.recent_sent = 0;
-                a.recent_received = 0;
-                a.recent_latency.reset();
-                a.recent_send_lag.reset();
+                a.recent.sent = 0;
+                a.recent.received = 0;
+                a.recent.latency.reset();
+                a.recent.send_lag.reset();
                 p
             })
             .collect();
-        let samples: usize = self.agents.iter().map(|a| a.samples.len()).sum();
-        let eta_s = (self.state == Phase::Measure).then(|| self.seconds_to_collect(self.wanted));
+        let samples: usize = self.agents.iter().map(|a| a.round.samples.len()).sum();
+        let eta_s =
+            (self.state == Phase::Measure).then(|| self.seconds_to_collect(self.rounds.wanted));
         let phase = self.state;
         let progress = Progress {
             phase,
             agents,
             samples,
-            samples_wanted: self.wanted,
-            sampling_rate: self.sampling,
-            ci_width_us: self.ci_width_us,
+            samples_wanted: self.rounds.wanted,
+            sampling_rate: self.rounds.sampling,
+            ci_width_us: self.looks.ci_width_us,
             // A relative target is a share of the live estimate (this round's samples).
             ci_target_us: Some(self.config.ci.width.target_us(self.live_value_us()))
                 .filter(|t| t.is_finite()),
-            tries: self.tries,
+            tries: self.rounds.tries,
             eta_s,
             max_duration_s: self.config.limits.max_duration.as_secs_f64(),
             elapsed_s: self.active(at).as_secs_f64(),
             ccdf: if self.state == Phase::Measure || self.state == Phase::Done {
                 let mut all = histogram();
                 for a in &self.agents {
-                    let _ = all.add(&a.round_latency);
+                    let _ = all.add(&a.round.latency_kept);
                 }
                 ccdf(&all)
             } else {

@@ -50,16 +50,18 @@ impl Point {
                     finding,
                 });
             }
-            if vernier || !enforced {
-                check.role = CheckRole::Report;
-            }
+            check.role = CheckRole::of(
+                check.check,
+                self.config.method,
+                self.config.interarrival_enforced,
+            );
             check.decision = if check.pass {
                 "fits".into()
             } else if vernier {
                 "reported: the departures' effect on the answer is judged at the verdict".into()
             } else if !enforced {
                 "not enforced (interarrival_check: report): measure anyway, and say so".into()
-            } else if self.interarrival_tries + 1 < INTERARRIVAL_TRIES {
+            } else if self.rounds.interarrival_tries + 1 < INTERARRIVAL_TRIES {
                 "test fresh gaps".into()
             } else {
                 "give up: the agent cannot generate this process".into()
@@ -67,7 +69,7 @@ impl Point {
             self.agents[i].interarrival = Some(result);
             self.check(at, check, out);
         }
-        self.interarrival_tries += 1;
+        self.rounds.interarrival_tries += 1;
         if failed.is_empty() {
             self.begin_round(at, "the inter-arrival times fit", out);
         } else if vernier {
@@ -86,7 +88,7 @@ impl Point {
                 "the inter-arrival test failed and is only reported (interarrival_check: report)",
                 out,
             );
-        } else if self.interarrival_tries < INTERARRIVAL_TRIES {
+        } else if self.rounds.interarrival_tries < INTERARRIVAL_TRIES {
             for a in &mut self.agents {
                 a.gaps.clear();
             }

@@ -38,7 +38,7 @@ impl Point {
             return;
         };
         let target_us = self.config.ci.width.target_us(combined.value);
-        self.ci_width_us = Some(combined.width());
+        self.looks.ci_width_us = Some(combined.width());
         if !self.agents_agree(at, p, n, &intervals, out) {
             return;
         }
@@ -147,7 +147,7 @@ impl Point {
         };
         self.check(at, check, out);
         let reason = Reason::new(Why::TooFewSamples(TooFewSamples::Ci(too_few)));
-        self.extend(at, wanted.max(self.wanted + 1), vec![reason], out);
+        self.extend(at, wanted.max(self.rounds.wanted + 1), vec![reason], out);
     }
 
     /// The combined interval (of `n` samples) is wider than the target: the width shrinks as
@@ -171,7 +171,7 @@ impl Point {
             * (combined.width() / target_us).powi(2)
             * PREDICTION_MARGIN)
             .ceil() as usize;
-        let wanted = predicted.max(least_step(self.wanted));
+        let wanted = predicted.max(least_step(self.rounds.wanted));
         check.decision = format!("collect {wanted} per agent (the width narrows as 1/√n)");
         self.check(at, check, out);
         let heaviness =

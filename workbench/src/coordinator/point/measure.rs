@@ -8,44 +8,36 @@ use std::time::Duration;
 use super::super::checks;
 use super::super::decision::Decision;
 use super::super::event::{CheckKind, Phase};
-use super::super::policy::{MIN_SAMPLING, RETRY_FACTOR};
-use super::super::reason::{
-    Independence, IndependenceStuck, IndependenceThinned, MoreTime, Reason, Stationarity, Why,
-};
+use super::super::policy::RETRY_FACTOR;
+use super::super::reason::{MoreTime, Reason, Stationarity, Why};
 use super::estimate::Snapshot;
-use super::state::Point;
+use super::state::{Point, RoundTally};
 use crate::scenario::Method;
 
 impl Point {
     /// Starts a measurement round: fresh samples at the current sampling rate.
     pub(super) fn begin_round(&mut self, at: Duration, why: &str, out: &mut Decision) {
-        self.round += 1;
-        self.tries += 1;
-        self.independent = false;
-        self.looks = 0;
-        self.confirming = false;
-        self.needed = None;
-        self.host_stale = true;
+        self.rounds.round += 1;
+        self.rounds.tries += 1;
+        self.rounds.independent = false;
+        self.looks.count = 0;
+        self.looks.confirming = false;
+        self.looks.needed = None;
+        self.host.stale = true;
         for a in &mut self.agents {
-            a.samples.clear();
-            a.reports = 0;
-            a.backlogged_reports = 0;
-            a.round_latency.reset();
-            a.send_lag.reset();
-            a.intended.reset();
-            a.latency.reset();
+            a.round = RoundTally::new();
         }
-        self.measure_started = at;
-        self.measure_received = 0;
-        self.ask_sampling(self.sampling, out);
+        self.rounds.started = at;
+        self.rounds.received = 0;
+        self.ask_sampling(self.rounds.sampling, out);
         self.phase(
             at,
             Phase::Measure,
             format!(
                 "{why}: round {}, {} samples per agent at {:.3}% sampling ({})",
-                self.round,
-                self.wanted,
-                self.sampling * 100.0,
+                self.rounds.round,
+                self.rounds.wanted,
+                self.rounds.sampling * 100.0,
                 self.sampling_why()
             ),
             out,
@@ -55,13 +47,13 @@ impl Point {
     pub(super) fn measure_tick(&mut self, at: Duration, out: &mut Decision) {
         if self
             .measuring()
-            .any(|i| self.agents[i].samples.len() < self.wanted)
+            .any(|i| self.agents[i].round.samples.len() < self.rounds.wanted)
         {
             return;
         }
         match self.config.method {
             Method::Lancet => {
-                if !self.independent && !self.check_independence(at, out) {
+                if !self.rounds.independent && !self.check_independence(at, out) {
                     return;
                 }
                 let snapshot = self.snapshot();
@@ -80,69 +72,6 @@ impl Point {
                 self.check_confidence_dependent(at, &snapshot, out);
             }
         }
-    }
-
-    /// True when every agent's samples are independent; otherwise thins the sampling and
-    /// starts a new round (or ends the point).
-    pub(super) fn check_independence(&mut self, at: Duration, out: &mut Decision) -> bool {
-        let mut worst = 1usize;
-        let mut stuck = None;
-        for i in self.measuring().collect::<Vec<_>>() {
-            let x = self.agents[i].latencies_in_send_order();
-            let checks::Independent {
-                mut check,
-                lag,
-                finding,
-            } = checks::independence(i, &x, self.config.alpha);
-            self.agents[i].lag = lag;
-            match lag {
-                Some(l) => worst = worst.max(l),
-                None => stuck = Some((i, finding)),
-            }
-            check.decision = match lag {
-                Some(1) => "independent".into(),
-                Some(l) => format!("keep one request in {l}"),
-                None => "correlated at every lag tried".into(),
-            };
-            self.check(at, check, out);
-        }
-        if let Some((agent, spearman)) = stuck {
-            let why = Why::Independence(Independence::Stuck(IndependenceStuck {
-                agent,
-                sampling_rate: self.sampling,
-                spearman,
-            }));
-            self.finish_na(at, vec![Reason::new(why)], out);
-            return false;
-        }
-        if worst == 1 {
-            self.independent = true;
-            return true;
-        }
-        let thinned = self.sampling / worst as f64;
-        let per_agent = self.config.rate / self.live_count() as f64;
-        let seconds = self.wanted as f64 / (per_agent * thinned);
-        let left = self.seconds_left(at);
-        let tries_used = self.tries >= self.config.limits.max_tries;
-        if thinned < MIN_SAMPLING || seconds > left || tries_used {
-            let why = Why::Independence(Independence::Thinned(IndependenceThinned {
-                lag: worst,
-                sampling_rate: thinned,
-                seconds_needed: seconds,
-                samples_wanted: self.wanted,
-                seconds_left: (!tries_used).then_some(left),
-                max_tries: tries_used.then_some(self.config.limits.max_tries),
-            }));
-            self.finish_na(at, vec![Reason::new(why)], out);
-            return false;
-        }
-        self.sampling = thinned;
-        self.begin_round(
-            at,
-            &format!("samples correlated up to lag {worst}: sampling ÷ {worst}"),
-            out,
-        );
-        false
     }
 
     /// True when every agent's samples are stationary; otherwise asks for more.
@@ -172,7 +101,7 @@ impl Point {
             }
             all.push(check);
         }
-        let more = self.wanted * RETRY_FACTOR;
+        let more = self.rounds.wanted * RETRY_FACTOR;
         for mut check in all {
             check.decision = if check.pass {
                 "stationary".into()
@@ -195,14 +124,14 @@ impl Point {
     /// Seconds until every agent has `wanted` samples at the current rate and sampling.
     pub(super) fn seconds_to_collect(&self, wanted: usize) -> f64 {
         let fewest = self.fewest_samples();
-        let per_agent = self.config.rate / self.live_count() as f64 * self.sampling;
+        let per_agent = self.config.rate / self.live_count() as f64 * self.rounds.sampling;
         wanted.saturating_sub(fewest) as f64 / per_agent.max(1e-9)
     }
 
     /// The kept samples of the measuring agent that has fewest.
     pub(super) fn fewest_samples(&self) -> usize {
         self.measuring()
-            .map(|i| self.agents[i].samples.len())
+            .map(|i| self.agents[i].round.samples.len())
             .min()
             .unwrap_or(0)
     }
@@ -226,13 +155,13 @@ impl Point {
             self.finish_na(at, reasons, out);
             return;
         }
-        self.wanted = wanted;
+        self.rounds.wanted = wanted;
     }
 
     /// The samples per agent the rule's last look predicted the precision asked needs.
     fn needed_per_agent(&self) -> Option<usize> {
         let count = self.measuring().count().max(1);
-        self.needed.map(|total| total.div_ceil(count))
+        self.looks.needed.map(|total| total.div_ceil(count))
     }
 
     /// Seconds more, at this rate and sampling, until every agent holds what the rule's last
@@ -248,7 +177,7 @@ impl Point {
         let Some(seconds) = self.more_time() else {
             return;
         };
-        let Some(samples) = self.needed else {
+        let Some(samples) = self.looks.needed else {
             return;
         };
         for r in reasons.iter_mut().filter(|r| r.kind().more_samples_help()) {
@@ -267,11 +196,11 @@ impl Point {
     ) {
         let seconds = self.seconds_to_collect(wanted);
         let left = self.seconds_left(at);
-        if self.tries >= self.config.limits.max_tries || seconds > left {
+        if self.rounds.tries >= self.config.limits.max_tries || seconds > left {
             self.finish_na(at, reasons, out);
             return;
         }
-        self.tries += 1;
-        self.wanted = wanted;
+        self.rounds.tries += 1;
+        self.rounds.wanted = wanted;
     }
 }

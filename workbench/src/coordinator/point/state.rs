@@ -1,6 +1,7 @@
-//! The point's state: what it knows of each agent, of the warm-up's windows and of the
-//! methodology's progress, and the few helpers every phase uses (the live and measuring
-//! agents, the clock without pauses, events out). Every phase's file works on it.
+//! The point's state, owned by its phases: each agent's tallies by the phase that fills
+//! them, the point's clock, warm-up windows, measuring rounds, the sequential rule's looks
+//! and the host's stalls, each a struct of its own, and the few helpers every phase uses
+//! (the live and measuring agents, events out).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -24,16 +25,167 @@ pub(super) struct Window {
     pub(super) latency_mean_us: Option<f64>,
 }
 
-/// What the point knows of one agent.
+/// What the point knows of one agent, by the phase that fills it.
 #[derive(Debug)]
 pub(super) struct AgentState {
+    /// Through the whole point: its backlog, errors and answers.
+    pub(super) load: AgentLoad,
+    /// Since the last progress event.
+    pub(super) recent: Tally,
+    /// The open warm-up window (its send lag: since warm-up began).
+    pub(super) window: WindowTally,
+    /// The inter-departure gaps collected for the inter-arrival test.
+    pub(super) gaps: Vec<u64>,
+    /// The inter-arrival test's result.
+    pub(super) interarrival: Option<InterarrivalResult>,
+    /// The measuring round's samples and histograms.
+    pub(super) round: RoundTally,
+    /// The lag from which its samples are independent, as last found.
+    pub(super) lag: Option<usize>,
+    /// Its own CI's width at the last look, µs.
+    pub(super) ci_width_us: Option<f64>,
+}
+
+impl AgentState {
+    pub(super) fn new() -> AgentState {
+        AgentState {
+            load: AgentLoad::default(),
+            recent: Tally::new(),
+            window: WindowTally::new(),
+            gaps: Vec::new(),
+            interarrival: None,
+            round: RoundTally::new(),
+            lag: None,
+            ci_width_us: None,
+        }
+    }
+
+    /// Latencies in µs, in send order.
+    pub(super) fn latencies_in_send_order(&mut self) -> Vec<f64> {
+        self.round.samples.sort_by_key(|s| s.departure_ns);
+        self.round
+            .samples
+            .iter()
+            .map(|s| s.latency_ns as f64 / 1e3)
+            .collect()
+    }
+}
+
+/// An agent's load through the whole point.
+#[derive(Debug, Default)]
+pub(super) struct AgentLoad {
     /// Each worker's backlog as last reported (a gauge: the agent's is their sum).
     pub(super) backlogs: BTreeMap<u32, u64>,
-    pub(super) gaps: Vec<u64>,
+    /// Their sum now.
+    pub(super) backlog_now: u64,
+    /// The most at once.
+    pub(super) backlog_max: u64,
+    /// Requests that failed or were answered with an error.
+    pub(super) errors: u64,
+    /// Replies.
+    pub(super) received: u64,
+    /// Since when it has seen only failures, when it has.
+    pub(super) failing: Option<Failing>,
+}
+
+/// An agent that sees only failures (no reply at all): since when, and how many.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Failing {
+    /// The first failure with no reply since.
+    pub(super) since: Duration,
+    /// Requests failed since.
+    pub(super) failed: u64,
+    /// Connects failed since.
+    pub(super) connect_failures: u64,
+}
+
+impl AgentLoad {
+    /// A batch's replies and failures: a reply ends a run of failures.
+    pub(super) fn answered(&mut self, at: Duration, received: u64, failed: u64, connects: u64) {
+        self.errors += failed;
+        self.received += received;
+        if received > 0 {
+            self.failing = None;
+        } else if failed + connects > 0 {
+            let f = self.failing.get_or_insert(Failing {
+                since: at,
+                failed: 0,
+                connect_failures: 0,
+            });
+            f.failed += failed;
+            f.connect_failures += connects;
+        }
+    }
+
+    /// A worker's backlog as it reported it.
+    pub(super) fn backlog(&mut self, worker: u32, backlog: u64) {
+        self.backlogs.insert(worker, backlog);
+        self.backlog_now = self.backlogs.values().sum();
+        self.backlog_max = self.backlog_max.max(self.backlog_now);
+    }
+}
+
+/// Requests sent and answered, with their latencies and send lags, since some moment.
+#[derive(Debug)]
+pub(super) struct Tally {
+    pub(super) sent: u64,
+    pub(super) received: u64,
+    pub(super) latency: Histogram<u64>,
+    pub(super) send_lag: Histogram<u64>,
+}
+
+impl Tally {
+    fn new() -> Tally {
+        Tally {
+            sent: 0,
+            received: 0,
+            latency: histogram(),
+            send_lag: histogram(),
+        }
+    }
+}
+
+/// The open warm-up window: requests sent and answered, the latency's sum, and the send
+/// lag since warm-up began.
+#[derive(Debug)]
+pub(super) struct WindowTally {
+    pub(super) sent: u64,
+    pub(super) received: u64,
+    pub(super) latency_ns: f64,
+    pub(super) replies: u64,
+    pub(super) send_lag: Histogram<u64>,
+}
+
+impl WindowTally {
+    /// Closes the open window: its counts, handed over and started again from zero (the
+    /// send lag goes on: it is warm-up's).
+    pub(super) fn close(&mut self) -> (u64, u64, f64, u64) {
+        let counts = (self.sent, self.received, self.latency_ns, self.replies);
+        self.sent = 0;
+        self.received = 0;
+        self.latency_ns = 0.0;
+        self.replies = 0;
+        counts
+    }
+
+    pub(super) fn new() -> WindowTally {
+        WindowTally {
+            sent: 0,
+            received: 0,
+            latency_ns: 0.0,
+            replies: 0,
+            send_lag: histogram(),
+        }
+    }
+}
+
+/// The measuring round: the samples kept, and every request's histograms.
+#[derive(Debug)]
+pub(super) struct RoundTally {
     pub(super) samples: Vec<Sample>,
     /// The latencies of `samples`, for the live CCDF without sorting them at every
     /// progress event.
-    pub(super) round_latency: Histogram<u64>,
+    pub(super) latency_kept: Histogram<u64>,
     pub(super) send_lag: Histogram<u64>,
     /// Reply received minus *scheduled* departure of every request completed in the
     /// round, ns: the wait coordinated omission hides.
@@ -41,123 +193,152 @@ pub(super) struct AgentState {
     /// Latency of every request completed in the round (not only the kept samples), ns:
     /// what `intended` is compared with.
     pub(super) latency: Histogram<u64>,
-    pub(super) interarrival: Option<InterarrivalResult>,
-    pub(super) lag: Option<usize>,
-    pub(super) ci_width_us: Option<f64>,
-    pub(super) backlog_now: u64,
-    pub(super) backlog_max: u64,
-    /// The measuring round's reports (a worker's batch), and those in which some request
-    /// waited for a free slot.
+    /// The round's reports (a worker's batch), and those in which some request waited for
+    /// a free slot.
     pub(super) reports: u64,
     pub(super) backlogged_reports: u64,
-    pub(super) errors: u64,
-    pub(super) received_in_point: u64,
-    // Since the last progress event.
-    pub(super) recent_sent: u64,
-    pub(super) recent_received: u64,
-    pub(super) recent_latency: Histogram<u64>,
-    pub(super) recent_send_lag: Histogram<u64>,
-    // The open warm-up window (the send lag: since warm-up began).
-    pub(super) win_sent: u64,
-    /// Since when requests only fail (no reply at all), and how many failed since.
-    pub(super) failing_since: Option<(Duration, u64, u64)>,
-    pub(super) win_received: u64,
-    pub(super) win_latency_ns: f64,
-    pub(super) win_replies: u64,
-    pub(super) warmup_send_lag: Histogram<u64>,
 }
 
-impl AgentState {
-    pub(super) fn new() -> AgentState {
-        AgentState {
-            backlogs: BTreeMap::new(),
-            gaps: Vec::new(),
+impl RoundTally {
+    /// A measuring batch: its samples, its histograms, and whether some request in it
+    /// waited for a free slot.
+    pub(super) fn add(&mut self, batch: &vernier_agent::Batch, backlogged: bool) {
+        self.reports += 1;
+        self.backlogged_reports += u64::from(backlogged);
+        self.samples.extend_from_slice(&batch.samples);
+        for s in &batch.samples {
+            self.latency_kept.saturating_record(s.latency_ns.max(1));
+        }
+        let _ = self.send_lag.add(&batch.send_lag);
+        let _ = self.intended.add(&batch.intended);
+        let _ = self.latency.add(&batch.latency);
+    }
+
+    pub(super) fn new() -> RoundTally {
+        RoundTally {
             samples: Vec::new(),
+            latency_kept: histogram(),
             send_lag: histogram(),
             intended: histogram(),
             latency: histogram(),
-            interarrival: None,
-            lag: None,
-            ci_width_us: None,
-            backlog_now: 0,
-            backlog_max: 0,
             reports: 0,
             backlogged_reports: 0,
-            errors: 0,
-            received_in_point: 0,
-            recent_sent: 0,
-            recent_received: 0,
-            recent_latency: histogram(),
-            round_latency: histogram(),
-            recent_send_lag: histogram(),
-            failing_since: None,
-            win_sent: 0,
-            win_received: 0,
-            win_latency_ns: 0.0,
-            win_replies: 0,
-            warmup_send_lag: histogram(),
         }
-    }
-
-    /// Latencies in µs, in send order.
-    pub(super) fn latencies_in_send_order(&mut self) -> Vec<f64> {
-        self.samples.sort_by_key(|s| s.departure_ns);
-        self.samples
-            .iter()
-            .map(|s| s.latency_ns as f64 / 1e3)
-            .collect()
     }
 }
 
-/// The methodology for one load point.
+/// The point's clock: when it started, its pauses (which do not count against the
+/// limits), when the current phase began and when progress was last sent.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Clock {
+    pub(super) started: Duration,
+    pub(super) paused_for: Duration,
+    pub(super) paused_at: Option<Duration>,
+    pub(super) phase_started: Duration,
+    pub(super) last_progress: Duration,
+}
+
+impl Clock {
+    pub(super) fn new(at: Duration) -> Clock {
+        Clock {
+            started: at,
+            paused_for: Duration::ZERO,
+            paused_at: None,
+            phase_started: at,
+            last_progress: at,
+        }
+    }
+
+    /// Ends a pause at `at`, if one is on.
+    pub(super) fn unpause(&mut self, at: Duration) {
+        if let Some(p) = self.paused_at.take() {
+            self.paused_for += at.saturating_sub(p);
+        }
+    }
+
+    /// Time since the start, pauses excluded.
+    pub(super) fn active(&self, at: Duration) -> Duration {
+        let paused = self.paused_for
+            + self
+                .paused_at
+                .map_or(Duration::ZERO, |p| at.saturating_sub(p));
+        at.saturating_sub(self.started).saturating_sub(paused)
+    }
+}
+
+/// The warm-up's closed windows and when the open one began.
+#[derive(Debug)]
+pub(super) struct WarmupState {
+    pub(super) windows: Vec<Window>,
+    pub(super) window_started: Duration,
+}
+
+/// The measurement: its sampling, rounds and tries.
+#[derive(Debug)]
+pub(super) struct Rounds {
+    /// The share of requests kept.
+    pub(super) sampling: f64,
+    /// The sampling generation last asked of the agents (see [`Point::ask_sampling`]):
+    /// only their batches of it count in the phase that asked.
+    pub(super) generation: u64,
+    /// Rounds tried beyond the first.
+    pub(super) tries: u32,
+    /// Inter-arrival tests run.
+    pub(super) interarrival_tries: u32,
+    /// Samples per agent the current round waits for.
+    pub(super) wanted: usize,
+    /// The measurement round (the `round` column of the record); 0 is warm-up.
+    pub(super) round: u32,
+    /// Whether the current round has passed the independence test.
+    pub(super) independent: bool,
+    /// When the round began measuring.
+    pub(super) started: Duration,
+    /// Replies since.
+    pub(super) received: u64,
+}
+
+/// The sequential rule's looks at the current round's interval (`method: vernier`).
+#[derive(Debug, Default)]
+pub(super) struct Looks {
+    /// Looks so far.
+    pub(super) count: u32,
+    /// Whether the last look was narrow and steady: the next one confirms it.
+    pub(super) confirming: bool,
+    /// The samples (in all) the rule's last look predicted the target needs, beyond its
+    /// next step: what the time left is judged against, and what "continue" asks for.
+    pub(super) needed: Option<usize>,
+    /// The combined CI's width at the last look, µs.
+    pub(super) ci_width_us: Option<f64>,
+}
+
+/// The host's stalls while the current phase loads (warm-up, or a measuring round), per
+/// probe (merged deltas); the previous phase's until the current one's first report
+/// comes (`stale`).
+#[derive(Debug, Default)]
+pub(super) struct HostSeen {
+    pub(super) reports: Vec<StallReport>,
+    pub(super) stale: bool,
+}
+
+/// The methodology for one load point: the phases' states, composed.
 #[derive(Debug)]
 pub(crate) struct Point {
     pub(super) config: PointConfig,
     /// The scenario's limits: what the user's "continue" adds again.
     pub(super) base_limits: Limits,
     pub(super) index: usize,
-    /// Where the methodology is (the phase the events name).
-    pub(super) state: Phase,
-    pub(super) started: Duration,
-    /// Paused time, which does not count against the limits.
-    pub(super) paused_for: Duration,
-    pub(super) paused_at: Option<Duration>,
-    pub(super) phase_started: Duration,
-    pub(super) agents: Vec<AgentState>,
-    pub(super) windows: Vec<Window>,
-    pub(super) window_started: Duration,
-    pub(super) last_progress: Duration,
-    pub(super) sampling: f64,
-    /// The sampling generation last asked of the agents (see [`Point::ask_sampling`]):
-    /// only their batches of it count in the phase that asked.
-    pub(super) generation: u64,
-    pub(super) tries: u32,
-    pub(super) interarrival_tries: u32,
-    /// Samples per agent the current round waits for.
-    pub(super) wanted: usize,
-    /// The measurement round (the `round` column of the record); 0 is warm-up.
-    pub(super) round: u32,
     /// Which run of a replicated point this is (from 1).
     pub(super) run: Option<u32>,
-    /// Whether the current round has passed the independence test.
-    pub(super) independent: bool,
-    /// The sequential rule's looks at the current round's interval (`method: vernier`).
-    pub(super) looks: u32,
-    /// Whether the last look was narrow and steady: the next one confirms it.
-    pub(super) confirming: bool,
-    /// The samples (in all) the rule's last look predicted the target needs, beyond its
-    /// next step: what the time left is judged against, and what "continue" asks for.
-    pub(super) needed: Option<usize>,
-    pub(super) measure_started: Duration,
-    pub(super) measure_received: u64,
-    pub(super) ci_width_us: Option<f64>,
+    /// Where the methodology is (the phase the events name).
+    pub(super) state: Phase,
+    pub(super) clock: Clock,
+    pub(super) agents: Vec<AgentState>,
+    pub(super) warmup: WarmupState,
+    pub(super) rounds: Rounds,
+    pub(super) looks: Looks,
     /// Failed checks the scenario asked only to report (`interarrival_check: report`).
     pub(super) waived: Vec<Reason>,
-    /// The host's stalls while the current phase loads (warm-up, or a measuring round), per
-    /// probe (merged deltas); the previous phase's until the current one's first report
-    /// comes (`host_stale`).
-    pub(super) host: Vec<StallReport>,
-    pub(super) host_stale: bool,
+    pub(super) host: HostSeen,
     pub(super) result: Option<PointResult>,
 }
 
@@ -168,16 +349,16 @@ impl Point {
     /// (they come every half second) has the previous phase's, so that a verdict never
     /// goes without the host's figures for lack of a report's timing.
     pub(super) fn host(&self) -> &[StallReport] {
-        &self.host
+        &self.host.reports
     }
 
     /// Asks the agents to keep `rate` of the requests they send from now on, under a new
     /// generation: their batches of it are the first to count in the phase that asks.
     pub(super) fn ask_sampling(&mut self, rate: f64, out: &mut Decision) {
-        self.generation += 1;
+        self.rounds.generation += 1;
         out.actions.push(Action::Sampling {
             rate,
-            generation: self.generation,
+            generation: self.rounds.generation,
         });
     }
 
@@ -213,7 +394,7 @@ impl Point {
 
     pub(super) fn phase(&mut self, at: Duration, state: Phase, detail: String, out: &mut Decision) {
         self.state = state;
-        self.phase_started = at;
+        self.clock.phase_started = at;
         self.event(
             at,
             EventKind::Phase {
@@ -230,11 +411,7 @@ impl Point {
 
     /// Time spent on the point, pauses excluded.
     pub(super) fn active(&self, at: Duration) -> Duration {
-        let paused = self.paused_for
-            + self
-                .paused_at
-                .map_or(Duration::ZERO, |p| at.saturating_sub(p));
-        at.saturating_sub(self.started).saturating_sub(paused)
+        self.clock.active(at)
     }
 
     /// Seconds of the point's time limit still left at `at`.

@@ -29,7 +29,7 @@ impl Point {
         let mut all: Vec<f64> = self
             .agents
             .iter()
-            .flat_map(|a| a.samples.iter().map(|s| s.latency_ns as f64 / 1e3))
+            .flat_map(|a| a.round.samples.iter().map(|s| s.latency_ns as f64 / 1e3))
             .collect();
         all.sort_by(f64::total_cmp);
         all
@@ -47,7 +47,7 @@ impl Point {
         if self.state == Phase::Interarrival {
             let why = Why::Interarrival(Interarrival::OutOfTime(OutOfTime {
                 max_duration_s,
-                ci_width_us: self.ci_width_us,
+                ci_width_us: self.looks.ci_width_us,
             }));
             self.finish_na(at, vec![Reason::new(why)], out);
             return;
@@ -57,7 +57,7 @@ impl Point {
         let timed_out = TimedOut {
             p,
             max_duration_s,
-            ci_width_us: self.ci_width_us,
+            ci_width_us: self.looks.ci_width_us,
         };
         let reason = self.tail_cause(
             at,
@@ -73,8 +73,8 @@ impl Point {
     /// for a slot, and an answered rate short of the one asked by more than warm-up's
     /// tolerance.
     fn measured_closed_loop(&self, at: Duration) -> bool {
-        let seconds = at.saturating_sub(self.measure_started).as_secs_f64();
-        let answered = self.measure_received as f64 / seconds.max(1e-9);
+        let seconds = at.saturating_sub(self.rounds.started).as_secs_f64();
+        let answered = self.rounds.received as f64 / seconds.max(1e-9);
         // Or a backlog that held most requests back past the send path's tolerance, as
         // the departure check's `persistent`: an agent quick enough to answer nearly the
         // rate through one busy connection is still a closed loop. Held back by the
@@ -87,7 +87,7 @@ impl Point {
             }
             let (late, all) = self
                 .measuring()
-                .flat_map(|i| self.agents[i].samples.iter())
+                .flat_map(|i| self.agents[i].round.samples.iter())
                 .fold((0usize, 0usize), |(late, all), s| {
                     let late_one = !OnSchedule::SEND_PATH.holds(u64::from(s.queueing_ns));
                     (late + usize::from(late_one), all + 1)
@@ -95,7 +95,7 @@ impl Point {
             all > 0 && 2 * late > all
         };
         seconds > 0.0
-            && self.agents.iter().any(|a| a.backlog_max > 0)
+            && self.agents.iter().any(|a| a.load.backlog_max > 0)
             && (rate_standing(answered, self.config.rate, self.rate_tolerance())
                 == RateStanding::Short
                 || held_back())
@@ -108,7 +108,7 @@ impl Point {
             .measuring()
             .map(|i| &self.agents[i])
             .fold((0, 0), |(b, r), a| {
-                (b + a.backlogged_reports, r + a.reports)
+                (b + a.round.backlogged_reports, r + a.round.reports)
             });
         backlogged as f64 / reports.max(1) as f64
     }
@@ -253,10 +253,10 @@ impl Point {
             .iter()
             .filter_map(|&p| Some((p, estimate(vernier, conf, &series, &all, p)?)))
             .collect();
-        let measured_s = at.saturating_sub(self.measure_started).as_secs_f64();
+        let measured_s = at.saturating_sub(self.rounds.started).as_secs_f64();
         let agents = self.agent_results(at, vernier);
-        let achieved_rate = if self.measure_received > 0 && measured_s > 0.0 {
-            self.measure_received as f64 / measured_s
+        let achieved_rate = if self.rounds.received > 0 && measured_s > 0.0 {
+            self.rounds.received as f64 / measured_s
         } else {
             agents.iter().map(|a| a.achieved_rate).sum()
         };
@@ -273,23 +273,27 @@ impl Point {
             achieved_rate,
             timestamps: self.config.timestamps.clone(),
             samples: all.len(),
-            sampling_rate: self.sampling,
+            sampling_rate: self.rounds.sampling,
             duration_s: self.active(at).as_secs_f64(),
             ci_width_us: estimated
                 .iter()
                 .find(|(q, _)| q.same(self.config.ci.percentile))
                 .and_then(|(_, r)| Some(r.ci_high? - r.ci_low?)),
             from_schedule: super::super::schedule::from_schedule(
-                self.measuring()
-                    .map(|i| (&self.agents[i].intended, &self.agents[i].latency)),
+                self.measuring().map(|i| {
+                    (
+                        &self.agents[i].round.intended,
+                        &self.agents[i].round.latency,
+                    )
+                }),
                 estimated.iter().map(|(p, _)| *p),
             ),
             percentiles: estimated.into_iter().map(|(_, r)| r).collect(),
             target_percentile: self.config.ci.percentile,
-            tries: self.tries,
+            tries: self.rounds.tries,
             min_samples: min_samples_for_ci(self.config.ci.percentile.fraction(), conf)
                 .unwrap_or(0),
-            round: self.round,
+            round: self.rounds.round,
             agents,
             host: self
                 .host()
@@ -333,13 +337,13 @@ impl Point {
                     estimate(vernier, conf, &x, &sorted, p)
                 },
                 lost: self.config.lost.get(i).cloned().flatten(),
-                achieved_rate: a.received_in_point as f64 / point_s,
+                achieved_rate: a.load.received as f64 / point_s,
                 interarrival: a.interarrival.clone(),
-                send_lag_p99_us: (!a.send_lag.is_empty())
-                    .then(|| a.send_lag.value_at_quantile(0.99) as f64 / 1e3),
-                backlog_max: a.backlog_max,
-                errors: a.errors,
-                samples: a.samples.len(),
+                send_lag_p99_us: (!a.round.send_lag.is_empty())
+                    .then(|| a.round.send_lag.value_at_quantile(0.99) as f64 / 1e3),
+                backlog_max: a.load.backlog_max,
+                errors: a.load.errors,
+                samples: a.round.samples.len(),
             })
             .collect()
     }

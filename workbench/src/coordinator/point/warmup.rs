@@ -15,7 +15,7 @@ use super::super::policy::{
 use super::super::reason::{
     ClosedLoop, HeldClosedLoop, NotReached, Reason, ReasonKind, WarmupStationarity, Why,
 };
-use super::state::{Point, Window};
+use super::state::{Point, Window, WindowTally};
 
 impl Point {
     /// The sampling rate during warm-up: enough kept gaps for the inter-arrival test soon,
@@ -29,22 +29,18 @@ impl Point {
     pub(super) fn begin_warmup(&mut self, at: Duration, why: &str, out: &mut Decision) {
         for a in &mut self.agents {
             a.gaps.clear();
-            a.samples.clear();
-            a.round_latency.reset();
-            a.win_sent = 0;
-            a.win_received = 0;
-            a.win_latency_ns = 0.0;
-            a.win_replies = 0;
-            a.warmup_send_lag.reset();
+            a.round.samples.clear();
+            a.round.latency_kept.reset();
+            a.window = WindowTally::new();
         }
-        self.windows.clear();
-        self.window_started = at;
-        self.interarrival_tries = 0;
+        self.warmup.windows.clear();
+        self.warmup.window_started = at;
+        self.rounds.interarrival_tries = 0;
         self.waived.clear();
-        self.host_stale = true;
-        self.independent = false;
-        self.sampling = self.measure_sampling();
-        self.wanted = self.config.sampling.samples;
+        self.host.stale = true;
+        self.rounds.independent = false;
+        self.rounds.sampling = self.measure_sampling();
+        self.rounds.wanted = self.config.sampling.samples;
         self.ask_sampling(self.warmup_sampling(), out);
         out.actions.push(Action::Load {
             rate: self.config.rate,
@@ -66,14 +62,14 @@ impl Point {
 
     pub(super) fn warmup_tick(&mut self, at: Duration, out: &mut Decision) {
         let window = self.config.warmup.window;
-        while at.saturating_sub(self.window_started) >= window {
+        while at.saturating_sub(self.warmup.window_started) >= window {
             self.close_window(out);
-            self.window_started += window;
+            self.warmup.window_started += window;
             if self.judge_warmup(at, out) {
                 return;
             }
         }
-        if at.saturating_sub(self.phase_started) > self.config.warmup.max {
+        if at.saturating_sub(self.clock.phase_started) > self.config.warmup.max {
             self.warmup_failed(at, out);
         }
     }
@@ -88,18 +84,15 @@ impl Point {
         };
         let (mut lat, mut replies) = (0.0, 0u64);
         for a in &mut self.agents {
-            w.sent += a.win_sent;
-            w.received += a.win_received;
-            lat += a.win_latency_ns;
-            replies += a.win_replies;
-            a.win_sent = 0;
-            a.win_received = 0;
-            a.win_latency_ns = 0.0;
-            a.win_replies = 0;
+            let (sent, received, latency_ns, n) = a.window.close();
+            w.sent += sent;
+            w.received += received;
+            lat += latency_ns;
+            replies += n;
         }
         w.latency_mean_us = (replies > 0).then(|| lat / replies as f64 / 1e3);
-        self.windows.push(w);
-        let at = self.window_started + self.config.warmup.window;
+        self.warmup.windows.push(w);
+        let at = self.warmup.window_started + self.config.warmup.window;
         self.event(
             at,
             EventKind::Window {
@@ -113,8 +106,8 @@ impl Point {
 
     /// Rates over the last `windows` windows: (sent, received) per second.
     pub(super) fn recent_rates(&self) -> (f64, f64) {
-        let n = self.config.warmup.windows.min(self.windows.len());
-        let recent = &self.windows[self.windows.len() - n..];
+        let n = self.config.warmup.windows.min(self.warmup.windows.len());
+        let recent = &self.warmup.windows[self.warmup.windows.len() - n..];
         let dt: f64 = recent.iter().map(|w| w.dt).sum::<f64>().max(1e-9);
         (
             recent.iter().map(|w| w.sent).sum::<u64>() as f64 / dt,
@@ -144,8 +137,13 @@ impl Point {
             sent,
             answered: received,
             rate: self.config.rate,
-            backlog: self.agents.iter().map(|a| a.backlog_now).sum(),
-            backlog_max: self.agents.iter().map(|a| a.backlog_max).max().unwrap_or(0),
+            backlog: self.agents.iter().map(|a| a.load.backlog_now).sum(),
+            backlog_max: self
+                .agents
+                .iter()
+                .map(|a| a.load.backlog_max)
+                .max()
+                .unwrap_or(0),
             tolerance: self.config.warmup.tolerance,
         }
     }
@@ -153,14 +151,14 @@ impl Point {
     /// Judges the warm-up once enough windows have closed; true when it has ended.
     pub(super) fn judge_warmup(&mut self, at: Duration, out: &mut Decision) -> bool {
         // Half the judged windows first, so that the rates quoted are not the ramp's.
-        if self.windows.len() >= self.config.warmup.windows / HOPELESS_AFTER_WINDOWS_DIVISOR
+        if self.warmup.windows.len() >= self.config.warmup.windows / HOPELESS_AFTER_WINDOWS_DIVISOR
             && let Some(reason) = self.hopeless()
         {
             self.finish_na(at, vec![reason], out);
             return true;
         }
         let n = self.config.warmup.windows;
-        if self.windows.len() < n {
+        if self.warmup.windows.len() < n {
             return false;
         }
         let (sent, received) = self.recent_rates();
@@ -207,7 +205,7 @@ impl Point {
             Phase::Interarrival,
             format!(
                 "warm-up took {:.1}s; collecting {} inter-departure gaps per agent",
-                at.saturating_sub(self.phase_started).as_secs_f64(),
+                at.saturating_sub(self.clock.phase_started).as_secs_f64(),
                 self.config.sampling.interarrival_samples
             ),
             out,
@@ -216,9 +214,9 @@ impl Point {
     }
 
     pub(super) fn window_latencies(&self) -> Vec<f64> {
-        let n = self.config.warmup.windows.min(self.windows.len());
+        let n = self.config.warmup.windows.min(self.warmup.windows.len());
         let mut last = None;
-        self.windows[self.windows.len() - n..]
+        self.warmup.windows[self.warmup.windows.len() - n..]
             .iter()
             .filter_map(|w| {
                 last = w.latency_mean_us.or(last);
@@ -230,7 +228,7 @@ impl Point {
     /// A load that can no longer be reached whatever the wait: a backlog of half a second
     /// of requests, or requests leaving a fifth of a second late.
     pub(super) fn hopeless(&self) -> Option<Reason> {
-        let backlog: u64 = self.agents.iter().map(|a| a.backlog_now).sum();
+        let backlog: u64 = self.agents.iter().map(|a| a.load.backlog_now).sum();
         if backlog_is_closed_loop(backlog, self.config.rate) {
             return Some(Reason::new(Why::ClosedLoop(ClosedLoop::Held(
                 self.closed_loop(),
@@ -240,7 +238,7 @@ impl Point {
         // waiting is in the backlog, not in the agent's CPU.
         let mut lag = histogram();
         for a in &self.agents {
-            let _ = lag.add(&a.warmup_send_lag);
+            let _ = lag.add(&a.window.send_lag);
         }
         if !lag.is_empty() && lag.value_at_quantile(0.5) > HOPELESS_SEND_LAG_NS {
             return Some(if backlog > 0 {
@@ -279,6 +277,7 @@ impl Point {
 
     pub(super) fn mean_window_latency_us(&self) -> Option<f64> {
         let lat: Vec<f64> = self
+            .warmup
             .windows
             .iter()
             .rev()
@@ -303,8 +302,13 @@ impl Point {
             target_rate: self.config.rate,
             achieved_rate: received,
             sent_rate: sent,
-            backlog: self.agents.iter().map(|a| a.backlog_now).sum(),
-            backlog_max: self.agents.iter().map(|a| a.backlog_max).max().unwrap_or(0),
+            backlog: self.agents.iter().map(|a| a.load.backlog_now).sum(),
+            backlog_max: self
+                .agents
+                .iter()
+                .map(|a| a.load.backlog_max)
+                .max()
+                .unwrap_or(0),
             latency_mean_us: latency_us,
             connections_needed: (slots / self.config.depth as f64).ceil() as usize,
             lateness: None,
@@ -316,8 +320,8 @@ impl Point {
         let (sent, received) = self.recent_rates();
         let mut lag = histogram();
         for a in &self.agents {
-            let _ = lag.add(&a.recent_send_lag);
-            let _ = lag.add(&a.warmup_send_lag);
+            let _ = lag.add(&a.recent.send_lag);
+            let _ = lag.add(&a.window.send_lag);
         }
         NotReached {
             achieved_rate: received,

@@ -1,0 +1,110 @@
+//! Whether a round's samples depend on each other: `method: lancet` gates on it,
+//! thinning the sampling by the lag its Spearman search finds; `method: vernier` reports the
+//! search and correlogram, and its CI allows for the dependence instead.
+
+use std::time::Duration;
+
+use super::super::checks;
+use super::super::decision::Decision;
+use super::super::event::CheckRole;
+use super::super::policy::MIN_SAMPLING;
+use super::super::reason::{Independence, IndependenceStuck, IndependenceThinned, Reason, Why};
+use super::estimate::Snapshot;
+use super::state::Point;
+
+impl Point {
+    /// True when every agent's samples are independent; otherwise thins the sampling and
+    /// starts a new round (or ends the point).
+    pub(super) fn check_independence(&mut self, at: Duration, out: &mut Decision) -> bool {
+        let mut worst = 1usize;
+        let mut stuck = None;
+        for i in self.measuring().collect::<Vec<_>>() {
+            let x = self.agents[i].latencies_in_send_order();
+            let checks::Independent {
+                mut check,
+                lag,
+                finding,
+            } = checks::independence(i, &x, self.config.alpha);
+            check.role = CheckRole::of(
+                check.check,
+                self.config.method,
+                self.config.interarrival_enforced,
+            );
+            self.agents[i].lag = lag;
+            match lag {
+                Some(l) => worst = worst.max(l),
+                None => stuck = Some((i, finding)),
+            }
+            check.decision = match lag {
+                Some(1) => "independent".into(),
+                Some(l) => format!("keep one request in {l}"),
+                None => "correlated at every lag tried".into(),
+            };
+            self.check(at, check, out);
+        }
+        if let Some((agent, spearman)) = stuck {
+            let why = Why::Independence(Independence::Stuck(IndependenceStuck {
+                agent,
+                sampling_rate: self.rounds.sampling,
+                spearman,
+            }));
+            self.finish_na(at, vec![Reason::new(why)], out);
+            return false;
+        }
+        if worst == 1 {
+            self.rounds.independent = true;
+            return true;
+        }
+        let thinned = self.rounds.sampling / worst as f64;
+        let per_agent = self.config.rate / self.live_count() as f64;
+        let seconds = self.rounds.wanted as f64 / (per_agent * thinned);
+        let left = self.seconds_left(at);
+        let tries_used = self.rounds.tries >= self.config.limits.max_tries;
+        if thinned < MIN_SAMPLING || seconds > left || tries_used {
+            let why = Why::Independence(Independence::Thinned(IndependenceThinned {
+                lag: worst,
+                sampling_rate: thinned,
+                seconds_needed: seconds,
+                samples_wanted: self.rounds.wanted,
+                seconds_left: (!tries_used).then_some(left),
+                max_tries: tries_used.then_some(self.config.limits.max_tries),
+            }));
+            self.finish_na(at, vec![Reason::new(why)], out);
+            return false;
+        }
+        self.rounds.sampling = thinned;
+        self.begin_round(
+            at,
+            &format!("samples correlated up to lag {worst}: sampling ÷ {worst}"),
+            out,
+        );
+        false
+    }
+
+    /// The lag search and correlogram of each agent's samples, reported (the TUI's lag
+    /// column, the record's correlogram), never a gate.
+    pub(super) fn report_independence(
+        &mut self,
+        at: Duration,
+        snapshot: &Snapshot,
+        out: &mut Decision,
+    ) {
+        for a in &snapshot.agents {
+            let i = a.agent;
+            let checks::Independent { mut check, lag, .. } =
+                checks::independence(i, &a.in_order, self.config.alpha);
+            check.role = CheckRole::of(
+                check.check,
+                self.config.method,
+                self.config.interarrival_enforced,
+            );
+            self.agents[i].lag = lag;
+            check.decision = match lag {
+                Some(1) => "independent".into(),
+                Some(l) => format!("correlated up to lag {l}: the CI allows for it"),
+                None => "correlated at every lag tried: the CI allows for it".into(),
+            };
+            self.check(at, check, out);
+        }
+    }
+}
