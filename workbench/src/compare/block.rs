@@ -9,7 +9,7 @@ use vernier_stats::{MeanCi, mean_ci, percentile};
 use super::comparison::{Block, CompareOptions, Finding, Side};
 use crate::coordinator::ReasonKind;
 use crate::coordinator::policy::{
-    DEPARTURE_SHARE_OF_WIDTH, LoadSeen, OnSchedule, enough_on_schedule, late_shift,
+    Beyond, DEPARTURE_SHARE_OF_WIDTH, LoadSeen, OnSchedule, enough_on_schedule, late_shift,
     lateness_matters, load_problem,
 };
 use crate::error::Error;
@@ -97,7 +97,7 @@ pub(crate) fn judge(block: &Block, rate: f64, tolerance: f64) -> Option<ReasonKi
     if block.samples == 0 {
         return Some(ReasonKind::TargetFailed);
     }
-    if let Some(kind) = load_problem(&load_seen(block, rate, tolerance)) {
+    if let Some(kind) = load_problem(&load_seen(block, rate, tolerance), Beyond::Reached) {
         return Some(kind);
     }
     if !enough_on_schedule(block.on_schedule) {

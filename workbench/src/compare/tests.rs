@@ -131,6 +131,17 @@ fn a_block_is_judged_as_a_load_point_is() {
         Some(ReasonKind::LoadNotReached)
     );
     assert!(!measured_again(ReasonKind::LoadNotReached));
+    // Sending more than the rate's count (catching up after a stall) is no load not
+    // reached: its on-schedule share judges it. Answering short of it is.
+    assert_eq!(judge_block(&sent(2_300), 1_000.0, 0.05), None);
+    let answered = Block {
+        samples: 1_700,
+        ..block()
+    };
+    assert_eq!(
+        judge_block(&answered, 1_000.0, 0.05),
+        Some(ReasonKind::LoadNotReached)
+    );
     // Half a second of requests waiting for a slot, and more than 100: a closed loop.
     let backlog = |backlog_max| Block {
         backlog_max,

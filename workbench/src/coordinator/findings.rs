@@ -17,10 +17,13 @@ pub enum AdfFinding {
     /// The test ran.
     Tested {
         /// ADF's t statistic.
+        #[serde(deserialize_with = "nan_from_null")]
         t: f64,
         /// Its 5% critical value.
+        #[serde(deserialize_with = "nan_from_null")]
         critical_5: f64,
         /// Its p-value.
+        #[serde(deserialize_with = "nan_from_null")]
         pvalue: f64,
         /// Lags the regression used.
         lags: usize,
@@ -43,8 +46,10 @@ pub enum SpearmanFinding {
     /// The search ran.
     Tested {
         /// ρ at lag 1.
+        #[serde(deserialize_with = "nan_from_null")]
         rho: f64,
         /// Its p-value.
+        #[serde(deserialize_with = "nan_from_null")]
         pvalue: f64,
         /// The lag from which the samples are independent (none on the ladder).
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -68,10 +73,13 @@ pub enum GapTest {
     /// Anderson-Darling against an exponential (estimated scale).
     AndersonDarling {
         /// A².
+        #[serde(deserialize_with = "nan_from_null")]
         statistic: f64,
         /// Its 5% critical value.
+        #[serde(deserialize_with = "nan_from_null")]
         critical_5: f64,
         /// Its p-value (interpolated within the table, clamped beyond it).
+        #[serde(deserialize_with = "nan_from_null")]
         pvalue: f64,
         /// Whether the gaps fit.
         fits: bool,
@@ -84,8 +92,10 @@ pub enum GapTest {
     /// The coefficient of variation of fixed gaps.
     Dispersion {
         /// The coefficient of variation.
+        #[serde(deserialize_with = "nan_from_null")]
         cv: f64,
         /// The most allowed.
+        #[serde(deserialize_with = "nan_from_null")]
         max_cv: f64,
     },
     /// No tabulated test for the shape: the mean alone.
@@ -102,17 +112,22 @@ pub enum GapMisfit {
     /// Hardly any gap shorter than a floor: the per-request send cost.
     Floor {
         /// The floor (0.5th percentile of the gaps), µs.
+        #[serde(deserialize_with = "nan_from_null")]
         floor_us: f64,
         /// The share of an exponential's gaps below it.
+        #[serde(deserialize_with = "nan_from_null")]
         exponential_share: f64,
     },
     /// Too many short gaps: departures in bursts.
     Bursts {
         /// The share of gaps under `short_us`.
+        #[serde(deserialize_with = "nan_from_null")]
         share: f64,
         /// The short gap, µs.
+        #[serde(deserialize_with = "nan_from_null")]
         short_us: f64,
         /// An exponential's share under it.
+        #[serde(deserialize_with = "nan_from_null")]
         exponential_share: f64,
     },
 }
@@ -123,8 +138,10 @@ pub struct InterarrivalFinding {
     /// The test and its figures.
     pub test: GapTest,
     /// The gaps' mean, µs.
+    #[serde(deserialize_with = "nan_from_null")]
     pub mean_gap_us: f64,
     /// The mean the process asks for, µs.
+    #[serde(deserialize_with = "nan_from_null")]
     pub target_gap_us: f64,
     /// How far off the mean is (a share), when beyond what chance allows and the test
     /// has a fit of its own.
@@ -144,6 +161,7 @@ pub enum LateCause {
         /// Due requests held back at once.
         backlog: u64,
         /// The longest lag (the pause), µs.
+        #[serde(deserialize_with = "nan_from_null")]
         lag_max_us: f64,
         /// Connections per agent that keep the load open through it.
         through_pause: usize,
@@ -174,6 +192,7 @@ pub enum LateCause {
     /// Half the requests leave late: one worker cannot keep pace.
     SendCost {
         /// Requests a second per worker.
+        #[serde(deserialize_with = "nan_from_null")]
         per_worker_rate: f64,
     },
     /// Some requests wait for the core, with no probe to name.
@@ -187,8 +206,10 @@ pub struct DepartureFinding {
     /// The percentile.
     pub p: Percentile,
     /// The share of requests sent on schedule.
+    #[serde(deserialize_with = "nan_from_null")]
     pub on_schedule_share: f64,
     /// How late a request may leave and be on schedule, µs.
+    #[serde(deserialize_with = "nan_from_null")]
     pub on_schedule_within_us: f64,
     /// The percentile of the requests sent on schedule, µs (none: too few to tell).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -197,10 +218,13 @@ pub struct DepartureFinding {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub on_schedule_ci: Option<(f64, f64)>,
     /// The percentile of all requests, µs.
+    #[serde(deserialize_with = "nan_from_null")]
     pub all_us: f64,
     /// The difference allowed, µs (± this).
+    #[serde(deserialize_with = "nan_from_null")]
     pub allowed_us: f64,
     /// The share of the CI width asked that `allowed_us` is.
+    #[serde(deserialize_with = "nan_from_null")]
     pub share_of_width: f64,
     /// The send lag's median, µs.
     #[serde(deserialize_with = "nan_from_null")]

@@ -242,17 +242,33 @@ pub(crate) struct LoadSeen {
     pub(crate) tolerance: f64,
 }
 
+/// What a load beyond the rate asked means where it is judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Beyond {
+    /// Not settled: warm-up waits for the rate to come within the tolerance on both sides,
+    /// and ends N/A when it never does.
+    Unsettled,
+    /// Reached: a comparison's block that sends more than its rate's count is catching up
+    /// after a stall of the client, which its on-schedule share judges.
+    Reached,
+}
+
 /// What is wrong with the load `seen`, judged alike for a load point and a comparison's
 /// block: a backlog of half a second of requests is a closed loop
-/// ([`backlog_is_closed_loop`]); sends or replies off the rate asked by more than the
-/// error allowed ([`rate_error_allowed`]) are a closed loop when requests waited for a
-/// slot, and otherwise the load not reached. `None` when the load is as asked.
-pub(crate) fn load_problem(seen: &LoadSeen) -> Option<ReasonKind> {
+/// ([`backlog_is_closed_loop`]); sends or replies short of the rate asked by more than the
+/// error allowed ([`rate_error_allowed`]), or beyond it where that means unsettled
+/// (`beyond`), are a closed loop when requests waited for a slot, and otherwise the load
+/// not reached. `None` when the load is as asked.
+pub(crate) fn load_problem(seen: &LoadSeen, beyond: Beyond) -> Option<ReasonKind> {
     if backlog_is_closed_loop(seen.backlog, seen.rate) {
         return Some(ReasonKind::ClosedLoop);
     }
     let allowed = rate_error_allowed(seen.tolerance, seen.asked_count);
-    let off = |x: f64| rate_standing(x, seen.asked, allowed) != RateStanding::Within;
+    let off = |x: f64| match rate_standing(x, seen.asked, allowed) {
+        RateStanding::Short => true,
+        RateStanding::Within => false,
+        RateStanding::Over => beyond == Beyond::Unsettled,
+    };
     if off(seen.sent) || off(seen.answered) {
         return Some(if seen.backlog_max > 0 {
             ReasonKind::ClosedLoop

@@ -7,7 +7,9 @@ use serde::{Deserialize, Serialize};
 use vernier_agent::StallReport;
 use vernier_stats::Percentile;
 
-use super::findings::{AdfFinding, DepartureFinding, InterarrivalFinding, SpearmanFinding};
+use super::findings::{
+    AdfFinding, DepartureFinding, InterarrivalFinding, SpearmanFinding, nan_from_null,
+};
 pub use super::reason_kind::ReasonKind;
 
 /// Why a point is N/A (or what was doubtful about an accepted one): its kind and figures
@@ -33,6 +35,7 @@ pub struct MoreTime {
     pub samples: usize,
     /// Seconds more.
     #[serde(rename = "more_time_s")]
+    #[serde(deserialize_with = "nan_from_null")]
     pub seconds: f64,
 }
 
@@ -81,9 +84,9 @@ pub struct Earlier {
     pub kind: ReasonKind,
     /// Its sentence, as it was written.
     pub detail: String,
-    /// Its figures, as they were named.
+    /// Its figures, as they were named (any shape a record holds).
     #[serde(default)]
-    pub figures: std::collections::BTreeMap<String, f64>,
+    pub figures: serde_json::Map<String, serde_json::Value>,
 }
 
 /// A reason read back: with its figures typed, or as an earlier record wrote it.
@@ -199,10 +202,13 @@ pub enum Moment {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NotReached {
     /// Replies a second.
+    #[serde(deserialize_with = "nan_from_null")]
     pub achieved_rate: f64,
     /// Requests sent a second.
+    #[serde(deserialize_with = "nan_from_null")]
     pub sent_rate: f64,
     /// The rate asked, all agents.
+    #[serde(deserialize_with = "nan_from_null")]
     pub target_rate: f64,
     /// Agents sharing it.
     pub agents: usize,
@@ -230,16 +236,20 @@ pub struct HeldClosedLoop {
     /// Requests outstanding per connection.
     pub depth: usize,
     /// The rate asked, all agents.
+    #[serde(deserialize_with = "nan_from_null")]
     pub target_rate: f64,
     /// Replies a second.
+    #[serde(deserialize_with = "nan_from_null")]
     pub achieved_rate: f64,
     /// Requests sent a second.
+    #[serde(deserialize_with = "nan_from_null")]
     pub sent_rate: f64,
     /// Requests waiting for a free slot at the end.
     pub backlog: u64,
     /// The most that waited at once.
     pub backlog_max: u64,
     /// Mean latency over the last windows, µs.
+    #[serde(deserialize_with = "nan_from_null")]
     pub latency_mean_us: f64,
     /// Connections per agent Little's law says carry the load at that latency, with a
     /// margin: when no more than `connections`, the backlog is the target's.
@@ -261,6 +271,7 @@ pub struct ClosedLoopMoment {
     /// The most due requests held back at once.
     pub backlog_max: u64,
     /// The longest send lag (the pause), µs.
+    #[serde(deserialize_with = "nan_from_null")]
     pub send_lag_max_us: f64,
     /// The departure check that found it.
     pub lateness: DepartureFinding,
@@ -282,6 +293,7 @@ pub struct InterarrivalFailed {
     /// The agent.
     pub agent: usize,
     /// A² or the coefficient of variation.
+    #[serde(deserialize_with = "nan_from_null")]
     pub statistic: f64,
     /// Its p-value, where the test has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -300,6 +312,7 @@ pub struct InterarrivalFailed {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OutOfTime {
     /// The limit, seconds.
+    #[serde(deserialize_with = "nan_from_null")]
     pub max_duration_s: f64,
     /// The last CI's width, µs, when there was one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -330,6 +343,7 @@ pub struct IndependenceStuck {
     /// The agent.
     pub agent: usize,
     /// The sampling rate the samples were taken at.
+    #[serde(deserialize_with = "nan_from_null")]
     pub sampling_rate: f64,
     /// What Spearman's test found.
     pub spearman: SpearmanFinding,
@@ -341,8 +355,10 @@ pub struct IndependenceThinned {
     /// The lag at which they are independent.
     pub lag: usize,
     /// The sampling rate that would take.
+    #[serde(deserialize_with = "nan_from_null")]
     pub sampling_rate: f64,
     /// The seconds the samples wanted would take at it.
+    #[serde(deserialize_with = "nan_from_null")]
     pub seconds_needed: f64,
     /// Samples per agent wanted.
     pub samples_wanted: usize,
@@ -373,6 +389,7 @@ pub struct WarmupStationarity {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adf_pvalue: Option<f64>,
     /// The warm-up limit, seconds.
+    #[serde(deserialize_with = "nan_from_null")]
     pub warmup_max_s: f64,
     /// What ADF found.
     pub adf: AdfFinding,
@@ -384,10 +401,13 @@ pub struct AgentInterval {
     /// The agent.
     pub agent: usize,
     /// Its estimate.
+    #[serde(deserialize_with = "nan_from_null")]
     pub value: f64,
     /// Its interval.
+    #[serde(deserialize_with = "nan_from_null")]
     pub low: f64,
     /// Its interval.
+    #[serde(deserialize_with = "nan_from_null")]
     pub high: f64,
 }
 
@@ -397,6 +417,7 @@ pub struct AgentsDisagree {
     /// The percentile.
     pub p: Percentile,
     /// The highest low end less the lowest high end, µs.
+    #[serde(deserialize_with = "nan_from_null")]
     pub gap_us: f64,
     /// Each agent's interval.
     pub intervals: Vec<AgentInterval>,
@@ -418,6 +439,7 @@ pub struct TooFewForCi {
     /// The percentile.
     pub p: Percentile,
     /// The confidence asked.
+    #[serde(deserialize_with = "nan_from_null")]
     pub confidence: f64,
     /// Samples in all.
     pub samples: usize,
@@ -449,8 +471,10 @@ pub struct Wide {
     /// The percentile.
     pub p: Percentile,
     /// The CI's width, µs.
+    #[serde(deserialize_with = "nan_from_null")]
     pub ci_width_us: f64,
     /// The width asked, µs.
+    #[serde(deserialize_with = "nan_from_null")]
     pub target_us: f64,
     /// Samples in all.
     pub samples: usize,
@@ -493,10 +517,13 @@ pub struct HeavyTooFew {
     #[serde(flatten)]
     pub too_few: TooFewForCi,
     /// The order-statistic CI's width (a lower bound on the dependence-valid one), µs.
+    #[serde(deserialize_with = "nan_from_null")]
     pub ci_width_us: f64,
     /// Heaviness at the percentile.
+    #[serde(deserialize_with = "nan_from_null")]
     pub heaviness: f64,
     /// Heaviness inside the tail.
+    #[serde(deserialize_with = "nan_from_null")]
     pub heaviness_inside: f64,
     /// The percentile inside the tail.
     pub inside: Percentile,
@@ -508,12 +535,16 @@ pub struct HostStalls {
     /// The worst probed core's report while the point measured.
     pub host: StallReport,
     /// The percentile's value the stalls reach, µs.
+    #[serde(deserialize_with = "nan_from_null")]
     pub value_us: f64,
     /// Its 99th percentile of lateness, µs (the host's figure the verdict quotes).
+    #[serde(deserialize_with = "nan_from_null")]
     pub host_late_p99_us: f64,
     /// Its longest stall, µs.
+    #[serde(deserialize_with = "nan_from_null")]
     pub host_late_max_us: f64,
     /// The share of the time it was stalled.
+    #[serde(deserialize_with = "nan_from_null")]
     pub host_stalled_share: f64,
     /// What the CI was kept from: its own figures.
     #[serde(flatten)]
@@ -548,6 +579,7 @@ pub struct TimedOut {
     /// The percentile.
     pub p: Percentile,
     /// The limit, seconds.
+    #[serde(deserialize_with = "nan_from_null")]
     pub max_duration_s: f64,
     /// The last CI's width, µs, when there was one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -580,8 +612,10 @@ pub struct TargetFailed {
     /// The agent.
     pub agent: usize,
     /// Since when, seconds from the session's start.
+    #[serde(deserialize_with = "nan_from_null")]
     pub at_s: f64,
     /// For how long, seconds.
+    #[serde(deserialize_with = "nan_from_null")]
     pub for_s: f64,
     /// Requests failed since.
     pub failed: u64,
@@ -599,14 +633,19 @@ pub struct Hysteresis {
     /// Each run's estimate, µs (none: the run had none).
     pub per_run: Vec<Option<f64>>,
     /// The lowest run's estimate, µs.
+    #[serde(deserialize_with = "nan_from_null")]
     pub low_us: f64,
     /// The highest, µs.
+    #[serde(deserialize_with = "nan_from_null")]
     pub high_us: f64,
     /// `high_us − low_us`.
+    #[serde(deserialize_with = "nan_from_null")]
     pub spread_us: f64,
     /// The across-run CI's width, µs.
+    #[serde(deserialize_with = "nan_from_null")]
     pub width_us: f64,
     /// The width asked, µs.
+    #[serde(deserialize_with = "nan_from_null")]
     pub width_target_us: f64,
     /// I², when two or more runs have a CI.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -632,12 +671,15 @@ pub struct Replications {
     /// Runs.
     pub runs: u32,
     /// Runs that would do.
+    #[serde(deserialize_with = "nan_from_null")]
     pub runs_needed: f64,
     /// Each run's estimate, µs.
     pub per_run: Vec<Option<f64>>,
     /// The across-run CI's width, µs.
+    #[serde(deserialize_with = "nan_from_null")]
     pub width_us: f64,
     /// The width asked, µs.
+    #[serde(deserialize_with = "nan_from_null")]
     pub width_target_us: f64,
     /// I², when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -1861,3 +1861,28 @@ fn a_point_and_a_comparison_s_block_judge_the_same_load_alike() {
     let block = block_seeing([rate, rate, result.target_rate], 0, 2.0);
     assert_eq!(judge(&block, result.target_rate), None, "{result:#?}");
 }
+
+/// A reason reads back from its record whatever its figures: one whose figure is no
+/// number (agents without a CI of their own: NaN, written as null), and one written before
+/// reasons had types, which reads back, and is written again, as it was.
+#[test]
+fn reasons_read_back_from_records_whatever_their_figures() {
+    let nan = Reason::new(Why::AgentsDisagree(super::reason::AgentsDisagree {
+        p: Percentile::P99,
+        gap_us: f64::NAN,
+        intervals: Vec::new(),
+    }));
+    let json = serde_json::to_string(&nan).unwrap();
+    let back: Reason = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"));
+    let f = figures!(back, Why::AgentsDisagree(f) => f);
+    assert!(f.gap_us.is_nan(), "{f:?}");
+    let earlier =
+        r#"{"check":"heavy_tail","detail":"heavy tail: wide","figures":{"ci_width_us":40.0}}"#;
+    let back: Reason = serde_json::from_str(earlier).unwrap();
+    assert_eq!(back.kind(), ReasonKind::HeavyTail);
+    assert_eq!(back.detail(), "heavy tail: wide");
+    assert_eq!(
+        serde_json::to_value(&back).unwrap(),
+        serde_json::from_str::<serde_json::Value>(earlier).unwrap()
+    );
+}

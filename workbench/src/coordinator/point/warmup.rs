@@ -9,7 +9,7 @@ use super::super::checks;
 use super::super::decision::{Action, Decision};
 use super::super::event::{Check, CheckKind, CheckRole, EventKind, Phase};
 use super::super::policy::{
-    HOPELESS_AFTER_WINDOWS_DIVISOR, HOPELESS_SEND_LAG_NS, LoadSeen, SLOT_MARGIN_SIGMAS,
+    Beyond, HOPELESS_AFTER_WINDOWS_DIVISOR, HOPELESS_SEND_LAG_NS, LoadSeen, SLOT_MARGIN_SIGMAS,
     WARMUP_GAPS_FACTOR, backlog_is_closed_loop, load_problem, rate_error_allowed,
 };
 use super::super::reason::{
@@ -163,7 +163,7 @@ impl Point {
         }
         let (sent, received) = self.recent_rates();
         let tol = self.rate_tolerance();
-        if load_problem(&self.load_seen()).is_some() {
+        if load_problem(&self.load_seen(), Beyond::Unsettled).is_some() {
             return false;
         }
         let series = self.window_latencies();
@@ -251,7 +251,7 @@ impl Point {
     }
 
     pub(super) fn warmup_failed(&mut self, at: Duration, out: &mut Decision) {
-        let reason = if let Some(kind) = load_problem(&self.load_seen()) {
+        let reason = if let Some(kind) = load_problem(&self.load_seen(), Beyond::Unsettled) {
             if kind == ReasonKind::ClosedLoop {
                 Reason::new(Why::ClosedLoop(ClosedLoop::Held(self.closed_loop())))
             } else {
