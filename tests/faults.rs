@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
-use vernier_workbench::coordinator::ReasonKind;
 use vernier_workbench::coordinator::reason::Why;
+use vernier_workbench::coordinator::{CheckKind, ReasonKind};
 
 const TOKEN: &str = "netns-test-token";
 
@@ -322,7 +322,11 @@ fn three_agents_in_namespaces_share_the_load_and_each_fault_is_named() {
                 .as_array()
                 .unwrap()
                 .iter()
-                .rfind(|e| e["kind"] == "check" && e["check"] == "agreement")
+                .rfind(|e| {
+                    e["kind"] == "check"
+                        && serde_json::from_value(e["check"].clone()).ok()
+                            == Some(CheckKind::Agreement)
+                })
                 .expect("an agreement check");
             assert_eq!(agreement["pass"], true, "{agreement:#}");
             let intervals: Vec<(f64, f64, f64)> = agents

@@ -22,10 +22,10 @@ use nix::unistd::Pid;
 use serde_json::Value;
 use support::{AgentProcess, ServeProcess, machine, read_run, spawn_run, vernier};
 use vernier_fixtures::{ModelConfig, simulate};
-use vernier_workbench::coordinator::ReasonKind;
 use vernier_workbench::coordinator::reason::{
     ClosedLoop, Confidence, HeavyTail, HeavyTooFew, TooFewSamples, Why,
 };
+use vernier_workbench::coordinator::{CheckKind, ReasonKind};
 
 /// The synthetic server, spinning so that its wake-ups are not part of what is measured
 /// (the agent sleeps between departures, so the two share two cores well).
@@ -232,23 +232,19 @@ fn converges(service: &str, rate: f64, width: &str) {
     let record: Value = read_run(&dir.path().join("record"));
     assert_eq!(record["status"], "finished");
     assert_eq!(record["points"][0]["verdict"], "converged");
-    let checks: Vec<&str> = record["events"]
+    let checks: Vec<CheckKind> = record["events"]
         .as_array()
         .unwrap()
         .iter()
         .filter(|e| e["kind"] == "check")
-        .map(|e| e["check"].as_str().unwrap())
+        .map(|e| serde_json::from_value(e["check"].clone()).unwrap())
         .collect();
-    for needed in [
-        "rate",
-        "warmup_stationarity",
-        "interarrival",
-        "independence",
-        "stationarity",
-        "confidence",
-        "departures",
-    ] {
-        assert!(checks.contains(&needed), "no {needed} check in {checks:?}");
+    // Every check of method: vernier but the agents' agreement (one agent here).
+    for needed in CheckKind::ALL
+        .iter()
+        .filter(|&&c| c != CheckKind::Agreement)
+    {
+        assert!(checks.contains(needed), "no {needed:?} check in {checks:?}");
     }
     assert!(
         std::fs::read_dir(dir.path().join("record/samples.parquet"))
