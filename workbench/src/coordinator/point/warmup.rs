@@ -228,7 +228,7 @@ impl Point {
     /// A load that can no longer be reached whatever the wait: a backlog of half a second
     /// of requests, or requests leaving a fifth of a second late.
     pub(super) fn hopeless(&self) -> Option<Reason> {
-        let backlog: u64 = self.agents.iter().map(|a| a.load.backlog_now).sum();
+        let backlog = self.load_seen().backlog;
         if backlog_is_closed_loop(backlog, self.config.rate) {
             return Some(Reason::new(Why::ClosedLoop(ClosedLoop::Held(
                 self.closed_loop(),
@@ -290,7 +290,7 @@ impl Point {
     /// The load gone closed-loop, with Little's law's cure: the connections that would
     /// carry the rate at the latency seen (with a Poisson margin).
     pub(super) fn closed_loop(&self) -> HeldClosedLoop {
-        let (sent, received) = self.recent_rates();
+        let seen = self.load_seen();
         let latency_us = self.mean_window_latency_us().unwrap_or(0.0);
         let per_agent = self.config.rate / self.config.agents as f64;
         // Little's law: outstanding = rate × latency; a Poisson margin of 3σ over it.
@@ -300,15 +300,10 @@ impl Point {
             connections: self.config.connections,
             depth: self.config.depth,
             target_rate: self.config.rate,
-            achieved_rate: received,
-            sent_rate: sent,
-            backlog: self.agents.iter().map(|a| a.load.backlog_now).sum(),
-            backlog_max: self
-                .agents
-                .iter()
-                .map(|a| a.load.backlog_max)
-                .max()
-                .unwrap_or(0),
+            achieved_rate: seen.answered,
+            sent_rate: seen.sent,
+            backlog: seen.backlog,
+            backlog_max: seen.backlog_max,
             latency_mean_us: latency_us,
             connections_needed: (slots / self.config.depth as f64).ceil() as usize,
             lateness: None,
