@@ -56,7 +56,7 @@ const MAX_BATCHES: usize = 256;
 /// Tail samples (beyond the quantile, on its rarer side) expected per batch at the smallest
 /// batch size. One is enough for the variance of the batch counts (what the method uses),
 /// and smaller batches leave more of them to estimate it from.
-const TAIL_PER_BATCH: f64 = 1.0;
+pub(crate) const TAIL_PER_BATCH: f64 = 1.0;
 /// The fewest tail samples the interval is built on, counted at their effective number
 /// (n·min(p, 1−p)/VIF). The textbook condition for the normal approximation of a
 /// proportion is np ≥ 10, but tail samples of a queue come in clusters: at 10 effective
@@ -155,12 +155,25 @@ fn lag_k(x: &[f64], k: usize) -> f64 {
 }
 
 /// Counts of `series` at or below `q` in consecutive batches of `m` (the last partial
-/// batch dropped).
-fn batch_counts(series: &[f64], q: f64, m: usize) -> Vec<f64> {
-    series
-        .chunks_exact(m)
-        .map(|c| c.iter().filter(|&&x| x <= q).count() as f64)
-        .collect()
+/// batch dropped): each sample counts its weight (weights of mean 1), or 1 without weights.
+fn batch_counts(series: &[f64], weights: Option<&[f64]>, q: f64, m: usize) -> Vec<f64> {
+    match weights {
+        None => series
+            .chunks_exact(m)
+            .map(|c| c.iter().filter(|&&x| x <= q).count() as f64)
+            .collect(),
+        Some(w) => series
+            .chunks_exact(m)
+            .zip(w.chunks_exact(m))
+            .map(|(c, w)| {
+                c.iter()
+                    .zip(w)
+                    .filter(|(x, _)| **x <= q)
+                    .map(|(_, w)| w)
+                    .sum()
+            })
+            .collect(),
+    }
 }
 
 /// The variance inflation of the indicator's batch `counts` of batches of `m`: their
@@ -218,8 +231,9 @@ pub(crate) fn t_quantile(confidence: f64, dof: usize) -> f64 {
         .unwrap_or(f64::INFINITY)
 }
 
-/// Checks the fractions and that `sorted` holds the series' samples, all finite.
-fn check_input(series: &[f64], sorted: &[f64], p: f64, confidence: f64) -> Result<(), StatsError> {
+/// Checks that the percentile `p` and the `confidence` are fractions strictly between 0
+/// and 1.
+pub(crate) fn check_fractions(p: f64, confidence: f64) -> Result<(), StatsError> {
     for (name, v) in [("percentile", p), ("confidence", confidence)] {
         if !(v > 0.0 && v < 1.0) {
             return Err(StatsError::InvalidParameter {
@@ -229,6 +243,12 @@ fn check_input(series: &[f64], sorted: &[f64], p: f64, confidence: f64) -> Resul
             });
         }
     }
+    Ok(())
+}
+
+/// Checks the fractions and that `sorted` holds the series' samples, all finite.
+fn check_input(series: &[f64], sorted: &[f64], p: f64, confidence: f64) -> Result<(), StatsError> {
+    check_fractions(p, confidence)?;
     if series.len() != sorted.len() {
         return Err(StatsError::InvalidParameter {
             name: "sorted",
@@ -242,7 +262,13 @@ fn check_input(series: &[f64], sorted: &[f64], p: f64, confidence: f64) -> Resul
 /// What `n` samples lack before their dependence can even be looked at: [`MIN_BATCHES`]
 /// batches of `m_min`, the iid interval's `iid_min`, and [`MIN_EFFECTIVE_TAIL`] samples
 /// beyond the `p`-th percentile (`tail` its rarer side's share); `None` when enough.
-fn too_short(n: usize, p: f64, tail: f64, iid_min: usize, m_min: usize) -> Option<NeedMore> {
+pub(crate) fn too_short(
+    n: usize,
+    p: f64,
+    tail: f64,
+    iid_min: usize,
+    m_min: usize,
+) -> Option<NeedMore> {
     let batched = iid_min.max(m_min * MIN_BATCHES);
     let tail_min = (MIN_EFFECTIVE_TAIL / tail).ceil() as usize;
     if n < batched.max(tail_min) {
@@ -271,11 +297,16 @@ fn too_short(n: usize, p: f64, tail: f64, iid_min: usize, m_min: usize) -> Optio
 /// [`SAFETY_DOUBLINGS`] times more while [`SAFE_MIN_BATCHES`] batches remain; with the
 /// batch counts at that size and their lag-1 correlation. `Err` when the batches are still
 /// correlated beyond [`MAX_RESIDUAL_R1`] at the fewest batches.
-fn batches(series: &[f64], q: f64, m_min: usize) -> Result<(usize, Vec<f64>, f64), NeedMore> {
+fn batches(
+    series: &[f64],
+    weights: Option<&[f64]>,
+    q: f64,
+    m_min: usize,
+) -> Result<(usize, Vec<f64>, f64), NeedMore> {
     let n = series.len();
     let mut m = (n / MAX_BATCHES).max(m_min);
     let (mut counts, mut r1) = loop {
-        let counts = batch_counts(series, q, m);
+        let counts = batch_counts(series, weights, q, m);
         let b = counts.len();
         let r1 = lag1(&counts);
         let accepted = r1 <= LAG1_Z / (b as f64).sqrt() || r1 <= 0.0;
@@ -309,7 +340,7 @@ fn batches(series: &[f64], q: f64, m_min: usize) -> Result<(usize, Vec<f64>, f64
             break;
         }
         m *= 2;
-        counts = batch_counts(series, q, m);
+        counts = batch_counts(series, weights, q, m);
         r1 = lag1(&counts);
     }
     Ok((m, counts, r1))
@@ -344,10 +375,44 @@ pub fn percentile_ci_dependent(
     if let Some(more) = too_short(n, p, tail, iid_min, m_min) {
         return Ok(Err(more));
     }
-    let (m, counts, r1) = match batches(series, q, m_min) {
-        Ok(found) => found,
-        Err(more) => return Ok(Err(more)),
-    };
+    Ok(interval(
+        Weighted {
+            series,
+            weights: None,
+            q,
+        },
+        p,
+        confidence,
+        m_min,
+        |rank| sorted[rank - 1],
+    ))
+}
+
+/// A series in the order it was produced, with a weight per sample (of mean 1) or none,
+/// and the percentile estimate `q` its interval is built around.
+pub(crate) struct Weighted<'a> {
+    /// The samples, in the order produced.
+    pub(crate) series: &'a [f64],
+    /// Each sample's weight, of mean 1; `None` for all 1.
+    pub(crate) weights: Option<&'a [f64]>,
+    /// The percentile's estimate.
+    pub(crate) q: f64,
+}
+
+/// The interval around `at.q` from the batched (weighted) indicator: steps 2 to 5 of the
+/// module's method. `at_rank(r)` is the sample at (weighted) rank `r`, 1 ≤ r ≤ n: the r-th
+/// smallest, or the smallest whose cumulative weight reaches r.
+pub(crate) fn interval(
+    at: Weighted<'_>,
+    p: f64,
+    confidence: f64,
+    m_min: usize,
+    at_rank: impl Fn(usize) -> f64,
+) -> Result<DependentCi, NeedMore> {
+    let Weighted { series, weights, q } = at;
+    let n = series.len();
+    let tail = p.min(1.0 - p);
+    let (m, counts, r1) = batches(series, weights, q, m_min)?;
     let b = counts.len();
     let vif = inflation(&counts, m, r1);
     let t = t_quantile(confidence, b - 1);
@@ -376,7 +441,7 @@ pub fn percentile_ci_dependent(
         let scale = (h / room.max(1.0))
             .powi(2)
             .max(MIN_EFFECTIVE_TAIL / effective_tail);
-        return Ok(Err(NeedMore {
+        return Err(NeedMore {
             reason: format!(
                 "{effective_tail:.1} effective samples beyond p{} (variance inflated {vif:.1}× by dependence; {MIN_EFFECTIVE_TAIL} needed)",
                 crate::percent::format_percentile(p)
@@ -385,21 +450,21 @@ pub fn percentile_ci_dependent(
             have: n,
             // The inflation was measured over batches of m: the dependence reaches that far.
             correlated_over: (vif > 1.0).then_some(m),
-        }));
+        });
     }
-    Ok(Ok(DependentCi {
-        low: sorted[j as usize - 1],
-        high: sorted[k as usize - 1],
+    Ok(DependentCi {
+        low: at_rank(j as usize),
+        high: at_rank(k as usize),
         method: BATCHED_INDICATOR,
         batch_size: m,
         batches: b,
         variance_inflation: vif,
         batch_lag1: r1,
-    }))
+    })
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::percentile::{percentile_ci, sort_samples};
 
@@ -417,7 +482,8 @@ mod tests {
             .collect()
     }
 
-    fn exp_series(seed: u64, n: usize) -> Vec<f64> {
+    /// Exponential samples of mean 1 from a fixed seed.
+    pub(crate) fn exp_series(seed: u64, n: usize) -> Vec<f64> {
         uniforms(seed, n).iter().map(|u| -(1.0 - u).ln()).collect()
     }
 

@@ -15,6 +15,7 @@
 //! | are the inter-arrivals exponential? | [`anderson_exponential`], [`anderson_exponential_known`] | SciPy's `anderson`; Marsaglia & Marsaglia 2004 |
 //! | are the samples independent? | [`spearman_lag`], [`decorrelation_lag`] | SciPy's `spearmanr` |
 //! | is the series stationary? | [`adf`] | statsmodels' `adfuller`, MacKinnon p-values |
+//! | what is the tail without the host's stalls? | [`without_stalls`] | reach to the drain (Lindley), inverse-probability weights (Horvitz & Thompson) |
 //!
 //! ```
 //! use vernier_stats::{analyze, AnalysisOptions};
@@ -39,7 +40,9 @@ mod percentile;
 mod replicas;
 mod sequential;
 mod spearman;
+mod stalls;
 mod tail;
+mod weighted;
 
 pub use adf::{Adf, AdfOptions, CriticalValues, LagSelection, Regression, adf};
 pub use analysis::{
@@ -69,4 +72,6 @@ pub use spearman::{
     Correlation, LagSearch, SendOrder, decorrelation_lag, default_lag_ladder, spearman,
     spearman_lag,
 };
+pub use stalls::{Marks, Reach, Spans, Stall, WithoutStalls, mark, untouched, without_stalls};
 pub use tail::{coefficient_of_variation, exponential_relative_ci_width, tail_heaviness};
+pub use weighted::WeightedSamples;

@@ -1,0 +1,420 @@
+//! The server's own tail on a host that stalls: which requests a host stall touched, and
+//! the percentiles of those it did not, corrected for the bias of leaving the others out.
+//!
+//! A hypervisor takes a vCPU away for milliseconds; every request in flight on that core
+//! waits it out, and the server's queue drains behind it. Given each stall as an interval
+//! (in the clock of the requests' send times, as a probe knows it: a little wider than the
+//! stall itself), a request is **touched** when its span, from its scheduled send to its
+//! reply, meets the stall's *reach*: from the stall's start to the first moment after its
+//! end at which nothing this client sent was in flight ([`Reach::Drain`]).
+//!
+//! Why that moment bounds the drain: for a FIFO server (Lindley's recursion), the server
+//! that stalled and the same server without the stall see the same arrivals and the same
+//! work; the one that stalled never holds less work than the other. Once it holds none
+//! (nothing in flight: every request sent was answered), neither does the other, and from
+//! then on the two are the same queue until the next stall. Requests sent from then on
+//! have the latency they would have had on a host that never stalled. It is a bound, not an
+//! estimate: a server busy with other clients' requests may still be draining, which this
+//! client cannot see, and at a high load an idle moment may be long in coming (every
+//! request until then is touched, and the share touched says so).
+//!
+//! The requests left are not a fair sample: a longer request is likelier to meet a stall.
+//! A request of latency L could have been sent at any moment of the run; it escapes every
+//! reach only when sent in a gap between reaches at least L before the gap ends, a share
+//! free(L) = Σ max(0, g − L) / T of the run. Weighting each untouched request by
+//! 1/free(L) (inverse-probability weighting, Horvitz & Thompson 1952) undoes the
+//! selection, given that the stalls come independently of the server's own work. The
+//! percentiles are then those of the weighted samples, with the dependence-valid interval
+//! ([`crate::WeightedSamples`]). `vernier validate --stall-coverage` measures how often it
+//! covers the no-stall truth of a queue with known stalls.
+
+use serde::{Deserialize, Serialize};
+
+use crate::analysis::PercentileEstimate;
+use crate::error::{StatsError, check_finite};
+use crate::weighted::WeightedSamples;
+
+/// A time a core was not the guest's: start and end in the clock (and unit) of the
+/// requests' send times.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Stall {
+    /// When it began (at the latest).
+    pub start: f64,
+    /// When it ended (at the earliest).
+    pub end: f64,
+}
+
+/// How far a stall reaches past its end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// To the first moment nothing was in flight: the server's queue has drained (the
+    /// module's bound).
+    Drain,
+    /// To its end only: what dropping the requests that overlap a stall gives, kept to
+    /// show what the drain is worth.
+    StallOnly,
+}
+
+/// Requests in send order: each one's scheduled send time and its latency from it, in the
+/// stalls' unit.
+#[derive(Debug, Clone, Copy)]
+pub struct Spans<'a> {
+    /// Scheduled send times.
+    pub send: &'a [f64],
+    /// Latencies from the scheduled send.
+    pub latency: &'a [f64],
+}
+
+/// Which requests the stalls touched, and the time they left untouched.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Marks {
+    /// One per request, in the order given: whether a stall's reach met its span.
+    pub touched: Vec<bool>,
+    /// The reaches, sorted and disjoint.
+    pub reaches: Vec<Stall>,
+    /// The gaps between reaches within the run (first send to last reply), ascending.
+    gaps: Vec<f64>,
+    /// `suffix[i]`: the sum of `gaps[i..]`.
+    suffix: Vec<f64>,
+}
+
+impl Marks {
+    /// The share of requests touched.
+    pub fn touched_share(&self) -> f64 {
+        if self.touched.is_empty() {
+            return 0.0;
+        }
+        self.touched.iter().filter(|&&t| t).count() as f64 / self.touched.len() as f64
+    }
+
+    /// The time within the run at which a request of this latency could have been sent and
+    /// met no reach: Σ max(0, g − latency) over the gaps.
+    pub fn free_time(&self, latency: f64) -> f64 {
+        let i = self.gaps.partition_point(|&g| g <= latency);
+        self.suffix[i] - (self.gaps.len() - i) as f64 * latency
+    }
+}
+
+/// Checks the spans and the stalls (finite, latencies ≥ 0, each stall's end not before its
+/// start).
+fn check(spans: Spans<'_>, stalls: &[Stall]) -> Result<(), StatsError> {
+    if spans.send.len() != spans.latency.len() {
+        return Err(StatsError::InvalidParameter {
+            name: "latency",
+            value: spans.latency.len() as f64,
+            expected: "one latency per send time",
+        });
+    }
+    check_finite(spans.send)?;
+    check_finite(spans.latency)?;
+    if let Some(&l) = spans.latency.iter().find(|&&l| l < 0.0) {
+        return Err(StatsError::InvalidParameter {
+            name: "latency",
+            value: l,
+            expected: "latencies of zero or more",
+        });
+    }
+    for s in stalls {
+        if !(s.start.is_finite() && s.end.is_finite() && s.end >= s.start) {
+            return Err(StatsError::InvalidParameter {
+                name: "stall",
+                value: s.start,
+                expected: "a finite interval whose end is not before its start",
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Sorted, disjoint intervals covering the same time as `intervals`.
+fn merged(mut intervals: Vec<Stall>) -> Vec<Stall> {
+    intervals.sort_by(|a, b| a.start.total_cmp(&b.start));
+    let mut out: Vec<Stall> = Vec::with_capacity(intervals.len());
+    for s in intervals {
+        match out.last_mut() {
+            Some(last) if s.start <= last.end => last.end = last.end.max(s.end),
+            _ => out.push(s),
+        }
+    }
+    out
+}
+
+/// The send times, ascending, at which nothing sent earlier was still in flight.
+fn idle_sends(spans: Spans<'_>) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..spans.send.len()).collect();
+    order.sort_by(|&a, &b| spans.send[a].total_cmp(&spans.send[b]));
+    let mut busy_until = f64::NEG_INFINITY;
+    let mut idle = Vec::new();
+    for i in order {
+        let s = spans.send[i];
+        if busy_until <= s {
+            idle.push(s);
+        }
+        busy_until = busy_until.max(s + spans.latency[i]);
+    }
+    idle
+}
+
+/// Marks which requests the `stalls` touched, each reaching as `reach` says.
+pub fn mark(spans: Spans<'_>, stalls: &[Stall], reach: Reach) -> Result<Marks, StatsError> {
+    check(spans, stalls)?;
+    let stalls = merged(stalls.to_vec());
+    let idle = match reach {
+        Reach::Drain => idle_sends(spans),
+        Reach::StallOnly => Vec::new(),
+    };
+    let reaches = merged(
+        stalls
+            .iter()
+            .map(|s| {
+                let end = match reach {
+                    Reach::StallOnly => s.end,
+                    Reach::Drain => {
+                        let i = idle.partition_point(|&t| t < s.end);
+                        idle.get(i).copied().unwrap_or(f64::INFINITY)
+                    }
+                };
+                Stall {
+                    start: s.start,
+                    end,
+                }
+            })
+            .collect(),
+    );
+    let touched = spans
+        .send
+        .iter()
+        .zip(spans.latency)
+        .map(|(&s, &l)| {
+            // The last reach starting before the reply; earlier ones end before it starts.
+            let i = reaches.partition_point(|r| r.start < s + l);
+            i > 0 && reaches[i - 1].end > s
+        })
+        .collect();
+    let first = spans.send.iter().copied().fold(f64::INFINITY, f64::min);
+    let last = spans
+        .send
+        .iter()
+        .zip(spans.latency)
+        .map(|(s, l)| s + l)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let mut gaps = Vec::new();
+    let mut from = first;
+    for r in &reaches {
+        if r.start > from {
+            gaps.push(r.start.min(last) - from);
+        }
+        from = from.max(r.end);
+        if from >= last {
+            break;
+        }
+    }
+    if last > from {
+        gaps.push(last - from);
+    }
+    gaps.retain(|&g| g > 0.0);
+    gaps.sort_by(f64::total_cmp);
+    let mut suffix = vec![0.0; gaps.len() + 1];
+    for i in (0..gaps.len()).rev() {
+        suffix[i] = suffix[i + 1] + gaps[i];
+    }
+    Ok(Marks {
+        touched,
+        reaches,
+        gaps,
+        suffix,
+    })
+}
+
+/// The tail without the host's stalls: the requests no stall reached, weighted against the
+/// selection, with the same shape as [`crate::Analysis`]'s percentiles.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WithoutStalls {
+    /// Requests no stall touched.
+    pub n: usize,
+    /// The share of requests touched.
+    pub touched_share: f64,
+    /// Stalls given (before merging).
+    pub stalls: usize,
+    /// Each percentile of the untouched requests, with its intervals.
+    pub percentiles: Vec<PercentileEstimate>,
+}
+
+/// The untouched requests' latencies in send order, with their weights.
+pub fn untouched(spans: Spans<'_>, marks: &Marks) -> (Vec<f64>, Vec<f64>) {
+    spans
+        .latency
+        .iter()
+        .zip(&marks.touched)
+        .filter(|(_, t)| !**t)
+        .map(|(&l, _)| (l, 1.0 / marks.free_time(l).max(f64::MIN_POSITIVE)))
+        .unzip()
+}
+
+/// The `percentiles` (fractions) of the requests no stall touched ([`Reach::Drain`]),
+/// weighted against the selection, each with its iid and its dependence-valid interval at
+/// `confidence`.
+pub fn without_stalls(
+    spans: Spans<'_>,
+    stalls: &[Stall],
+    percentiles: &[f64],
+    confidence: f64,
+) -> Result<WithoutStalls, StatsError> {
+    let marks = mark(spans, stalls, Reach::Drain)?;
+    let (latency, weights) = untouched(spans, &marks);
+    let samples = WeightedSamples::new(latency, &weights)?;
+    let percentiles = percentiles
+        .iter()
+        .map(|&p| estimate(&samples, p, confidence))
+        .collect::<Result<_, _>>()?;
+    Ok(WithoutStalls {
+        n: samples.len(),
+        touched_share: marks.touched_share(),
+        stalls: stalls.len(),
+        percentiles,
+    })
+}
+
+/// One percentile of weighted samples, in [`PercentileEstimate`]'s shape.
+fn estimate(
+    samples: &WeightedSamples,
+    p: f64,
+    confidence: f64,
+) -> Result<PercentileEstimate, StatsError> {
+    let (ci_under_dependence, ci_under_dependence_reason) =
+        match samples.percentile_ci_dependent(p, confidence)? {
+            Ok(ci) => (Some(ci), None),
+            Err(need) => (
+                None,
+                Some(format!(
+                    "{}: about {} samples needed, have {}",
+                    need.reason, need.needed, need.have
+                )),
+            ),
+        };
+    let iid = samples.percentile_ci(p, confidence);
+    Ok(PercentileEstimate {
+        p,
+        value: samples.percentile(p).unwrap_or(f64::NAN),
+        ci_low: iid.map(|(lo, _)| lo),
+        ci_high: iid.map(|(_, hi)| hi),
+        ci_note: iid.is_none().then(|| {
+            format!(
+                "too few untouched samples ({}) for an interval",
+                samples.len()
+            )
+        }),
+        ci_under_dependence,
+        ci_under_dependence_reason,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spans<'a>(send: &'a [f64], latency: &'a [f64]) -> Spans<'a> {
+        Spans { send, latency }
+    }
+
+    #[test]
+    fn a_stall_reaches_until_nothing_is_in_flight() {
+        // Requests every 10, latency 3, except those the stall at [25, 40] held: sent at 20
+        // (answered at 41), 30 (44), 40 (47, still draining), 50 (53: sent with nothing in
+        // flight, the queue drained).
+        let send = [0.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0];
+        let latency = [3.0, 3.0, 21.0, 14.0, 7.0, 3.0, 3.0];
+        let stalls = [Stall {
+            start: 25.0,
+            end: 40.0,
+        }];
+        let marks = mark(spans(&send, &latency), &stalls, Reach::Drain).unwrap();
+        assert_eq!(
+            marks.touched,
+            [false, false, true, true, true, false, false]
+        );
+        assert_eq!(
+            marks.reaches,
+            [Stall {
+                start: 25.0,
+                end: 50.0
+            }]
+        );
+        // Overlap alone misses the request that queued behind the stall.
+        let only = mark(spans(&send, &latency), &stalls, Reach::StallOnly).unwrap();
+        assert_eq!(
+            only.touched,
+            [false, false, true, true, false, false, false]
+        );
+        let late = [3.0, 3.0, 21.0, 14.0, 12.0, 8.0, 3.0];
+        let drain = mark(spans(&send, &late), &stalls, Reach::Drain).unwrap();
+        let only = mark(spans(&send, &late), &stalls, Reach::StallOnly).unwrap();
+        // Sent at 50 while the one sent at 40 (answered at 52) was in flight: drained only
+        // at 60.
+        assert_eq!(drain.touched, [false, false, true, true, true, true, false]);
+        assert_eq!(
+            only.touched,
+            [false, false, true, true, false, false, false]
+        );
+    }
+
+    #[test]
+    fn the_free_time_shrinks_with_the_latency() {
+        let send = [0.0, 100.0];
+        let latency = [1.0, 0.0];
+        let stalls = [Stall {
+            start: 40.0,
+            end: 50.0,
+        }];
+        let marks = mark(spans(&send, &latency), &stalls, Reach::StallOnly).unwrap();
+        // Gaps 40 and 50.
+        assert_eq!(marks.free_time(0.0), 90.0);
+        assert_eq!(marks.free_time(10.0), 70.0);
+        assert_eq!(marks.free_time(45.0), 5.0);
+        assert_eq!(marks.free_time(60.0), 0.0);
+    }
+
+    #[test]
+    fn without_stalls_leaves_out_what_they_touched() {
+        // Latency 10-16, but the five requests sent during a stall every 1,000 sends are
+        // answered just after it ends.
+        let n = 200_000;
+        let send: Vec<f64> = (0..n).map(|i| i as f64 * 100.0).collect();
+        let mut stalls = Vec::new();
+        let latency: Vec<f64> = (0..n)
+            .map(|i| {
+                if i % 1_000 < 5 {
+                    if i % 1_000 == 0 {
+                        stalls.push(Stall {
+                            start: send[i] - 1.0,
+                            end: send[i] + 450.0,
+                        });
+                    }
+                    send[i - i % 1_000] + 455.0 - send[i]
+                } else {
+                    10.0 + (i % 7) as f64
+                }
+            })
+            .collect();
+        let all = without_stalls(spans(&send, &latency), &[], &[0.99, 0.999], 0.95).unwrap();
+        assert_eq!(all.n, n);
+        assert!(all.percentiles[1].value > 50.0, "{all:?}");
+        let own = without_stalls(spans(&send, &latency), &stalls, &[0.99, 0.999], 0.95).unwrap();
+        assert!((own.touched_share - 0.005).abs() < 1e-9, "{own:?}");
+        assert_eq!(own.percentiles[1].value, 16.0);
+        let ci = own.percentiles[1].ci_under_dependence.as_ref().unwrap();
+        assert!(ci.high <= 16.0, "{ci:?}");
+    }
+
+    #[test]
+    fn rejects_bad_spans_and_stalls() {
+        let send = [0.0, 1.0];
+        assert!(mark(spans(&send, &[1.0]), &[], Reach::Drain).is_err());
+        assert!(mark(spans(&send, &[1.0, -1.0]), &[], Reach::Drain).is_err());
+        let backwards = Stall {
+            start: 2.0,
+            end: 1.0,
+        };
+        assert!(mark(spans(&send, &[1.0, 1.0]), &[backwards], Reach::Drain).is_err());
+    }
+}
