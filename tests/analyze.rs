@@ -359,3 +359,125 @@ fn a_mutilate_save_file_reads_by_column_number() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Requests every 100 µs for 20 s, answered in 20-60 µs, but for a host stall of 3 ms every
+/// second: the requests it held wait it out and the queue drains behind it. With the stalls
+/// file the without-stalls tail is the server's own; the full tail is the stalls'.
+fn stalled_run(dir: &Path) -> (PathBuf, PathBuf) {
+    let mut rows = String::from("send_ns,latency_ns\n");
+    let mut stalls = String::from("start_ns,end_ns,core,source\n");
+    let mut backlog_until = 0u64;
+    for i in 0..200_000u64 {
+        let send = 1_000_000_000 + i * 100_000;
+        let own = 20_000 + (i * 7919 % 40_000);
+        if i % 10_000 == 5_000 {
+            // The stall as a probe records it: from its last wake-up, a little early.
+            stalls += &format!("{},{},0,host\n", send - 150_000, send + 3_000_000);
+            backlog_until = send + 3_000_000;
+        }
+        let latency = if send < backlog_until {
+            backlog_until - send + own
+        } else {
+            own
+        };
+        rows += &format!("{send},{latency}\n");
+    }
+    let samples = dir.join("samples.csv");
+    std::fs::write(&samples, rows).unwrap();
+    let path = dir.join("stalls.csv");
+    std::fs::write(&path, stalls).unwrap();
+    (samples, path)
+}
+
+#[test]
+fn stalls_give_the_tail_without_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let (samples, stalls) = stalled_run(dir.path());
+    let v = json(&stalls_of(
+        &samples,
+        stalls.to_str().unwrap(),
+        &["--percentiles", "50,99,99.9"],
+    ));
+    let every = &v["percentiles"][2];
+    let own = &v["without_stalls"];
+    // 30 of every 10,000 requests were held (3 ms at one every 100 µs): p99.9 is theirs.
+    assert!(every["value"].as_f64().unwrap() > 100_000.0, "{every}");
+    let share = own["touched_share"].as_f64().unwrap();
+    assert!((0.003..0.0035).contains(&share), "{own}");
+    assert_eq!(
+        own["n"].as_u64().unwrap(),
+        (200_000.0 * (1.0 - share)).round() as u64
+    );
+    let p999 = &own["percentiles"][2];
+    assert_eq!(p999["p"].as_f64().unwrap(), 0.999);
+    let value = p999["value"].as_f64().unwrap();
+    assert!((59_000.0..60_000.0).contains(&value), "{p999}");
+    let ci = &p999["ci_under_dependence"];
+    assert!(
+        ci["low"].as_f64().unwrap() <= value && ci["high"].as_f64().unwrap() < 60_000.0,
+        "{p999}"
+    );
+    assert!(
+        p999["ci_low"].as_f64().is_some() && p999["ci_high"].as_f64().is_some(),
+        "{p999}"
+    );
+    // Without --stalls the JSON is as before.
+    let plain = json(&vernier(&[
+        "analyze",
+        samples.to_str().unwrap(),
+        "--column",
+        "latency_ns",
+    ]));
+    assert!(plain.get("without_stalls").is_none(), "{plain}");
+}
+
+/// `vernier analyze` of the latencies in `samples` with the stalls file `stalls`, and
+/// `more` arguments.
+fn stalls_of(samples: &Path, stalls: &str, more: &[&str]) -> Output {
+    let mut args = vec![
+        "analyze",
+        samples.to_str().unwrap(),
+        "--column",
+        "latency_ns",
+        "--send-column",
+        "send_ns",
+        "--stalls",
+        stalls,
+    ];
+    args.extend_from_slice(more);
+    vernier(&args)
+}
+
+#[test]
+fn bad_stalls_files_are_refused_with_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let (samples, _) = stalled_run(dir.path());
+    let run = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        stalls_of(&samples, path.to_str().unwrap(), &[])
+    };
+    let second = "start_ns,end_ns\n1500000000,1503000000\n";
+    expect_bad_input(
+        &run("unsorted.csv", &format!("{second}1400000000,1401000000\n")),
+        &["unsorted.csv:3", "not sorted"],
+    );
+    expect_bad_input(
+        &run("overlap.csv", &format!("{second}1502000000,1504000000\n")),
+        &["overlap.csv:3", "overlaps"],
+    );
+    expect_bad_input(
+        &run("negative.csv", "start_ns,end_ns\n-5,10\n"),
+        &["negative.csv:2", "negative"],
+    );
+    expect_bad_input(
+        &run("clock.csv", "start_ns,end_ns\n5,10\n20,30\n"),
+        &["clock.csv", "send column's clock"],
+    );
+    expect_bad_input(
+        &run("header.csv", "from,to\n5,10\n"),
+        &["header.csv:1", "start_ns and end_ns"],
+    );
+    let missing = stalls_of(&samples, "/nonexistent/stalls.csv", &[]);
+    expect_bad_input(&missing, &["/nonexistent/stalls.csv", "cannot open"]);
+}

@@ -10,6 +10,10 @@ use std::path::{Path, PathBuf};
 
 use crate::error::Error;
 
+mod stalls;
+
+pub use stalls::{check_clock, read_stalls};
+
 /// The layout of a samples file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {

@@ -30,6 +30,7 @@ mod render;
 mod report;
 mod servers;
 mod setup;
+mod stall_coverage;
 mod tools;
 
 pub(crate) use tools::memaslap_rate;
@@ -47,6 +48,7 @@ pub use report::{
 };
 pub use servers::{Server, Tool};
 pub use setup::Timestamps;
+pub use stall_coverage::{MOST_TOUCHED, StallCoverageReport, TARGET as STALL_COVERAGE_TARGET};
 pub use tools::{OutputError, ToolError};
 
 use files::{write, write_json};
@@ -186,6 +188,10 @@ pub fn run(options: &Options) -> Result<Report, Error> {
     for line in coverage.lines() {
         eprintln!("{line}");
     }
+    let stalls = stall_coverage::run(&options.out, options.depth(), options.replications)?;
+    for line in stalls.lines() {
+        eprintln!("{line}");
+    }
     say(&format!(
         "wrote {} and {} plot(s) under {}",
         path.display(),
@@ -203,6 +209,17 @@ pub fn coverage(options: &Options) -> Result<CoverageReport, Error> {
         source,
     })?;
     coverage::run(&options.out, options.depth(), options.replications)
+}
+
+/// Only the section on the tail without the host's stalls: runs it, writes it into
+/// RESULTS.md in place of the previous one and as results/stall-coverage.json, and returns
+/// it.
+pub fn stall_coverage(options: &Options) -> Result<StallCoverageReport, Error> {
+    std::fs::create_dir_all(&options.out).map_err(|source| Error::Io {
+        path: options.out.clone(),
+        source,
+    })?;
+    stall_coverage::run(&options.out, options.depth(), options.replications)
 }
 
 /// Where RESULTS.md keeps what was measured by hand rather than by this harness.

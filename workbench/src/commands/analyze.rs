@@ -4,11 +4,15 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use vernier_stats::{AdfOptions, AnalysisOptions, LagSelection, Percentile, Regression, analyze};
+use serde::Serialize;
+use vernier_stats::{
+    AdfOptions, Analysis, AnalysisOptions, LagSelection, Percentile, Regression, Spans,
+    WithoutStalls, analyze, without_stalls,
+};
 
 use super::stdout::{Json, print_json};
 use crate::error::Error;
-use crate::samples::{Format, SampleSource, read_samples};
+use crate::samples::{Format, SampleSource, check_clock, read_samples, read_stalls};
 
 /// Options of `vernier analyze`.
 #[derive(Debug, Args)]
@@ -36,6 +40,16 @@ pub struct AnalyzeArgs {
     /// The column of inter-departure times (in --interarrival's file, or else in FILE).
     #[arg(long)]
     pub interarrival_column: Option<String>,
+    /// The column of each request's send time (ns; a record's `departure_ns`), to say with
+    /// --stalls which requests a host stall touched. FILE's latencies are then ns too.
+    #[arg(long, requires = "stalls")]
+    pub send_column: Option<String>,
+    /// Stalls of the host: a CSV with the header `start_ns,end_ns` (and optionally `core`),
+    /// in the send column's clock, such as a record's `stalls.csv`. The JSON then adds
+    /// `without_stalls`: the percentiles of the requests no stall (or the backlog it left)
+    /// touched, corrected for the bias that longer requests meet stalls more often.
+    #[arg(long, requires = "send_column")]
+    pub stalls: Option<PathBuf>,
     /// Percentiles to estimate, in percent.
     #[arg(long, value_delimiter = ',', default_value = "50,90,95,99,99.9,99.99")]
     pub percentiles: Vec<f64>,
@@ -140,6 +154,12 @@ pub fn run(args: AnalyzeArgs) -> Result<ExitCode, Error> {
                 args.file.display()
             )));
         }
+        if args.stalls.is_some() {
+            return Err(Error::Usage(format!(
+                "{}: --stalls needs each request's send time, which an interval log does not keep",
+                args.file.display()
+            )));
+        }
         let analysis = crate::hlog::analyze(&args.file, args.tag.as_deref(), &options.percentiles)?;
         print_json(&analysis, Json::pretty_if(args.pretty))?;
         return Ok(ExitCode::SUCCESS);
@@ -155,7 +175,54 @@ pub fn run(args: AnalyzeArgs) -> Result<ExitCode, Error> {
         (Some(path), column) => Some(read_samples(&args.source(path, column.as_ref()))?),
         (None, Some(column)) => Some(read_samples(&args.source(&args.file, Some(column)))?),
     };
+    let without_stalls = match (&args.stalls, &args.send_column) {
+        (Some(path), Some(column)) => {
+            let send = read_samples(&args.source(&args.file, Some(column)))?;
+            Some(without(path, &send, &samples, &options)?)
+        }
+        _ => None,
+    };
     let analysis = analyze(&samples, interarrivals.as_deref(), &options)?;
-    print_json(&analysis, Json::pretty_if(args.pretty))?;
+    print_json(
+        &Output {
+            analysis: &analysis,
+            without_stalls,
+        },
+        Json::pretty_if(args.pretty),
+    )?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The analysis, with the tail without the host's stalls when they were given.
+#[derive(Serialize)]
+struct Output<'a> {
+    #[serde(flatten)]
+    analysis: &'a Analysis,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    without_stalls: Option<WithoutStalls>,
+}
+
+/// The tail of the requests (`send`, `latency`) the stalls of `path` did not touch.
+fn without(
+    path: &std::path::Path,
+    send: &[f64],
+    latency: &[f64],
+    options: &AnalysisOptions,
+) -> Result<WithoutStalls, Error> {
+    if send.len() != latency.len() {
+        return Err(Error::Usage(format!(
+            "--send-column has {} values and the latencies {}: they must be the same rows",
+            send.len(),
+            latency.len()
+        )));
+    }
+    let stalls = read_stalls(path)?;
+    check_clock(path, &stalls, send, latency)?;
+    let spans = Spans { send, latency };
+    Ok(without_stalls(
+        spans,
+        &stalls,
+        &options.percentiles,
+        options.confidence,
+    )?)
 }

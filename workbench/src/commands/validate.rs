@@ -32,7 +32,12 @@ pub struct ValidateArgs {
     /// into RESULTS.md in place of the previous one.
     #[arg(long)]
     pub coverage: bool,
-    /// Replications per process of the coverage section [default: 400; 40 with --quick].
+    /// Only the section on the tail without the host's stalls: replications of a queue whose
+    /// server stalls, known as the host probe knows them, against the same queue without
+    /// stalls; written into RESULTS.md in place of the previous one.
+    #[arg(long, conflicts_with = "coverage")]
+    pub stall_coverage: bool,
+    /// Replications per process (or cell) of the coverage sections [default: 400; 40 with --quick].
     #[arg(long)]
     pub replications: Option<usize>,
 }
@@ -50,6 +55,21 @@ pub fn run(args: ValidateArgs) -> Result<ExitCode, Error> {
     if args.coverage {
         for line in validate::coverage(&options)?.lines() {
             println!("{line}");
+        }
+    } else if args.stall_coverage {
+        let report = validate::stall_coverage(&options)?;
+        for line in report.lines() {
+            println!("{line}");
+        }
+        for row in report.misses() {
+            eprintln!(
+                "vernier validate: ρ {} stalled {}% p{}: the without-stalls CI covered {:.3}, below {}",
+                row.cell.rho,
+                row.cell.stall_share * 100.0,
+                row.p * 100.0,
+                row.without.coverage,
+                validate::STALL_COVERAGE_TARGET
+            );
         }
     } else {
         println!("{}", validate::headline(&validate::run(&options)?));

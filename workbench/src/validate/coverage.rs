@@ -106,7 +106,7 @@ pub(super) fn run(
         stopping,
     };
     let path = out.join("RESULTS.md");
-    splice(&path, &section(&report))?;
+    splice(&path, &section(&report), (BEGIN, END))?;
     write_json(&out.join("results").join("coverage.json"), &report)?;
     eprintln!(
         "vernier validate: coverage written into {} in {:.0} s",
@@ -117,7 +117,7 @@ pub(super) fn run(
 }
 
 /// "99.9" for 0.999: the percentile as a person writes it.
-fn percent(p: f64) -> String {
+pub(super) fn percent(p: f64) -> String {
     let s = format!("{:.3}", p * 100.0);
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
@@ -272,8 +272,9 @@ fn stopping_section(s: &mut String, report: &CoverageReport) {
     }
 }
 
-/// Replaces the section in `path` (or appends it; creates the file when missing).
-fn splice(path: &Path, section: &str) -> Result<(), Error> {
+/// Replaces the section between `begin` and `end` in `path` (or appends it; creates the
+/// file when missing).
+pub(super) fn splice(path: &Path, section: &str, (begin, end): (&str, &str)) -> Result<(), Error> {
     let old = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
@@ -284,13 +285,13 @@ fn splice(path: &Path, section: &str) -> Result<(), Error> {
             });
         }
     };
-    let new = match (old.find(BEGIN), old.find(END)) {
+    let new = match (old.find(begin), old.find(end)) {
         (Some(b), Some(e)) if b < e => {
             format!(
                 "{}{}{}",
                 &old[..b],
                 section.trim_end(),
-                &old[e + END.len()..]
+                &old[e + end.len()..]
             )
         }
         _ if old.is_empty() => section.to_string(),
@@ -308,8 +309,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let path = dir.path().join("RESULTS.md");
         std::fs::write(&path, "# Results\n\ntext\n").unwrap_or_else(|e| panic!("{e}"));
-        splice(&path, &format!("{BEGIN}\none\n{END}\n")).unwrap_or_else(|e| panic!("{e}"));
-        splice(&path, &format!("{BEGIN}\ntwo\n{END}\n")).unwrap_or_else(|e| panic!("{e}"));
+        let markers = (BEGIN, END);
+        splice(&path, &format!("{BEGIN}\none\n{END}\n"), markers).unwrap_or_else(|e| panic!("{e}"));
+        splice(&path, &format!("{BEGIN}\ntwo\n{END}\n"), markers).unwrap_or_else(|e| panic!("{e}"));
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
         assert!(text.starts_with("# Results\n\ntext\n"), "{text}");
         assert!(text.contains("two") && !text.contains("one"), "{text}");

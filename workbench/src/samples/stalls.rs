@@ -1,0 +1,219 @@
+//! A stalls file (`vernier analyze --stalls FILE`, a record's `stalls.csv`): a CSV whose
+//! header names `start_ns` and `end_ns` (nanoseconds in the clock of the samples' send
+//! column), and optionally `core`. Rows are sorted by start and do not overlap (on one
+//! core, when a `core` column says which); anything else is an error naming the file and
+//! the line.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use vernier_stats::Stall;
+
+use super::{number, open};
+use crate::error::Error;
+
+/// The stalls of `path`, checked (see the module's documentation).
+pub fn read_stalls(path: &Path) -> Result<Vec<Stall>, Error> {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .from_reader(open(path)?);
+    let headers: Vec<String> = reader
+        .headers()
+        .map_err(|e| Error::input(path, Some(1), format!("cannot read the header: {e}")))?
+        .iter()
+        .map(|h| h.trim().to_string())
+        .collect();
+    let find = |name: &str| headers.iter().position(|h| h == name);
+    let (Some(start), Some(end)) = (find("start_ns"), find("end_ns")) else {
+        return Err(Error::input(
+            path,
+            Some(1),
+            format!("the header must name start_ns and end_ns (it has {headers:?})"),
+        ));
+    };
+    let core = find("core");
+    // The last stall's end per core (one key for all when no core column).
+    let mut last: HashMap<String, (f64, f64)> = HashMap::new();
+    let mut stalls = Vec::new();
+    for record in reader.records() {
+        let record = record.map_err(|e| {
+            let line = e.position().map(|p| p.line() as usize);
+            Error::input(path, line, format!("malformed CSV: {e}"))
+        })?;
+        let line = record.position().map_or(0, |p| p.line() as usize);
+        let field = |i: usize| {
+            record.get(i).ok_or_else(|| {
+                Error::input(path, Some(line), format!("the row has no {:?}", headers[i]))
+            })
+        };
+        let (s, e) = (
+            number(path, line, field(start)?)?,
+            number(path, line, field(end)?)?,
+        );
+        if s < 0.0 || e < 0.0 {
+            return Err(Error::input(
+                path,
+                Some(line),
+                format!(
+                    "a negative time ({s}, {e}): start_ns and end_ns are times in the samples' clock"
+                ),
+            ));
+        }
+        if e < s {
+            return Err(Error::input(
+                path,
+                Some(line),
+                format!("ends ({e}) before it starts ({s})"),
+            ));
+        }
+        let key = match core {
+            Some(i) => field(i)?.trim().to_string(),
+            None => String::new(),
+        };
+        let on = if key.is_empty() {
+            String::new()
+        } else {
+            format!(" on core {key}")
+        };
+        if let Some(&(ps, pe)) = last.get(&key) {
+            if s < ps {
+                return Err(Error::input(
+                    path,
+                    Some(line),
+                    format!("not sorted: starts at {s}, before the stall above{on} ({ps})"),
+                ));
+            }
+            if s < pe {
+                return Err(Error::input(
+                    path,
+                    Some(line),
+                    format!(
+                        "overlaps the stall above{on} (which ends at {pe}, after this one starts at {s})"
+                    ),
+                ));
+            }
+        }
+        last.insert(key, (s, e));
+        stalls.push(Stall { start: s, end: e });
+    }
+    Ok(stalls)
+}
+
+/// Checks that the `stalls` of `path` are in the clock of the requests sent at `send`:
+/// some request's span (send to reply) meets the stalls' span.
+pub fn check_clock(
+    path: &Path,
+    stalls: &[Stall],
+    send: &[f64],
+    latency: &[f64],
+) -> Result<(), Error> {
+    let (Some(first), Some(last)) = (
+        stalls.iter().map(|s| s.start).reduce(f64::min),
+        stalls.iter().map(|s| s.end).reduce(f64::max),
+    ) else {
+        return Ok(());
+    };
+    let from = send.iter().copied().reduce(f64::min).unwrap_or(f64::NAN);
+    let to = send
+        .iter()
+        .zip(latency)
+        .map(|(s, l)| s + l)
+        .reduce(f64::max)
+        .unwrap_or(f64::NAN);
+    if first <= to && last >= from {
+        return Ok(());
+    }
+    Err(Error::input(
+        path,
+        None,
+        format!(
+            "no sample within the stalls' span ({first:.0} to {last:.0} ns; the samples run from {from:.0} to {to:.0} ns): \
+             are the stalls in the send column's clock?"
+        ),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(text: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("stalls.csv");
+        std::fs::write(&path, text).unwrap();
+        (dir, path)
+    }
+
+    fn error(text: &str) -> String {
+        let (_dir, path) = file(text);
+        read_stalls(&path).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn reads_stalls_and_allows_overlap_across_cores() {
+        let (_dir, path) =
+            file("start_ns,end_ns,core,source\n10,20,0,host\n15,30,1,host\n25,40,0,spin\n");
+        let stalls = read_stalls(&path).unwrap();
+        assert_eq!(stalls.len(), 3);
+        assert_eq!(
+            stalls[1],
+            Stall {
+                start: 15.0,
+                end: 30.0
+            }
+        );
+    }
+
+    #[test]
+    fn bad_files_name_the_line() {
+        let e = error("start_ns,end_ns\n10,20\n5,8\n");
+        assert!(
+            e.contains("stalls.csv:3") && e.contains("not sorted"),
+            "{e}"
+        );
+        let e = error("start_ns,end_ns\n10,20\n15,30\n");
+        assert!(e.contains("stalls.csv:3") && e.contains("overlaps"), "{e}");
+        let e = error("start_ns,end_ns\n-10,20\n");
+        assert!(e.contains("stalls.csv:2") && e.contains("negative"), "{e}");
+        let e = error("start_ns,end_ns\n30,20\n");
+        assert!(
+            e.contains("stalls.csv:2") && e.contains("before it starts"),
+            "{e}"
+        );
+        let e = error("begin,finish\n1,2\n");
+        assert!(
+            e.contains("stalls.csv:1") && e.contains("start_ns and end_ns"),
+            "{e}"
+        );
+        let e = error("start_ns,end_ns\n1,x\n");
+        assert!(
+            e.contains("stalls.csv:2") && e.contains("not a number"),
+            "{e}"
+        );
+        let e = read_stalls(Path::new("/nonexistent/stalls.csv"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("/nonexistent/stalls.csv") && e.contains("cannot open"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn stalls_in_another_clock_are_refused() {
+        let (_dir, path) = file("start_ns,end_ns\n1,2\n");
+        let stalls = [Stall {
+            start: 1e15,
+            end: 1e15 + 5.0,
+        }];
+        let e = check_clock(&path, &stalls, &[0.0, 100.0], &[5.0, 5.0])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("send column's clock"), "{e}");
+        let near = [Stall {
+            start: 50.0,
+            end: 60.0,
+        }];
+        assert!(check_clock(&path, &near, &[0.0, 100.0], &[5.0, 5.0]).is_ok());
+    }
+}
