@@ -40,6 +40,12 @@
 //!    a low variance, and is the one the first narrow look lets through; a quarter more of
 //!    the series gives the clusters it missed a chance to show.
 //!
+//! 5. **The looks fit within the limit.** With a confirmation to come, a look whose
+//!    confirmation would not fit in the samples the limit allows cannot end in a stop:
+//!    [`Rule::within`] plans the next look no later than the limit over
+//!    [`Rule::min_growth`] (a smaller step when the full one would pass it), so that a
+//!    narrow look's confirmation fits, and says when no stop can come before the limit.
+//!
 //! What each part buys, measured by the coverage harness (100 replications each, the
 //! stalling server's p90 at a target of 20% of its value): steps alone 0.84, with the
 //! confirmation 0.90, with both guards 0.93 (`cargo run --release --example stopping_rule`
@@ -158,14 +164,16 @@ impl Rule {
 
     /// The samples (in all) that would make look `look`'s interval `ci`, on `n` samples,
     /// stop: the 1/√n prediction from its width against `target`, times the margin, or
-    /// what gives the effective tail a stop needs, whichever is more; not bounded by the
-    /// steps, so that a caller can say what the whole precision asked would take.
+    /// what gives the effective tail a stop needs, whichever is more, and for a narrow,
+    /// steady interval that awaits its confirmation, the confirming look's; not bounded by
+    /// the steps, so that a caller can say what the whole precision asked would take. Always
+    /// more than `n`: the look it is asked of did not stop.
     pub fn needed(&self, look: u32, n: usize, p: f64, ci: &DependentCi, target: f64) -> usize {
         let width = ci.width();
         let narrow = width <= target;
+        let tail = effective_tail(n, p, ci);
         // The effective count grows as n.
-        let by_tail =
-            n as f64 * self.tail_needed(look) / effective_tail(n, p, ci).max(f64::MIN_POSITIVE);
+        let by_tail = n as f64 * self.tail_needed(look) / tail.max(f64::MIN_POSITIVE);
         let by_width = if narrow {
             0.0
         } else if target > 0.0 {
@@ -174,11 +182,43 @@ impl Rule {
             f64::INFINITY
         };
         let wanted = by_tail.max(by_width).ceil();
-        if wanted.is_finite() && wanted < usize::MAX as f64 {
-            (wanted as usize).max(n)
+        let wanted = if wanted.is_finite() && wanted < usize::MAX as f64 {
+            wanted as usize
         } else {
             usize::MAX
+        };
+        // A look that did not stop needs at least its next one: a narrow, steady look its
+        // confirmation on `min_growth` times the samples.
+        wanted.max(grow(n, self.min_growth))
+    }
+
+    /// Where the next look goes when at most `limit` samples (in all) can be had: `step`'s
+    /// (a [`Step::More`] of the look on `n`), or earlier when that would leave no room for
+    /// the look that confirms it; `None` when no stop can come within `limit`. A
+    /// confirming look must fit whole: a smaller one is not the confirmation the rule
+    /// measured. Any other look is taken no later than `limit / min_growth` (with
+    /// [`Rule::confirm`]), the last whose confirmation fits, and still a step of at least
+    /// `min_growth` (a smaller one sorts everything again for a width barely different);
+    /// a look too near that to step has no stop ahead of it within the limit.
+    pub fn within(&self, step: Step, n: usize, limit: usize) -> Option<usize> {
+        let Step::More {
+            samples,
+            confirming,
+            ..
+        } = step
+        else {
+            return None;
+        };
+        if confirming {
+            return (samples <= limit).then_some(samples);
         }
+        let last = if self.confirm {
+            (limit as f64 / self.min_growth).floor() as usize
+        } else {
+            limit
+        };
+        let next = samples.min(last);
+        (next >= grow(n, self.min_growth)).then_some(next)
     }
 }
 
@@ -345,6 +385,58 @@ mod tests {
         assert_eq!(more(10_001), 12_500);
         assert_eq!(more(1_000_000), 40_000);
         assert_eq!(more(usize::MAX), 40_000);
+    }
+
+    #[test]
+    fn a_look_is_planned_so_that_its_confirmation_fits_within_the_limit() {
+        let rule = Rule::default();
+        let wide = |samples| Step::More {
+            samples,
+            narrow: false,
+            confirming: false,
+        };
+        // Room for the whole step and its confirmation: the step.
+        assert_eq!(rule.within(wide(20_000), 10_000, 100_000), Some(20_000));
+        // A step past limit / 1.25 is taken there, so that a narrow look's confirmation
+        // fits: 80,000 × 1.25 = 100,000.
+        assert_eq!(rule.within(wide(95_000), 60_000, 100_000), Some(80_000));
+        // Already there, or too near it for a step of a quarter: no look left whose
+        // confirmation fits.
+        assert_eq!(rule.within(wide(100_000), 80_000, 100_000), None);
+        assert_eq!(rule.within(wide(100_000), 70_000, 100_000), None);
+        // A confirmation fits whole, or not at all (the demo's 54,361 → 67,952 in 30 s).
+        let confirm = |samples| Step::More {
+            samples,
+            narrow: true,
+            confirming: true,
+        };
+        assert_eq!(rule.within(confirm(67_952), 54_361, 70_000), Some(67_952));
+        assert_eq!(rule.within(confirm(67_952), 54_361, 60_000), None);
+        assert_eq!(rule.within(Step::Stop, 54_361, 60_000), None);
+        // Without confirmations the last look is the limit's.
+        let unconfirmed = Rule {
+            confirm: false,
+            ..Rule::default()
+        };
+        assert_eq!(
+            unconfirmed.within(wide(120_000), 60_000, 100_000),
+            Some(100_000)
+        );
+    }
+
+    #[test]
+    fn a_narrow_steady_look_needs_its_confirmation_and_every_need_exceeds_the_samples() {
+        let rule = Rule::default();
+        // The demo's 2,000 req/s point: 39.6 µs wide against 88.3 asked on 54,361 samples
+        // at p99, inflated 2× (272 effective tail samples): its confirmation's 67,952.
+        let narrow = ci(100.0, 139.6, 2.0);
+        assert_eq!(rule.needed(6, 54_361, 0.99, &narrow, 88.3), 67_952);
+        for (low, high) in [(100.0, 139.6), (100.0, 200.0), (100.0, 100.5)] {
+            for n in [1_000, 54_361, 1_000_000] {
+                let c = ci(low, high, 3.0);
+                assert!(rule.needed(4, n, 0.99, &c, 88.3) > n, "{n} {low} {high}");
+            }
+        }
     }
 
     #[test]

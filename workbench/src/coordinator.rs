@@ -25,6 +25,7 @@ mod input;
 pub(crate) mod point;
 pub(crate) mod policy;
 pub mod reason;
+mod reason_ci;
 mod reason_kind;
 pub mod replication;
 mod result;

@@ -77,6 +77,20 @@ pub(crate) const HOST_SHARE_OF_TAIL: f64 = 0.1;
 /// the literature, in stats/src/sequential.rs; its coverage as it runs in docs/RESULTS.md).
 pub(crate) const STOPPING_RULE: Rule = Rule::METHODOLOGY;
 
+/// A point ends N/A at once, rather than at its time limit, when the samples the stopping
+/// rule predicts the precision asked needs (its last look's `Rule::needed`) are more than
+/// this many times the samples the point can hold by its limit. The prediction is the 1/√n
+/// law on one look's width, and that width is noisy: on this host memcached at 10,000
+/// req/s was 39.3 µs wide at 61,000 samples and 7.5 µs at 218,000, where 1/√n said 20.8,
+/// so that 61,000 · (39.3 / 7.5)² · 1.1 predicted 8.5 times the samples that gave 7.5 µs
+/// (a width inflated by a few stalls early on, the largest overshoot measured here). Ten
+/// times is beyond what that noise has explained: a point whose prediction is that far
+/// beyond its limit does not converge within it, and waiting for the limit only delays an
+/// N/A whose figure (the time more samples would take) is known already. Closer than
+/// that, the point goes on looking: its looks are planned within the limit
+/// (`Rule::within`), and one that can no longer be followed by a stop ends it then.
+pub(crate) const FAR_BEYOND_REACH: f64 = 10.0;
+
 // ---- steps and margins of the sample counts ----
 
 /// `method: lancet` asks for this many times the samples its width predicts (or the least

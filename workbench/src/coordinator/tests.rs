@@ -299,7 +299,19 @@ fn drive_with(
         decision = coordinator.step(at, input);
     }
     events.append(&mut decision.events);
+    assert_reasons_follow_from_figures(coordinator);
     events
+}
+
+/// Every reason of every result follows from its figures
+/// ([`super::reason::contradictions`]): run after each driven point.
+fn assert_reasons_follow_from_figures(coordinator: &Coordinator) {
+    for result in coordinator.results() {
+        for reason in &result.reasons {
+            let found = super::reason::contradictions(reason);
+            assert!(found.is_empty(), "{found:?}: {reason:#?}");
+        }
+    }
 }
 
 /// The first user command's event text.
@@ -882,6 +894,7 @@ fn drive_many(
         }
     }
     events.append(&mut decision.events);
+    assert_reasons_follow_from_figures(coordinator);
     events
 }
 
@@ -1885,4 +1898,68 @@ fn reasons_read_back_from_records_whatever_their_figures() {
         serde_json::to_value(&back).unwrap(),
         serde_json::from_str::<serde_json::Value>(earlier).unwrap()
     );
+}
+
+/// The looks are planned within the time limit: a look whose confirmation would not fit is
+/// taken earlier, so that no point ends N/A for want of the look that confirms a narrow one,
+/// and a point whose precision cannot come in time ends at the look that shows it, with the
+/// time more samples would take, rather than at its limit.
+#[test]
+fn a_narrow_look_s_confirmation_fits_and_a_hopeless_point_ends_at_once() {
+    let mut outcomes = Vec::new();
+    for (seed, width) in [
+        (31, 0.035),
+        (32, 0.04),
+        (33, 0.045),
+        (34, 0.05),
+        (35, 0.055),
+        (36, 0.06),
+    ] {
+        let mut cfg = vernier();
+        cfg.ci.width = CiWidth::Relative(width);
+        cfg.limits.max_duration = Duration::from_secs(30);
+        let mut c = Coordinator::new(cfg, &LoadPlan::Fixed(2_000.0));
+        let mut agent = FakeAgent::new(seed, exp_latency(50.0));
+        let events = drive(&mut c, &mut agent, Duration::from_secs(60));
+        let result = &c.results()[0];
+        let looks: Vec<usize> = checks(&events, CheckKind::Confidence)
+            .iter()
+            .map(|k| k.n)
+            .collect();
+        eprintln!(
+            "{width}: {:?} {:?} after {:.1} s, looks at {looks:?}",
+            result.verdict,
+            result.reasons.iter().map(Reason::kind).collect::<Vec<_>>(),
+            result.duration_s
+        );
+        for reason in &result.reasons {
+            assert!(
+                !matches!(
+                    reason.why,
+                    Why::Confidence(Confidence::Narrow(reason::Narrow {
+                        waits: reason::Awaited::Confirmation,
+                        ..
+                    }))
+                ),
+                "{reason:#?}"
+            );
+        }
+        outcomes.push(result.verdict);
+    }
+    assert!(outcomes.contains(&Verdict::Converged), "{outcomes:?}");
+
+    // p99 to within 0.5%: some 25 million samples, where 30 s at 2,000 req/s hold 60,000.
+    let mut cfg = vernier();
+    cfg.ci.width = CiWidth::Relative(0.005);
+    cfg.limits.max_duration = Duration::from_secs(30);
+    let mut c = Coordinator::new(cfg, &LoadPlan::Fixed(2_000.0));
+    let mut agent = FakeAgent::new(36, exp_latency(50.0));
+    drive(&mut c, &mut agent, Duration::from_secs(60));
+    let result = &c.results()[0];
+    assert_eq!(result.verdict, Verdict::NotAvailable);
+    assert!(result.duration_s < 20.0, "{}", result.duration_s);
+    let more = result
+        .more_time_s
+        .expect("the time more samples would take");
+    assert!(more > 10.0 * 30.0, "{more}");
 }

@@ -5,7 +5,6 @@
 
 use std::time::Duration;
 
-use vernier_agent::StallReport;
 use vernier_stats::Percentile;
 
 use super::findings::{
@@ -16,8 +15,12 @@ use super::reason::{
     AgentLost, AgentsDisagree, ClosedLoop, Confidence, HeavyTail, HeavyTooFew, HeldClosedLoop,
     HostKept, HostStalls, Hysteresis, Independence, Interarrival, Moment, NoEstimate, NotReached,
     OutOfTime, Quit, Reason, ReasonKind, Recorded, Replications, TargetFailed, TimedOut,
-    TooFewForCi, TooFewSamples, Why, Wide,
+    TooFewForCi, TooFewSamples, Why,
 };
+
+mod ci;
+
+use ci::{narrow, wide, wide_beyond, wide_found, wide_heavy};
 
 impl Reason {
     /// The sentence a person reads.
@@ -123,6 +126,7 @@ pub fn why(why: &Why) -> String {
         Why::HeavyTail(HeavyTail::Wide(f)) => wide_heavy(f),
         Why::HostStalls(f) => host_stalls(f),
         Why::Confidence(Confidence::Wide(f)) => wide(f),
+        Why::Confidence(Confidence::Narrow(f)) => narrow(f),
         Why::Confidence(Confidence::OutOfTime(f)) => timed_out(f),
         Why::Quit(Quit { moment }) => match moment {
             Moment::InRun => "the user quit; what was collected is kept".into(),
@@ -309,74 +313,6 @@ fn heavy_too_few(f: &HeavyTooFew) -> String {
         f.heaviness,
         f.heaviness_inside,
         f.inside
-    )
-}
-
-/// `the p99 CI is still … wide after … samples (target …)`.
-fn wide_found(f: &Wide) -> String {
-    format!(
-        "the {} CI is still {:.1} µs wide after {} samples (target {:.1} µs)",
-        f.p, f.ci_width_us, f.samples, f.target_us
-    )
-}
-
-/// `at 1/√n it needs about … samples, beyond the limits`.
-fn wide_beyond(f: &Wide) -> String {
-    format!(
-        "at 1/√n it needs about {} samples, beyond the limits",
-        f.samples_needed
-    )
-}
-
-/// A heavy tail kept the CI wide: `method: vernier` (heavy at the percentile and inside
-/// the tail) or `method: lancet` (the order statistics).
-fn wide_heavy(f: &Wide) -> String {
-    let h = f.heaviness.unwrap_or(f64::NAN);
-    match f.variance_inflation {
-        Some(_) => format!(
-            "heavy tail: {}; the latencies' own tail is {h:.1}× wider than an exponential's; {}",
-            wide_found(f),
-            wide_beyond(f)
-        ),
-        None => format!(
-            "heavy tail: {}, {h:.1}× wider than an exponential tail's; {}",
-            wide_found(f),
-            wide_beyond(f)
-        ),
-    }
-}
-
-/// The CI stayed wide, the tail not heavy: dependence (`method: vernier`, with the
-/// slowest few percent set apart when they are, and the stalls the probe saw) or the
-/// order statistics' width (`method: lancet`).
-fn wide(f: &Wide) -> String {
-    let (Some(inflation), Some(batch)) = (f.variance_inflation, f.batch_size) else {
-        return format!("{}; {}", wide_found(f), wide_beyond(f));
-    };
-    let shape = match (f.heaviness, f.heaviness_inside, f.inside) {
-        (Some(h), Some(b), Some(inside)) => format!(
-            "the slowest few percent are set apart from the rest ({h:.1}× an exponential tail's width at {}, {b:.1}× at {inside}: not a heavy-tailed service, but requests delayed by something that catches a few percent of them{})",
-            f.p,
-            f.stalls.as_ref().map_or(String::new(), few_stalls)
-        ),
-        _ => "the tail itself is not heavy".to_string(),
-    };
-    format!(
-        "{}: latencies stay correlated over about {batch} requests (variance ×{inflation:.1}); {shape}; {}",
-        wide_found(f),
-        wide_beyond(f)
-    )
-}
-
-/// Stalls too few to be named the cause, still a part of it.
-fn few_stalls(h: &StallReport) -> String {
-    format!(
-        "; the host probe saw {} stall{} > 1 ms on {} (up to {:.1} ms, {:.2}% of the time), too few to make the whole tail",
-        h.stalls_over_1ms,
-        if h.stalls_over_1ms == 1 { "" } else { "s" },
-        h.name(),
-        h.late_max_us / 1e3,
-        h.stalled_share * 100.0
     )
 }
 

@@ -16,12 +16,12 @@ use super::super::checks::{self, Interval};
 use super::super::decision::Decision;
 use super::super::event::{Check, CheckKind, CheckRole};
 use super::super::policy::{
-    COLLECT_SHARE_OF_TIME, HEAVY_TAIL_ALSO_AT, HEAVY_TAIL_FACTOR, RETRY_FACTOR, STOPPING_RULE,
-    least_step,
+    COLLECT_SHARE_OF_TIME, FAR_BEYOND_REACH, HEAVY_TAIL_ALSO_AT, HEAVY_TAIL_FACTOR, RETRY_FACTOR,
+    STOPPING_RULE,
 };
 use super::super::reason::{
-    AgentInterval, AgentsDisagree, Confidence, HeavyTail, HeavyTooFew, Reason, TooFewForCi,
-    TooFewSamples, Why, Wide,
+    AgentInterval, AgentsDisagree, Awaited, Confidence, HeavyTail, HeavyTooFew, Narrow, Reason,
+    TooFewForCi, TooFewSamples, Why, Wide,
 };
 use super::super::result::Verdict;
 use super::super::text;
@@ -47,16 +47,51 @@ impl Point {
         fewest + (COLLECT_SHARE_OF_TIME * left * per_agent) as usize
     }
 
-    /// `wanted` samples per agent, or, when that is out of reach, what the time left allows
-    /// as long as that is a real step beyond the `have` per agent: a need predicted from
-    /// the samples so far is noisy, so judge again on what can be had, and answer N/A only
-    /// when even that cannot be had.
-    fn within_reach(&self, at: Duration, wanted: usize, have: usize) -> usize {
-        let reachable = self.reachable(at);
-        if wanted > reachable && reachable >= least_step(have) {
-            reachable
-        } else {
-            wanted
+    /// Where the point goes after `look`, which did not stop, planned within the samples
+    /// the time left can give: the rule's next look, taken earlier when the full step
+    /// would leave no room for the look that confirms it (a need predicted from the
+    /// samples so far is noisy, so judge again on what can be had); N/A now when the
+    /// precision asked needs far more than the limit holds ([`FAR_BEYOND_REACH`]), or when
+    /// no look is left whose stop fits. With an SLO a last look at the limit can still
+    /// decide: its CI may lie wholly on one side.
+    fn plan(&self, at: Duration, look: &Look<'_>) -> Next {
+        let reach = self.reachable(at);
+        let limit = reach.saturating_mul(look.count);
+        let needed = self.looks.needed.unwrap_or(0);
+        if needed as f64 > FAR_BEYOND_REACH * limit as f64 {
+            return Next::FarBeyond { limit };
+        }
+        match STOPPING_RULE.within(look.step, look.n, limit) {
+            Some(total) => Next::Look(total.div_ceil(look.count).max(look.floor)),
+            None if self.config.slo.is_some() && reach >= look.floor => Next::Look(reach),
+            None => Next::NoRoom,
+        }
+    }
+
+    /// The check's decision when `next` ends the point; `None` when it looks again.
+    fn ending(next: &Next, needed: usize) -> Option<String> {
+        match next {
+            Next::Look(_) => None,
+            Next::FarBeyond { limit } => Some(format!(
+                "N/A now: about {needed} samples in all would do, more than {FAR_BEYOND_REACH}× the {limit} the time left allows"
+            )),
+            Next::NoRoom => Some(
+                "N/A now: no look is left whose stop (and its confirmation) fits before the time limit"
+                    .into(),
+            ),
+        }
+    }
+
+    /// Goes on to the next look, or ends the point N/A with `reason` (and the time the
+    /// samples the precision asked needs would take) when `next` says no stop can come.
+    fn follow(&mut self, at: Duration, next: Next, reason: Reason, out: &mut Decision) {
+        match next {
+            Next::Look(wanted) => self.extend_look(at, wanted, vec![reason], out),
+            Next::FarBeyond { .. } | Next::NoRoom => {
+                let mut reasons = vec![reason];
+                self.say_more_time(&mut reasons);
+                self.finish_na(at, reasons, out);
+            }
         }
     }
 
@@ -249,15 +284,6 @@ impl Point {
         (intervals, one)
     }
 
-    /// Per agent, what the rule's next look asks for in all (`look.step`'s samples shared
-    /// by the agents, never fewer than one more than now).
-    fn next_look(&self, look: &Look<'_>) -> usize {
-        match look.step {
-            Step::More { samples, .. } => samples.div_ceil(look.count).max(look.floor),
-            Step::Stop => self.rounds.wanted + 1,
-        }
-    }
-
     /// The samples are too few for a dependence-valid interval: the check says how many
     /// would do, and the next look is asked for with the cause named (the latencies' own
     /// heavy tail, the host's stalls, or their dependence).
@@ -268,15 +294,13 @@ impl Point {
         need: &NeedMore,
         out: &mut Decision,
     ) {
-        let Look {
-            p, conf, n, count, ..
-        } = *look;
+        let Look { p, conf, n, .. } = *look;
         let sorted = look.sorted;
         self.looks.needed = Some(need.needed);
-        let wanted = self.next_look(look);
+        self.looks.narrow = None;
         // The need comes from the dependence seen so far, as noisy as the width's
         // prediction below.
-        let wanted = self.within_reach(at, wanted, n / count);
+        let next = self.plan(at, look);
         // How long, in time, the samples stay dependent: each agent's series is
         // its kept requests in send order.
         let per_agent = self.config.rate / self.live_count() as f64 * self.rounds.sampling;
@@ -300,7 +324,10 @@ impl Point {
                 pvalue: None,
                 n,
                 detail: text::too_few(&too_few),
-                decision: format!("collect {wanted} per agent"),
+                decision: match &next {
+                    Next::Look(wanted) => format!("collect {wanted} per agent"),
+                    ending => Self::ending(ending, need.needed).unwrap_or_default(),
+                },
                 data: None,
             },
             out,
@@ -316,14 +343,14 @@ impl Point {
             percentile(sorted, inside.fraction()).is_some_and(|v| self.host_reaches(inside, v));
         if !host_inside && let Some(heavy) = heavy_too_few(sorted, &too_few) {
             let reason = Reason::new(Why::HeavyTail(HeavyTail::TooFew(heavy)));
-            self.extend_look(at, wanted, vec![reason], out);
+            self.follow(at, next, reason, out);
             return;
         }
         // Samples beyond the percentile that come in clusters are the host's doing
         // when its stalls reach that far.
         let why = Why::TooFewSamples(TooFewSamples::Ci(too_few));
         let reason = self.tail_cause(at, look.value, why);
-        self.extend_look(at, wanted, vec![reason], out);
+        self.follow(at, next, reason, out);
     }
 
     /// The interval is valid but not yet narrow enough (or narrow, and the rule wants it
@@ -338,23 +365,39 @@ impl Point {
         out: &mut Decision,
     ) {
         let Look {
-            p,
-            n,
-            count,
-            target_us,
-            ..
+            p, n, target_us, ..
         } = *look;
         let width = combined.width();
         let narrow = width <= target_us;
         // The width shrinks as 1/√n (the dependence is in it): the rule's next look is sized
         // from the samples that predicts, within its steps.
-        let per_agent_n = n / count;
         let total_needed = STOPPING_RULE.needed(look.look, n, p.fraction(), combined, target_us);
         self.looks.needed = Some(total_needed);
-        let wanted = self.next_look(look);
+        // Narrow, but the rule's stop needs more: what an N/A says, now or at the limit.
+        self.looks.narrow = narrow.then(|| Narrow {
+            p,
+            ci_width_us: width,
+            target_us,
+            samples: n,
+            samples_needed: total_needed,
+            look: look.look,
+            effective_tail: effective_tail(n, p.fraction(), combined),
+            tail_needed: STOPPING_RULE.tail_needed(look.look),
+            waits: if self.looks.confirming {
+                Awaited::Confirmation
+            } else {
+                Awaited::Tail
+            },
+        });
         // A width from few tail samples is noisy, and its prediction more so.
-        let wanted = self.within_reach(at, wanted, per_agent_n);
-        check.decision = if self.looks.confirming {
+        let next = self.plan(at, look);
+        let wanted = match next {
+            Next::Look(wanted) => wanted,
+            _ => 0,
+        };
+        check.decision = if let Some(ending) = Self::ending(&next, total_needed) {
+            ending
+        } else if self.looks.confirming {
             format!("narrow: the next look, on {wanted} per agent, confirms it before the stop")
         } else if narrow {
             format!(
@@ -370,8 +413,13 @@ impl Point {
             )
         };
         self.check(at, check, out);
-        let reason = self.wide_reason(at, look, combined, total_needed);
-        self.extend_look(at, wanted, vec![reason], out);
+        let reason = match self.looks.narrow.clone() {
+            Some(narrow) => {
+                self.tail_cause(at, look.value, Why::Confidence(Confidence::Narrow(narrow)))
+            }
+            None => self.wide_reason(at, look, combined, total_needed),
+        };
+        self.follow(at, next, reason, out);
     }
 
     /// Why the interval is still too wide, for an N/A: the latencies' own heavy tail, the
@@ -443,6 +491,20 @@ impl Point {
             Why::Confidence(Confidence::Wide(correlated)),
         )
     }
+}
+
+/// Where the point goes after a look that did not stop.
+enum Next {
+    /// Look again once every agent holds this many samples.
+    Look(usize),
+    /// The precision asked needs more than [`FAR_BEYOND_REACH`] times the samples (in all)
+    /// the time left allows, `limit`: N/A now.
+    FarBeyond {
+        /// The samples in all the point can hold by its limit.
+        limit: usize,
+    },
+    /// No look is left whose stop fits before the limit: N/A now.
+    NoRoom,
 }
 
 /// One look of `method: vernier`'s confidence step: what its outcomes share.

@@ -23,6 +23,7 @@ impl Point {
         self.looks.count = 0;
         self.looks.confirming = false;
         self.looks.needed = None;
+        self.looks.narrow = None;
         self.host.stale = true;
         for a in &mut self.agents {
             a.round = RoundTally::new();
@@ -138,8 +139,9 @@ impl Point {
 
     /// The sequential rule's next look (`method: vernier`'s confidence step): `wanted`
     /// samples per agent in the same round. Looks do not count against the tries (the rule's
-    /// steps bound them). The point ends N/A with `reasons` only when the next look cannot
-    /// be had in the time left (a width inflated by a few stalls early on can narrow far
+    /// steps bound them), and are planned within the time left (`Point::plan`); should the
+    /// rate fall short so that the next look cannot be had in the time left after all, the
+    /// point ends N/A with `reasons` here (a width inflated by a few stalls early on can narrow far
     /// faster than 1/√n: memcached at 10,000 req/s here was 39.3 µs wide at 61,000 samples
     /// and 7.5 µs at 218,000, where 1/√n said 20.8), and the reasons then say how much more
     /// time the whole precision would take at this rate.

@@ -12,7 +12,7 @@ use vernier_agent::{Sample, StallReport, histogram};
 use super::super::config::PointConfig;
 use super::super::decision::{Action, Decision};
 use super::super::event::{Check, Event, EventKind, Phase};
-use super::super::reason::Reason;
+use super::super::reason::{Narrow, Reason};
 use super::super::result::{InterarrivalResult, PointResult};
 use crate::scenario::Limits;
 
@@ -309,6 +309,9 @@ pub(super) struct Looks {
     pub(super) needed: Option<usize>,
     /// The combined CI's width at the last look, µs.
     pub(super) ci_width_us: Option<f64>,
+    /// The last look's figures when it was as narrow as asked but did not stop: what an
+    /// N/A then says, rather than that the CI stayed wide.
+    pub(super) narrow: Option<Narrow>,
 }
 
 /// The host's stalls while the current phase loads (warm-up, or a measuring round), per

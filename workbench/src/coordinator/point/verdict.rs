@@ -59,11 +59,13 @@ impl Point {
             max_duration_s,
             ci_width_us: self.looks.ci_width_us,
         };
-        let reason = self.tail_cause(
-            at,
-            value_us,
-            Why::Confidence(Confidence::OutOfTime(timed_out)),
-        );
+        // A last look as narrow as asked was not cut short by a wide CI: its figures say
+        // what the stop waited for.
+        let why = match self.looks.narrow.clone() {
+            Some(narrow) => Confidence::Narrow(narrow),
+            None => Confidence::OutOfTime(timed_out),
+        };
+        let reason = self.tail_cause(at, value_us, Why::Confidence(why));
         let mut reasons = vec![reason];
         self.say_more_time(&mut reasons);
         self.finish_na(at, reasons, out);
