@@ -240,15 +240,22 @@ pub struct WithoutStalls {
     pub percentiles: Vec<PercentileEstimate>,
 }
 
-/// The untouched requests' latencies in send order, with their weights.
-pub fn untouched(spans: Spans<'_>, marks: &Marks) -> (Vec<f64>, Vec<f64>) {
-    spans
-        .latency
+/// The untouched requests' `values` (one per span: their latencies, or another measure
+/// of them) in the order given, each with its weight against the selection, 1/free(L) of
+/// its span's length L, scaled to mean 1.
+pub fn untouched(spans: Spans<'_>, marks: &Marks, values: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    let (kept, mut weights): (Vec<f64>, Vec<f64>) = values
         .iter()
+        .zip(spans.latency)
         .zip(&marks.touched)
         .filter(|(_, t)| !**t)
-        .map(|(&l, _)| (l, 1.0 / marks.free_time(l).max(f64::MIN_POSITIVE)))
-        .unzip()
+        .map(|((&v, &l), _)| (v, 1.0 / marks.free_time(l).max(f64::MIN_POSITIVE)))
+        .unzip();
+    let mean = weights.iter().sum::<f64>() / weights.len().max(1) as f64;
+    if mean > 0.0 {
+        weights.iter_mut().for_each(|w| *w /= mean);
+    }
+    (kept, weights)
 }
 
 /// The `percentiles` (fractions) of the requests no stall touched ([`Reach::Drain`]),
@@ -261,7 +268,7 @@ pub fn without_stalls(
     confidence: f64,
 ) -> Result<WithoutStalls, StatsError> {
     let marks = mark(spans, stalls, Reach::Drain)?;
-    let (latency, weights) = untouched(spans, &marks);
+    let (latency, weights) = untouched(spans, &marks, spans.latency);
     let samples = WeightedSamples::new(latency, &weights)?;
     let percentiles = percentiles
         .iter()
