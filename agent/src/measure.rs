@@ -175,7 +175,7 @@ pub struct Batch {
 
 impl Batch {
     /// An empty batch of `worker`, its buffers sized for an interval's samples.
-    pub(crate) fn empty(worker: u32) -> Batch {
+    pub fn empty(worker: u32) -> Batch {
         Batch {
             worker,
             generation: 0,

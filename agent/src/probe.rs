@@ -252,6 +252,31 @@ impl HostProbe {
         self.take_all().0
     }
 
+    /// The stalls kept since the last take, as [`HostProbe::take_all`] gives them, without
+    /// taking the tallies (no histogram is made: cheap enough for every batch).
+    pub fn take_stalls(&self) -> StallLog {
+        std::mem::take(&mut lock(&self.tally).intervals)
+    }
+
+    /// A probe on each of `cpus` (each once; one unpinned when there are none), at
+    /// [`DEFAULT_PERIOD`]: what an agent runs beside its workers. A probe that cannot start
+    /// is left out (its core's stalls then go unseen; the workers' own spins still tell).
+    pub fn on_cores(cpus: &[usize]) -> Vec<HostProbe> {
+        let mut cores: Vec<Option<usize>> = Vec::new();
+        for &cpu in cpus {
+            if !cores.contains(&Some(cpu)) {
+                cores.push(Some(cpu));
+            }
+        }
+        if cores.is_empty() {
+            cores.push(None);
+        }
+        cores
+            .into_iter()
+            .filter_map(|cpu| HostProbe::start(cpu, DEFAULT_PERIOD).ok())
+            .collect()
+    }
+
     /// What was seen since the last take, as [`HostProbe::take`] gives it, and each stall
     /// as an interval on `CLOCK_MONOTONIC` ([`StallLog::since`] moves them to an engine's
     /// clock), at most [`MAX_INTERVALS`](crate::MAX_INTERVALS) of them.
@@ -588,6 +613,21 @@ mod tests {
     }
 
     #[test]
+    fn an_agent_probes_each_of_its_cores_once() {
+        let cpus = crate::sys::available_cpus();
+        let probes = HostProbe::on_cores(&[cpus[0], cpus[0]]);
+        assert_eq!(
+            probes.iter().map(HostProbe::cpu).collect::<Vec<_>>(),
+            [Some(cpus[0])]
+        );
+        let probes = HostProbe::on_cores(&[]);
+        assert_eq!(
+            probes.iter().map(HostProbe::cpu).collect::<Vec<_>>(),
+            [None]
+        );
+    }
+
+    #[test]
     fn dropping_the_probe_stops_its_thread() {
         let probe = HostProbe::start(None, Duration::from_millis(1)).unwrap();
         let tally = Arc::downgrade(&probe.tally);
@@ -663,7 +703,7 @@ mod tests {
             core: None,
             source: crate::StallSource::Probe,
         });
-        let taken = probe.take_all().1.intervals;
+        let taken = probe.take_stalls().intervals;
         assert!(taken.iter().any(|s| s.start_ns == 1), "{taken:?}");
         let again = probe.take_all().1.intervals;
         assert!(again.iter().all(|s| s.start_ns != 1), "{again:?}");
