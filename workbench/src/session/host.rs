@@ -212,32 +212,21 @@ mod tests {
                 pending.append(&seen);
             }
         }
-        let mut remote = Batch::empty(0);
-        probes.attach(1, None, &mut remote);
-        assert!(remote.stalls.is_empty());
+        // What agent `agent`'s next batch gets, its engine started at `origin` if local.
+        let mut attached = |agent: usize, origin: Option<u64>| {
+            let mut batch = Batch::empty(0);
+            probes.attach(agent, origin, &mut batch);
+            let got: Vec<(u64, u64)> = (batch.stalls.intervals.iter())
+                .map(|s| (s.start_ns, s.end_ns))
+                .collect();
+            got
+        };
+        assert_eq!(attached(1, None), []);
         // Agent 0's engine started at 1 ms, agent 2's at 6 ms (the stall began before).
-        let mut first = Batch::empty(0);
-        probes.attach(0, Some(1_000_000), &mut first);
-        let got: Vec<_> = first
-            .stalls
-            .intervals
-            .iter()
-            .map(|s| (s.start_ns, s.end_ns))
-            .collect();
-        assert_eq!(got, [(4_000_000, 8_000_000)]);
-        let mut second = Batch::empty(0);
-        probes.attach(2, Some(6_000_000), &mut second);
-        let got: Vec<_> = second
-            .stalls
-            .intervals
-            .iter()
-            .map(|s| (s.start_ns, s.end_ns))
-            .collect();
-        assert_eq!(got, [(0, 3_000_000)]);
+        assert_eq!(attached(0, Some(1_000_000)), [(4_000_000, 8_000_000)]);
+        assert_eq!(attached(2, Some(6_000_000)), [(0, 3_000_000)]);
         // Given once: the next batch has none.
-        let mut again = Batch::empty(0);
-        probes.attach(0, Some(1_000_000), &mut again);
-        assert!(again.stalls.is_empty());
+        assert_eq!(attached(0, Some(1_000_000)), []);
         assert!(probes.take(&[true, false, true]).is_empty());
     }
 }
