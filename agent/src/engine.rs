@@ -11,6 +11,7 @@ mod nic_clock;
 mod pacer;
 mod report;
 mod requests;
+mod spin;
 mod tally;
 mod worker;
 
@@ -94,6 +95,9 @@ pub(crate) enum Command {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Epoch {
     pub(crate) mono: Instant,
+    /// CLOCK_MONOTONIC at `mono`, ns (`Instant` reads the same clock): what a host probe's
+    /// intervals are shifted by to reach the samples' clock.
+    pub(crate) mono_ns: u64,
     /// CLOCK_REALTIME at `mono`, ns: kernel software timestamps are on this clock.
     pub(crate) realtime_ns: u64,
 }
@@ -102,6 +106,7 @@ impl Epoch {
     fn now() -> Self {
         Epoch {
             mono: Instant::now(),
+            mono_ns: crate::sys::monotonic_ns(),
             realtime_ns: crate::sys::realtime_ns(),
         }
     }
@@ -136,6 +141,7 @@ pub struct Engine {
     counters: Arc<Mutex<Vec<Counters>>>,
     workers_n: usize,
     started: Instant,
+    origin_ns: u64,
 }
 
 impl std::fmt::Debug for WorkerHandle {
@@ -204,6 +210,7 @@ impl Engine {
             counters,
             workers_n: spec.workers,
             started: epoch.mono,
+            origin_ns: epoch.mono_ns,
         };
         let deadline = Instant::now() + START_TIMEOUT;
         for _ in 0..engine.workers_n {
@@ -303,6 +310,14 @@ impl Engine {
     /// Number of worker threads.
     pub fn workers(&self) -> usize {
         self.workers_n
+    }
+
+    /// `CLOCK_MONOTONIC` when the engine started, ns: the zero of its samples' clock (a
+    /// [`Sample`](crate::Sample)'s `departure_ns`, a [`Batch`]'s stalls), so that a
+    /// [`HostProbe`](crate::HostProbe)'s intervals, on `CLOCK_MONOTONIC`, reach it through
+    /// [`StallLog::since`](crate::StallLog::since).
+    pub fn clock_origin_ns(&self) -> u64 {
+        self.origin_ns
     }
 
     /// Time since the engine started.

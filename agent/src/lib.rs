@@ -10,7 +10,9 @@
 //! - [`calibrate`]: this host's floor: clock cost, loopback ping-pong RTT, timestamp
 //!   sources, and the host's own jitter.
 //! - [`HostProbe`]: the host's stalls during a run, from how late a sleeping thread's
-//!   timer wake-ups come (no spinning), as a [`StallReport`].
+//!   timer wake-ups come (no spinning), as a [`StallReport`], and each stall as a
+//!   [`StallInterval`] on the samples' clock (with a spinning worker's own, in its
+//!   [`Batch`]'s `stalls`).
 
 #![deny(missing_docs)]
 
@@ -26,8 +28,13 @@ mod config;
 mod engine;
 mod measure;
 mod probe;
+mod stall;
 
 pub use config::{AgentKind, ConfigError, LoadSpec, PollMode, Workload};
 pub use engine::{Engine, EngineError};
 pub use measure::{Batch, Counters, Outcome, RequestKind, Sample, histogram};
 pub use probe::{DEFAULT_PERIOD, HostProbe, NOT_OURS_NS, STALL_NS, StallReport, fmt_late};
+pub use stall::{
+    MAX_INTERVALS, PROBE_PERIOD, STALL_THRESHOLD_NS, StallInterval, StallLog, StallSource,
+    stall_of_spin, stall_of_wakeup,
+};

@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
+use crate::stall::StallLog;
+
 /// One kept request. 24 bytes: a million kept samples cost 24 MB. Plain old data with no
 /// padding, so that a batch's samples go on the wire as their own bytes (little-endian).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, bytemuck::Pod, bytemuck::Zeroable)]
@@ -56,6 +58,19 @@ pub enum Outcome {
     Ok = 2,
     /// The server answered with an error.
     Error = 3,
+}
+
+impl Outcome {
+    /// What a reply of `kind` meant: a hit, a miss, an error, or any other success.
+    pub(crate) fn of(kind: vernier_protocols::ReplyKind) -> Outcome {
+        use vernier_protocols::ReplyKind;
+        match kind {
+            ReplyKind::Hit => Outcome::Hit,
+            ReplyKind::Miss => Outcome::Miss,
+            ReplyKind::Error => Outcome::Error,
+            _ => Outcome::Ok,
+        }
+    }
 }
 
 /// Counts of one worker: cumulative (from the start, as [`crate::Engine::counters`] gives
@@ -151,11 +166,16 @@ pub struct Batch {
     /// What was counted in the interval (totals as deltas, gauges at its end), like the
     /// histograms: a batch stands on its own.
     pub counts: Counters,
+    /// The stalls seen in the interval, on the samples' clock: the worker's own, when it
+    /// spins (a zero-timeout poll that took longer than
+    /// [`STALL_THRESHOLD_NS`](crate::STALL_THRESHOLD_NS)), and those of host probes that
+    /// the agent (or, for an agent in its process, the session) runs, added on the way.
+    pub stalls: StallLog,
 }
 
 impl Batch {
     /// An empty batch of `worker`, its buffers sized for an interval's samples.
-    pub(crate) fn empty(worker: u32) -> Batch {
+    pub fn empty(worker: u32) -> Batch {
         Batch {
             worker,
             generation: 0,
@@ -169,6 +189,7 @@ impl Batch {
             served: histogram(),
             asked: histogram(),
             counts: Counters::default(),
+            stalls: StallLog::default(),
         }
     }
 
@@ -183,6 +204,7 @@ impl Batch {
         self.served.reset();
         self.asked.reset();
         self.counts = Counters::default();
+        self.stalls.clear();
         self.generation = 0;
     }
 }

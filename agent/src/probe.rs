@@ -14,14 +14,20 @@
 //! the timer's own latency (tens of µs on a quiet core, the timer slack set to 1 ns) plus
 //! any time the core was not the guest's, or was busy with other work.
 //!
+//! Each stall is also kept as an interval ([`StallInterval`](crate::StallInterval): from
+//! the wake-up before the late one to the late one), on the probe's clock
+//! (`CLOCK_MONOTONIC`);
+//! [`crate::stall`]'s doc states what a probe of [`PROBE_PERIOD`] sees and how well.
+//!
 //! ```no_run
 //! use std::time::Duration;
-//! use vernier_agent::HostProbe;
+//! use vernier_agent::{HostProbe, PROBE_PERIOD};
 //!
-//! let probe = HostProbe::start(Some(1), Duration::from_millis(1))?;
+//! let probe = HostProbe::start(Some(1), PROBE_PERIOD)?;
 //! std::thread::sleep(Duration::from_secs(1));
-//! // wake-ups 1 ms apart came p50 55 µs, p99 1.2 ms, max 3.4 ms late; ...
-//! println!("{}", probe.take());
+//! let (report, stalls) = probe.take_all();
+//! // wake-ups 200 µs apart came p50 55 µs, p99 1.2 ms, max 3.4 ms late; ...
+//! println!("{report}; {} stalls over 100 µs", stalls.intervals.len());
 //! # Ok::<(), std::io::Error>(())
 //! ```
 
@@ -38,6 +44,7 @@ use nix::time::{ClockId, ClockNanosleepFlags, clock_nanosleep};
 use serde::{Deserialize, Serialize};
 
 use crate::measure::histogram;
+use crate::stall::{PROBE_PERIOD, StallLog, stall_of_wakeup};
 use crate::sys::{monotonic_ns, pin_current_thread, set_thread_realtime};
 
 /// A wake-up later than this is a stall: ten times the tails of the microsecond services
@@ -54,9 +61,9 @@ pub const NOT_OURS_NS: u64 = 100_000;
 /// microseconds a period.
 pub const REALTIME_PRIORITY: i32 = 10;
 
-/// The period [`HostProbe::start`] is usually given: a thousand wake-ups a second see a
-/// stall of a millisecond or more, and cost a few thousandths of a core.
-pub const DEFAULT_PERIOD: Duration = Duration::from_millis(1);
+/// The period [`HostProbe::start`] is usually given: [`PROBE_PERIOD`], chosen from the
+/// detection limits its intervals need (see [`crate::stall`]).
+pub const DEFAULT_PERIOD: Duration = PROBE_PERIOD;
 
 /// A thread measuring how late its timer wake-ups come, on one core or wherever the
 /// scheduler puts it. Dropping it stops the thread (within a period) and waits for it.
@@ -87,6 +94,8 @@ struct Tally {
     not_ours_ns: u64,
     max_ns: u64,
     since_ns: u64,
+    /// The stalls as intervals (a wake-up more than [`NOT_OURS_NS`] late).
+    intervals: StallLog,
 }
 
 impl Tally {
@@ -98,6 +107,16 @@ impl Tally {
             not_ours_ns: 0,
             max_ns: 0,
             since_ns,
+            intervals: StallLog::default(),
+        }
+    }
+
+    /// A wake-up at `now` from a sleep to `deadline`, the one before at `previous`, of the
+    /// probe on `core`: its lateness tallied, and its stall kept if it is one.
+    fn wakeup(&mut self, previous: u64, deadline: u64, now: u64, core: Option<u32>) {
+        self.record(now.saturating_sub(deadline));
+        if let Some(stall) = stall_of_wakeup(previous, deadline, now, core) {
+            self.intervals.push(stall);
         }
     }
 
@@ -188,7 +207,8 @@ impl HostProbe {
                     lock(&tally).since_ns = monotonic_ns();
                     let _ = ready_tx.send(Ok(realtime));
                     drop(ready_tx);
-                    run(period_ns, &tally, &stop);
+                    let core = cpu.and_then(|c| u32::try_from(c).ok());
+                    run(period_ns, core, &tally, &stop);
                 }
             })?;
         let started = ready_rx.recv();
@@ -226,8 +246,41 @@ impl HostProbe {
     }
 
     /// What was seen since the last take (or since the start): a delta; the probe starts
-    /// counting afresh.
+    /// counting afresh. The stalls' intervals are dropped: [`HostProbe::take_all`] keeps
+    /// them.
     pub fn take(&self) -> StallReport {
+        self.take_all().0
+    }
+
+    /// The stalls kept since the last take, as [`HostProbe::take_all`] gives them, without
+    /// taking the tallies (no histogram is made: cheap enough for every batch).
+    pub fn take_stalls(&self) -> StallLog {
+        std::mem::take(&mut lock(&self.tally).intervals)
+    }
+
+    /// A probe on each of `cpus` (each once; one unpinned when there are none), at
+    /// [`DEFAULT_PERIOD`]: what an agent runs beside its workers. A probe that cannot start
+    /// is left out (its core's stalls then go unseen; the workers' own spins still tell).
+    pub fn on_cores(cpus: &[usize]) -> Vec<HostProbe> {
+        let mut cores: Vec<Option<usize>> = Vec::new();
+        for &cpu in cpus {
+            if !cores.contains(&Some(cpu)) {
+                cores.push(Some(cpu));
+            }
+        }
+        if cores.is_empty() {
+            cores.push(None);
+        }
+        cores
+            .into_iter()
+            .filter_map(|cpu| HostProbe::start(cpu, DEFAULT_PERIOD).ok())
+            .collect()
+    }
+
+    /// What was seen since the last take, as [`HostProbe::take`] gives it, and each stall
+    /// as an interval on `CLOCK_MONOTONIC` ([`StallLog::since`] moves them to an engine's
+    /// clock), at most [`MAX_INTERVALS`](crate::MAX_INTERVALS) of them.
+    pub fn take_all(&self) -> (StallReport, StallLog) {
         // The fresh histogram is allocated before the lock, so that the probe's thread
         // never waits for an allocation.
         let mut fresh = Tally::new(0);
@@ -238,7 +291,11 @@ impl HostProbe {
             std::mem::swap(&mut *tally, &mut fresh);
             now
         };
-        fresh.report(self.cpu, self.period, self.realtime, now)
+        let intervals = std::mem::take(&mut fresh.intervals);
+        (
+            fresh.report(self.cpu, self.period, self.realtime, now),
+            intervals,
+        )
     }
 }
 
@@ -251,13 +308,16 @@ impl Drop for HostProbe {
     }
 }
 
-/// The probe's loop: sleep to the deadline, note how late the wake-up came, next deadline.
-fn run(period_ns: u64, tally: &Mutex<Tally>, stop: &AtomicBool) {
-    let mut deadline = monotonic_ns().saturating_add(period_ns);
+/// The probe's loop: sleep to the deadline, note how late the wake-up came (and the
+/// stall, from the wake-up before, when it is one), next deadline.
+fn run(period_ns: u64, core: Option<u32>, tally: &Mutex<Tally>, stop: &AtomicBool) {
+    let mut previous = monotonic_ns();
+    let mut deadline = previous.saturating_add(period_ns);
     while !stop.load(Ordering::Relaxed) {
         sleep_until(deadline);
         let now = monotonic_ns();
-        lock(tally).record(now.saturating_sub(deadline));
+        lock(tally).wakeup(previous, deadline, now, core);
+        previous = now;
         deadline = next_deadline(deadline, period_ns, now);
     }
 }
@@ -265,7 +325,7 @@ fn run(period_ns: u64, tally: &Mutex<Tally>, stop: &AtomicBool) {
 /// The first deadline after `now` on the grid `deadline + k·period`. Deadlines missed in a
 /// stall are skipped rather than fired at once: a stall counts once, by its length, not
 /// again in each deadline it swallowed.
-fn next_deadline(deadline: u64, period_ns: u64, now: u64) -> u64 {
+pub(crate) fn next_deadline(deadline: u64, period_ns: u64, now: u64) -> u64 {
     let next = deadline.saturating_add(period_ns);
     if next > now {
         next
@@ -498,6 +558,7 @@ fn percent(share: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::StallInterval;
 
     #[test]
     fn wakes_about_once_a_period_and_takes_deltas() {
@@ -552,6 +613,21 @@ mod tests {
     }
 
     #[test]
+    fn an_agent_probes_each_of_its_cores_once() {
+        let cpus = crate::sys::available_cpus();
+        let probes = HostProbe::on_cores(&[cpus[0], cpus[0]]);
+        assert_eq!(
+            probes.iter().map(HostProbe::cpu).collect::<Vec<_>>(),
+            [Some(cpus[0])]
+        );
+        let probes = HostProbe::on_cores(&[]);
+        assert_eq!(
+            probes.iter().map(HostProbe::cpu).collect::<Vec<_>>(),
+            [None]
+        );
+    }
+
+    #[test]
     fn dropping_the_probe_stops_its_thread() {
         let probe = HostProbe::start(None, Duration::from_millis(1)).unwrap();
         let tally = Arc::downgrade(&probe.tally);
@@ -574,7 +650,63 @@ mod tests {
         for &us in late_us {
             tally.record(us * 1_000);
         }
-        tally.report(Some(1), DEFAULT_PERIOD, true, (seconds * 1e9) as u64)
+        tally.report(
+            Some(1),
+            Duration::from_millis(1),
+            true,
+            (seconds * 1e9) as u64,
+        )
+    }
+
+    #[test]
+    fn a_late_wakeup_is_kept_as_an_interval_beside_the_tallies() {
+        // Simulated wake-ups 200 µs apart, 40 µs late, but the one due at 1.2 ms comes at
+        // 3.5 ms: the core was away from after 1.04 ms (the wake-up before) to 3.5 ms.
+        let mut tally = Tally::new(0);
+        let mut previous = 0;
+        for k in 1..=5u64 {
+            let deadline = k * 200_000;
+            tally.wakeup(previous, deadline, deadline + 40_000, Some(2));
+            previous = deadline + 40_000;
+        }
+        tally.wakeup(previous, 1_200_000, 3_500_000, Some(2));
+        tally.wakeup(3_500_000, 3_600_000, 3_640_000, Some(2));
+        assert_eq!(
+            tally.intervals.intervals,
+            [StallInterval {
+                start_ns: 1_040_000,
+                end_ns: 3_500_000,
+                core: Some(2),
+                source: crate::StallSource::Probe,
+            }]
+        );
+        assert_eq!(tally.intervals.dropped, 0);
+        let report = tally.report(Some(2), DEFAULT_PERIOD, true, 3_640_000);
+        assert_eq!((report.wakeups, report.stalls_over_1ms), (7, 1));
+    }
+
+    #[test]
+    fn a_take_gives_the_intervals_once() {
+        let probe = HostProbe::start(None, DEFAULT_PERIOD).unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        // Whatever this host did meanwhile, each interval is one of a late wake-up.
+        let (report, stalls) = probe.take_all();
+        assert!(report.wakeups > 0, "{report:?}");
+        assert!(stalls.intervals.len() as u64 <= report.wakeups);
+        for s in &stalls.intervals {
+            assert!(s.end_ns > s.start_ns && s.core.is_none(), "{s:?}");
+        }
+        // Planted and taken: a second take starts afresh.
+        lock(&probe.tally).intervals.push(StallInterval {
+            start_ns: 1,
+            end_ns: 2,
+            core: None,
+            source: crate::StallSource::Probe,
+        });
+        let taken = probe.take_stalls().intervals;
+        assert!(taken.iter().any(|s| s.start_ns == 1), "{taken:?}");
+        let again = probe.take_all().1.intervals;
+        assert!(again.iter().all(|s| s.start_ns != 1), "{again:?}");
     }
 
     #[test]

@@ -12,6 +12,7 @@ use vernier_protocols::{Dist, KeyDist, KvWorkload, Protocol};
 
 use crate::config::{AgentKind, LoadSpec, PollMode, Workload};
 use crate::measure::{Batch, Counters, Sample};
+use crate::stall::{StallInterval, StallLog, StallSource};
 use crate::sys::{TimestampMode, Transport};
 
 /// The generated gRPC types and services (from proto/agent.proto).
@@ -430,8 +431,60 @@ impl From<&Batch> for pb::BatchMessage {
             served: encode_histogram(&b.served),
             asked: encode_histogram(&b.asked),
             counts: Some(b.counts.into()),
+            stalls: b.stalls.intervals.iter().map(stall_message).collect(),
+            stalls_dropped: b.stalls.dropped,
         }
     }
+}
+
+fn stall_message(s: &StallInterval) -> pb::Stall {
+    pb::Stall {
+        start_ns: s.start_ns,
+        end_ns: s.end_ns,
+        core: s.core,
+        source: match s.source {
+            StallSource::Probe => pb::StallSource::Probe,
+            StallSource::Spin => pb::StallSource::Spin,
+        }
+        .into(),
+    }
+}
+
+/// The stalls of a batch message: each ends after it starts and names a known source;
+/// past [`MAX_INTERVALS`](crate::MAX_INTERVALS) they are counted, not kept.
+fn stall_log(stalls: &[pb::Stall], dropped: u64) -> Result<StallLog, WireError> {
+    let mut log = StallLog {
+        intervals: Vec::with_capacity(stalls.len().min(crate::MAX_INTERVALS)),
+        dropped,
+    };
+    for (i, s) in stalls.iter().enumerate() {
+        if s.end_ns < s.start_ns {
+            return Err(field(
+                "stalls",
+                format!(
+                    "stall {i} ends at {} ns, before it starts at {} ns",
+                    s.end_ns, s.start_ns
+                ),
+            ));
+        }
+        let source = match pb::StallSource::try_from(s.source) {
+            Ok(pb::StallSource::Probe) => StallSource::Probe,
+            Ok(pb::StallSource::Spin) => StallSource::Spin,
+            Err(_) => {
+                return Err(field(
+                    "stalls",
+                    format!("stall {i}: unknown source {}", s.source),
+                ));
+            }
+        };
+        log.push(StallInterval {
+            start_ns: s.start_ns,
+            end_ns: s.end_ns,
+            core: s.core,
+            source,
+        });
+    }
+    Ok(log)
 }
 
 impl TryFrom<pb::BatchMessage> for Batch {
@@ -460,6 +513,7 @@ impl TryFrom<pb::BatchMessage> for Batch {
             served: decode_histogram("served", &m.served)?,
             asked: decode_histogram("asked", &m.asked)?,
             counts: m.counts.ok_or(WireError::Missing("counts"))?.into(),
+            stalls: stall_log(&m.stalls, m.stalls_dropped)?,
         })
     }
 }
@@ -551,8 +605,26 @@ mod tests {
                 probes_received: 1,
                 ..Counters::default()
             },
+            stalls: StallLog {
+                intervals: vec![
+                    StallInterval {
+                        start_ns: 1_000,
+                        end_ns: 2_501_000,
+                        core: Some(3),
+                        source: StallSource::Spin,
+                    },
+                    StallInterval {
+                        start_ns: 4_000_000,
+                        end_ns: 4_800_000,
+                        core: None,
+                        source: StallSource::Probe,
+                    },
+                ],
+                dropped: 9,
+            },
         };
         let back = Batch::try_from(pb::BatchMessage::from(&batch)).unwrap();
+        assert_eq!(back.stalls, batch.stalls);
         assert_eq!(back.samples, batch.samples);
         assert_eq!(back.probes, batch.probes);
         assert_eq!(back.served, batch.served);
@@ -564,6 +636,33 @@ mod tests {
         assert_eq!(
             back.latency.value_at_quantile(0.5),
             batch.latency.value_at_quantile(0.5)
+        );
+    }
+
+    #[test]
+    fn a_stall_that_ends_before_it_starts_or_of_no_known_source_is_an_error() {
+        let stall = |start_ns, end_ns, source| pb::BatchMessage {
+            counts: Some(Default::default()),
+            stalls: vec![pb::Stall {
+                start_ns,
+                end_ns,
+                core: Some(1),
+                source,
+            }],
+            ..Default::default()
+        };
+        let e = Batch::try_from(stall(10, 9, 0)).unwrap_err().to_string();
+        assert_eq!(e, "stalls: stall 0 ends at 9 ns, before it starts at 10 ns");
+        let e = Batch::try_from(stall(10, 20, 7)).unwrap_err().to_string();
+        assert_eq!(e, "stalls: stall 0: unknown source 7");
+        // More than the cap: the rest are counted, not kept.
+        let mut many = stall(10, 20, 1);
+        many.stalls = vec![many.stalls[0]; crate::MAX_INTERVALS + 2];
+        many.stalls_dropped = 1;
+        let back = Batch::try_from(many).unwrap().stalls;
+        assert_eq!(
+            (back.intervals.len(), back.dropped),
+            (crate::MAX_INTERVALS, 3)
         );
     }
 

@@ -10,6 +10,9 @@
 //!   once a second), each complete on its own: `pl.read_parquet("samples.parquet/*.parquet")`
 //!   or `pd.read_parquet("samples.parquet")`. A killed run loses at most the last second.
 //!
+//! - `stalls.csv`: every stall the run's probes saw, as an interval on the samples'
+//!   clock (`departure_ns`), with its core, its source, its agent and its point: see
+//!   [`read_stalls`].
 //! - `point-NNN.hlog`: each load point's HdrHistogram interval log, the latency of every
 //!   request (not only the samples kept), one interval per worker report, tagged by point,
 //!   round, agent and worker: see [`crate::hlog`].
@@ -20,6 +23,10 @@
 //! (u64), `queueing_ns` (u64: actual minus scheduled departure), `conn` (u32), `request`
 //! (`get`, `set`, `other`) and `outcome` (`hit`, `miss`, `ok`, `error`).
 
+mod stalls;
+
+pub use stalls::{RecordedStall, STALLS_FILE, STALLS_HEADER, read_stalls};
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -28,12 +35,13 @@ use polars::prelude::{
     Column, DataFrame, ParquetReader, ParquetWriter, PolarsError, PolarsResult, SerReader,
 };
 use serde::{Deserialize, Serialize};
-use vernier_agent::Sample;
+use vernier_agent::{Sample, StallLog};
 
 use crate::coordinator::{CheckRole, Event, EventKind, PointResult, Verdict};
 use crate::error::Error;
 use crate::hlog::Origin;
 use crate::scenario::Scenario;
+use stalls::StallRows;
 
 /// The format name written in every run.json.
 pub const FORMAT: &str = "vernier-run/1";
@@ -178,6 +186,7 @@ pub struct Recorder {
     last_flush: Instant,
     dirty: bool,
     hlog: crate::hlog::HlogWriter,
+    stalls: StallRows,
 }
 
 impl Recorder {
@@ -194,6 +203,7 @@ impl Recorder {
             )));
         }
         fs::create_dir_all(dir.join("samples.parquet")).map_err(io)?;
+        StallRows::create(dir)?;
         let mut recorder = Recorder {
             dir: dir.to_path_buf(),
             record,
@@ -202,6 +212,7 @@ impl Recorder {
             last_flush: Instant::now(),
             dirty: true,
             hlog: crate::hlog::HlogWriter::new(dir, std::time::SystemTime::now()),
+            stalls: StallRows::default(),
         };
         recorder.write_json()?;
         Ok(recorder)
@@ -225,6 +236,13 @@ impl Recorder {
             self.columns
                 .push(point as u32, round, agent as u32, worker, s);
         }
+    }
+
+    /// Buffers the stalls a batch of `origin`'s agent brought (on its samples' clock),
+    /// for `stalls.csv`.
+    pub fn stalls(&mut self, origin: Origin, stalls: &StallLog) {
+        self.stalls
+            .push(origin.agent as u32, origin.point as u32, stalls);
     }
 
     /// Appends a worker's report interval to the point's interval log: `latency` (ns) of
@@ -269,6 +287,7 @@ impl Recorder {
     pub fn flush(&mut self) -> Result<(), Error> {
         self.last_flush = Instant::now();
         self.hlog.flush()?;
+        self.stalls.flush(&self.dir)?;
         if self.columns.len() > 0 {
             let path = self
                 .dir

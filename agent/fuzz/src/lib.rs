@@ -62,6 +62,7 @@ pub fn check_batch(data: &[u8]) {
     assert_eq!(again.intended, batch.intended, "intended histogram");
     assert_eq!(again.send_lag, batch.send_lag, "send_lag histogram");
     assert_eq!(again.counts, batch.counts);
+    assert_eq!(again.stalls, batch.stalls, "stalls");
 }
 
 /// `data` as each other request the agent serves: no panic decoding them, nor parsing the
@@ -144,6 +145,15 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
             received: 4,
             in_flight: 1,
             ..Counters::default()
+        },
+        stalls: vernier_agent::StallLog {
+            intervals: vec![vernier_agent::StallInterval {
+                start_ns: 1_000_000,
+                end_ns: 3_400_000,
+                core: Some(1),
+                source: vernier_agent::StallSource::Probe,
+            }],
+            dropped: 0,
         },
     };
     let service = "exp:50us".parse().expect("a valid spec");

@@ -19,7 +19,7 @@ use std::time::Duration;
 use mio::{Events, Poll, Token};
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
-use vernier_protocols::{KeySpace, Protocol, ReplyKind, Request, worker_seed};
+use vernier_protocols::{KeySpace, Protocol, Request, worker_seed};
 
 use super::arrivals::{Arrival, Arrivals, Due};
 use super::conn::{Conn, Read, ReadError, TxDrain, dial, register};
@@ -28,6 +28,7 @@ use super::nic_clock::NicClock;
 use super::pacer::{Pacer, Reply, SPIN_FOR_REPLY, TIMER};
 use super::report::{REPORT_EVERY, Reports};
 use super::requests::Generator;
+use super::spin::SpinWatch;
 use super::tally::{DepartureOrder, FirstSampling, PROBE_SEQ, Tally};
 use super::{Command, EngineError, Epoch};
 use crate::config::{AgentKind, LoadSpec};
@@ -105,6 +106,8 @@ struct Worker {
     tally: Tally,
     /// Cumulative counts since the start.
     counters: Counters,
+    /// The stalls of its core its spins find.
+    spin: SpinWatch,
 }
 
 pub(super) fn run(setup: Setup) {
@@ -204,6 +207,7 @@ impl Worker {
             reports: Reports::new(index, spares),
             tally: Tally::new(index, first, order),
             counters: Counters::default(),
+            spin: SpinWatch::new(spec.cpus.get(index as usize).copied()),
             spec,
         };
         worker.open_connections(conn_ids)?;
@@ -278,7 +282,7 @@ impl Worker {
             self.generate(now);
             self.dispatch();
             let timeout = self.wait(next_report.min(next_housekeeping));
-            if let Err(e) = self.poll.poll(&mut events, timeout)
+            if let Err(e) = (self.spin).poll(&mut self.poll, &mut events, timeout, self.epoch)
                 && e.kind() != io::ErrorKind::Interrupted
             {
                 // The poller itself failing leaves nothing to measure with; report and stop.
@@ -566,12 +570,7 @@ impl Worker {
             match self.protocol.parse(&conn.input()[used..]) {
                 Ok(Some((reply, n))) => {
                     used += n;
-                    let outcome = match reply.kind {
-                        ReplyKind::Hit => Outcome::Hit,
-                        ReplyKind::Miss => Outcome::Miss,
-                        ReplyKind::Error => Outcome::Error,
-                        _ => Outcome::Ok,
-                    };
+                    let outcome = Outcome::of(reply.kind);
                     let received = Received {
                         at,
                         rx: kernel_rx,
@@ -689,9 +688,11 @@ impl Worker {
         }
     }
 
-    /// The interval's batch (see [`Reports::take`]).
+    /// The interval's batch (see [`Reports::take`]), with the stalls its spins found.
     fn take_batch(&mut self) -> Batch {
-        self.reports
-            .take(&mut self.tally, &mut self.counters, &self.conns, self.epoch)
+        let mut batch =
+            (self.reports).take(&mut self.tally, &mut self.counters, &self.conns, self.epoch);
+        self.spin.drain_into(&mut batch.stalls);
+        batch
     }
 }

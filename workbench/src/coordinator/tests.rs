@@ -190,6 +190,7 @@ impl FakeAgent {
                 send_lag: histogram(),
                 served: histogram(),
                 asked: histogram(),
+                stalls: Default::default(),
                 counts: Counters {
                     sent: n,
                     failed: n,
@@ -253,6 +254,7 @@ impl FakeAgent {
             send_lag,
             served: histogram(),
             asked: histogram(),
+            stalls: Default::default(),
             counts: Counters {
                 sent: n,
                 received: n,

@@ -2,7 +2,7 @@
 //! scenario pins its workers to, vernier's own threads confined beside the workers, and
 //! the host probes that watch the cores a request meets for stalls.
 
-use vernier_agent::{DEFAULT_PERIOD, HostProbe};
+use vernier_agent::{Batch, DEFAULT_PERIOD, HostProbe, StallLog, StallReport};
 
 use crate::error::Error;
 use crate::scenario::{AgentSpec, Scenario};
@@ -100,6 +100,57 @@ pub(super) fn start_probes(scenario: &Scenario, allowed: &[usize]) -> (Vec<HostP
     (probes, line)
 }
 
+/// The session's host probes and the stalls they saw that wait for a batch of each agent
+/// in this process to ride with (on `CLOCK_MONOTONIC`, until the batch's engine is known).
+pub(super) struct Probes {
+    /// In the order of their reports.
+    probes: Vec<HostProbe>,
+    /// Per agent, the stalls not yet given to one of its batches.
+    pending: Vec<StallLog>,
+}
+
+impl Probes {
+    /// The probes `probes` (see [`start_probes`]) for a session of `agents` agents.
+    pub(super) fn new(probes: Vec<HostProbe>, agents: usize) -> Probes {
+        Probes {
+            probes,
+            pending: vec![StallLog::default(); agents],
+        }
+    }
+
+    /// Whether there is no probe.
+    pub(super) fn is_empty(&self) -> bool {
+        self.probes.is_empty()
+    }
+
+    /// Each probe's report since the last take; their stalls wait for the next batch of
+    /// each agent in this process (`local[i]`: agent `i` is): the host the session probes
+    /// is theirs. A remote agent probes its own host.
+    pub(super) fn take(&mut self, local: &[bool]) -> Vec<StallReport> {
+        let mut reports = Vec::with_capacity(self.probes.len());
+        for probe in &self.probes {
+            let (report, stalls) = probe.take_all();
+            reports.push(report);
+            for (pending, _) in self.pending.iter_mut().zip(local).filter(|(_, l)| **l) {
+                pending.append(&stalls);
+            }
+        }
+        reports
+    }
+
+    /// Gives the stalls waiting for `agent` to its `batch`, on the clock of its engine,
+    /// whose zero is `origin_ns` on `CLOCK_MONOTONIC` (`None`: not in this process, nothing
+    /// to give).
+    pub(super) fn attach(&mut self, agent: usize, origin_ns: Option<u64>, batch: &mut Batch) {
+        if let (Some(origin), Some(pending)) = (origin_ns, self.pending.get_mut(agent))
+            && !pending.is_empty()
+        {
+            batch.stalls.append(&pending.since(origin));
+            pending.clear();
+        }
+    }
+}
+
 /// `0,2,3`.
 fn join(cpus: &[usize]) -> String {
     cpus.iter()
@@ -134,4 +185,48 @@ pub(crate) fn check_affinity(scenario: &Scenario, allowed: &[usize]) -> Result<(
         join(&outside),
         join(allowed)
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use vernier_agent::{StallInterval, StallSource};
+
+    use super::*;
+
+    #[test]
+    fn the_probes_stalls_reach_each_local_agents_batch_on_its_clock() {
+        let mut probes = Probes::new(Vec::new(), 3);
+        // A stall seen on CLOCK_MONOTONIC, from 5.0 to 9.0 ms, waiting for agents 0 and 2
+        // (in this process) but not agent 1 (remote).
+        let seen = StallLog {
+            intervals: vec![StallInterval {
+                start_ns: 5_000_000,
+                end_ns: 9_000_000,
+                core: Some(1),
+                source: StallSource::Probe,
+            }],
+            dropped: 0,
+        };
+        for (pending, local) in probes.pending.iter_mut().zip([true, false, true]) {
+            if local {
+                pending.append(&seen);
+            }
+        }
+        // What agent `agent`'s next batch gets, its engine started at `origin` if local.
+        let mut attached = |agent: usize, origin: Option<u64>| {
+            let mut batch = Batch::empty(0);
+            probes.attach(agent, origin, &mut batch);
+            let got: Vec<(u64, u64)> = (batch.stalls.intervals.iter())
+                .map(|s| (s.start_ns, s.end_ns))
+                .collect();
+            got
+        };
+        assert_eq!(attached(1, None), []);
+        // Agent 0's engine started at 1 ms, agent 2's at 6 ms (the stall began before).
+        assert_eq!(attached(0, Some(1_000_000)), [(4_000_000, 8_000_000)]);
+        assert_eq!(attached(2, Some(6_000_000)), [(0, 3_000_000)]);
+        // Given once: the next batch has none.
+        assert_eq!(attached(0, Some(1_000_000)), []);
+        assert!(probes.take(&[true, false, true]).is_empty());
+    }
 }

@@ -67,6 +67,16 @@ pub(super) struct Reach {
 }
 
 impl Link {
+    /// For an agent in this process, its engine's clock's zero on `CLOCK_MONOTONIC` (see
+    /// [`Engine::clock_origin_ns`]): the session's host probes' stalls reach its samples'
+    /// clock through it. A remote agent's clock is its own host's: `None`.
+    pub(super) fn clock_origin_ns(&self) -> Option<u64> {
+        match self {
+            Link::Local { engine, .. } => Some(engine.clock_origin_ns()),
+            Link::Remote { .. } | Link::Gone { .. } => None,
+        }
+    }
+
     /// Carries out `action` on the agent, its `share` of the load's rate with the
     /// scenario's `interarrival`; a remote agent's failure or silence is an error naming it.
     pub(super) async fn apply(

@@ -11,9 +11,8 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use tokio::sync::mpsc;
-use vernier_agent::HostProbe;
 
-use super::host::{check_affinity, confine, start_probes};
+use super::host::{Probes, check_affinity, confine, start_probes};
 use super::interface::{Outcome, SessionOptions, Update};
 use super::link::{Link, Message, connect, renew, run_seed};
 use super::policy::{HOST_EVERY, TICK};
@@ -169,8 +168,9 @@ struct Session<'a> {
     recorder: Recorder,
     /// The methodology, fed the inputs.
     coordinator: Coordinator,
-    /// The host probes, in the order of their reports.
-    probes: Vec<HostProbe>,
+    /// The host probes, in the order of their reports, and their stalls on the way to
+    /// the local agents' batches.
+    probes: Probes,
     /// An agent that failed an action, for the coordinator's next input.
     failure: Option<(usize, String)>,
     /// Writing the record failed (the measurement goes on): why, the first time.
@@ -238,6 +238,7 @@ impl<'a> Session<'a> {
         // Against the affinity given, not the confinement: the target's core lies outside
         // the confinement by design, and its probe is pinned there on purpose.
         let (probes, probing) = start_probes(scenario, allowed);
+        let probes = Probes::new(probes, links.len());
         watch(Update::Preparing(probing));
         Ok(Session {
             scenario,
@@ -289,7 +290,11 @@ impl<'a> Session<'a> {
             } else {
                 tokio::select! {
                     message = self.rx.recv() => match message {
-                        Some(Message::Batch(agent, batch)) => Input::Batch { agent, batch },
+                        Some(Message::Batch(agent, mut batch)) => {
+                            let origin = self.links.get(agent).and_then(Link::clock_origin_ns);
+                            self.probes.attach(agent, origin, &mut batch);
+                            Input::Batch { agent, batch }
+                        }
                         Some(Message::Lost(agent, detail)) => Input::AgentLost { agent, detail },
                         None => Input::AgentLost { agent: 0, detail: "every agent's stream ended".into() },
                     },
@@ -302,7 +307,9 @@ impl<'a> Session<'a> {
                         Input::Command(UserCommand::Quit)
                     }
                     _ = host_tick.tick(), if !self.probes.is_empty() => {
-                        Input::Host(self.probes.iter().map(HostProbe::take).collect())
+                        let local: Vec<bool> =
+                            self.links.iter().map(|l| l.clock_origin_ns().is_some()).collect();
+                        Input::Host(self.probes.take(&local))
                     }
                     _ = tick.tick() => Input::Tick,
                 }
@@ -402,6 +409,7 @@ impl<'a> Session<'a> {
             worker: batch.worker,
         };
         self.recorder.samples(origin, &batch.samples);
+        self.recorder.stalls(origin, &batch.stalls);
         if round > 0 {
             self.sent.add(point, round, agent, &batch);
         }
@@ -432,7 +440,7 @@ impl<'a> Session<'a> {
         for link in links {
             link.stop().await;
         }
-        // Each stops within a period (1 ms).
+        // Each stops within a period (200 µs).
         drop(probes);
         let verdict = coordinator.verdict().unwrap_or(Verdict::NotAvailable);
         let slo_rate = coordinator.slo_rate();

@@ -29,6 +29,7 @@ impl Point {
         }
         let current = batch.generation == self.rounds.generation;
         let a = &mut self.agents[agent];
+        a.add_stalls(&batch.stalls);
         let c = &batch.counts;
         // The load's requests: the budget's path probes ride with them, apart.
         let sent = c.sent.saturating_sub(c.probes_sent);

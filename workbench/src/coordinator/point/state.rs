@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
-use vernier_agent::{Sample, StallReport, histogram};
+use vernier_agent::{Sample, StallLog, StallReport, histogram};
 
 use super::super::config::PointConfig;
 use super::super::decision::{Action, Decision};
@@ -44,6 +44,10 @@ pub(super) struct AgentState {
     pub(super) lag: Option<usize>,
     /// Its own CI's width at the last look, µs.
     pub(super) ci_width_us: Option<f64>,
+    /// The stalls of the cores its requests met, through the whole point (its workers'
+    /// spins, its host probes', and for an agent in this process the session's), on its
+    /// samples' clock (a [`Sample`]'s `departure_ns`), in the order they arrived.
+    pub(super) stalls: StallLog,
 }
 
 impl AgentState {
@@ -57,7 +61,14 @@ impl AgentState {
             round: RoundTally::new(),
             lag: None,
             ci_width_us: None,
+            stalls: StallLog::default(),
         }
+    }
+
+    /// Keeps the stalls a batch brought (at most [`vernier_agent::MAX_INTERVALS`] in the
+    /// point; past it they are counted in `stalls.dropped`).
+    pub(super) fn add_stalls(&mut self, stalls: &StallLog) {
+        self.stalls.append(stalls);
     }
 
     /// Latencies in µs, in send order.
