@@ -163,7 +163,7 @@ limits: {{max_duration: {}s}}
     );
     assert!(
         err.contains(
-            "host probes: a sleeping thread's wake-ups every 200µs on the coordinator's thread"
+            "host probes: a sleeping thread's wake-ups every 1ms on the coordinator's thread"
         ),
         "{err}"
     );
@@ -232,7 +232,7 @@ limits: {{max_duration: {}s}}
     );
     assert!(
         err.contains(&format!(
-            "host probes: a sleeping thread's wake-ups every 200µs on CPU {cpu} (the workers'), the coordinator's thread; not on the target's CPU {other} (target_cpus), which this process may not use (it may use {cpu})"
+            "host probes: a sleeping thread's wake-ups every 1ms on CPU {cpu} (the workers'), the coordinator's thread; not on the target's CPU {other} (target_cpus), which this process may not use (it may use {cpu})"
         )),
         "{err}"
     );

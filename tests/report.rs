@@ -114,6 +114,7 @@ fn result(
         record: None,
         run: None,
         replication: None,
+        without_stalls: None,
     };
     // Measured on loopback against exp:50us; no probe ran, so the host is unknown.
     let baseline = Baseline::given(

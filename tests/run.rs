@@ -741,6 +741,28 @@ fn the_demo_runs_its_sweep_with_nothing_installed() {
     let run: Value = read_run(&record);
     assert_eq!(run["points"].as_array().unwrap().len(), 3, "{table}");
     assert_eq!(run["status"], "finished");
+    // Each point also has the tail without the host's stalls (the demo's target is in this
+    // process: its host is the one probed), and the table prints it.
+    for point in run["points"].as_array().unwrap() {
+        let own = &point["without_stalls"];
+        let touched = own["touched_share"].as_f64().unwrap_or(-1.0);
+        assert!((0.0..=1.0).contains(&touched), "{own:#}");
+        assert_eq!(own["probed"], "client_and_target", "{own:#}");
+        assert!(
+            matches!(own["verdict"].as_str(), Some("converged" | "n/a")),
+            "{own:#}"
+        );
+        assert_eq!(
+            own["percentiles"].as_array().map(Vec::len),
+            point["percentiles"].as_array().map(Vec::len),
+            "{own:#}"
+        );
+    }
+    assert!(table.contains("without stalls"), "{table}");
+    // The stalls the probes saw, beside the samples, when there were any.
+    if let Ok(text) = std::fs::read_to_string(record.join("stalls.csv")) {
+        assert!(text.starts_with("start_ns,end_ns,"), "{text}");
+    }
 }
 
 /// An address of loopback whose port was free a moment ago.

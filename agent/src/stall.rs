@@ -8,7 +8,7 @@
 //! spins) watches its own zero-timeout polls: one that takes longer than the threshold
 //! is a stall of its core, known to the µs, [`stall_of_spin`].
 //!
-//! # Detection limits of the host probe (period P = 200 µs, threshold T = 100 µs)
+//! # Detection limits of the host probe (period P = 1 ms, threshold T = 100 µs)
 //!
 //! A stall of length D that begins at a uniformly random phase of the period delays the
 //! next wake-up by D − (the time from the stall's start to that deadline), so:
@@ -39,17 +39,20 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-/// The host probe's period: wake-ups 200 µs apart see every stall of 300 µs or more and
-/// half of those of 200 µs, and place a stall's start to within 200 µs (the stalls that
-/// move a microsecond server's tail on a virtual machine last 0.2 to 10 ms).
+/// The host probe's period: wake-ups 1 ms apart see every stall of 1.1 ms or more, half of
+/// those of 0.6 ms, and place a stall's start to within 1 ms (the stalls that move a
+/// microsecond server's tail on a virtual machine last 0.2 to 10 ms).
 ///
-/// The price, measured on this project's 2-vCPU KVM guest (2026-11-26, 5 s runs, the
-/// process's CPU time with the probe its only running thread): 13-14% of a core at this
-/// period (5,000 wake-ups a second at about 27 µs each: an idle vCPU's wake-up costs the
-/// guest a VM exit and a timer reprogramming), against 3% at 1 ms. A core that is busy
-/// anyway does not halt between wake-ups; what a probe takes from a busy worker there could
-/// not be told apart from the noise of the builds that shared the host.
-pub const PROBE_PERIOD: Duration = Duration::from_micros(200);
+/// Why not shorter, measured on this project's 2-vCPU KVM guest (2026-11-26): a probe at
+/// 200 µs took 13-14% of an idle core (5,000 wake-ups a second at about 27 µs each: an idle
+/// vCPU's wake-up costs the guest a VM exit and a timer reprogramming) against 3% at 1 ms,
+/// and with the session's probes at 200 µs `vernier demo --headless` saw the host stall
+/// over 1 ms 335-1,173 times a point (9.5-24% of the time) with p50 148-410 µs, against
+/// 85-335 stalls and p50 113-125 µs at 1 ms a few minutes later: the probe made the
+/// stalls it measured. What a 1 ms probe misses (stalls under 1.1 ms whose wake-up was not
+/// due) is in the coverage of the tail without stalls (`vernier validate
+/// --stall-coverage`), which models this probe.
+pub const PROBE_PERIOD: Duration = Duration::from_micros(1000);
 
 /// A wake-up, or a spinning worker's poll, later (longer) than this is a stall: a timer
 /// on a core that is ours fires within tens of µs, so what is beyond 100 µs is the host

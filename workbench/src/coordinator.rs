@@ -22,6 +22,7 @@ mod decision;
 mod event;
 pub mod findings;
 mod input;
+pub mod own_tail;
 pub(crate) mod point;
 pub(crate) mod policy;
 pub mod reason;
@@ -42,6 +43,7 @@ pub use event::{
     AgentProgress, Check, CheckData, CheckKind, CheckRole, Event, EventKind, Phase, Progress,
 };
 pub use input::{Input, UserCommand};
+pub use own_tail::{OwnShort, Probed, WithoutStalls};
 pub use reason::{Reason, ReasonKind, Why};
 pub use result::{
     AcrossRuns, AgentResult, CiDependence, InterarrivalResult, PercentileResult, PointResult,

@@ -19,7 +19,7 @@ pub(crate) use progress::Chatter;
 use progress::Progress;
 
 use super::stdout::{Json, print_json};
-use crate::coordinator::{PointResult, Verdict};
+use crate::coordinator::{PointResult, Verdict, text};
 use crate::error::Error;
 use crate::scenario::{Flag, LoadPlan, Override, Scenario, load_value};
 use crate::session::{self, Outcome, SessionOptions};
@@ -449,6 +449,29 @@ pub(crate) fn table(outcome: &Outcome) -> String {
                 s.push_str(&format!(" {cell:>26}"));
             }
             s.push('\n');
+        }
+        if let Some(own) = &point.without_stalls {
+            let label = format!(
+                "without stalls {}, {:.1}% touched",
+                own.verdict.name(),
+                own.touched_share * 100.0
+            );
+            s.push_str(&format!("{label:>42}"));
+            for p in &ps {
+                let cell = own
+                    .percentile(*p)
+                    .map_or("-".to_string(), |q| q.to_string());
+                s.push_str(&format!(" {cell:>26}"));
+            }
+            s.push('\n');
+            s.push_str(&format!(
+                "    without stalls: without {}",
+                text::own_scope(own)
+            ));
+            match text::own_short(own) {
+                Some(why) => s.push_str(&format!("; n/a: {why}\n")),
+                None => s.push('\n'),
+            }
         }
         for r in &point.reasons {
             s.push_str(&format!("    {}: {}\n", r.kind(), r.detail()));

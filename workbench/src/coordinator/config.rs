@@ -52,6 +52,9 @@ pub struct PointConfig {
     pub timestamps: String,
     /// Each point run again and again (`None`: once).
     pub replications: Option<Replications>,
+    /// Whether the target runs on this host, whose cores the session probes: then the tail
+    /// without stalls is without the host's, else without the client's only.
+    pub target_probed: bool,
 }
 
 impl PointConfig {
@@ -91,6 +94,20 @@ impl PointConfig {
             slo,
             timestamps: timestamps.to_string(),
             replications: scenario.replications,
+            target_probed: scenario.targets.iter().all(|t| on_this_host(t)),
         }
     }
+}
+
+/// Whether a target's address (`host:port`) names this host: a loopback address or
+/// `localhost`.
+fn on_this_host(target: &str) -> bool {
+    let host = target
+        .rsplit_once(':')
+        .map_or(target, |(host, _)| host)
+        .trim_matches(['[', ']']);
+    host == "localhost"
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }

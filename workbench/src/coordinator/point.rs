@@ -32,6 +32,7 @@ mod intake;
 mod interarrival;
 mod lancet;
 mod measure;
+mod own_tail;
 mod sampling;
 mod state;
 mod verdict;

@@ -32,7 +32,7 @@ pub(crate) const MAX_KEPT_SAMPLES: f64 = 10e6;
 /// look sorts and tests all that is kept, on the cores being measured (memcached with every
 /// request kept: p99 256-454 µs, the agent's core stalled 2.6% of the time), so more buys
 /// nothing there; the HDR histograms still hold every request.
-pub(crate) const MAX_KEPT_PER_SECOND: f64 = 2000.0;
+pub(crate) const MAX_KEPT_PER_SECOND: f64 = 10000.0;
 /// A request left "on schedule" when its send lag (kernel TX stamp minus scheduled
 /// departure) is within the tolerance asked ([`DEPARTURE_SHARE_OF_WIDTH`] of the CI width),
 /// and never less than this: the agent's own send path costs 4–7 µs on loopback, so a

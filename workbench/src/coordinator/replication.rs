@@ -230,6 +230,8 @@ pub fn summary(
         budget: None,
         record: None,
         run: None,
+        // Each run's own is in its result.
+        without_stalls: None,
         replication: Some(Box::new(Replication {
             method: METHOD.into(),
             runs: runs.to_vec(),

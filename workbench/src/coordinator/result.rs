@@ -195,6 +195,10 @@ pub struct PointResult {
     /// A replicated point's runs and their across-run CIs (its `percentiles` are those).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replication: Option<Box<Replication>>,
+    /// The tail without the host's stalls (`method: vernier`): the requests no stall of a
+    /// probed core touched. Absent in records that predate it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub without_stalls: Option<crate::coordinator::own_tail::WithoutStalls>,
 }
 
 /// A replicated point: every run's own result, and the CI across their estimates.
@@ -354,6 +358,7 @@ impl PointResult {
             record: None,
             run: None,
             replication: None,
+            without_stalls: None,
         }
     }
 }

@@ -75,6 +75,7 @@ fn config() -> PointConfig {
         slo: None,
         timestamps: "kernel".into(),
         replications: None,
+        target_probed: true,
     }
 }
 
@@ -107,6 +108,10 @@ struct FakeAgent {
     /// Every this many batches, this many due requests wait for a free slot in that batch
     /// (a target that pauses now and then): (batches, requests); 0 batches for never.
     blips: (u64, u64),
+    /// Every this many batches the host takes the core away for this many µs at the
+    /// batch's start (the requests sent meanwhile wait it out), and a probe reports it:
+    /// (batches, µs); 0 batches for never.
+    host_stall: (u64, f64),
     /// The run of a replicated point (from 1; renewed by the coordinator).
     run: u32,
     /// Each run after the first adds this many µs to every latency (a bias that holds for
@@ -138,6 +143,7 @@ impl FakeAgent {
             queueing_us: 0.0,
             late: (0.0, 0.0),
             blips: (0, 0),
+            host_stall: (0, 0.0),
             run: 1,
             run_shift_us: 0.0,
             renewals: 0,
@@ -205,8 +211,15 @@ impl FakeAgent {
         let mut samples = Vec::new();
         let mut interarrivals = Vec::new();
         let gap_mean = 1e9 / self.rate.max(1.0);
+        let (every, stall_us) = self.host_stall;
+        let stall_end = (every > 0
+            && (self.clock_ns / BATCH.as_nanos() as u64).is_multiple_of(every))
+        .then(|| self.clock_ns + (stall_us * 1e3) as u64);
         for i in 0..n {
-            let l = (self.latency)(self.rate, &mut self.rng, self.previous).max(0.1);
+            let departure_ns = self.clock_ns + i * (BATCH.as_nanos() as u64) / n.max(1);
+            let held_us =
+                stall_end.map_or(0.0, |end| end.saturating_sub(departure_ns) as f64 / 1e3);
+            let l = (self.latency)(self.rate, &mut self.rng, self.previous).max(0.1) + held_us;
             self.previous = l;
             let late_us = if self.rng.random::<f64>() < self.late.0 {
                 self.late.1
@@ -224,7 +237,7 @@ impl FakeAgent {
             let _ = intended.record(((l + self.queueing_us) * 1e3) as u64 + lag);
             if !self.loads_only && self.rng.random::<f64>() < self.sampling {
                 samples.push(Sample {
-                    departure_ns: self.clock_ns + i * (BATCH.as_nanos() as u64) / n.max(1),
+                    departure_ns,
                     latency_ns: (l * 1e3) as u64,
                     queueing_ns: (late_us * 1e3) as u32,
                     ..Sample::default()
@@ -236,6 +249,19 @@ impl FakeAgent {
                 });
             }
         }
+        // The probe's interval: from its wake-up before the stall to its late one.
+        let stalls = vernier_agent::StallLog {
+            intervals: stall_end
+                .map(|end| vernier_agent::StallInterval {
+                    start_ns: self.clock_ns.saturating_sub(400_000),
+                    end_ns: end + 30_000,
+                    core: Some(0),
+                    source: vernier_agent::StallSource::Probe,
+                })
+                .into_iter()
+                .collect(),
+            dropped: 0,
+        };
         self.clock_ns += BATCH.as_nanos() as u64;
         let mut backlog = self.backlog as u64;
         let (every, held) = self.blips;
@@ -254,7 +280,7 @@ impl FakeAgent {
             send_lag,
             served: histogram(),
             asked: histogram(),
-            stalls: Default::default(),
+            stalls,
             counts: Counters {
                 sent: n,
                 received: n,
@@ -371,6 +397,45 @@ fn independent_exponential_latencies_converge_with_every_check_reported() {
             .iter()
             .any(|e| matches!(e.kind, EventKind::Progress(_)))
     );
+}
+
+#[test]
+fn the_result_has_the_tail_without_the_host_s_stalls_beside_the_whole_one() {
+    // 8,000 req/s: every request kept (the drain needs to see each one in flight).
+    let mut c = Coordinator::new(vernier(), &LoadPlan::Fixed(8_000.0));
+    let mut agent = FakeAgent::new(1, exp_latency(50.0));
+    // 3 ms taken away every 200 ms: 1.5% of the requests wait it out.
+    agent.host_stall = (10, 3_000.0);
+    drive(&mut c, &mut agent, Duration::from_secs(60));
+    let result = &c.results()[0];
+    let own = result
+        .without_stalls
+        .as_ref()
+        .expect("the tail without stalls");
+    // The whole tail is the stalls': p99 among the held requests.
+    let p99 = result.target().unwrap();
+    assert!(p99.value > 1_000.0, "{p99:?}");
+    // Without them, the exponential's own p99, 50·ln(100) = 230 µs, within its CI.
+    let own99 = own.percentile(99.0).unwrap();
+    let (lo, hi) = (own99.ci_low.unwrap(), own99.ci_high.unwrap());
+    assert!(lo <= 230.3 * 1.03 && hi >= 230.3 * 0.97, "{own99:?}");
+    assert!((own99.value - 230.3).abs() < 25.0, "{own99:?}");
+    // The held requests (3 ms of 200), the few before the stall whose reply came after
+    // the probe's wake-up before it, and those sent while the queue drained.
+    assert!((0.015..0.02).contains(&own.touched_share), "{own:?}");
+    assert_eq!(own.touched_by_agent.len(), 1);
+    assert!(own.stalls > 0);
+    assert_eq!(own.probed, crate::coordinator::Probed::ClientAndTarget);
+    assert_eq!(own.verdict, Verdict::Converged, "{own:?}");
+    // Without the stalls: the same requests, the same tail.
+    let mut quiet = Coordinator::new(vernier(), &LoadPlan::Fixed(20_000.0));
+    drive(
+        &mut quiet,
+        &mut FakeAgent::new(1, exp_latency(50.0)),
+        Duration::from_secs(60),
+    );
+    let own = quiet.results()[0].without_stalls.clone().unwrap();
+    assert_eq!(own.touched_share, 0.0);
 }
 
 #[test]

@@ -19,8 +19,10 @@ use super::reason::{
 };
 
 mod ci;
+mod own;
 
 use ci::{narrow, wide, wide_beyond, wide_found, wide_heavy};
+pub use own::{own_scope, own_short};
 
 impl Reason {
     /// The sentence a person reads.

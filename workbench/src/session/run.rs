@@ -440,7 +440,7 @@ impl<'a> Session<'a> {
         for link in links {
             link.stop().await;
         }
-        // Each stops within a period (200 µs).
+        // Each stops within a period (1 ms).
         drop(probes);
         let verdict = coordinator.verdict().unwrap_or(Verdict::NotAvailable);
         let slo_rate = coordinator.slo_rate();

@@ -39,7 +39,7 @@ fn a_targets_core_outside_the_affinity_is_not_probed_and_the_line_says_so() {
     assert_eq!(probes[0].cpu(), None);
     assert_eq!(
         line,
-        "host probes: a sleeping thread's wake-ups every 200µs on the coordinator's thread; not on the target's CPU 100000 (target_cpus), which this process may not use (it may use 0)"
+        "host probes: a sleeping thread's wake-ups every 1ms on the coordinator's thread; not on the target's CPU 100000 (target_cpus), which this process may not use (it may use 0)"
     );
 }
 

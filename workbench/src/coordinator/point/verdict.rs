@@ -256,6 +256,7 @@ impl Point {
             .filter_map(|&p| Some((p, estimate(vernier, conf, &series, &all, p)?)))
             .collect();
         let measured_s = at.saturating_sub(self.rounds.started).as_secs_f64();
+        let without_stalls = self.without_stalls(&percentiles);
         let agents = self.agent_results(at, vernier);
         let achieved_rate = if self.rounds.received > 0 && measured_s > 0.0 {
             self.rounds.received as f64 / measured_s
@@ -306,6 +307,7 @@ impl Point {
             record: None,
             run: self.run,
             replication: None,
+            without_stalls,
         }
     }
 

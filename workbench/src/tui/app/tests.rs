@@ -95,6 +95,7 @@ fn result(verdict: Verdict) -> PointResult {
         record: None,
         run: None,
         replication: None,
+        without_stalls: None,
     }
 }
 

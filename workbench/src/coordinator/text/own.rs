@@ -1,0 +1,29 @@
+//! The words of the tail without the host's stalls.
+
+use super::super::own_tail::{OwnShort, Probed, WithoutStalls};
+
+/// Why the tail without stalls did not converge, in words (`None` when it did).
+pub fn own_short(own: &WithoutStalls) -> Option<String> {
+    own.short.as_ref().map(|s| match s {
+        OwnShort::Wide {
+            width_us,
+            target_us,
+        } => format!("its CI is {width_us:.1} µs wide, {target_us:.1} asked"),
+        OwnShort::TooFew { have, needed } => format!(
+            "{have} untouched samples are too few for a CI (about {needed} would do)"
+        ),
+        OwnShort::NoProbe => "no probe recorded stalls, so no request can be called untouched".into(),
+        OwnShort::Thinned { sampling } => format!(
+            "only {:.1}% of the requests were kept, so whether one was still in flight at a stall's end is unknown",
+            sampling * 100.0
+        ),
+    })
+}
+
+/// Whose stalls the tail without stalls leaves out, in words.
+pub fn own_scope(own: &WithoutStalls) -> &'static str {
+    match own.probed {
+        Probed::ClientAndTarget => "the host's stalls (client and target cores probed)",
+        Probed::ClientOnly => "the client's stalls only: the remote target's host is not probed",
+    }
+}
