@@ -47,12 +47,13 @@ struct StallCoverage {
 struct StallRow {
     touched_share: f64,
     without: Held,
+    every: Held,
 }
 
 #[derive(Debug, Deserialize)]
 struct Held {
     with_ci: usize,
-    coverage: f64,
+    bias: f64,
 }
 
 #[test]
@@ -171,9 +172,9 @@ fn the_quick_harness_writes_results_with_every_section_and_plot() {
     let svg = std::fs::read_to_string(out.join("results/accuracy-exponential.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("p99 ideal model"));
 
-    // The tail without stalls: nine cells of p50, p90 and p99, each with intervals; where
-    // at most a tenth of the requests were touched, they cover the no-stall truth (fixed
-    // seeds: the quick harness gives the same figures every time, 0.93-1.00 when written).
+    // The tail without stalls: nine cells of p50, p90 and p99, each with intervals, and in
+    // every one nearer the no-stall truth than the tail of every request. (Its coverage
+    // depends on the stalls the 1 ms probe misses: docs/RESULTS.md.)
     let stalls: StallCoverage = serde_json::from_str(
         &std::fs::read_to_string(out.join("results/stall-coverage.json")).unwrap(),
     )
@@ -181,9 +182,8 @@ fn the_quick_harness_writes_results_with_every_section_and_plot() {
     assert_eq!(stalls.rows.len(), 9 * 3, "{stalls:?}");
     for row in &stalls.rows {
         assert!(row.without.with_ci > 0, "{row:?}");
-        if row.touched_share <= 0.1 {
-            assert!(row.without.coverage >= 0.8, "{row:?}");
-        }
+        assert!((0.0..=1.0).contains(&row.touched_share), "{row:?}");
+        assert!(row.without.bias.abs() < row.every.bias.abs(), "{row:?}");
     }
 
     // The coverage section's own JSON.

@@ -43,15 +43,16 @@ use serde::{Deserialize, Serialize};
 /// those of 0.6 ms, and place a stall's start to within 1 ms (the stalls that move a
 /// microsecond server's tail on a virtual machine last 0.2 to 10 ms).
 ///
-/// Why not shorter, measured on this project's 2-vCPU KVM guest (2026-11-26): a probe at
+/// Why not shorter, measured on this project's 2-vCPU KVM guest (2026-11-26/27): a probe at
 /// 200 µs took 13-14% of an idle core (5,000 wake-ups a second at about 27 µs each: an idle
-/// vCPU's wake-up costs the guest a VM exit and a timer reprogramming) against 3% at 1 ms,
-/// and with the session's probes at 200 µs `vernier demo --headless` saw the host stall
-/// over 1 ms 335-1,173 times a point (9.5-24% of the time) with p50 148-410 µs, against
-/// 85-335 stalls and p50 113-125 µs at 1 ms a few minutes later: the probe made the
-/// stalls it measured. What a 1 ms probe misses (stalls under 1.1 ms whose wake-up was not
-/// due) is in the coverage of the tail without stalls (`vernier validate
-/// --stall-coverage`), which models this probe.
+/// vCPU's wake-up costs the guest a VM exit and a timer reprogramming) against 3% at 1 ms;
+/// and `vernier demo --headless` run four times, alternating the two periods with nothing
+/// else running, saw the host not ours 4.9-30.8% of each point's time (median 11.3%) with
+/// the session's probes at 200 µs against 0.9-10.1% (median 3.1%) at 1 ms, and p50
+/// 130-367 µs (median 210) against 114-208 (median 137): the probes disturb what they
+/// measure. The price of 1 ms: stalls under 1.1 ms in which no wake-up was due go unseen,
+/// the requests they held stay in the tail without stalls, and its CI then covers less
+/// (`vernier validate --stall-coverage`, docs/RESULTS.md, against a 200 µs probe's).
 pub const PROBE_PERIOD: Duration = Duration::from_micros(1000);
 
 /// A wake-up, or a spinning worker's poll, later (longer) than this is a stall: a timer
