@@ -189,7 +189,7 @@ impl Batch {
             served: histogram(),
             asked: histogram(),
             counts: Counters::default(),
-            stalls: StallLog::default(),
+            stalls: StallLog::with_room(crate::stall::STALLS_PER_BATCH),
         }
     }
 

@@ -61,6 +61,11 @@ pub const PROBE_PERIOD: Duration = Duration::from_micros(1000);
 /// [`NOT_OURS_NS`](crate::NOT_OURS_NS), the tallies' share of time not ours.
 pub const STALL_THRESHOLD_NS: u64 = 100_000;
 
+/// The stalls a batch (and a spinning worker's log) holds room for before it allocates:
+/// a batch covers about 20 ms, and stalls over 100 µs come a few a second on a host that
+/// stalls often.
+pub const STALLS_PER_BATCH: usize = 64;
+
 /// The most intervals one take (a probe's, or a worker's batch) keeps: a host that
 /// stalls every period for a second gives 5,000; beyond the cap they are counted in
 /// [`StallLog::dropped`], not kept (100,000 intervals are 3.2 MB).
@@ -167,6 +172,15 @@ pub struct StallLog {
 }
 
 impl StallLog {
+    /// An empty log with room for `intervals` without allocating: a worker's hot loop
+    /// pushes into it, and allocates nothing while the stalls of an interval fit.
+    pub fn with_room(intervals: usize) -> StallLog {
+        StallLog {
+            intervals: Vec::with_capacity(intervals),
+            dropped: 0,
+        }
+    }
+
     /// Keeps `interval`, or counts it when the log is full.
     pub fn push(&mut self, interval: StallInterval) {
         if self.intervals.len() < MAX_INTERVALS {

@@ -22,7 +22,6 @@ mod decision;
 mod event;
 pub mod findings;
 mod input;
-pub mod own_tail;
 pub(crate) mod point;
 pub(crate) mod policy;
 pub mod reason;
@@ -43,11 +42,10 @@ pub use event::{
     AgentProgress, Check, CheckData, CheckKind, CheckRole, Event, EventKind, Phase, Progress,
 };
 pub use input::{Input, UserCommand};
-pub use own_tail::{OwnShort, Probed, WithoutStalls};
 pub use reason::{Reason, ReasonKind, Why};
 pub use result::{
-    AcrossRuns, AgentResult, CiDependence, InterarrivalResult, PercentileResult, PointResult,
-    Replication, SchedulePercentile, Spread, Verdict,
+    AcrossRuns, AgentResult, CiDependence, InterarrivalResult, OwnShort, PercentileResult,
+    PointResult, Probed, Replication, SchedulePercentile, Spread, Verdict, WithoutStalls,
 };
 
 use crate::scenario::{LoadPlan, OnAgentLoss, Replications, SloSearch};

@@ -4,14 +4,15 @@
 //! pandas/polars write). HdrHistogram interval logs are histograms, not series: see
 //! [`crate::hlog`].
 
-use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
 use crate::error::Error;
 
+mod parse;
 mod stalls;
 
+use parse::{number, open};
 pub use stalls::{check_clock, read_stalls};
 
 /// The layout of a samples file.
@@ -86,28 +87,6 @@ pub fn read_samples(source: &SampleSource) -> Result<Vec<f64>, Error> {
         return Err(Error::input(path, None, "no samples in the file"));
     }
     Ok(values)
-}
-
-fn open(path: &Path) -> Result<File, Error> {
-    File::open(path).map_err(|e| Error::input(path, None, format!("cannot open: {e}")))
-}
-
-/// Parses one field as a finite number.
-fn number(path: &Path, line: usize, field: &str) -> Result<f64, Error> {
-    let text = field.trim();
-    match text.parse::<f64>() {
-        Ok(v) if v.is_finite() => Ok(v),
-        Ok(_) => Err(Error::input(
-            path,
-            Some(line),
-            format!("{text:?} is not a finite number"),
-        )),
-        Err(_) => Err(Error::input(
-            path,
-            Some(line),
-            format!("{text:?} is not a number"),
-        )),
-    }
 }
 
 /// `--column`'s value as a column number from 1, if it is one.
@@ -270,6 +249,8 @@ fn read_parquet(path: &Path, column: Option<&str>) -> Result<Vec<f64>, Error> {
 
 #[cfg(test)]
 mod tests {
+    use std::fs::File;
+
     use super::*;
 
     fn write(dir: &tempfile::TempDir, name: &str, text: &str) -> PathBuf {

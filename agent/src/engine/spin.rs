@@ -24,7 +24,7 @@ impl SpinWatch {
     pub(super) fn new(core: Option<usize>) -> SpinWatch {
         SpinWatch {
             core: core.and_then(|c| u32::try_from(c).ok()),
-            log: StallLog::default(),
+            log: StallLog::with_room(crate::stall::STALLS_PER_BATCH),
         }
     }
 

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use vernier_stats::Stall;
 
-use super::{number, open};
+use super::parse::{number, open};
 use crate::error::Error;
 
 /// The stalls of `path`, checked (see the module's documentation).

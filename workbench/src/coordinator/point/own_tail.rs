@@ -5,8 +5,9 @@
 
 use vernier_stats::{Percentile, Reach, Spans, Stall, WeightedSamples, mark, untouched};
 
-use super::super::own_tail::{OwnShort, Probed, WithoutStalls};
-use super::super::result::{CiDependence, PercentileResult, Verdict};
+use super::super::result::{
+    CiDependence, OwnShort, PercentileResult, Probed, Verdict, WithoutStalls,
+};
 use super::state::Point;
 
 /// One agent's untouched latencies (µs, send order) with their weights, and its share

@@ -1,6 +1,6 @@
 //! The words of the tail without the host's stalls.
 
-use super::super::own_tail::{OwnShort, Probed, WithoutStalls};
+use super::super::result::{OwnShort, Probed, WithoutStalls};
 
 /// Why the tail without stalls did not converge, in words (`None` when it did).
 pub fn own_short(own: &WithoutStalls) -> Option<String> {
