@@ -16,6 +16,8 @@ struct AgentPart {
     latency_us: Vec<f64>,
     weights: Vec<f64>,
     touched_share: f64,
+    /// Its requests of the round, touched or not.
+    requests: usize,
 }
 
 impl Point {
@@ -58,6 +60,7 @@ impl Point {
             latency_us,
             weights,
             touched_share: marks.touched_share(),
+            requests: send.len(),
         })
     }
 
@@ -81,15 +84,11 @@ impl Point {
             .iter()
             .filter_map(|&i| self.agent_part(i))
             .collect();
-        let counts: Vec<usize> = measuring
-            .iter()
-            .map(|&i| self.agents[i].round.samples.len())
-            .collect();
-        let all: usize = counts.iter().sum();
+        // Each agent's share counts by its requests.
+        let all: usize = parts.iter().map(|p| p.requests).sum();
         let touched_share = parts
             .iter()
-            .zip(&counts)
-            .map(|(p, &n)| p.touched_share * n as f64)
+            .map(|p| p.touched_share * p.requests as f64)
             .sum::<f64>()
             / all.max(1) as f64;
         let latency: Vec<f64> = parts

@@ -1,0 +1,106 @@
+//! Tests of `reason`.
+
+use super::*;
+use crate::coordinator::policy::STOPPING_RULE;
+use vernier_stats::{DependentCi, Step, effective_tail};
+
+/// The demo's 2,000 req/s point at its last look: p99 CI 39.6 µs wide against 88.3
+/// asked on 54,361 samples, on enough effective tail samples (inflated 2×: 272, where
+/// look 6 needs 84).
+fn demo_ci() -> DependentCi {
+    DependentCi {
+        low: 480.0,
+        high: 519.6,
+        method: vernier_stats::BATCHED_INDICATOR,
+        batch_size: 1_000,
+        batches: 54,
+        variance_inflation: 2.0,
+        batch_lag1: 0.0,
+    }
+}
+
+fn wide(samples_needed: usize) -> Wide {
+    Wide {
+        p: Percentile::P99,
+        ci_width_us: 39.6,
+        target_us: 88.3,
+        samples: 54_361,
+        samples_needed,
+        variance_inflation: Some(2.0),
+        batch_size: Some(1_000),
+        heaviness: None,
+        heaviness_inside: None,
+        inside: None,
+        stalls: None,
+    }
+}
+
+/// The demo's N/A: `host_stalls`, "the p99 CI is still 39.6 µs wide … needs about 54361
+/// samples, beyond the limits", with 54,361 in hand and no more time; or with the
+/// confirming look's 67,952. Each contradicts its figures.
+#[test]
+fn the_demo_s_host_stalls_reason_contradicts_its_figures() {
+    for needed in [54_361, 67_952] {
+        let reason = Reason::new(Why::HostStalls(HostStalls {
+            host: StallReport::default(),
+            value_us: 494.0,
+            host_late_p99_us: 400.0,
+            host_late_max_us: 8_000.0,
+            host_stalled_share: 0.005,
+            kept: HostKept::Wide(wide(needed)),
+        }));
+        let found = contradictions(&reason);
+        assert!(!found.is_empty(), "{needed}: {}", reason.detail());
+        let as_confidence = Reason::new(Why::Confidence(Confidence::Wide(wide(needed))));
+        assert!(!contradictions(&as_confidence).is_empty(), "{needed}");
+    }
+}
+
+/// The same figures through the stopping rule as the point runs it: the look is narrow
+/// and steady, its confirmation needs 67,952 samples, which 30 s at 2,000 req/s with
+/// some 27 s gone cannot give, and the reason says so, with the time it would take.
+#[test]
+fn the_demo_s_figures_give_a_narrow_look_awaiting_its_confirmation() {
+    let ci = demo_ci();
+    let (n, p, target) = (54_361, 0.99, 88.3);
+    let look = 6;
+    let step = STOPPING_RULE.step(look, n, p, Ok(&ci), target, false);
+    assert!(
+        matches!(
+            step,
+            Step::More {
+                confirming: true,
+                ..
+            }
+        ),
+        "{step:?}"
+    );
+    let needed = STOPPING_RULE.needed(look, n, p, &ci, target);
+    assert_eq!(needed, 67_952);
+    // What 3 s more at 2,000 req/s holds: not the confirmation.
+    assert_eq!(STOPPING_RULE.within(step, n, n + 6_000), None);
+    let narrow = Narrow {
+        p: Percentile::P99,
+        ci_width_us: ci.width(),
+        target_us: target,
+        samples: n,
+        samples_needed: needed,
+        look,
+        effective_tail: effective_tail(n, p, &ci),
+        tail_needed: STOPPING_RULE.tail_needed(look),
+        waits: Awaited::Confirmation,
+    };
+    let mut reason = Reason::new(Why::Confidence(Confidence::Narrow(narrow)));
+    // Without the time the confirmation would take, it still says too little.
+    assert!(!contradictions(&reason).is_empty());
+    reason.more_time = Some(MoreTime {
+        samples: needed,
+        seconds: (needed - n) as f64 / 2_000.0,
+    });
+    assert_eq!(contradictions(&reason), Vec::<String>::new());
+    assert_eq!(reason.kind(), ReasonKind::Confidence);
+    // Read back from a record as it was written.
+    let json = serde_json::to_string(&reason).unwrap();
+    let back: Reason = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, reason, "{json}");
+}
