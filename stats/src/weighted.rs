@@ -72,6 +72,11 @@ impl WeightedSamples {
         })
     }
 
+    /// The samples, ascending (unweighted).
+    pub fn sorted(&self) -> &[f64] {
+        &self.sorted
+    }
+
     /// How many samples.
     pub fn len(&self) -> usize {
         self.series.len()

@@ -68,9 +68,9 @@ impl Search {
     /// Records a probe and says which load to try next.
     fn next(&mut self, rate: f64, result: &PointResult) -> Option<f64> {
         let bound_us = self.slo.below.as_secs_f64() * 1e6;
-        let met = result.verdict == Verdict::Converged
+        let met = result.answer() == Verdict::Converged
             && result
-                .target()
+                .asked_target()
                 .and_then(|t| t.ci_high)
                 .is_some_and(|h| h < bound_us);
         if met {
@@ -479,7 +479,8 @@ impl Coordinator {
                 Verdict::NotAvailable
             });
         }
-        let verdicts: Vec<Verdict> = self.results.iter().map(|r| r.verdict).collect();
+        // Each point's answer: the verdict of the tail its CI target was for.
+        let verdicts: Vec<Verdict> = self.results.iter().map(PointResult::answer).collect();
         Some(match verdicts.as_slice() {
             [] => Verdict::NotAvailable,
             [one] => *one,

@@ -12,6 +12,7 @@ mod flag;
 mod locate;
 mod overrides;
 mod plan;
+mod tail;
 mod types;
 mod url;
 mod validate;
@@ -29,7 +30,7 @@ pub use flag::Flag;
 pub use overrides::{Override, load_value};
 pub use types::{
     AgentSpec, CiTarget, CiWidth, Limits, LoadPlan, Method, OnAgentLoss, Replications, Sampling,
-    Scenario, SloSearch, Warmup,
+    Scenario, SloSearch, Tail, Warmup,
 };
 pub(crate) use value::show;
 

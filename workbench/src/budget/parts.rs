@@ -7,7 +7,9 @@ use vernier_protocols::Dist;
 
 use super::grid::median_of_sum;
 use super::host::host;
-use super::policy::{ALL_KEPT, BUDGET_PERCENTILE, MIN_SPREAD_CONNECTIONS};
+use super::policy::{
+    ALL_KEPT, AS_SENT_MAX_RATE, BUDGET_PERCENTILE, MIN_SENT_DEPARTURES, MIN_SPREAD_CONNECTIONS,
+};
 use super::queue::{Model, Queue, served_beyond};
 use super::start;
 use crate::coordinator::{Budget, Part, PointResult, ProbeWindow};
@@ -228,7 +230,16 @@ impl Baseline {
     ) -> Queue {
         let poisson = Queue::poisson(m);
         let as_sent = match sent {
-            Some(Ok(departures)) if sampling_rate >= ALL_KEPT => self.sent_queue(m, &departures),
+            Some(Ok(departures)) if sampling_rate >= ALL_KEPT => match sent_rate(&departures) {
+                Some(rate)
+                    if rate > AS_SENT_MAX_RATE && departures.len() >= MIN_SENT_DEPARTURES =>
+                {
+                    Err(format!(
+                        "the point sent {rate:.0} req/s, beyond the {AS_SENT_MAX_RATE:.0} a second the model fed the requests as sent is checked at"
+                    ))
+                }
+                _ => self.sent_queue(m, &departures),
+            },
             Some(Ok(_)) => Err(format!(
                 "the point kept 1 request in {:.0}, and a queue fed the requests as sent needs them all",
                 1.0 / sampling_rate
@@ -422,4 +433,13 @@ fn connection_spread(medians: &[(f64, f64)]) -> Option<f64> {
     let var = medians.iter().map(|m| (m.0 - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
     let noise = medians.iter().map(|m| m.1 * m.1).sum::<f64>() / n as f64;
     Some((var - noise).max(0.0).sqrt())
+}
+
+/// Requests a second over the span of `departures` (ns, any order); `None` for fewer than
+/// two or no span.
+fn sent_rate(departures: &[u64]) -> Option<f64> {
+    let first = departures.iter().min()?;
+    let last = departures.iter().max()?;
+    let span_s = (last - first) as f64 / 1e9;
+    (departures.len() > 1 && span_s > 0.0).then(|| (departures.len() - 1) as f64 / span_s)
 }

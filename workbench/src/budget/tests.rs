@@ -503,6 +503,18 @@ fn the_server_is_fed_the_requests_as_they_were_sent_when_every_one_was_kept() {
         "{}",
         budget.model.how
     );
+    // Sent faster than the model fed them as sent was checked at: the Poisson queue,
+    // saying why.
+    let fast: Vec<u64> = (0..3_000u64).map(|i| i * 200_000).collect();
+    let budget = b.budget(&all, sent(fast));
+    assert!(
+        budget
+            .model
+            .how
+            .contains("the point sent 5000 req/s, beyond the 2000 a second"),
+        "{}",
+        budget.model.how
+    );
     // Too few to say anything.
     let budget = b.budget(&all, sent(vec![1, 2, 3]));
     assert!(

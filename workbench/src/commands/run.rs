@@ -21,7 +21,7 @@ use progress::Progress;
 use super::stdout::{Json, print_json};
 use crate::coordinator::{PointResult, Verdict, text};
 use crate::error::Error;
-use crate::scenario::{Flag, LoadPlan, Override, Scenario, load_value};
+use crate::scenario::{Flag, LoadPlan, Override, Scenario, Tail, load_value};
 use crate::session::{self, Outcome, SessionOptions};
 use crate::tui;
 
@@ -107,6 +107,10 @@ pub struct UrlFlags {
     /// 20%].
     #[arg(long, value_name = "WIDTH")]
     pub width: Option<String>,
+    /// Which tail the CI is for: without-stalls (the server's own: the requests no stall
+    /// of this host touched) or with-stalls (every request) [default: without-stalls].
+    #[arg(long, value_name = "TAIL")]
+    pub tail: Option<String>,
     /// Connections per agent [default: 16].
     #[arg(long, value_name = "N")]
     pub connections: Option<usize>,
@@ -185,6 +189,7 @@ impl UrlFlags {
             ),
             flag("--percentile", "ci.percentile", number(self.percentile)),
             flag("--width", "ci.width", text(&self.width)),
+            flag("--tail", "ci.tail", text(&self.tail)),
             flag("--duration", "limits.max_duration", text(&self.duration)),
         ]
     }
@@ -464,8 +469,13 @@ pub(crate) fn table(outcome: &Outcome) -> String {
                 s.push_str(&format!(" {cell:>26}"));
             }
             s.push('\n');
+            let asked = if point.tail == Tail::WithoutStalls {
+                " (the tail asked for)"
+            } else {
+                ""
+            };
             s.push_str(&format!(
-                "    without stalls: without {}",
+                "    without stalls{asked}: without {}",
                 text::own_scope(own)
             ));
             match text::own_short(own) {
@@ -473,8 +483,14 @@ pub(crate) fn table(outcome: &Outcome) -> String {
                 None => s.push('\n'),
             }
         }
+        // Beside the tail without stalls, the point's reasons are every request's.
+        let whose = if point.without_stalls.is_some() {
+            "every request, "
+        } else {
+            ""
+        };
         for r in &point.reasons {
-            s.push_str(&format!("    {}: {}\n", r.kind(), r.detail()));
+            s.push_str(&format!("    {whose}{}: {}\n", r.kind(), r.detail()));
         }
         for r in &point.waived {
             s.push_str(&format!("    not enforced, {}: {}\n", r.kind(), r.detail()));
@@ -486,8 +502,12 @@ pub(crate) fn table(outcome: &Outcome) -> String {
     if let Some(rate) = outcome.slo_rate {
         s.push_str(&format!("highest load meeting the SLO: {rate:.0} req/s\n"));
     }
+    let tail = match outcome.points.first().map(|p| p.tail) {
+        Some(Tail::WithoutStalls) => "the tail without stalls; ",
+        _ => "",
+    };
     s.push_str(&format!(
-        "verdict: {} (timestamps: {}); record: {}\n",
+        "verdict: {} ({tail}timestamps: {}); record: {}\n",
         outcome.verdict.name(),
         outcome.timestamps,
         outcome.record.display()

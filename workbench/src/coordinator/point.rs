@@ -27,6 +27,7 @@ use state::{AgentState, Clock, HostSeen, Looks, Rounds, WarmupState};
 mod confidence;
 pub(crate) mod departures;
 mod estimate;
+mod heavy;
 mod independence;
 mod intake;
 mod interarrival;

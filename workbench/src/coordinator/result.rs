@@ -9,6 +9,7 @@ use vernier_stats::Percentile;
 
 use super::budget_parts::Budget;
 use super::reason::Reason;
+use crate::scenario::Tail;
 
 /// A load point's verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -199,6 +200,16 @@ pub struct PointResult {
     /// probed core touched. Absent in records that predate it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub without_stalls: Option<WithoutStalls>,
+    /// Which tail the CI target was for: what stopped the point and what its answer
+    /// ([`PointResult::answer`], the exit code) follows. Records that predate it knew only
+    /// the tail with stalls.
+    #[serde(default = "tail_before_it_was_asked")]
+    pub tail: Tail,
+}
+
+/// Records written before a point was asked for a tail measured every request.
+fn tail_before_it_was_asked() -> Tail {
+    Tail::WithStalls
 }
 
 /// A replicated point: every run's own result, and the CI across their estimates.
@@ -313,6 +324,36 @@ impl PointResult {
         self.percentile(self.target_percentile.percent())
     }
 
+    /// Whether the answer is the tail without stalls': it was asked for, and neither the
+    /// user's acceptance nor replications decided the point.
+    fn answers_without_stalls(&self) -> bool {
+        self.tail == Tail::WithoutStalls
+            && self.verdict != Verdict::Accepted
+            && self.replication.is_none()
+    }
+
+    /// The verdict of the tail the CI target was for (the exit code's): the tail without
+    /// stalls' when [`PointResult::answers_without_stalls`] (N/A when there is none), else
+    /// the point's own.
+    pub fn answer(&self) -> Verdict {
+        if !self.answers_without_stalls() {
+            return self.verdict;
+        }
+        self.without_stalls
+            .as_ref()
+            .map_or(Verdict::NotAvailable, |w| w.verdict)
+    }
+
+    /// The target percentile's entry in the tail the answer is for.
+    pub fn asked_target(&self) -> Option<&PercentileResult> {
+        if !self.answers_without_stalls() {
+            return self.target();
+        }
+        self.without_stalls
+            .as_ref()?
+            .percentile(self.target_percentile.percent())
+    }
+
     /// Percentile `p` from the scheduled departures, if it was reported.
     pub fn from_schedule(&self, p: f64) -> Option<&SchedulePercentile> {
         self.from_schedule.iter().find(|q| (q.p - p).abs() < 1e-9)
@@ -381,6 +422,14 @@ pub enum OwnShort {
         /// About how many would do.
         needed: usize,
     },
+    /// As narrow as asked at the last look, but the stopping rule had not stopped on it
+    /// (its confirming look did not come before the point ended): not yet settled.
+    Unsettled {
+        /// The CI's width, µs.
+        width_us: f64,
+        /// The width asked, µs.
+        target_us: f64,
+    },
     /// No probe recorded stall intervals, so no request can be said untouched.
     NoProbe,
     /// The samples were thinned (1 in k kept): whether a request was still in flight at a
@@ -432,6 +481,7 @@ impl PointResult {
             run: None,
             replication: None,
             without_stalls: None,
+            tail: Tail::WithStalls,
         }
     }
 }

@@ -28,7 +28,7 @@ macro_rules! figures {
     };
 }
 use crate::scenario::{
-    CiTarget, CiWidth, Limits, LoadPlan, Method, OnAgentLoss, Sampling, SloSearch, Warmup,
+    CiTarget, CiWidth, Limits, LoadPlan, Method, OnAgentLoss, Sampling, SloSearch, Tail, Warmup,
 };
 
 /// Draws a latency (µs) from the rate, the RNG and the previous latency.
@@ -54,6 +54,9 @@ fn config() -> PointConfig {
             percentile: Percentile::P99,
             width: CiWidth::Absolute(Duration::from_micros(50)),
             confidence: 0.95,
+            // The whole tail, as these tests were written for; the tail without stalls
+            // has tests of its own.
+            tail: Tail::WithStalls,
         },
         percentiles: vec![Percentile::P50, Percentile::P99],
         limits: Limits {
@@ -436,6 +439,83 @@ fn the_result_has_the_tail_without_the_host_s_stalls_beside_the_whole_one() {
     );
     let own = quiet.results()[0].without_stalls.clone().unwrap();
     assert_eq!(own.touched_share, 0.0);
+}
+
+/// A stalled fake agent's point asked for `tail`: 2,000 req/s of an exponential (mean
+/// 50 µs), 3 ms taken away every 200 ms.
+fn stalled_point(tail: Tail) -> Coordinator {
+    let asked = PointConfig {
+        ci: CiTarget {
+            tail,
+            ..vernier().ci
+        },
+        ..vernier()
+    };
+    let mut c = Coordinator::new(asked, &LoadPlan::Fixed(2_000.0));
+    let mut agent = FakeAgent::new(1, exp_latency(50.0));
+    agent.host_stall = (10, 3_000.0);
+    drive(&mut c, &mut agent, Duration::from_secs(60));
+    c
+}
+
+#[test]
+fn a_point_asked_for_the_tail_without_stalls_stops_on_it_and_answers_with_it() {
+    let own = stalled_point(Tail::WithoutStalls);
+    let result = &own.results()[0];
+    assert_eq!(result.tail, Tail::WithoutStalls);
+    let w = result
+        .without_stalls
+        .as_ref()
+        .expect("the tail without stalls");
+    // Stopped by the rule on the untouched requests: converged, the exponential's p99.
+    assert_eq!(w.verdict, Verdict::Converged, "{w:?}");
+    assert!(w.ci_width_us.unwrap() <= 50.0, "{w:?}");
+    let own99 = result.asked_target().unwrap();
+    assert!((own99.value - 230.3).abs() < 25.0, "{own99:?}");
+    assert_eq!(result.answer(), Verdict::Converged);
+    assert_eq!(own.verdict(), Some(Verdict::Converged));
+    // Every request's tail is judged on what the point held when it stopped, never
+    // called converged by the other's stop: N/A with a cause its figures bear out, or as
+    // narrow as asked.
+    match result.verdict {
+        Verdict::NotAvailable => assert!(!result.reasons.is_empty()),
+        _ => assert!(result.ci_width_us.unwrap() <= 50.0, "{result:#?}"),
+    }
+    assert!(result.target().unwrap().value > 1_000.0);
+    // Asked for every request's tail, the same point answers with that one: N/A, the
+    // stalls' p99 far beyond what the limit can narrow.
+    let whole = stalled_point(Tail::WithStalls);
+    let r = &whole.results()[0];
+    assert_eq!(r.verdict, Verdict::NotAvailable, "{r:#?}");
+    assert_eq!(r.answer(), r.verdict);
+    assert_eq!(whole.verdict(), Some(Verdict::NotAvailable));
+    eprintln!(
+        "without stalls asked: {:.1} s ({}, every request {}), every request asked: {:.1} s ({:?})",
+        result.duration_s,
+        w.verdict.name(),
+        result.verdict.name(),
+        r.duration_s,
+        r.reasons.iter().map(|x| x.kind()).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn a_request_sent_later_than_the_probes_threshold_counts_as_touched() {
+    // Every request leaves `late_us` after its schedule; the probe sees 3 ms every 200 ms.
+    let touched = |late_us: f64| {
+        let mut c = Coordinator::new(vernier(), &LoadPlan::Fixed(2_000.0));
+        let mut agent = FakeAgent::new(1, exp_latency(50.0));
+        agent.host_stall = (10, 3_000.0);
+        agent.late = (1.0, late_us);
+        drive(&mut c, &mut agent, Duration::from_secs(60));
+        c.results()[0].without_stalls.clone().unwrap().touched_share
+    };
+    // Late by less than the 100 µs a probe calls a stall: only the probe's stalls touch.
+    let on_time = touched(50.0);
+    assert!((0.015..0.03).contains(&on_time), "{on_time}");
+    // Late by more: the client's core was not its own, and every request shows it.
+    let late = touched(150.0);
+    assert!(late > 0.99, "{late}");
 }
 
 #[test]
@@ -1135,7 +1215,7 @@ fn vernier_widens_the_ci_for_correlation_instead_of_thinning() {
     let events = drive(&mut c, &mut agent, Duration::from_secs(120));
     let result = &c.results()[0];
     assert_eq!(result.verdict, Verdict::Converged, "{:?}", result.reasons);
-    // policy::MAX_KEPT_PER_SECOND samples a second per agent at most (2,000: 1 in 10 at
+    // policy::MAX_KEPT_PER_SECOND samples a second per agent at most (10,000: 1 in 2 at
     // 20,000 req/s), and never thinned further by the lag search.
     assert!(
         (agent.sampling - super::policy::MAX_KEPT_PER_SECOND / 20_000.0).abs() < 1e-12,

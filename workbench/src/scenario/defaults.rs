@@ -117,6 +117,7 @@ pub(crate) fn listed(protocol: Protocol) -> Vec<(&'static str, String)> {
         ("ci.percentile", CI_PERCENTILE.to_string()),
         ("ci.width", CI_WIDTH.to_owned()),
         ("ci.confidence", CI_CONFIDENCE.to_string()),
+        ("ci.tail", "without_stalls".to_owned()),
         (
             "percentiles",
             format!(

@@ -58,6 +58,7 @@ pub(crate) struct CiFile {
     pub percentile: Option<f64>,
     pub width: Option<String>,
     pub confidence: Option<f64>,
+    pub tail: Option<String>,
 }
 
 /// `replications:`.
@@ -256,7 +257,7 @@ mod tests {
     fn serde_errors_name_the_line_the_field_and_the_value() {
         assert_eq!(
             error("name: x\nci:\n  percentile: 99\n  widht: 1us\n"),
-            "s.yaml:4: ci.widht: unknown field; expected one of percentile, width, confidence"
+            "s.yaml:4: ci.widht: unknown field; expected one of percentile, width, confidence, tail"
         );
         assert_eq!(
             error("name: x\nworkers: -1\n"),

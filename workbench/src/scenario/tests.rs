@@ -100,7 +100,8 @@ fn examples_mean_what_their_comments_say() {
     );
     assert_eq!(demo.ci.width, CiWidth::Relative(0.2));
     assert_eq!(demo.sampling.samples, 5000);
-    assert_eq!(demo.limits.max_duration, Duration::from_secs(30));
+    assert_eq!(demo.limits.max_duration, Duration::from_secs(19));
+    assert_eq!(demo.ci.tail, Tail::WithoutStalls);
     assert_eq!(
         load("synthetic-sweep.yaml").load,
         LoadPlan::Sweep((1..=8).map(|i| i as f64 * 10_000.0).collect())
@@ -203,7 +204,8 @@ fn unstated_fields_take_their_defaults() {
         CiTarget {
             percentile: vernier_stats::Percentile::P99,
             width: CiWidth::Absolute(Duration::from_micros(10)),
-            confidence: 0.95
+            confidence: 0.95,
+            tail: Tail::WithoutStalls,
         }
     );
     assert_eq!(percents(&s.percentiles), [50.0, 90.0, 99.0, 99.9]);
@@ -304,6 +306,7 @@ fn the_answer_wanted_defaults_to_p99_within_20_percent() {
         percentile: vernier_stats::Percentile::P99,
         width: CiWidth::Relative(0.2),
         confidence: 0.95,
+        tail: Tail::WithoutStalls,
     };
     assert_eq!(without("-ci: {percentile: 99, width: 10us}"), p99_20);
     assert_eq!(
@@ -525,6 +528,28 @@ fn overrides_change_the_scenario_and_its_yaml() {
 }
 
 #[test]
+fn the_ci_is_for_the_tail_without_stalls_unless_asked_or_under_lancet() {
+    let tail = |overrides: &[&str]| valid(MINIMAL, overrides).ci.tail;
+    assert_eq!(tail(&[]), Tail::WithoutStalls);
+    assert_eq!(tail(&["ci.tail=with_stalls"]), Tail::WithStalls);
+    assert_eq!(tail(&["ci.tail=with-stalls"]), Tail::WithStalls);
+    assert_eq!(tail(&["ci.tail=without_stalls"]), Tail::WithoutStalls);
+    // Lancet's procedure knows every request's tail only.
+    assert_eq!(tail(&["method=lancet"]), Tail::WithStalls);
+    let error = |overrides: &[&str]| parse(MINIMAL, overrides).unwrap_err().to_string();
+    assert_eq!(
+        error(&["method=lancet", "ci.tail=without_stalls"]),
+        "--set ci.tail: \"without_stalls\": expected with_stalls under method: lancet, whose \
+         procedure has no tail without the host's stalls"
+    );
+    assert_eq!(
+        error(&["ci.tail=own"]),
+        "--set ci.tail: \"own\": expected without_stalls (the server's own tail: the requests \
+         no stall of the host touched) or with_stalls (every request)"
+    );
+}
+
+#[test]
 fn errors_in_overridden_values_name_the_override() {
     let error = |overrides: &[&str]| parse(MINIMAL, overrides).unwrap_err();
     let e = error(&["ci.width=abc"]);
@@ -540,7 +565,7 @@ fn errors_in_overridden_values_name_the_override() {
     );
     assert_eq!(
         error(&["ci.widht=5us"]).to_string(),
-        "--set ci.widht: unknown field; expected one of percentile, width, confidence"
+        "--set ci.widht: unknown field; expected one of percentile, width, confidence, tail"
     );
     assert_eq!(
         error(&["ci.width=150%"]).to_string(),
@@ -589,7 +614,7 @@ fn invalid_scenarios_say_where_and_what() {
         (
             "unknown field, with its line",
             "-ci: {percentile: 99, width: 10us}\nci:\n  percentile: 99\n  widht: 10us\n",
-            "bad.yaml:8: ci.widht: unknown field; expected one of percentile, width, confidence",
+            "bad.yaml:8: ci.widht: unknown field; expected one of percentile, width, confidence, tail",
         ),
         (
             "unknown top-level field",

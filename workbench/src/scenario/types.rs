@@ -200,6 +200,35 @@ pub struct CiTarget {
     pub width: CiWidth,
     /// The CI's confidence level, (0, 1).
     pub confidence: f64,
+    /// Which tail the CI is for: what decides when a point stops, its verdict and the
+    /// exit code.
+    pub tail: Tail,
+}
+
+/// Which tail a point's CI target is for.
+///
+/// On a host whose vCPUs stall, every request in flight during a stall (and in the queue
+/// it leaves behind) waits it out: the tail *with* stalls is what users of this host see,
+/// the tail *without* them what the server itself does (the requests no stall touched,
+/// [`vernier_stats::without_stalls`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tail {
+    /// The requests no stall of the host touched: the server's own tail (the default).
+    #[default]
+    WithoutStalls,
+    /// Every request, as users of this host see them (`method: lancet`'s only tail).
+    WithStalls,
+}
+
+impl Tail {
+    /// As a scenario and the JSON write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Tail::WithoutStalls => "without_stalls",
+            Tail::WithStalls => "with_stalls",
+        }
+    }
 }
 
 /// How wide the target percentile's CI may be.

@@ -23,7 +23,7 @@ use super::file::{CiFile, File, LimitsFile, ReplicationsFile, SamplingFile, Warm
 use super::plan;
 use super::types::{
     CiTarget, CiWidth, Limits, LoadPlan, Method, OnAgentLoss, Replications, Sampling, Scenario,
-    Warmup,
+    Tail, Warmup,
 };
 
 /// Checks `file`, read from the text `yaml`, and types its values.
@@ -54,6 +54,7 @@ pub(crate) fn scenario(
     let interarrival: InterArrival = interarrival_text
         .parse()
         .map_err(|e: SpecError| context.bad("interarrival", &interarrival_text, e.expected()))?;
+    let ci_tail = file.ci.as_ref().and_then(|c| c.tail.clone());
     let ci = ci(context, file.ci)?;
     let load = plan::load(context, file.load.as_ref(), &ci)?;
     let percentiles = percentiles(context, file.percentiles, &ci, &load)?;
@@ -82,6 +83,10 @@ pub(crate) fn scenario(
         .map(|text| duration(context, "halt_poll", &text, "200us"))
         .transpose()?;
     let method = method(context, file.method.as_deref())?;
+    let ci = CiTarget {
+        tail: super::tail::tail(context, ci_tail.as_deref(), method)?,
+        ..ci
+    };
     let replications = file
         .replications
         .map(|r| replications(context, r))
@@ -391,6 +396,7 @@ fn ci(context: &Context<'_>, ci: Option<CiFile>) -> Result<CiTarget, ScenarioErr
         percentile,
         width,
         confidence,
+        tail: Tail::default(),
     })
 }
 

@@ -46,9 +46,12 @@ fn every_url_flag_sets_the_field_it_names() {
         "0.5",
         "--key-dist",
         "round-robin",
+        "--tail",
+        "with-stalls",
     ]))
     .unwrap();
     assert_eq!(s.load, LoadPlan::Sweep(vec![1000.0, 2000.0]));
+    assert_eq!(s.ci.tail, crate::scenario::Tail::WithStalls);
     assert_eq!(s.ci.percentile.percent(), 99.5);
     assert_eq!(s.ci.width.to_string(), "5 µs");
     assert_eq!(

@@ -5,14 +5,13 @@
 //! width, and the samples needed are predicted from how it shrinks. The agreement of the
 //! agents' intervals is shared with `method: lancet`.
 
+use std::borrow::Cow;
 use std::time::Duration;
 
 use vernier_agent::StallReport;
-use vernier_stats::{
-    DependentCi, NeedMore, Percentile, Step, effective_tail, percentile, tail_heaviness,
-};
+use vernier_stats::{DependentCi, NeedMore, Percentile, Step, effective_tail, percentile};
 
-use super::super::checks::{self, Interval};
+use super::super::checks::Interval;
 use super::super::decision::Decision;
 use super::super::event::{Check, CheckKind, CheckRole};
 use super::super::policy::{
@@ -20,12 +19,13 @@ use super::super::policy::{
     STOPPING_RULE,
 };
 use super::super::reason::{
-    AgentInterval, AgentsDisagree, Awaited, Confidence, HeavyTail, HeavyTooFew, Narrow, Reason,
-    TooFewForCi, TooFewSamples, Why, Wide,
+    AgentInterval, AgentsDisagree, Awaited, Confidence, HeavyTail, Narrow, Reason, TooFewForCi,
+    TooFewSamples, Why, Wide,
 };
 use super::super::result::Verdict;
 use super::super::text;
 use super::estimate::{Estimate, Snapshot};
+use super::heavy::{heaviness_at, heavy_too_few};
 use super::state::Point;
 
 impl Point {
@@ -56,13 +56,15 @@ impl Point {
     /// decide: its CI may lie wholly on one side.
     fn plan(&self, at: Duration, look: &Look<'_>) -> Next {
         let reach = self.reachable(at);
-        let limit = reach.saturating_mul(look.count);
+        // In the samples the look counts (the untouched ones, for the tail without
+        // stalls); the next look comes at a count of those kept.
+        let limit = (reach as f64 / self.looks.per_counted.max(1.0)) as usize * look.count;
         let needed = self.looks.needed.unwrap_or(0);
         if needed as f64 > FAR_BEYOND_REACH * limit as f64 {
             return Next::FarBeyond { limit };
         }
         match STOPPING_RULE.within(look.step, look.n, limit) {
-            Some(total) => Next::Look(total.div_ceil(look.count).max(look.floor)),
+            Some(total) => Next::Look(self.kept_for(total).div_ceil(look.count).max(look.floor)),
             None if self.config.slo.is_some() && reach >= look.floor => Next::Look(reach),
             None => Next::NoRoom,
         }
@@ -164,19 +166,22 @@ impl Point {
         let p = self.config.ci.percentile;
         let conf = self.config.ci.confidence;
         let count = snapshot.agents.len().max(1);
-        let (intervals, one) = self.agent_estimates(snapshot, p, conf);
-        let Some(combined_series) = snapshot.combined() else {
+        let Some(Asked {
+            intervals,
+            estimate,
+            sorted,
+            own: asked_own,
+        }) = self.asked_estimates(snapshot, p, conf)
+        else {
             return;
         };
-        let sorted = &combined_series.sorted;
+        let sorted = &sorted[..];
         let n = sorted.len();
-        // With one agent its estimate is the combined one.
-        let estimate = match one.filter(|_| snapshot.agents.len() == 1) {
-            Some(e) => e,
-            None => match Estimate::of_sorted(&combined_series.in_order, sorted, p, conf) {
-                Some(e) => e,
-                None => return,
-            },
+        let kept: usize = snapshot.agents.iter().map(|a| a.in_order.len()).sum();
+        self.looks.per_counted = if asked_own {
+            kept as f64 / n.max(1) as f64
+        } else {
+            1.0
         };
         self.looks.count += 1;
         let look = self.looks.count;
@@ -253,14 +258,140 @@ impl Point {
                 "the CI lies wholly on one side of the SLO: decided".into()
             };
             self.check(at, check, out);
-            let departures = self.departures(at, p, estimate.value, target_us, out);
-            match departures {
-                None => self.finish(at, Verdict::Converged, Vec::new(), out),
-                Some(reason) => self.finish_na(at, vec![reason], out),
-            }
+            let value = (!asked_own).then_some(estimate.value);
+            self.stopped(at, snapshot, count, value, out);
             return;
         }
         self.still_wide(at, &this, &combined, check, out);
+    }
+
+    /// The rule stopped: the point ends, converged unless every request's tail says
+    /// otherwise. Stopped on it, its estimate is `whole_us`; stopped on the tail without
+    /// stalls (`None`), every request's tail is judged on what the point holds now (its
+    /// CI as narrow as asked, or why not). Either way the client's late departures must not
+    /// move it.
+    fn stopped(
+        &mut self,
+        at: Duration,
+        snapshot: &Snapshot,
+        count: usize,
+        whole_us: Option<f64>,
+        out: &mut Decision,
+    ) {
+        let p = self.config.ci.percentile;
+        let (whole_us, whole) = match whole_us {
+            Some(value) => (Some(value), None),
+            None => {
+                self.looks.own_stopped = true;
+                self.whole_at_stop(at, snapshot, count)
+            }
+        };
+        let departures = whole_us.and_then(|whole_us| {
+            let asked_us = self.config.ci.width.target_us(whole_us);
+            self.departures(at, p, whole_us, asked_us, out)
+        });
+        let mut reasons: Vec<Reason> = whole.into_iter().chain(departures).collect();
+        if reasons.is_empty() {
+            self.finish(at, Verdict::Converged, reasons, out);
+        } else {
+            self.say_more_time(&mut reasons);
+            self.finish_na(at, reasons, out);
+        }
+    }
+
+    /// The tail the CI target is for at one look: without the host's stalls when asked and
+    /// it can be judged, else every request.
+    fn asked_estimates<'s>(
+        &mut self,
+        snapshot: &'s Snapshot,
+        p: Percentile,
+        conf: f64,
+    ) -> Option<Asked<'s>> {
+        if let Some(own) = self.own_look(p, conf) {
+            return Some(Asked {
+                intervals: own.agents,
+                estimate: own.estimate,
+                sorted: Cow::Owned(own.sorted),
+                own: true,
+            });
+        }
+        let (intervals, estimate) = self.whole_estimates(snapshot, p, conf)?;
+        Some(Asked {
+            intervals,
+            estimate,
+            sorted: Cow::Borrowed(&snapshot.combined()?.sorted[..]),
+            own: false,
+        })
+    }
+
+    /// Every request's tail at one look: each measuring agent's estimate and interval
+    /// ([`Point::agent_estimates`]) and the combined estimate; `None` when no agent
+    /// measures.
+    fn whole_estimates(
+        &mut self,
+        snapshot: &Snapshot,
+        p: Percentile,
+        conf: f64,
+    ) -> Option<(Vec<(usize, usize, Option<Interval>)>, Estimate)> {
+        let (intervals, one) = self.agent_estimates(snapshot, p, conf);
+        let combined = snapshot.combined()?;
+        // With one agent its estimate is the combined one.
+        let estimate = match one.filter(|_| snapshot.agents.len() == 1) {
+            Some(e) => e,
+            None => Estimate::of_sorted(&combined.in_order, &combined.sorted, p, conf)?,
+        };
+        Some((intervals, estimate))
+    }
+
+    /// Every request's tail when the point stopped on the tail without stalls: its
+    /// estimate (µs, for the departure check), and `None` when its CI is as narrow as
+    /// asked, else why not (the same reasons a look gives, the samples it needs in
+    /// `looks.needed`).
+    fn whole_at_stop(
+        &mut self,
+        at: Duration,
+        snapshot: &Snapshot,
+        count: usize,
+    ) -> (Option<f64>, Option<Reason>) {
+        let (p, conf) = (self.config.ci.percentile, self.config.ci.confidence);
+        let Some(series) = snapshot.combined() else {
+            return (None, None);
+        };
+        let Some(estimate) = Estimate::of_sorted(&series.in_order, &series.sorted, p, conf) else {
+            return (None, None);
+        };
+        let value = estimate.value;
+        let target_us = self.config.ci.width.target_us(value);
+        let n = series.sorted.len();
+        // What this tail needs is counted in every request.
+        self.looks.per_counted = 1.0;
+        let look = Look {
+            p,
+            conf,
+            count,
+            floor: 0,
+            sorted: &series.sorted,
+            n,
+            value,
+            look: self.looks.count,
+            target_us,
+            step: Step::Stop,
+        };
+        let reason = match &estimate.ci {
+            Ok(ci) if ci.width() <= target_us => None,
+            Ok(ci) => {
+                let needed = STOPPING_RULE.needed(look.look, n, p.fraction(), ci, target_us);
+                self.looks.needed = Some(needed);
+                Some(self.wide_reason(at, &look, ci, needed))
+            }
+            Err(need) => {
+                self.looks.needed = Some(need.needed);
+                let too_few = self.too_few_figures(p, n, need);
+                let why = Why::TooFewSamples(TooFewSamples::Ci(too_few));
+                Some(self.tail_cause(at, value, why))
+            }
+        };
+        (Some(value), reason)
     }
 
     /// Each measuring agent's estimate and its interval (whose width the agent's row
@@ -284,6 +415,22 @@ impl Point {
         (intervals, one)
     }
 
+    /// The figures of `n` samples too few for a dependence-valid interval of `p`, with how
+    /// long, in time, they stay dependent (each agent's series is its kept requests in
+    /// send order).
+    fn too_few_figures(&self, p: Percentile, n: usize, need: &NeedMore) -> TooFewForCi {
+        let per_agent = self.config.rate / self.live_count() as f64 * self.rounds.sampling;
+        TooFewForCi {
+            p,
+            confidence: self.config.ci.confidence,
+            samples: n,
+            min_samples: need.needed,
+            need: Some(need.reason.clone()),
+            correlated_over: need.correlated_over,
+            dependence_s: need.correlated_over.map(|m| m as f64 / per_agent.max(1e-9)),
+        }
+    }
+
     /// The samples are too few for a dependence-valid interval: the check says how many
     /// would do, and the next look is asked for with the cause named (the latencies' own
     /// heavy tail, the host's stalls, or their dependence).
@@ -294,25 +441,14 @@ impl Point {
         need: &NeedMore,
         out: &mut Decision,
     ) {
-        let Look { p, conf, n, .. } = *look;
+        let Look { p, n, .. } = *look;
         let sorted = look.sorted;
         self.looks.needed = Some(need.needed);
         self.looks.narrow = None;
         // The need comes from the dependence seen so far, as noisy as the width's
         // prediction below.
         let next = self.plan(at, look);
-        // How long, in time, the samples stay dependent: each agent's series is
-        // its kept requests in send order.
-        let per_agent = self.config.rate / self.live_count() as f64 * self.rounds.sampling;
-        let too_few = TooFewForCi {
-            p,
-            confidence: conf,
-            samples: n,
-            min_samples: need.needed,
-            need: Some(need.reason.clone()),
-            correlated_over: need.correlated_over,
-            dependence_s: need.correlated_over.map(|m| m as f64 / per_agent.max(1e-9)),
-        };
+        let too_few = self.too_few_figures(p, n, need);
         self.check(
             at,
             Check {
@@ -493,6 +629,18 @@ impl Point {
     }
 }
 
+/// The tail a look judges ([`Point::asked_estimates`]).
+struct Asked<'s> {
+    /// Each measuring agent's estimate, as `(agent, samples, interval)`.
+    intervals: Vec<(usize, usize, Option<Interval>)>,
+    /// The combined estimate.
+    estimate: Estimate,
+    /// The samples it counts, ascending, µs.
+    sorted: Cow<'s, [f64]>,
+    /// Whether it is the tail without stalls.
+    own: bool,
+}
+
 /// Where the point goes after a look that did not stop.
 enum Next {
     /// Look again once every agent holds this many samples.
@@ -529,34 +677,4 @@ struct Look<'a> {
     target_us: f64,
     /// What the stopping rule decided.
     step: Step,
-}
-
-/// The tail's own shape at `q`: the order-statistic width (which dependence does not
-/// change) against an exponential tail's from as many samples.
-fn heaviness_at(sorted: &[f64], q: Percentile, n: usize, conf: f64) -> Option<f64> {
-    checks::interval(sorted, q, conf)
-        .and_then(|(value, ci)| ci.map(|(low, high)| Interval { value, low, high }))
-        .and_then(|iid| tail_heaviness(iid.value, iid.width(), q.fraction(), n, conf).ok())
-}
-
-/// `heavy_tail` when the samples are too few for a dependence-valid interval and the
-/// latencies' own tail is heavy, at `p` and inside the tail too (a service whose own tail
-/// is heavy is heavy well inside it: a lognormal with σ = 2 is 2.6× an exponential at p90;
-/// stalls of the host lift only the 1-2% of requests they catch, so they fatten the tail
-/// beyond p98 and leave p90 alone). The order-statistic interval's width, a lower bound on
-/// the dependence-valid one, is the figure given.
-fn heavy_too_few(sorted: &[f64], too_few: &TooFewForCi) -> Option<HeavyTooFew> {
-    let (p, n, conf) = (too_few.p, too_few.samples, too_few.confidence);
-    let inside = p.min(HEAVY_TAIL_ALSO_AT);
-    let h = heaviness_at(sorted, p, n, conf).filter(|&h| h > HEAVY_TAIL_FACTOR)?;
-    let b = heaviness_at(sorted, inside, n, conf).filter(|&b| b > HEAVY_TAIL_FACTOR)?;
-    let (_, iid) = checks::interval(sorted, p, conf)?;
-    let (low, high) = iid?;
-    Some(HeavyTooFew {
-        too_few: too_few.clone(),
-        ci_width_us: high - low,
-        heaviness: h,
-        heaviness_inside: b,
-        inside,
-    })
 }

@@ -2,7 +2,9 @@
 //! none, and one evaluation's samples, copied and sorted once: what the confidence step,
 //! the departure check and the verdict read.
 
-use vernier_stats::{DependentCi, Percentile, percentile, percentile_ci_dependent};
+use vernier_stats::{
+    DependentCi, Percentile, WeightedSamples, percentile, percentile_ci_dependent,
+};
 
 use super::super::checks::Interval;
 use super::super::result::{CiDependence, PercentileResult};
@@ -100,6 +102,26 @@ impl Estimate {
                 reason: e.to_string(),
                 needed: usize::MAX,
                 have: series.len(),
+                correlated_over: None,
+            }),
+        };
+        Some(Estimate { value, ci })
+    }
+
+    /// Percentile `p` of weighted samples (the tail without stalls) with its
+    /// dependence-valid CI; `None` when there are none.
+    pub(super) fn of_weighted(
+        samples: &WeightedSamples,
+        p: Percentile,
+        confidence: f64,
+    ) -> Option<Estimate> {
+        let value = samples.percentile(p.fraction())?;
+        let ci = match samples.percentile_ci_dependent(p.fraction(), confidence) {
+            Ok(r) => r,
+            Err(e) => Err(vernier_stats::NeedMore {
+                reason: e.to_string(),
+                needed: usize::MAX,
+                have: samples.len(),
                 correlated_over: None,
             }),
         };

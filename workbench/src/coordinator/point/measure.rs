@@ -163,7 +163,14 @@ impl Point {
     /// The samples per agent the rule's last look predicted the precision asked needs.
     fn needed_per_agent(&self) -> Option<usize> {
         let count = self.measuring().count().max(1);
-        self.looks.needed.map(|total| total.div_ceil(count))
+        self.looks
+            .needed
+            .map(|total| self.kept_for(total).div_ceil(count))
+    }
+
+    /// The samples to keep for the last look to count `counted` (see `Looks::per_counted`).
+    pub(super) fn kept_for(&self, counted: usize) -> usize {
+        (counted as f64 * self.looks.per_counted.max(1.0)).ceil() as usize
     }
 
     /// Seconds more, at this rate and sampling, until every agent holds what the rule's last

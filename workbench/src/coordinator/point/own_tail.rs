@@ -3,12 +3,25 @@
 //! the selection and put one agent after another, each reported percentile with its
 //! dependence-valid CI ([`vernier_stats::WeightedSamples`]).
 
+use vernier_agent::STALL_THRESHOLD_NS;
 use vernier_stats::{Percentile, Reach, Spans, Stall, WeightedSamples, mark, untouched};
 
+use super::super::checks::Interval;
 use super::super::result::{
     CiDependence, OwnShort, PercentileResult, Probed, Verdict, WithoutStalls,
 };
+use super::estimate::Estimate;
 use super::state::Point;
+use crate::scenario::Tail;
+
+/// The tail without stalls as one look of the confidence step reads it (when `ci.tail`
+/// asks for it): each measuring agent's estimate, as `(agent, samples, interval)`, the
+/// combined estimate and the untouched samples ascending.
+pub(super) struct OwnLook {
+    pub(super) agents: Vec<(usize, usize, Option<Interval>)>,
+    pub(super) estimate: Estimate,
+    pub(super) sorted: Vec<f64>,
+}
 
 /// One agent's untouched latencies (µs, send order) with their weights, and its share
 /// touched.
@@ -38,9 +51,22 @@ impl Point {
     /// scheduled departure to its reply, the latency kept as the point reports it (from
     /// the actual departure).
     fn agent_part(&mut self, i: usize) -> Option<AgentPart> {
-        let stalls = self.agent_stalls(i);
+        let mut stalls = self.agent_stalls(i);
         let samples = &mut self.agents[i].round.samples;
         samples.sort_by_key(|s| s.departure_ns);
+        // A request that left more than the probes' threshold after its schedule shows its
+        // worker's core taken (or the worker held) for that long: a stall of the client
+        // known to the µs at every request, which a probe waking every millisecond misses
+        // when shorter.
+        stalls.extend(
+            samples
+                .iter()
+                .filter(|s| u64::from(s.queueing_ns) > STALL_THRESHOLD_NS)
+                .map(|s| Stall {
+                    start: s.departure_ns.saturating_sub(u64::from(s.queueing_ns)) as f64,
+                    end: s.departure_ns as f64,
+                }),
+        );
         let send: Vec<f64> = samples
             .iter()
             .map(|s| s.departure_ns.saturating_sub(u64::from(s.queueing_ns)) as f64)
@@ -64,6 +90,63 @@ impl Point {
         })
     }
 
+    /// Why the tail without stalls cannot be judged at all: no probe recorded stalls, or
+    /// the samples were thinned; `None` when it can.
+    fn own_unjudgeable(&self, stalls: usize) -> Option<OwnShort> {
+        if self.host().is_empty() && stalls == 0 {
+            Some(OwnShort::NoProbe)
+        } else if self.rounds.sampling < 1.0 {
+            Some(OwnShort::Thinned {
+                sampling: self.rounds.sampling,
+            })
+        } else {
+            None
+        }
+    }
+
+    /// The stall intervals the measuring agents' cores met.
+    fn stall_count(&self) -> usize {
+        self.measuring()
+            .map(|i| self.agents[i].stalls.intervals.len())
+            .sum()
+    }
+
+    /// One look at the tail without stalls, for the confidence step when `ci.tail` asks
+    /// for it: `None` when it is not asked, cannot be judged, or has no samples (the step
+    /// then reads every request). Each agent's interval width is what its row shows.
+    pub(super) fn own_look(&mut self, p: Percentile, conf: f64) -> Option<OwnLook> {
+        if self.config.ci.tail != Tail::WithoutStalls
+            || self.own_unjudgeable(self.stall_count()).is_some()
+        {
+            return None;
+        }
+        let measuring: Vec<usize> = self.measuring().collect();
+        let (mut agents, mut latency, mut weights) = (Vec::new(), Vec::new(), Vec::new());
+        let mut one = None;
+        for i in measuring {
+            let part = self.agent_part(i)?;
+            let samples = WeightedSamples::new(part.latency_us.clone(), &part.weights).ok()?;
+            let estimate = Estimate::of_weighted(&samples, p, conf);
+            let interval = estimate.as_ref().and_then(Estimate::interval);
+            self.agents[i].ci_width_us = interval.map(|c| c.width());
+            agents.push((i, samples.len(), interval));
+            latency.extend(part.latency_us);
+            weights.extend(part.weights);
+            one = estimate;
+        }
+        let samples = WeightedSamples::new(latency, &weights).ok()?;
+        // With one agent its estimate is the combined one.
+        let estimate = match one.filter(|_| agents.len() == 1) {
+            Some(e) => e,
+            None => Estimate::of_weighted(&samples, p, conf)?,
+        };
+        Some(OwnLook {
+            agents,
+            estimate,
+            sorted: samples.sorted().to_vec(),
+        })
+    }
+
     /// The tail without the host's stalls at the point's end (`None` under `method:
     /// lancet`, whose samples were thinned until independent).
     pub(super) fn without_stalls(&mut self, percentiles: &[Percentile]) -> Option<WithoutStalls> {
@@ -71,10 +154,7 @@ impl Point {
             return None;
         }
         let measuring: Vec<usize> = self.measuring().collect();
-        let stalls: usize = measuring
-            .iter()
-            .map(|&i| self.agents[i].stalls.intervals.len())
-            .sum();
+        let stalls = self.stall_count();
         let probed = if self.config.target_probed {
             Probed::ClientAndTarget
         } else {
@@ -125,14 +205,10 @@ impl Point {
             .iter()
             .find(|(q, _, _)| q.same(self.config.ci.percentile));
         let ci_width_us = target.and_then(|(_, r, _)| Some(r.ci_high? - r.ci_low?));
-        let short = if self.host().is_empty() && stalls == 0 {
-            Some(OwnShort::NoProbe)
-        } else if self.rounds.sampling < 1.0 {
-            Some(OwnShort::Thinned {
-                sampling: self.rounds.sampling,
-            })
-        } else {
-            match target {
+        let asked = self.config.ci.tail == Tail::WithoutStalls;
+        let short = match self.own_unjudgeable(stalls) {
+            Some(why) => Some(why),
+            None => match target {
                 None => Some(OwnShort::TooFew {
                     have: samples.len(),
                     needed: 0,
@@ -144,13 +220,24 @@ impl Point {
                     }),
                     Some(width) => {
                         let target_us = self.config.ci.width.target_us(r.value);
-                        (width > target_us).then_some(OwnShort::Wide {
-                            width_us: width,
-                            target_us,
-                        })
+                        // Asked for, it converged only when the stopping rule stopped on
+                        // it; reported beside the other, when it is as narrow as asked.
+                        if width > target_us {
+                            Some(OwnShort::Wide {
+                                width_us: width,
+                                target_us,
+                            })
+                        } else if asked && !self.looks.own_stopped {
+                            Some(OwnShort::Unsettled {
+                                width_us: width,
+                                target_us,
+                            })
+                        } else {
+                            None
+                        }
                     }
                 },
-            }
+            },
         };
         Some(WithoutStalls {
             verdict: if short.is_none() {

@@ -323,6 +323,13 @@ pub(super) struct Looks {
     /// The last look's figures when it was as narrow as asked but did not stop: what an
     /// N/A then says, rather than that the CI stayed wide.
     pub(super) narrow: Option<Narrow>,
+    /// Whether the stopping rule stopped on the tail without stalls (asked for by
+    /// `ci.tail`): only then is that tail converged.
+    pub(super) own_stopped: bool,
+    /// Samples kept per sample the last look counted: 1 for every request's tail; for the
+    /// tail without stalls, all kept over those untouched (the rule counts the untouched,
+    /// the looks come at kept counts).
+    pub(super) per_counted: f64,
 }
 
 /// The host's stalls while the current phase loads (warm-up, or a measuring round), per

@@ -308,6 +308,7 @@ impl Point {
             run: self.run,
             replication: None,
             without_stalls,
+            tail: self.config.ci.tail,
         }
     }
 

@@ -12,6 +12,12 @@ pub fn own_short(own: &WithoutStalls) -> Option<String> {
         OwnShort::TooFew { have, needed } => format!(
             "{have} untouched samples are too few for a CI (about {needed} would do)"
         ),
+        OwnShort::Unsettled {
+            width_us,
+            target_us,
+        } => format!(
+            "its CI was {width_us:.1} µs wide ({target_us:.1} asked) at the last look, but the stopping rule's confirming look did not come before the point ended"
+        ),
         OwnShort::NoProbe => "no probe recorded stalls, so no request can be called untouched".into(),
         OwnShort::Thinned { sampling } => format!(
             "only {:.1}% of the requests were kept, so whether one was still in flight at a stall's end is unknown",

@@ -452,7 +452,7 @@ workload:
 # from --load
 load: 10k
 
-# from --width; by default percentile: 99, confidence: 0.95
+# from --width; by default percentile: 99, confidence: 0.95, tail: without_stalls
 ci:
   width: 10us
 

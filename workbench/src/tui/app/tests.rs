@@ -96,6 +96,7 @@ fn result(verdict: Verdict) -> PointResult {
         run: None,
         replication: None,
         without_stalls: None,
+        tail: crate::scenario::Tail::WithStalls,
     }
 }
 
