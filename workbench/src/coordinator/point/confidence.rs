@@ -89,11 +89,7 @@ impl Point {
     fn follow(&mut self, at: Duration, next: Next, reason: Reason, out: &mut Decision) {
         match next {
             Next::Look(wanted) => self.extend_look(at, wanted, vec![reason], out),
-            Next::FarBeyond { .. } | Next::NoRoom => {
-                let mut reasons = vec![reason];
-                self.say_more_time(&mut reasons);
-                self.finish_na(at, reasons, out);
-            }
+            Next::FarBeyond { .. } | Next::NoRoom => self.end_unsettled(at, reason, out),
         }
     }
 
@@ -178,6 +174,7 @@ impl Point {
         let sorted = &sorted[..];
         let n = sorted.len();
         let kept: usize = snapshot.agents.iter().map(|a| a.in_order.len()).sum();
+        self.looks.own = asked_own;
         self.looks.per_counted = if asked_own {
             kept as f64 / n.max(1) as f64
         } else {
@@ -263,6 +260,27 @@ impl Point {
             return;
         }
         self.still_wide(at, &this, &combined, check, out);
+    }
+
+    /// Ends the point before the rule stopped, N/A with `reason` when the last look was
+    /// at every request's tail. When it was at the tail without stalls, that tail's
+    /// result says why it did not settle, and the point's verdict and reasons are every
+    /// request's, judged on what the point holds now.
+    pub(super) fn end_unsettled(&mut self, at: Duration, reason: Reason, out: &mut Decision) {
+        let mut reasons = if self.looks.own {
+            let snapshot = self.snapshot();
+            let count = snapshot.agents.len().max(1);
+            match self.whole_at_stop(at, &snapshot, count) {
+                (Some(_), None) => return self.finish(at, Verdict::Converged, Vec::new(), out),
+                (Some(_), Some(whole)) => vec![whole],
+                // No estimate of every request's tail: the last look's reason stands.
+                (None, _) => vec![reason],
+            }
+        } else {
+            vec![reason]
+        };
+        self.say_more_time(&mut reasons);
+        self.finish_na(at, reasons, out);
     }
 
     /// The rule stopped: the point ends, converged unless every request's tail says

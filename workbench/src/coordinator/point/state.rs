@@ -326,6 +326,9 @@ pub(super) struct Looks {
     /// Whether the stopping rule stopped on the tail without stalls (asked for by
     /// `ci.tail`): only then is that tail converged.
     pub(super) own_stopped: bool,
+    /// Whether the last look judged the tail without stalls (its figures, in `needed` and
+    /// `narrow`, are that tail's).
+    pub(super) own: bool,
     /// Samples kept per sample the last look counted: 1 for every request's tail; for the
     /// tail without stalls, all kept over those untouched (the rule counts the untouched,
     /// the looks come at kept counts).

@@ -66,9 +66,7 @@ impl Point {
             None => Confidence::OutOfTime(timed_out),
         };
         let reason = self.tail_cause(at, value_us, Why::Confidence(why));
-        let mut reasons = vec![reason];
-        self.say_more_time(&mut reasons);
-        self.finish_na(at, reasons, out);
+        self.end_unsettled(at, reason, out);
     }
 
     /// Whether the load went closed-loop while it measured: a backlog of requests waiting
