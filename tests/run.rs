@@ -178,8 +178,25 @@ fn converges(service: &str, rate: f64, width: &str) {
     // or that its samples depend on each other over seconds, which at this load (ρ 0.075
     // and 0.15: busy periods of a few hundred µs in the model) no queue does, and a host
     // whose speed drifts over seconds does.
+    // The exit code follows the tail the CI target is for (without the host's stalls, the
+    // default); `verdict` and `reasons` are every request's.
+    let own = &result["without_stalls"];
+    let answered = if own["verdict"] == "converged" { 0 } else { 3 };
+    assert_eq!(output.status.code(), Some(answered), "{}", stderr(&output));
+    if answered == 0 {
+        let p99 = own["percentiles"].as_array().unwrap();
+        let p99 = p99.iter().find(|p| p["p"] == 99.0).unwrap();
+        let value = p99["value"].as_f64().unwrap();
+        // The tail without stalls is the server's: not below the ideal system either.
+        assert!(value >= 0.95 * model, "{own:#}");
+        eprintln!(
+            "{service} at {rate}/s without stalls: p99 {value:.1} µs [{:.1}, {:.1}], model {model:.1} µs, {:.1}% touched",
+            p99["ci_low"].as_f64().unwrap_or(f64::NAN),
+            p99["ci_high"].as_f64().unwrap_or(f64::NAN),
+            own["touched_share"].as_f64().unwrap_or(f64::NAN) * 100.0
+        );
+    }
     if result["verdict"] == "n/a" {
-        assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
         let reason = support::reason(&result["reasons"][0]);
         assert!(
             the_host_is_why(&result),
@@ -193,12 +210,6 @@ fn converges(service: &str, rate: f64, width: &str) {
         );
         return;
     }
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{result:#}\n{}",
-        stderr(&output)
-    );
     assert_eq!(result["verdict"], "converged");
     let (value, low, high) = p99(&result);
     eprintln!(

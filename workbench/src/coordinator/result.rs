@@ -430,6 +430,13 @@ pub enum OwnShort {
         /// The width asked, µs.
         target_us: f64,
     },
+    /// Stalls touched more of the requests than the method is checked at.
+    Touched {
+        /// The share touched.
+        share: f64,
+        /// The most it may be.
+        most: f64,
+    },
     /// No probe recorded stall intervals, so no request can be said untouched.
     NoProbe,
     /// The samples were thinned (1 in k kept): whether a request was still in flight at a

@@ -508,14 +508,23 @@ fn a_request_sent_later_than_the_probes_threshold_counts_as_touched() {
         agent.host_stall = (10, 3_000.0);
         agent.late = (1.0, late_us);
         drive(&mut c, &mut agent, Duration::from_secs(60));
-        c.results()[0].without_stalls.clone().unwrap().touched_share
+        c.results()[0].without_stalls.clone().unwrap()
     };
     // Late by less than the 100 µs a probe calls a stall: only the probe's stalls touch.
     let on_time = touched(50.0);
-    assert!((0.015..0.03).contains(&on_time), "{on_time}");
-    // Late by more: the client's core was not its own, and every request shows it.
+    assert!(
+        (0.015..0.03).contains(&on_time.touched_share),
+        "{on_time:?}"
+    );
+    // Late by more: the client's core was not its own, and every request shows it. With
+    // so many touched the untouched stand for nothing: that tail is N/A, saying so.
     let late = touched(150.0);
-    assert!(late > 0.99, "{late}");
+    assert!(late.touched_share > 0.99, "{late:?}");
+    assert_eq!(late.verdict, Verdict::NotAvailable);
+    assert!(
+        matches!(late.short, Some(crate::coordinator::OwnShort::Touched { most, .. }) if most == 0.25),
+        "{late:?}"
+    );
 }
 
 #[test]

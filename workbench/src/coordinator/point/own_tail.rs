@@ -7,6 +7,7 @@ use vernier_agent::STALL_THRESHOLD_NS;
 use vernier_stats::{Percentile, Reach, Spans, Stall, WeightedSamples, mark, untouched};
 
 use super::super::checks::Interval;
+use super::super::policy::MAX_TOUCHED_SHARE;
 use super::super::result::{
     CiDependence, OwnShort, PercentileResult, Probed, Verdict, WithoutStalls,
 };
@@ -122,9 +123,12 @@ impl Point {
         }
         let measuring: Vec<usize> = self.measuring().collect();
         let (mut agents, mut latency, mut weights) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut touched, mut requests) = (0.0, 0);
         let mut one = None;
         for i in measuring {
             let part = self.agent_part(i)?;
+            touched += part.touched_share * part.requests as f64;
+            requests += part.requests;
             let samples = WeightedSamples::new(part.latency_us.clone(), &part.weights).ok()?;
             let estimate = Estimate::of_weighted(&samples, p, conf);
             let interval = estimate.as_ref().and_then(Estimate::interval);
@@ -133,6 +137,11 @@ impl Point {
             latency.extend(part.latency_us);
             weights.extend(part.weights);
             one = estimate;
+        }
+        // Touched beyond what the method is checked at: every request's tail is what
+        // there is to look at.
+        if touched / requests.max(1) as f64 > MAX_TOUCHED_SHARE {
+            return None;
         }
         let samples = WeightedSamples::new(latency, &weights).ok()?;
         // With one agent its estimate is the combined one.
@@ -206,7 +215,11 @@ impl Point {
             .find(|(q, _, _)| q.same(self.config.ci.percentile));
         let ci_width_us = target.and_then(|(_, r, _)| Some(r.ci_high? - r.ci_low?));
         let asked = self.config.ci.tail == Tail::WithoutStalls;
-        let short = match self.own_unjudgeable(stalls) {
+        let touched = (touched_share > MAX_TOUCHED_SHARE).then_some(OwnShort::Touched {
+            share: touched_share,
+            most: MAX_TOUCHED_SHARE,
+        });
+        let short = match self.own_unjudgeable(stalls).or(touched) {
             Some(why) => Some(why),
             None => match target {
                 None => Some(OwnShort::TooFew {

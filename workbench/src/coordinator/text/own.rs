@@ -18,6 +18,11 @@ pub fn own_short(own: &WithoutStalls) -> Option<String> {
         } => format!(
             "its CI was {width_us:.1} µs wide ({target_us:.1} asked) at the last look, but the stopping rule's confirming look did not come before the point ended"
         ),
+        OwnShort::Touched { share, most } => format!(
+            "stalls touched {:.1}% of the requests, more than the {:.0}% the method is checked at: the untouched ones are too small a part to stand for the server",
+            share * 100.0,
+            most * 100.0
+        ),
         OwnShort::NoProbe => "no probe recorded stalls, so no request can be called untouched".into(),
         OwnShort::Thinned { sampling } => format!(
             "only {:.1}% of the requests were kept, so whether one was still in flight at a stall's end is unknown",
