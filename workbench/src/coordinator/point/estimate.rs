@@ -3,7 +3,7 @@
 //! the departure check and the verdict read.
 
 use vernier_stats::{
-    DependentCi, Percentile, WeightedSamples, percentile, percentile_ci_dependent,
+    DependentCi, NeedMore, Percentile, WeightedSamples, percentile, percentile_ci_dependent,
 };
 
 use super::super::checks::Interval;
@@ -71,7 +71,7 @@ impl Point {
 /// A series' percentile with its dependence-valid CI, or why it has none.
 pub(super) struct Estimate {
     pub(super) value: f64,
-    pub(super) ci: Result<DependentCi, vernier_stats::NeedMore>,
+    pub(super) ci: Result<DependentCi, NeedMore>,
 }
 
 impl Estimate {
@@ -95,17 +95,8 @@ impl Estimate {
         confidence: f64,
     ) -> Option<Estimate> {
         let value = percentile(sorted, p.fraction())?;
-        let ci = match percentile_ci_dependent(series, sorted, p.fraction(), confidence) {
-            Ok(r) => r,
-            // Only invalid parameters fail, and the scenario validated them.
-            Err(e) => Err(vernier_stats::NeedMore {
-                reason: e.to_string(),
-                needed: usize::MAX,
-                have: series.len(),
-                correlated_over: None,
-            }),
-        };
-        Some(Estimate { value, ci })
+        let ci = percentile_ci_dependent(series, sorted, p.fraction(), confidence);
+        Some(Estimate::new(value, ci, series.len()))
     }
 
     /// Percentile `p` of weighted samples (the tail without stalls) with its
@@ -116,16 +107,27 @@ impl Estimate {
         confidence: f64,
     ) -> Option<Estimate> {
         let value = samples.percentile(p.fraction())?;
-        let ci = match samples.percentile_ci_dependent(p.fraction(), confidence) {
-            Ok(r) => r,
-            Err(e) => Err(vernier_stats::NeedMore {
+        let ci = samples.percentile_ci_dependent(p.fraction(), confidence);
+        Some(Estimate::new(value, ci, samples.len()))
+    }
+
+    /// An estimate of `value` from `have` samples with the CI's outcome. Only invalid
+    /// parameters fail, and the scenario validated them: that reads as a need no count
+    /// meets.
+    fn new(
+        value: f64,
+        ci: Result<Result<DependentCi, NeedMore>, vernier_stats::StatsError>,
+        have: usize,
+    ) -> Estimate {
+        let ci = ci.unwrap_or_else(|e| {
+            Err(NeedMore {
                 reason: e.to_string(),
                 needed: usize::MAX,
-                have: samples.len(),
+                have,
                 correlated_over: None,
-            }),
-        };
-        Some(Estimate { value, ci })
+            })
+        });
+        Estimate { value, ci }
     }
 
     pub(super) fn interval(&self) -> Option<Interval> {

@@ -129,13 +129,13 @@ impl Point {
             let part = self.agent_part(i)?;
             touched += part.touched_share * part.requests as f64;
             requests += part.requests;
-            let samples = WeightedSamples::new(part.latency_us.clone(), &part.weights).ok()?;
+            latency.extend_from_slice(&part.latency_us);
+            weights.extend_from_slice(&part.weights);
+            let samples = WeightedSamples::new(part.latency_us, &part.weights).ok()?;
             let estimate = Estimate::of_weighted(&samples, p, conf);
             let interval = estimate.as_ref().and_then(Estimate::interval);
             self.agents[i].ci_width_us = interval.map(|c| c.width());
             agents.push((i, samples.len(), interval));
-            latency.extend(part.latency_us);
-            weights.extend(part.weights);
             one = estimate;
         }
         // Touched beyond what the method is checked at: every request's tail is what
