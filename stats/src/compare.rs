@@ -31,6 +31,7 @@ use serde::{Deserialize, Serialize};
 use crate::dependent::t_quantile;
 use crate::error::{StatsError, check_finite};
 use crate::percentile::{check_fraction, percentile};
+use crate::weighted::WeightedSamples;
 
 /// The fewest pairs of blocks an interval is built on: with fewer, Student's t on one
 /// degree of freedom makes the interval ±12.7 standard errors wide.
@@ -133,36 +134,107 @@ pub fn difference_ci(
     p: f64,
     confidence: f64,
 ) -> Result<DifferenceCi, StatsError> {
-    check_fraction("p", p)?;
-    check_fraction("confidence", confidence)?;
-    if pairs.len() < MIN_PAIRS {
-        return Err(StatsError::TooFew {
-            test: "a CI of a difference from pairs of blocks",
-            needed: MIN_PAIRS,
-            got: pairs.len(),
-        });
-    }
-    let tail = p.min(1.0 - p);
-    let least = (MIN_TAIL_PER_BLOCK / tail).ceil() as usize;
+    let least = checked(p, confidence, pairs.len())?;
     let mut sections = Vec::with_capacity(pairs.len());
     for pair in pairs {
         for block in [pair.a, pair.b] {
             check_finite(block)?;
-            if block.len() < least {
-                return Err(StatsError::TooFew {
-                    test: "a block's percentile in a comparison",
-                    needed: least,
-                    got: block.len(),
-                });
-            }
+            check_block(block.len(), least)?;
         }
         let (a, b) = (percentile(pair.a, p), percentile(pair.b, p));
         sections.push((a.unwrap_or(f64::NAN), b.unwrap_or(f64::NAN)));
     }
     let a = pooled(pairs.iter().map(|pair| pair.a), p);
     let b = pooled(pairs.iter().map(|pair| pair.b), p);
+    Ok(sectioned(&sections, (a, b), p, confidence))
+}
+
+/// One block of weighted samples (the tail without stalls: the requests no stall
+/// touched, each weighted against the selection): its values in any order, and a
+/// positive weight each, scaled so that the weights sum to the requests the block stands
+/// for (so that pooled blocks count by what they measured, not by what the stalls left).
+#[derive(Debug, Clone, Copy)]
+pub struct WeightedBlock<'a> {
+    /// The values.
+    pub values: &'a [f64],
+    /// One weight per value.
+    pub weights: &'a [f64],
+}
+
+/// One pair of weighted blocks.
+#[derive(Debug, Clone, Copy)]
+pub struct WeightedPair<'a> {
+    /// A's block.
+    pub a: WeightedBlock<'a>,
+    /// B's block.
+    pub b: WeightedBlock<'a>,
+}
+
+/// [`difference_ci`] of weighted blocks: each block's percentile and the pooled ones are
+/// the weighted percentiles ([`WeightedSamples`]); the sectioning is the same. Needs the
+/// same pairs and the same samples per block (counted unweighted) as [`difference_ci`],
+/// and one positive, finite weight per value.
+pub fn weighted_difference_ci(
+    pairs: &[WeightedPair<'_>],
+    p: f64,
+    confidence: f64,
+) -> Result<DifferenceCi, StatsError> {
+    let least = checked(p, confidence, pairs.len())?;
+    let mut sections = Vec::with_capacity(pairs.len());
+    let (mut all_a, mut all_b) = ((Vec::new(), Vec::new()), (Vec::new(), Vec::new()));
+    for pair in pairs {
+        let mut values = [f64::NAN; 2];
+        for (i, (block, all)) in [(pair.a, &mut all_a), (pair.b, &mut all_b)]
+            .into_iter()
+            .enumerate()
+        {
+            check_block(block.values.len(), least)?;
+            let samples = WeightedSamples::new(block.values.to_vec(), block.weights)?;
+            values[i] = samples.percentile(p).unwrap_or(f64::NAN);
+            all.0.extend_from_slice(block.values);
+            all.1.extend_from_slice(block.weights);
+        }
+        sections.push((values[0], values[1]));
+    }
+    let pooled = |(values, weights): (Vec<f64>, Vec<f64>)| {
+        WeightedSamples::new(values, &weights).map(|s| s.percentile(p).unwrap_or(f64::NAN))
+    };
+    let (a, b) = (pooled(all_a)?, pooled(all_b)?);
+    Ok(sectioned(&sections, (a, b), p, confidence))
+}
+
+/// Refuses a `p` or `confidence` outside (0, 1), or fewer than [`MIN_PAIRS`] pairs; the
+/// fewest samples a block needs for `p` otherwise ([`MIN_TAIL_PER_BLOCK`] beyond it).
+fn checked(p: f64, confidence: f64, pairs: usize) -> Result<usize, StatsError> {
+    check_fraction("p", p)?;
+    check_fraction("confidence", confidence)?;
+    if pairs < MIN_PAIRS {
+        return Err(StatsError::TooFew {
+            test: "a CI of a difference from pairs of blocks",
+            needed: MIN_PAIRS,
+            got: pairs,
+        });
+    }
+    Ok((MIN_TAIL_PER_BLOCK / p.min(1.0 - p)).ceil() as usize)
+}
+
+/// Refuses a block of `len` samples when `least` are needed.
+fn check_block(len: usize, least: usize) -> Result<(), StatsError> {
+    if len < least {
+        return Err(StatsError::TooFew {
+            test: "a block's percentile in a comparison",
+            needed: least,
+            got: len,
+        });
+    }
+    Ok(())
+}
+
+/// The interval by sectioning: centred on the pooled `(a, b)`, its standard error from
+/// the spread of the `sections`' (pairs') own differences around it.
+fn sectioned(sections: &[(f64, f64)], (a, b): (f64, f64), p: f64, confidence: f64) -> DifferenceCi {
     let difference = b - a;
-    let n = pairs.len();
+    let n = sections.len();
     let t = t_quantile(confidence, n - 1);
     let spread = |centre: f64, values: &mut dyn Iterator<Item = f64>| {
         let sum: f64 = values.map(|v| (v - centre).powi(2)).sum();
@@ -182,7 +254,7 @@ pub fn difference_ci(
         } else {
             (f64::NAN, f64::NAN, f64::NAN)
         };
-    Ok(DifferenceCi {
+    DifferenceCi {
         p,
         confidence,
         pairs: n,
@@ -195,7 +267,7 @@ pub fn difference_ci(
         ratio,
         ratio_low,
         ratio_high,
-    })
+    }
 }
 
 /// The percentile `p` of every block together (each sorted): their merge, sorted.

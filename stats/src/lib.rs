@@ -55,7 +55,7 @@ pub use anderson::{
 };
 pub use compare::{
     DifferenceCi, MIN_PAIRS, MIN_PAIRS_TO_LOOK, MIN_TAIL_PER_BLOCK, NARROW_LOOKS_TO_STOP, Pair,
-    StoppingRule, difference_ci,
+    StoppingRule, WeightedBlock, WeightedPair, difference_ci, weighted_difference_ci,
 };
 pub use dependent::{
     BATCHED_INDICATOR, DependentCi, MIN_BATCHES, MIN_EFFECTIVE_TAIL, NeedMore, SAFETY_DOUBLINGS,
@@ -72,6 +72,9 @@ pub use spearman::{
     Correlation, LagSearch, SendOrder, decorrelation_lag, default_lag_ladder, spearman,
     spearman_lag,
 };
-pub use stalls::{Marks, Reach, Spans, Stall, WithoutStalls, mark, untouched, without_stalls};
+pub use stalls::{
+    Marks, Reach, Sent, Spans, Stall, Untouched, WithoutStalls, mark, untouched, untouched_sent,
+    without_stalls,
+};
 pub use tail::{coefficient_of_variation, exponential_relative_ci_width, tail_heaviness};
 pub use weighted::WeightedSamples;

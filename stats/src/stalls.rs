@@ -258,6 +258,73 @@ pub fn untouched(spans: Spans<'_>, marks: &Marks, values: &[f64]) -> (Vec<f64>, 
     (kept, weights)
 }
 
+/// A request as a client records it, on the clock of its stalls, in ns: when it left, how
+/// much later than its schedule, and its latency from when it left.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sent {
+    /// When it left.
+    pub departure_ns: u64,
+    /// How long after its scheduled send it left.
+    pub late_ns: u64,
+    /// From when it left to its reply.
+    pub latency_ns: u64,
+}
+
+/// A client's requests with the stalls' reach taken out ([`untouched_sent`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Untouched {
+    /// The untouched requests' latencies (from when each left), µs, in send order.
+    pub latency_us: Vec<f64>,
+    /// Each one's weight against the selection, scaled to mean 1.
+    pub weights: Vec<f64>,
+    /// The share of the requests touched.
+    pub touched_share: f64,
+    /// The requests given, touched or not.
+    pub requests: usize,
+}
+
+/// One client's `requests` (any order) marked by the `stalls` its cores met
+/// ([`Reach::Drain`]), each request's span from its *scheduled* send to its reply. A
+/// request that left more than `late_ns` after its schedule shows its client's core taken
+/// (or the client held) that long: a stall known to the µs from its schedule to its
+/// departure, which a probe waking every millisecond misses when shorter. What is left,
+/// weighted against the selection ([`untouched`]), is the tail without stalls.
+pub fn untouched_sent(
+    requests: &mut [Sent],
+    mut stalls: Vec<Stall>,
+    late_ns: u64,
+) -> Result<Untouched, StatsError> {
+    requests.sort_by_key(|r| r.departure_ns);
+    let scheduled = |r: &Sent| r.departure_ns.saturating_sub(r.late_ns) as f64;
+    stalls.extend(
+        requests
+            .iter()
+            .filter(|r| r.late_ns > late_ns)
+            .map(|r| Stall {
+                start: scheduled(r),
+                end: r.departure_ns as f64,
+            }),
+    );
+    let send: Vec<f64> = requests.iter().map(scheduled).collect();
+    let span: Vec<f64> = requests
+        .iter()
+        .map(|r| (r.latency_ns + r.late_ns) as f64)
+        .collect();
+    let latency_us: Vec<f64> = requests.iter().map(|r| r.latency_ns as f64 / 1e3).collect();
+    let spans = Spans {
+        send: &send,
+        latency: &span,
+    };
+    let marks = mark(spans, &stalls, Reach::Drain)?;
+    let (latency_us, weights) = untouched(spans, &marks, &latency_us);
+    Ok(Untouched {
+        latency_us,
+        weights,
+        touched_share: marks.touched_share(),
+        requests: requests.len(),
+    })
+}
+
 /// The `percentiles` (fractions) of the requests no stall touched ([`Reach::Drain`]),
 /// weighted against the selection, each with its iid and its dependence-valid interval at
 /// `confidence`.
@@ -423,5 +490,36 @@ mod tests {
             end: 1.0,
         };
         assert!(mark(spans(&send, &[1.0, 1.0]), &[backwards], Reach::Drain).is_err());
+    }
+
+    #[test]
+    fn a_clients_late_send_is_a_stall_of_its_own_known_to_the_ns() {
+        // A request every 1,000 ns, 100 ns each, given out of order; the one due at 5,000
+        // left at 5,400 (400 ns late): a stall of the client from 5,000 to 5,400, which
+        // touches it and nothing else (the one due at 6,000 went out with nothing in
+        // flight). A probe's stall over [8,050, 8,500] touches the one sent at 8,000.
+        let mut sent: Vec<Sent> = (0..10u64)
+            .rev()
+            .map(|i| Sent {
+                departure_ns: i * 1_000 + if i == 5 { 400 } else { 0 },
+                late_ns: if i == 5 { 400 } else { 0 },
+                latency_ns: 100,
+            })
+            .collect();
+        let probe = vec![Stall {
+            start: 8_050.0,
+            end: 8_500.0,
+        }];
+        let left = untouched_sent(&mut sent, probe.clone(), 300).unwrap();
+        assert_eq!(left.requests, 10);
+        assert!((left.touched_share - 0.2).abs() < 1e-12, "{left:?}");
+        assert_eq!(left.latency_us, vec![0.1; 8]);
+        assert!(
+            sent.windows(2)
+                .all(|w| w[0].departure_ns < w[1].departure_ns)
+        );
+        // Late by less than the threshold: only the probe's stall.
+        let left = untouched_sent(&mut sent, probe, 500).unwrap();
+        assert!((left.touched_share - 0.1).abs() < 1e-12, "{left:?}");
     }
 }

@@ -120,3 +120,64 @@ fn the_rule_stops_on_the_second_narrow_look_in_a_row() {
     assert!(!rule.stops(&ci, narrow));
     assert!(rule.stops(&ci, narrow), "two in a row stop");
 }
+
+#[test]
+fn weighted_blocks_are_sectioned_on_their_weighted_percentiles() {
+    let ones = vec![1.0; 50];
+    // B's upper half weighs three times its lower: its median moves to the 34th value.
+    let heavy: Vec<f64> = (0..50).map(|i| if i < 25 { 1.0 } else { 3.0 }).collect();
+    let blocks: Vec<_> = (0..3).map(|_| (block(0.0, 50), block(5.0, 50))).collect();
+    let weighted = |b_weights: &[f64]| -> Result<DifferenceCi, StatsError> {
+        let pairs: Vec<WeightedPair<'_>> = blocks
+            .iter()
+            .map(|(a, b)| WeightedPair {
+                a: WeightedBlock {
+                    values: a,
+                    weights: &ones,
+                },
+                b: WeightedBlock {
+                    values: b,
+                    weights: b_weights,
+                },
+            })
+            .collect();
+        weighted_difference_ci(&pairs, 0.5, 0.95)
+    };
+    // With equal weights, the shift is found exactly, as unweighted.
+    let ci = weighted(&ones).unwrap();
+    assert!((ci.difference - 5.0).abs() < 1e-12, "{ci:?}");
+    assert!(ci.std_error.abs() < 1e-12, "{ci:?}");
+    // A's median is its 25th value (24), B's its 34th (5 + 33).
+    let ci = weighted(&heavy).unwrap();
+    assert!(
+        (ci.a - 24.0).abs() < 1e-12 && (ci.b - 38.0).abs() < 1e-12,
+        "{ci:?}"
+    );
+    assert!((ci.difference - 14.0).abs() < 1e-12, "{ci:?}");
+    // A weight missing, or a block too short, is refused.
+    assert!(matches!(
+        weighted(&ones[..49]),
+        Err(StatsError::InvalidParameter {
+            name: "weights",
+            ..
+        })
+    ));
+    let short = vec![(block(0.0, 10), block(5.0, 10)); 3];
+    let pairs: Vec<WeightedPair<'_>> = short
+        .iter()
+        .map(|(a, b)| WeightedPair {
+            a: WeightedBlock {
+                values: a,
+                weights: &ones[..10],
+            },
+            b: WeightedBlock {
+                values: b,
+                weights: &ones[..10],
+            },
+        })
+        .collect();
+    assert!(matches!(
+        weighted_difference_ci(&pairs, 0.99, 0.95),
+        Err(StatsError::TooFew { .. })
+    ));
+}

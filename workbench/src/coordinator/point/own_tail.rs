@@ -4,7 +4,7 @@
 //! dependence-valid CI ([`vernier_stats::WeightedSamples`]).
 
 use vernier_agent::STALL_THRESHOLD_NS;
-use vernier_stats::{Percentile, Reach, Spans, Stall, WeightedSamples, mark, untouched};
+use vernier_stats::{Percentile, Sent, Stall, Untouched, WeightedSamples, untouched_sent};
 
 use super::super::checks::Interval;
 use super::super::policy::MAX_TOUCHED_SHARE;
@@ -24,16 +24,6 @@ pub(super) struct OwnLook {
     pub(super) sorted: Vec<f64>,
 }
 
-/// One agent's untouched latencies (µs, send order) with their weights, and its share
-/// touched.
-struct AgentPart {
-    latency_us: Vec<f64>,
-    weights: Vec<f64>,
-    touched_share: f64,
-    /// Its requests of the round, touched or not.
-    requests: usize,
-}
-
 impl Point {
     /// The measuring agents' stalls, each on its own samples' clock, as intervals in ns.
     fn agent_stalls(&self, agent: usize) -> Vec<Stall> {
@@ -48,47 +38,22 @@ impl Point {
             .collect()
     }
 
-    /// Agent `i`'s requests of the round marked by its stalls: spans from each request's
-    /// scheduled departure to its reply, the latency kept as the point reports it (from
-    /// the actual departure).
-    fn agent_part(&mut self, i: usize) -> Option<AgentPart> {
-        let mut stalls = self.agent_stalls(i);
+    /// Agent `i`'s requests of the round marked by its stalls and by its late sends
+    /// ([`untouched_sent`]): spans from each request's scheduled departure to its reply,
+    /// the latency kept as the point reports it (from the actual departure).
+    fn agent_part(&mut self, i: usize) -> Option<Untouched> {
+        let stalls = self.agent_stalls(i);
         let samples = &mut self.agents[i].round.samples;
         samples.sort_by_key(|s| s.departure_ns);
-        // A request that left more than the probes' threshold after its schedule shows its
-        // worker's core taken (or the worker held) for that long: a stall of the client
-        // known to the µs at every request, which a probe waking every millisecond misses
-        // when shorter.
-        stalls.extend(
-            samples
-                .iter()
-                .filter(|s| u64::from(s.queueing_ns) > STALL_THRESHOLD_NS)
-                .map(|s| Stall {
-                    start: s.departure_ns.saturating_sub(u64::from(s.queueing_ns)) as f64,
-                    end: s.departure_ns as f64,
-                }),
-        );
-        let send: Vec<f64> = samples
+        let mut sent: Vec<Sent> = samples
             .iter()
-            .map(|s| s.departure_ns.saturating_sub(u64::from(s.queueing_ns)) as f64)
+            .map(|s| Sent {
+                departure_ns: s.departure_ns,
+                late_ns: u64::from(s.queueing_ns),
+                latency_ns: s.latency_ns,
+            })
             .collect();
-        let span: Vec<f64> = samples
-            .iter()
-            .map(|s| (s.latency_ns + u64::from(s.queueing_ns)) as f64)
-            .collect();
-        let latency_us: Vec<f64> = samples.iter().map(|s| s.latency_ns as f64 / 1e3).collect();
-        let spans = Spans {
-            send: &send,
-            latency: &span,
-        };
-        let marks = mark(spans, &stalls, Reach::Drain).ok()?;
-        let (latency_us, weights) = untouched(spans, &marks, &latency_us);
-        Some(AgentPart {
-            latency_us,
-            weights,
-            touched_share: marks.touched_share(),
-            requests: send.len(),
-        })
+        untouched_sent(&mut sent, stalls, STALL_THRESHOLD_NS).ok()
     }
 
     /// Why the tail without stalls cannot be judged at all: no probe recorded stalls, or
@@ -169,7 +134,7 @@ impl Point {
         } else {
             Probed::ClientOnly
         };
-        let parts: Vec<AgentPart> = measuring
+        let parts: Vec<Untouched> = measuring
             .iter()
             .filter_map(|&i| self.agent_part(i))
             .collect();
