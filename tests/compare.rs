@@ -57,6 +57,18 @@ fn a_variant_that_asks_10_us_more_is_found_slower_and_its_record_is_reported() {
     );
     assert_ne!(verdict, "faster", "{}", c["reason"]);
     eprintln!("{verdict}: {}", c["reason"]);
+    // The tail compared is the server's own (the default `ci.tail`): every block's
+    // requests marked by the host probes' stalls and its late sends, the share touched
+    // kept beside every request's percentile.
+    assert_eq!(c["tail"], "without_stalls", "{err}");
+    for b in c["blocks"].as_array().unwrap() {
+        let touched = b["touched_share"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&touched), "{b}");
+        assert!(b["value_us"].as_f64().is_some(), "{b}");
+        if touched > 0.25 {
+            assert!(b["problem"].is_string(), "{b}");
+        }
+    }
     // Blocks come in pairs, one of each side, in the order measured; a block set aside
     // for a stall of the host names why and is measured again.
     let blocks = c["blocks"].as_array().unwrap();
@@ -132,6 +144,7 @@ fn a_variant_that_asks_10_us_more_is_found_slower_and_its_record_is_reported() {
             .starts_with(&format!("verdict: {}", verdict.replace('_', " "))),
         "{table}"
     );
+    assert!(table.contains("the tail without stalls"), "{table}");
     assert!(record.join("report").join("blocks.svg").is_file());
     // A second comparison into the same record is refused: nothing recorded is lost.
     let again = vernier(&[

@@ -12,7 +12,7 @@ use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 use serde_json::Value;
 use support::vernier;
-use vernier_agent::Sample;
+use vernier_agent::{Sample, StallInterval, StallLog, StallSource};
 use vernier_stats::{DifferenceCi, percentile, percentile_ci, sort_samples};
 use vernier_workbench::budget::{Baseline, Part};
 use vernier_workbench::compare::report::COMPARISON_FILE;
@@ -21,11 +21,12 @@ use vernier_workbench::coordinator::findings::SpearmanFinding;
 use vernier_workbench::coordinator::reason::{Independence, IndependenceStuck, Why};
 use vernier_workbench::coordinator::{
     Check, CheckData, CheckKind, CheckRole, Event, EventKind, PercentileResult, PointResult,
-    Reason, ReasonKind, SchedulePercentile, Verdict,
+    Probed, Reason, ReasonKind, SchedulePercentile, Verdict, WithoutStalls,
 };
 use vernier_workbench::hlog::Origin;
 use vernier_workbench::record::{FORMAT, Machine, Recorder, RunRecord};
 use vernier_workbench::report::CcdfPoint;
+use vernier_workbench::scenario::Tail;
 
 mod support;
 
@@ -630,6 +631,76 @@ fn a_point_na_before_measuring_is_not_in_the_ccdf() {
     );
 }
 
+/// A point measured beside the host's stalls gets its tail without stalls drawn beside
+/// every request's, from the samples and `stalls.csv` (the report marks them again as
+/// the point did); an unreadable `stalls.csv` leaves that curve out with a note naming
+/// the line.
+#[test]
+fn the_ccdf_draws_the_tail_without_stalls_beside_every_requests() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("stalls");
+    let mut rng = SmallRng::seed_from_u64(5);
+    let mut recorder = Recorder::create(&run, new_record("stalls")).unwrap();
+    // 10,000 req/s for 0.5 s; a 1 ms stall every 10 ms.
+    let measured = samples(&mut rng, 5000, 20.0, 10_000.0);
+    recorder.samples(origin(0, 1, 0), &measured);
+    let stalls = StallLog {
+        intervals: (0..50u64)
+            .map(|k| StallInterval {
+                start_ns: k * 10_000_000 + 2_000_000,
+                end_ns: k * 10_000_000 + 3_000_000,
+                core: Some(1),
+                source: StallSource::Probe,
+            })
+            .collect(),
+        dropped: 0,
+    };
+    recorder.stalls(origin(0, 1, 0), &stalls);
+    let mut point = result(10_000.0, Verdict::Converged, 5000, percentiles(&measured));
+    point.without_stalls = Some(WithoutStalls {
+        verdict: Verdict::Converged,
+        short: None,
+        percentiles: percentiles(&measured),
+        ci_width_us: Some(3.0),
+        touched_share: 0.12,
+        touched_by_agent: vec![0.12],
+        samples: 4400,
+        stalls: 50,
+        probed: Probed::ClientAndTarget,
+    });
+    recorder.event(&verdict(0, point)).unwrap();
+    recorder.finish(None, Some(Verdict::Converged)).unwrap();
+
+    let (_, stderr) = ok(&vernier(&["report", run.to_str().unwrap()]));
+    let ccdf = svg(&run.join("report/ccdf.svg"));
+    assert!(
+        ccdf.contains("10000 req/s, converged, n = 5000"),
+        "{stderr}"
+    );
+    // The requests sent from a stall's start until nothing was in flight after it: a
+    // little more than a tenth.
+    let label = ccdf
+        .split("without stalls (")
+        .nth(1)
+        .expect("a curve without stalls");
+    let touched: f64 = label.split('%').next().unwrap().parse().unwrap();
+    assert!((10.0..=14.0).contains(&touched), "{label}");
+
+    // A stalls.csv whose line 3 is not a stall: the curve is left out, and why is said.
+    let csv = run.join("stalls.csv");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.insert(2, "9,1,,probe,0,0");
+    std::fs::write(&csv, lines.join("\n") + "\n").unwrap();
+    let (_, stderr) = ok(&vernier(&["report", run.to_str().unwrap()]));
+    assert!(
+        stderr.contains("stalls.csv:3: end_ns 1 is before start_ns 9")
+            && stderr.contains("not drawn"),
+        "{stderr}"
+    );
+    assert!(!svg(&run.join("report/ccdf.svg")).contains("without stalls ("));
+}
+
 /// Exit code 2 (or 1 for `io`), one line on stderr naming `needle`, nothing on stdout.
 fn expect_error(out: &Output, code: i32, needles: &[&str]) {
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -723,6 +794,8 @@ fn comparison() -> Comparison {
         send_lag_p99_us: 3.0,
         backlog_max: 1,
         failed: 0,
+        own_us: None,
+        touched_share: None,
         problem: None,
     };
     let mut blocks = vec![
@@ -756,6 +829,7 @@ fn comparison() -> Comparison {
         b: "synthetic://127.0.0.1:7001".into(),
         rate: 1000.0,
         percentile: 99.0,
+        tail: Tail::WithStalls,
         width_us: 4.0,
         design: Design::Interleaved,
         verdict: CompareVerdict::Faster,

@@ -8,7 +8,7 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
-use vernier_agent::{Batch, Counters, Engine, LoadSpec};
+use vernier_agent::{Batch, Counters, Engine, LoadSpec, StallLog};
 use vernier_protocols::InterArrival;
 
 use crate::error::Error;
@@ -25,6 +25,11 @@ pub(crate) struct Window {
     pub(crate) interarrivals: Vec<f64>,
     /// Departure, latency and send lag of the samples kept, ns.
     pub(crate) samples: Vec<(u64, u64, u32)>,
+    /// The stalls the workers' own spins saw over the window, on the samples' clock.
+    pub(crate) stalls: StallLog,
+    /// The samples' clock's zero on `CLOCK_MONOTONIC`, ns: where a host probe's stalls
+    /// meet them ([`StallLog::since`]).
+    pub(crate) origin_ns: u64,
     /// How long the window lasted from the worker's acknowledgement (none: it never came).
     opened_for: Option<Duration>,
 }
@@ -147,6 +152,7 @@ fn measure(engine: &Engine, warmup: Duration, load: &Load) -> Window {
     let mut send_lag = vernier_agent::histogram();
     let mut interarrivals = Vec::new();
     let mut samples = Vec::new();
+    let mut stalls = StallLog::default();
     while opened.map_or(asked.elapsed() < duration + ACK_PATIENCE, |t| {
         t.elapsed() < duration
     }) {
@@ -164,6 +170,7 @@ fn measure(engine: &Engine, warmup: Duration, load: &Load) -> Window {
                     .iter()
                     .map(|s| (s.departure_ns, s.latency_ns, s.queueing_ns)),
             );
+            stalls.append(&b.stalls);
         }
         give_back(b);
     }
@@ -173,6 +180,8 @@ fn measure(engine: &Engine, warmup: Duration, load: &Load) -> Window {
         send_lag,
         interarrivals,
         samples,
+        stalls,
+        origin_ns: engine.clock_origin_ns(),
         opened_for: opened.map(|t| t.elapsed()),
     }
 }

@@ -4,41 +4,66 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use vernier_stats::{MeanCi, mean_ci, percentile};
+use vernier_agent::{HostProbe, STALL_THRESHOLD_NS, StallInterval};
+use vernier_stats::{
+    MeanCi, Sent, Stall, Untouched, WeightedSamples, mean_ci, percentile, untouched_sent,
+};
 
 use super::comparison::{Block, CompareOptions, Finding, Side};
 use crate::coordinator::ReasonKind;
 use crate::coordinator::policy::{
-    Beyond, DEPARTURE_SHARE_OF_WIDTH, LoadSeen, OnSchedule, enough_on_schedule, late_shift,
-    lateness_matters, load_problem,
+    Beyond, DEPARTURE_SHARE_OF_WIDTH, LoadSeen, MAX_TOUCHED_SHARE, OnSchedule, enough_on_schedule,
+    late_shift, lateness_matters, load_problem,
 };
 use crate::error::Error;
-use crate::load::{resolve, run_load};
+use crate::load::{Window, resolve, run_load};
 use crate::scenario::Scenario;
 
-/// Where a block sits in the comparison.
-pub(super) struct Place {
+/// Where a block sits in the comparison, and the host probes whose stalls mark its
+/// requests (none: every request's tail is compared).
+pub(super) struct Place<'p> {
     pub(super) side: Side,
     pub(super) pair: usize,
     pub(super) order: usize,
     pub(super) started: Instant,
+    pub(super) probes: Option<&'p [HostProbe]>,
 }
 
-/// One block of `scenario` at `rate`: its samples sorted (µs), and what it measured. The
-/// block's problem is left for [`judge`], which needs the width asked.
+/// A block's samples: every request's latency ascending, µs, and, when the tail without
+/// stalls is compared, the requests no stall touched.
+pub(super) struct Measured {
+    pub(super) sorted: Vec<f64>,
+    pub(super) own: Option<Own>,
+}
+
+/// The requests of a block no stall touched: latencies (µs, send order) and their weights
+/// against the selection, scaled to sum to every request of the block (so that pooled
+/// blocks count by what they measured, not by what the stalls left).
+pub(super) struct Own {
+    pub(super) values: Vec<f64>,
+    pub(super) weights: Vec<f64>,
+}
+
+/// One block of `scenario` at `rate`: its samples, and what it measured. The block's
+/// problem is left for [`judge`], which needs the width asked.
 pub(super) fn measure(
     scenario: &Scenario,
-    place: Place,
+    place: Place<'_>,
     rate: f64,
     p: f64,
     options: &CompareOptions,
-) -> Result<(Vec<f64>, Block), Error> {
+) -> Result<(Measured, Block), Error> {
     let Place {
         side,
         pair,
         order,
         started,
+        probes,
     } = place;
+    // Stalls seen before the block are not its own.
+    for probe in probes.unwrap_or_default() {
+        probe.take_all();
+    }
     let target = scenario
         .targets
         .first()
@@ -65,6 +90,13 @@ pub(super) fn measure(
     samples.sort_unstable_by(f64::total_cmp);
     on_time.sort_unstable_by(f64::total_cmp);
     let value_us = percentile(&samples, p).unwrap_or(f64::NAN);
+    let untouched = probes.and_then(|probes| untouched_of(&window, probes));
+    let own_us = untouched.as_ref().map(|u| {
+        WeightedSamples::new(u.latency_us.clone(), &u.weights)
+            .ok()
+            .and_then(|w| w.percentile(p))
+            .unwrap_or(f64::NAN)
+    });
     let block = Block {
         side,
         pair,
@@ -79,9 +111,49 @@ pub(super) fn measure(
         send_lag_p99_us: window.send_lag.value_at_quantile(0.99) as f64 / 1e3,
         backlog_max: window.counters.backlog_max,
         failed: window.counters.failed + window.counters.timeouts,
+        own_us,
+        touched_share: untouched.as_ref().map(|u| u.touched_share),
         problem: None,
     };
-    Ok((samples, block))
+    let own = untouched.map(|u| {
+        let scale = u.requests as f64 / u.latency_us.len().max(1) as f64;
+        Own {
+            weights: u.weights.iter().map(|w| w * scale).collect(),
+            values: u.latency_us,
+        }
+    });
+    Ok((
+        Measured {
+            sorted: samples,
+            own,
+        },
+        block,
+    ))
+}
+
+/// The window's requests marked by the stalls its workers' spins saw and those the
+/// `probes` saw since the block began ([`untouched_sent`], late sends included); `None`
+/// when the marks cannot be made (a stall's figures out of order).
+fn untouched_of(window: &Window, probes: &[HostProbe]) -> Option<Untouched> {
+    let as_stall = |s: &StallInterval| Stall {
+        start: s.start_ns as f64,
+        end: s.end_ns as f64,
+    };
+    let mut stalls: Vec<Stall> = window.stalls.intervals.iter().map(as_stall).collect();
+    for probe in probes {
+        let (_, seen) = probe.take_all();
+        stalls.extend(seen.since(window.origin_ns).intervals.iter().map(as_stall));
+    }
+    let mut sent: Vec<Sent> = window
+        .samples
+        .iter()
+        .map(|&(departure_ns, latency_ns, late)| Sent {
+            departure_ns,
+            late_ns: u64::from(late),
+            latency_ns,
+        })
+        .collect();
+    untouched_sent(&mut sent, stalls, STALL_THRESHOLD_NS).ok()
 }
 
 /// Why `block` cannot stand for its side at `rate`, judged as a load point is, by the
@@ -89,8 +161,10 @@ pub(super) fn measure(
 /// ([`load_problem`] on its counts, with the scenario's warm-up `tolerance`: a closed loop,
 /// or the load not reached); each of which ends the
 /// comparison, since the side could not carry the load as asked; or the client so far
-/// behind that too few requests left on schedule (`departures`), a stall of the host
-/// rather than of the side, for which the block is measured again. None when it stands.
+/// behind that too few requests left on schedule (`departures`), or the host's stalls
+/// touching more than [`MAX_TOUCHED_SHARE`] of the requests when the tail without stalls
+/// is compared (`host_stalls`): the host rather than the side, for which the block is
+/// measured again. None when it stands.
 /// (How far the client's lateness moved the percentile is judged over both sides'
 /// blocks, by [`late_sides`].)
 pub(crate) fn judge(block: &Block, rate: f64, tolerance: f64) -> Option<ReasonKind> {
@@ -102,6 +176,9 @@ pub(crate) fn judge(block: &Block, rate: f64, tolerance: f64) -> Option<ReasonKi
     }
     if !enough_on_schedule(block.on_schedule) {
         return Some(ReasonKind::Departures);
+    }
+    if block.touched_share.is_some_and(|t| t > MAX_TOUCHED_SHARE) {
+        return Some(ReasonKind::HostStalls);
     }
     None
 }
@@ -121,10 +198,11 @@ pub(crate) fn load_seen(block: &Block, rate: f64, tolerance: f64) -> LoadSeen {
     }
 }
 
-/// Whether a block with `problem` is measured again (the client fell behind: the host's
-/// doing, not the side's) rather than ending the comparison.
+/// Whether a block with `problem` is measured again (the client fell behind, or the
+/// host's stalls touched too many of its requests: the host's doing, not the side's)
+/// rather than ending the comparison.
 pub(super) fn measured_again(problem: ReasonKind) -> bool {
-    problem == ReasonKind::Departures
+    matches!(problem, ReasonKind::Departures | ReasonKind::HostStalls)
 }
 
 /// The fewest pairs whose lateness is judged: fewer say nothing of it.

@@ -10,6 +10,7 @@ use vernier_stats::DifferenceCi;
 
 use crate::coordinator::ReasonKind;
 use crate::report::CcdfPoint;
+use crate::scenario::Tail;
 
 /// One side of a comparison.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -90,11 +91,29 @@ pub struct Block {
     pub backlog_max: u64,
     /// Requests that failed or timed out.
     pub failed: u64,
+    /// The block's percentile of the requests no host stall touched, weighted against the
+    /// selection, µs (none: every request's tail is compared; NaN: none was left).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_us: Option<f64>,
+    /// The share of its requests a stall touched (none: not marked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub touched_share: Option<f64>,
     /// Why the block cannot stand for its side at the load asked (none: it can): the
     /// run's reason kind (`target_failed`: it measured nothing; `closed_loop`;
-    /// `load_not_reached`; `departures`: the client fell behind), whose figures are the
-    /// block's own.
+    /// `load_not_reached`; `departures`: the client fell behind; `host_stalls`: the stalls
+    /// touched more of its requests than the tail without stalls is judged at), whose
+    /// figures are the block's own.
     pub problem: Option<ReasonKind>,
+}
+
+impl Block {
+    /// The block's percentile of the tail compared, µs.
+    pub fn value_of(&self, tail: Tail) -> f64 {
+        match (tail, self.own_us) {
+            (Tail::WithoutStalls, Some(own)) => own,
+            _ => self.value_us,
+        }
+    }
 }
 
 /// The answer.
@@ -226,6 +245,10 @@ pub struct Comparison {
     pub rate: f64,
     /// The percentile compared, in percent.
     pub percentile: f64,
+    /// Which tail is compared: every request's (`with_stalls`), or the requests no host
+    /// stall touched (`without_stalls`, the scenario's `ci.tail` when a host probe runs).
+    #[serde(default = "tail_before_it_was_asked")]
+    pub tail: Tail,
     /// The widest CI of B − A asked for, µs (from the scenario's width, of A's value when
     /// relative; NaN before the first look).
     #[serde(deserialize_with = "nan_from_null")]
@@ -257,6 +280,11 @@ pub struct Comparison {
     pub ccdf_b: Vec<CcdfPoint>,
     /// The comparison's time, seconds.
     pub seconds: f64,
+}
+
+/// Comparisons recorded before a tail was asked for compared every request.
+fn tail_before_it_was_asked() -> Tail {
+    Tail::WithStalls
 }
 
 /// Reads back a value that may be NaN: JSON has no NaN and serde_json writes it as `null`,

@@ -137,7 +137,7 @@ fn blocks_plot(
     let undrawn: Vec<String> = c
         .blocks
         .iter()
-        .filter(|b| !b.value_us.is_finite())
+        .filter(|b| !b.value_of(c.tail).is_finite())
         .map(|b| format!("{} {}", b.side, b.pair + 1))
         .collect();
     if !undrawn.is_empty() {

@@ -6,20 +6,25 @@ use std::time::Instant;
 
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
-use vernier_stats::{MIN_PAIRS_TO_LOOK, Pair, StoppingRule, difference_ci};
+use vernier_agent::HostProbe;
+use vernier_stats::{
+    DifferenceCi, MIN_PAIRS_TO_LOOK, Pair, StatsError, StoppingRule, WeightedBlock, WeightedPair,
+    difference_ci, weighted_difference_ci,
+};
 
-use super::block::{self, Place};
+use super::block::{self, Measured, Place};
 use super::comparison::{
-    CompareOptions, CompareVerdict, Comparison, Design, Finding, Look, Side, Steer,
+    Block, CompareOptions, CompareVerdict, Comparison, Design, Finding, Look, Side, Steer,
 };
 use super::text::render_problem;
 use super::verdict::{Ending, conclude, judge};
 use crate::error::Error;
 use crate::report::ccdf_points;
-use crate::scenario::{LoadPlan, Scenario};
+use crate::scenario::{LoadPlan, Scenario, Tail};
+use crate::session::start_probes;
 
-/// One side's samples, per block, sorted, µs.
-type Samples = Vec<Vec<f64>>;
+/// One side's samples, per block.
+type Samples = Vec<Measured>;
 
 /// The one rate `scenario` loads at: a comparison measures at one load, and says so (the
 /// command before it opens the live view, and [`compare`] itself).
@@ -47,7 +52,13 @@ pub fn compare(
     let rate = fixed_rate(a)?;
     let p = a.ci.percentile.fraction();
     let started = Instant::now();
+    let (probes, mut note) = probes_for(a, b);
     let mut comparison = unmeasured(a, b, rate, options.design);
+    comparison.tail = if probes.is_empty() {
+        Tail::WithStalls
+    } else {
+        Tail::WithoutStalls
+    };
     let (mut side_a, mut side_b): (Samples, Samples) = (Vec::new(), Vec::new());
     let mut rule = StoppingRule::default();
     let mut ending = Ending::ByRule;
@@ -63,17 +74,12 @@ pub fn compare(
             pair,
             order: comparison.blocks.len(),
             started,
+            probes: (comparison.tail == Tail::WithoutStalls).then_some(&probes[..]),
         };
         let (samples, mut measured) = block::measure(scenario, place, rate, p, options)?;
         let problem = block::judge(&measured, rate, a.warmup.tolerance);
         measured.problem = problem;
-        let mut line = format!(
-            "{name} block {}: p{} {:.1} µs ({} samples)",
-            pair + 1,
-            comparison.percentile,
-            measured.value_us,
-            measured.samples
-        );
+        let mut line = std::mem::take(&mut note) + &block_line(&measured, &comparison);
         // A stall of the host that left the client behind: the block again, right away,
         // so that its pair stays close in time (up to a share of the pairs).
         let index = comparison.blocks.len();
@@ -99,6 +105,7 @@ pub fn compare(
         };
         side.push(samples);
         *ccdf = ccdf_points(&nanoseconds(side));
+        let tail = comparison.tail;
         if let Some(kind) = problem {
             let finding = if block::measured_again(kind) {
                 Finding::HostStallsTooOften {
@@ -124,7 +131,7 @@ pub fn compare(
             && pairs >= MIN_PAIRS_TO_LOOK
             && look(
                 &mut comparison,
-                &paired(&side_a, &side_b),
+                difference_of(tail, &side_a, &side_b, p, a.ci.confidence),
                 a,
                 options,
                 &mut rule,
@@ -142,11 +149,11 @@ pub fn compare(
         }
     }
     comparison.seconds = started.elapsed().as_secs_f64();
-    let pairs = paired(&side_a, &side_b);
+    let tail = comparison.tail;
     comparison.percentiles = a
         .percentiles
         .iter()
-        .filter_map(|q| difference_ci(&pairs, q.fraction(), a.ci.confidence).ok())
+        .filter_map(|q| difference_of(tail, &side_a, &side_b, q.fraction(), a.ci.confidence).ok())
         .collect();
     if comparison.finding == Finding::Unjudged {
         judge(&mut comparison, options, ending);
@@ -170,17 +177,101 @@ fn look_line(comparison: &Comparison) -> String {
     }
 }
 
-/// A look at the CI of B − A on `pairs` at the comparison's `seconds`: the CI and the look
-/// kept in `comparison`; true when the comparison should stop there (the rule says narrow
-/// enough, or blocks too short for the percentile, which is then its finding).
+/// What a block measured, for the progress line: the compared tail's percentile, and
+/// with the tail without stalls every request's beside it and the share touched.
+fn block_line(block: &Block, comparison: &Comparison) -> String {
+    let mut line = format!(
+        "{} block {}: p{} {:.1} µs ({} samples",
+        block.side,
+        block.pair + 1,
+        comparison.percentile,
+        block.value_of(comparison.tail),
+        block.samples
+    );
+    if let (Tail::WithoutStalls, Some(touched)) = (comparison.tail, block.touched_share) {
+        line += &format!(
+            ", {:.1}% touched by a stall; every request's {:.1} µs",
+            touched * 100.0,
+            block.value_us
+        );
+    }
+    line + ")"
+}
+
+/// The CI of B − A at `p` on the pairs both sides have, on `tail`: every request's
+/// blocks, or the untouched requests' weighted ones.
+fn difference_of(
+    tail: Tail,
+    a: &Samples,
+    b: &Samples,
+    p: f64,
+    confidence: f64,
+) -> Result<DifferenceCi, StatsError> {
+    match tail {
+        Tail::WithStalls => {
+            let pairs: Vec<Pair<'_>> = a
+                .iter()
+                .zip(b)
+                .map(|(a, b)| Pair {
+                    a: &a.sorted,
+                    b: &b.sorted,
+                })
+                .collect();
+            difference_ci(&pairs, p, confidence)
+        }
+        Tail::WithoutStalls => {
+            fn block(m: &Measured) -> Option<WeightedBlock<'_>> {
+                m.own.as_ref().map(|o| WeightedBlock {
+                    values: &o.values,
+                    weights: &o.weights,
+                })
+            }
+            let pairs: Vec<WeightedPair<'_>> = a
+                .iter()
+                .zip(b)
+                .filter_map(|(a, b)| {
+                    Some(WeightedPair {
+                        a: block(a)?,
+                        b: block(b)?,
+                    })
+                })
+                .collect();
+            weighted_difference_ci(&pairs, p, confidence)
+        }
+    }
+}
+
+/// The host probes whose stalls mark a block's requests when A's scenario asks for the
+/// tail without stalls (`ci.tail`, the default): on the workers' first core, on either
+/// side's target cores, and on an unpinned thread, as a run probes them; with the line to
+/// say first when none could start (every request's tail is then compared).
+fn probes_for(a: &Scenario, b: &Scenario) -> (Vec<HostProbe>, String) {
+    if a.ci.tail != Tail::WithoutStalls {
+        return (Vec::new(), String::new());
+    }
+    let mut cores = a.clone();
+    cores.target_cpus.extend(b.target_cpus.iter().copied());
+    let (probes, line) = start_probes(&cores, &vernier_agent::sys::available_cpus());
+    let note = if probes.is_empty() {
+        format!("{line}: comparing every request's tail (the tail without stalls needs a probe); ")
+    } else {
+        String::new()
+    };
+    (probes, note)
+}
+
+/// A look at the CI of B − A, `found` on the pairs so far, at the comparison's `seconds`:
+/// the CI and the look kept in `comparison`; true when the comparison should stop there
+/// (the rule says narrow enough, or blocks too short for the percentile, which is then its
+/// finding).
 fn look(
     comparison: &mut Comparison,
-    pairs: &[Pair<'_>],
+    found: Result<DifferenceCi, StatsError>,
     a: &Scenario,
     options: &CompareOptions,
     rule: &mut StoppingRule,
 ) -> bool {
-    match difference_ci(pairs, a.ci.percentile.fraction(), a.ci.confidence) {
+    match found {
         Ok(ci) => {
             comparison.width_us = a.ci.width.target_us(ci.a);
             comparison.ci = Some(ci);
@@ -213,6 +304,7 @@ fn unmeasured(a: &Scenario, b: &Scenario, rate: f64, design: Design) -> Comparis
         b: b.targets.join(","),
         rate,
         percentile: a.ci.percentile.percent(),
+        tail: Tail::WithStalls,
         width_us: f64::NAN,
         design,
         verdict: CompareVerdict::NotAvailable,
@@ -253,15 +345,10 @@ pub(super) fn schedule(options: &CompareOptions) -> VecDeque<(Side, usize)> {
     }
 }
 
-/// A's and B's blocks, pair by pair (as many pairs as both sides have).
-fn paired<'s>(a: &'s Samples, b: &'s Samples) -> Vec<Pair<'s>> {
-    a.iter().zip(b).map(|(a, b)| Pair { a, b }).collect()
-}
-
 /// A side's latencies over all its blocks, ns, for its CCDF.
 fn nanoseconds(side: &Samples) -> Vec<u64> {
     side.iter()
-        .flatten()
+        .flat_map(|m| &m.sorted)
         .map(|&us| (us * 1e3).round() as u64)
         .collect()
 }

@@ -7,6 +7,7 @@ use vernier_stats::DifferenceCi;
 use super::verdict::{Ending, judge};
 use super::*;
 use crate::coordinator::ReasonKind;
+use crate::scenario::Tail;
 
 fn options() -> CompareOptions {
     CompareOptions {
@@ -39,6 +40,7 @@ fn comparison(low: f64, high: f64, width_us: f64) -> Comparison {
         b: "127.0.0.1:2".into(),
         rate: 1000.0,
         percentile: 99.0,
+        tail: Tail::WithStalls,
         width_us,
         design: Design::Interleaved,
         verdict: CompareVerdict::NotAvailable,
@@ -115,6 +117,8 @@ fn block() -> Block {
         send_lag_p99_us: 5.0,
         backlog_max: 0,
         failed: 0,
+        own_us: None,
+        touched_share: None,
         problem: None,
     }
 }
@@ -170,6 +174,29 @@ fn a_block_is_judged_as_a_load_point_is() {
         Some(ReasonKind::Departures)
     );
     assert!(measured_again(ReasonKind::Departures));
+    // On the tail without stalls, a block whose requests the host's stalls touched beyond
+    // what that tail is judged at is the host's too: measured again, and saying so.
+    let touched = |share| Block {
+        own_us: Some(90.0),
+        touched_share: Some(share),
+        ..block()
+    };
+    assert_eq!(judge_block(&touched(0.25), 1_000.0, 0.05), None);
+    let problem = Block {
+        problem: judge_block(&touched(0.4), 1_000.0, 0.05),
+        ..touched(0.4)
+    };
+    assert_eq!(problem.problem, Some(ReasonKind::HostStalls));
+    assert!(measured_again(ReasonKind::HostStalls));
+    let said = super::render_problem(&problem).unwrap();
+    assert!(
+        said.contains("touched 40% of A's block 3") && said.contains("25%"),
+        "{said}"
+    );
+    // The tail compared is the one each block's value is read from.
+    assert_eq!(touched(0.1).value_of(Tail::WithoutStalls), 90.0);
+    assert_eq!(touched(0.1).value_of(Tail::WithStalls), 100.0);
+    assert_eq!(block().value_of(Tail::WithoutStalls), 100.0);
     assert_eq!(super::block::remeasures_allowed(30), 6);
     assert_eq!(super::block::remeasures_allowed(5), 3);
 }

@@ -6,6 +6,8 @@ use vernier_stats::MIN_PAIRS_TO_LOOK;
 
 use super::comparison::{Block, Comparison, Finding, Side};
 use crate::coordinator::ReasonKind;
+use crate::coordinator::policy::MAX_TOUCHED_SHARE;
+use crate::scenario::Tail;
 
 /// Why `block` cannot stand for its side, in a sentence (`None` when it can).
 pub fn render_problem(block: &Block) -> Option<String> {
@@ -28,6 +30,11 @@ pub fn render_problem(block: &Block) -> Option<String> {
             "{name} sent {:.0}% of its requests on schedule (departures: the client fell behind its load)",
             block.on_schedule * 100.0
         ),
+        ReasonKind::HostStalls => format!(
+            "the host's stalls touched {:.0}% of {name}'s requests, more than the {:.0}% the tail without stalls is judged at (host_stalls)",
+            block.touched_share.unwrap_or(f64::NAN) * 100.0,
+            MAX_TOUCHED_SHARE * 100.0
+        ),
         // Kinds a block is never judged to have (every kind named, so that a new one must
         // say whether it is).
         ReasonKind::Interarrival
@@ -37,7 +44,6 @@ pub fn render_problem(block: &Block) -> Option<String> {
         | ReasonKind::AgentsDisagree
         | ReasonKind::TooFewSamples
         | ReasonKind::HeavyTail
-        | ReasonKind::HostStalls
         | ReasonKind::Confidence
         | ReasonKind::Quit
         | ReasonKind::AgentLost
@@ -60,8 +66,14 @@ pub fn render_reason(c: &Comparison) -> String {
             "fewer than {MIN_PAIRS_TO_LOOK} pairs of blocks were measured (--pairs {max_pairs})"
         ),
         Finding::BlocksTooShort { error, block_s } => format!(
-            "{error}: each block of {block_s:.1} s at {:.0} req/s holds too few requests for p{}; a longer --block would",
-            c.rate, c.percentile
+            "{error}: each block of {block_s:.1} s at {:.0} req/s holds too few{} requests for p{}; a longer --block would",
+            c.rate,
+            if c.tail == Tail::WithoutStalls {
+                " untouched"
+            } else {
+                ""
+            },
+            c.percentile
         ),
         Finding::Block { block } => c
             .blocks
@@ -98,7 +110,7 @@ pub fn render_reason(c: &Comparison) -> String {
                     ci.width(),
                     ci.pairs,
                     c.width_us
-                ) + &spread(&c.blocks)
+                ) + &spread(&c.blocks, c.tail)
             }
             None => String::new(),
         },
@@ -135,9 +147,12 @@ fn difference(c: &Comparison) -> String {
 
 /// How far each side's blocks spread, for an N/A whose CI stayed wide: `; the blocks'
 /// values ranged 410.2-5872.5 µs (A) and 395.0-6011.0 µs (B)`, or nothing without blocks.
-fn spread(blocks: &[Block]) -> String {
+fn spread(blocks: &[Block], tail: Tail) -> String {
     let range = |side: Side| {
-        let values = blocks.iter().filter(|b| b.side == side).map(|b| b.value_us);
+        let values = blocks
+            .iter()
+            .filter(|b| b.side == side)
+            .map(|b| b.value_of(tail));
         let lo = values.clone().fold(f64::INFINITY, f64::min);
         let hi = values.fold(f64::NEG_INFINITY, f64::max);
         (lo.is_finite() && hi.is_finite()).then(|| format!("{lo:.1}-{hi:.1} µs ({side})"))

@@ -1987,6 +1987,8 @@ fn block_seeing(rates: [f64; 3], backlog_max: u64, span_s: f64) -> crate::compar
         send_lag_p99_us: 5.0,
         backlog_max,
         failed: 0,
+        own_us: None,
+        touched_share: None,
         problem: None,
     }
 }

@@ -43,7 +43,7 @@ fn local_cpus(scenario: &Scenario) -> &[usize] {
 /// keep off it) is not probed, and a probe that cannot start is left out; the run goes on
 /// without their figures, and the line returned beside the probes says what runs and what
 /// does not. Each probe sleeps between wake-ups (no spinning), so it shares its core.
-pub(super) fn start_probes(scenario: &Scenario, allowed: &[usize]) -> (Vec<HostProbe>, String) {
+pub(crate) fn start_probes(scenario: &Scenario, allowed: &[usize]) -> (Vec<HostProbe>, String) {
     let workers = local_cpus(scenario).first().copied();
     // The target's cores (`target_cpus:`) after the workers', each once.
     let mut target: Vec<usize> = Vec::new();

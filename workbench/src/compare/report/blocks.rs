@@ -28,8 +28,8 @@ pub(super) fn draw(c: &Comparison, label_a: String, label_b: String) -> Figure<B
         points: c
             .blocks
             .iter()
-            .filter(|b| b.side == side && b.value_us.is_finite())
-            .map(|b| (b.started_s, b.value_us, b.problem.is_some()))
+            .filter(|b| b.side == side && b.value_of(c.tail).is_finite())
+            .map(|b| (b.started_s, b.value_of(c.tail), b.problem.is_some()))
             .collect(),
     };
     let design = match c.design {

@@ -2,15 +2,42 @@
 //! prints it again.
 
 use crate::compare::comparison::Comparison;
+use crate::compare::comparison::Side;
 use crate::compare::text::render_problem;
+use crate::scenario::Tail;
+
+/// Which tail was compared, in words: every request, or the requests no host stall
+/// touched with the share touched on each side (its blocks' mean).
+fn tail(c: &Comparison) -> String {
+    if c.tail == Tail::WithStalls {
+        return "every request (with the host's stalls)".to_string();
+    }
+    let touched = |side: Side| {
+        let shares: Vec<f64> = (c.blocks.iter())
+            .filter(|b| b.side == side)
+            .filter_map(|b| b.touched_share)
+            .collect();
+        let mean = shares.iter().sum::<f64>() / shares.len().max(1) as f64;
+        format!("{:.1}% of {side}'s", mean * 100.0)
+    };
+    format!(
+        "the tail without stalls (the requests no host stall touched; stalls touched {} and {} requests)",
+        touched(Side::A),
+        touched(Side::B)
+    )
+}
 
 /// Both sides' percentiles, the difference and the ratio with their CIs, each block that
 /// could not stand for its side and why, then the verdict and why (last, where a script
 /// that reads one line finds it).
 pub fn render_table(c: &Comparison) -> String {
     let mut out = format!(
-        "A {}\nB {}\nat {:.0} req/s, p{}\n",
-        c.a, c.b, c.rate, c.percentile
+        "A {}\nB {}\nat {:.0} req/s, p{}, {}\n",
+        c.a,
+        c.b,
+        c.rate,
+        c.percentile,
+        tail(c)
     );
     if let Some(ci) = c.ci {
         out += &format!(

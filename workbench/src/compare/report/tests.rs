@@ -9,6 +9,7 @@ use crate::compare::{Block, CompareVerdict, Comparison, Design, Finding, Look, S
 use crate::coordinator::ReasonKind;
 use crate::error::Error;
 use crate::report::{CcdfPoint, PlotFormat};
+use crate::scenario::Tail;
 
 /// A block of `side` in `pair`, started at `started_s`, whose p99 is `value_us`.
 fn block(side: Side, pair: usize, order: usize, started_s: f64, value_us: f64) -> Block {
@@ -26,6 +27,8 @@ fn block(side: Side, pair: usize, order: usize, started_s: f64, value_us: f64) -
         send_lag_p99_us: 3.0,
         backlog_max: 1,
         failed: 0,
+        own_us: None,
+        touched_share: None,
         problem: None,
     }
 }
@@ -81,6 +84,7 @@ fn comparison() -> Comparison {
         b: "synthetic://127.0.0.1:7001".into(),
         rate: 1000.0,
         percentile: 99.0,
+        tail: Tail::WithStalls,
         width_us: 4.0,
         design: Design::Interleaved,
         verdict: CompareVerdict::Faster,
@@ -237,7 +241,33 @@ fn the_table_says_the_verdict_last_and_each_block_problem() {
     let table = render_table(&comparison());
     let lines: Vec<&str> = table.lines().collect();
     assert_eq!(lines[0], "A synthetic://127.0.0.1:7000");
-    assert_eq!(lines[2], "at 1000 req/s, p99");
+    assert_eq!(
+        lines[2],
+        "at 1000 req/s, p99, every request (with the host's stalls)"
+    );
+    // On the tail without stalls, the share each side's blocks had touched.
+    let mut own = comparison();
+    own.tail = Tail::WithoutStalls;
+    for (i, b) in own.blocks.iter_mut().enumerate() {
+        b.touched_share = Some(if b.side == Side::A {
+            0.1
+        } else {
+            0.02 * i as f64
+        });
+    }
+    let b_mean = (own.blocks.iter())
+        .enumerate()
+        .filter(|(_, b)| b.side == Side::B)
+        .map(|(i, _)| 0.02 * i as f64)
+        .sum::<f64>()
+        / own.blocks.iter().filter(|b| b.side == Side::B).count() as f64;
+    assert_eq!(
+        render_table(&own).lines().nth(2).unwrap(),
+        format!(
+            "at 1000 req/s, p99, the tail without stalls (the requests no host stall touched; stalls touched 10.0% of A's and {:.1}% of B's requests)",
+            b_mean * 100.0
+        )
+    );
     assert!(table.contains("  B − A -8.0 µs [-11.0, -5.0]\n"), "{table}");
     let problem = crate::compare::render_problem(&comparison().blocks[5]).unwrap();
     assert!(problem.starts_with("B's block 3 sent 10% of its requests on schedule"));

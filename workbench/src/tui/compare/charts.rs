@@ -157,12 +157,12 @@ pub(super) fn ccdf(frame: &mut Frame, view: &CompareView, theme: Theme, area: Re
 fn points(c: &Comparison, side: Option<Side>) -> Vec<(f64, f64)> {
     c.blocks
         .iter()
-        .filter(|b| b.value_us.is_finite())
+        .filter(|b| b.value_of(c.tail).is_finite())
         .filter(|b| match side {
             Some(side) => b.side == side && b.problem.is_none(),
             None => b.problem.is_some(),
         })
-        .map(|b| (b.started_s, b.value_us))
+        .map(|b| (b.started_s, b.value_of(c.tail)))
         .collect()
 }
 

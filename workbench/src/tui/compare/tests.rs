@@ -19,6 +19,7 @@ use super::{Steering, StopOnDrop};
 use crate::compare::{Block, CompareVerdict, Comparison, Design, Finding, Look, Side, Steer};
 use crate::coordinator::ReasonKind;
 use crate::report::CcdfPoint;
+use crate::scenario::Tail;
 
 const A: &str = "memcached://127.0.0.1:11211";
 const B: &str = "memcached://127.0.0.1:11212";
@@ -60,6 +61,8 @@ fn block(side: Side, pair: usize, order: usize, value_us: f64) -> Block {
         send_lag_p99_us: 3.0,
         backlog_max: 0,
         failed: 0,
+        own_us: None,
+        touched_share: None,
         problem: None,
     }
 }
@@ -100,6 +103,7 @@ fn comparison(pairs: usize) -> Comparison {
         b: B.into(),
         rate: 10_000.0,
         percentile: 99.0,
+        tail: Tail::WithStalls,
         width_us: if looks.is_empty() { f64::NAN } else { 20.0 },
         design: Design::Interleaved,
         verdict: CompareVerdict::NotAvailable,
