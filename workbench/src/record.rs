@@ -455,3 +455,40 @@ pub fn point_latencies(samples: &DataFrame, point: usize, round: u32) -> Result<
         })
         .collect())
 }
+
+/// The requests of one point's round as each agent's client recorded them (agent, and
+/// the request on its clock), for the tail without stalls.
+pub fn point_requests(
+    samples: &DataFrame,
+    point: usize,
+    round: u32,
+) -> Result<Vec<(u32, vernier_stats::Sent)>, Error> {
+    if samples.height() == 0 {
+        return Ok(Vec::new());
+    }
+    let bad = |e: PolarsError| Error::Failed(format!("samples.parquet: {e}"));
+    let column = |name: &str| samples.column(name).map_err(bad);
+    let points = column("point")?.u32().map_err(bad)?;
+    let rounds = column("round")?.u32().map_err(bad)?;
+    let agents = column("agent")?.u32().map_err(bad)?;
+    let departure = column("departure_ns")?.u64().map_err(bad)?;
+    let latency = column("latency_ns")?.u64().map_err(bad)?;
+    let late = column("queueing_ns")?.u64().map_err(bad)?;
+    let mut out = Vec::new();
+    for i in 0..samples.height() {
+        if points.get(i) != Some(point as u32) || rounds.get(i) != Some(round) {
+            continue;
+        }
+        if let (Some(agent), Some(departure_ns), Some(latency_ns), Some(late_ns)) =
+            (agents.get(i), departure.get(i), latency.get(i), late.get(i))
+        {
+            let sent = vernier_stats::Sent {
+                departure_ns,
+                late_ns,
+                latency_ns,
+            };
+            out.push((agent, sent));
+        }
+    }
+    Ok(out)
+}

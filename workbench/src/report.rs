@@ -17,6 +17,7 @@ mod ccdf;
 mod correlogram;
 mod interarrival;
 mod load;
+mod own;
 mod plot;
 mod points;
 mod runs;
@@ -164,6 +165,7 @@ pub fn run(dir: &Path, out: Option<&Path>, format: PlotFormat) -> Result<Report,
         None
     };
     let summary = summarize(dir, &record);
+    let stalls = recorded_stalls(dir, &mut notes);
 
     let out = out.map_or_else(|| dir.join("report"), Path::to_path_buf);
     let mut plots = Writer::create(&out, format)?;
@@ -172,7 +174,11 @@ pub fn run(dir: &Path, out: Option<&Path>, format: PlotFormat) -> Result<Report,
     if measured.is_empty() {
         notes.push("no load point finished: no CCDF and no latency-vs-load plot".into());
     } else {
-        point_plots(&mut plots, &record, samples.as_ref(), &measured, &mut notes)?;
+        let recorded = Recorded {
+            samples: samples.as_ref(),
+            stalls: stalls.as_deref(),
+        };
+        point_plots(&mut plots, &record, recorded, &measured, &mut notes)?;
     }
 
     let results: Vec<&PointResult> = record.points.iter().collect();
@@ -190,18 +196,43 @@ pub fn run(dir: &Path, out: Option<&Path>, format: PlotFormat) -> Result<Report,
     })
 }
 
-/// The plots over the finished points: their CCDFs (from `samples`), the tail against
-/// the load, and the latency budgets; what could not be drawn goes to `notes`.
+/// What a run recorded beside its events: the samples and the stalls, each when it could
+/// be read.
+#[derive(Clone, Copy)]
+struct Recorded<'a> {
+    samples: Option<&'a polars::prelude::DataFrame>,
+    stalls: Option<&'a [record::RecordedStall]>,
+}
+
+/// The record's `stalls.csv`, or `None` with a note when it is missing (records before
+/// it) or unreadable (the line named): the tail without stalls is then not drawn.
+fn recorded_stalls(dir: &Path, notes: &mut Vec<String>) -> Option<Vec<record::RecordedStall>> {
+    let path = dir.join(record::STALLS_FILE);
+    if !path.is_file() {
+        return None;
+    }
+    match record::read_stalls(&path) {
+        Ok(stalls) => Some(stalls),
+        Err(e) => {
+            notes.push(format!("{e}; the tail without stalls is not drawn"));
+            None
+        }
+    }
+}
+
+/// The plots over the finished points: their CCDFs (from the samples, and beside each the
+/// tail without stalls when the stalls were recorded), the tail against the load, and the
+/// latency budgets; what could not be drawn goes to `notes`.
 fn point_plots(
     plots: &mut Writer<'_>,
     record: &RunRecord,
-    samples: Option<&polars::prelude::DataFrame>,
+    recorded: Recorded<'_>,
     measured: &[Measured<'_>],
     notes: &mut Vec<String>,
 ) -> Result<(), Error> {
     let format = plots.format;
-    let series = match samples {
-        Some(samples) => ccdf_series(samples, measured, notes)?,
+    let series = match recorded.samples {
+        Some(samples) => ccdf_series(samples, recorded.stalls, measured, notes)?,
         None => Vec::new(),
     };
     if series.is_empty() {
@@ -285,10 +316,12 @@ fn check_plots(plots: &mut Writer<'_>, record: &RunRecord) -> Result<(), Error> 
     Ok(())
 }
 
-/// One CCDF curve per point, from the samples of the round its result used. Points
-/// without such samples are left out with a note.
+/// One CCDF curve per point, from the samples of the round its result used, and after
+/// it the point's tail without stalls when its result has one and `stalls` were recorded.
+/// Points without such samples are left out with a note.
 fn ccdf_series(
     samples: &polars::prelude::DataFrame,
+    stalls: Option<&[record::RecordedStall]>,
     measured: &[Measured<'_>],
     notes: &mut Vec<String>,
 ) -> Result<Vec<ccdf::Series>, Error> {
@@ -323,6 +356,23 @@ fn ccdf_series(
             points: ccdf_points(&latencies),
             marked: None,
         });
+        let Some(stalls) = stalls.filter(|_| m.result.without_stalls.is_some()) else {
+            continue;
+        };
+        if let Some((values, weights, touched)) =
+            own::untouched(samples, stalls, m.point, m.result.round)?
+        {
+            series.push(ccdf::Series {
+                label: format!(
+                    "{}, without stalls ({:.0}% touched), n = {}",
+                    plot::fmt_rate(m.result.target_rate),
+                    touched * 100.0,
+                    values.len()
+                ),
+                points: own::weighted_ccdf_points(&values, &weights),
+                marked: None,
+            });
+        }
     }
     Ok(series)
 }

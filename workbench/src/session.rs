@@ -15,7 +15,7 @@ mod policy;
 mod run;
 mod target;
 
-pub(crate) use host::check_affinity;
+pub(crate) use host::{check_affinity, start_probes};
 pub use interface::{Outcome, SessionOptions, Update};
 pub(crate) use link::read_pem;
 pub use run::{default_record_dir, run, runtime};

@@ -482,6 +482,15 @@ pub(crate) fn table(outcome: &Outcome) -> String {
                 Some(why) => s.push_str(&format!("; n/a: {why}\n")),
                 None => s.push('\n'),
             }
+            let host: Vec<String> = (point.host_parts().iter())
+                .map(|(p, us)| format!("p{p} {us:+.1} µs"))
+                .collect();
+            if !host.is_empty() {
+                s.push_str(&format!(
+                    "    the host's part (every request less without stalls): {}\n",
+                    host.join(", ")
+                ));
+            }
         }
         // Beside the tail without stalls, the point's reasons are every request's.
         let whose = if point.without_stalls.is_some() {

@@ -354,6 +354,20 @@ impl PointResult {
             .percentile(self.target_percentile.percent())
     }
 
+    /// The host's part of each percentile both tails report ("where has my p99 gone"):
+    /// every request's value less the tail without stalls', as (percent, µs), in the order
+    /// reported; empty when the point has no tail without stalls.
+    pub fn host_parts(&self) -> Vec<(f64, f64)> {
+        let Some(own) = &self.without_stalls else {
+            return Vec::new();
+        };
+        self.percentiles
+            .iter()
+            .filter_map(|q| Some((q.p, q.value - own.percentile(q.p)?.value)))
+            .filter(|(_, us)| us.is_finite())
+            .collect()
+    }
+
     /// Percentile `p` from the scheduled departures, if it was reported.
     pub fn from_schedule(&self, p: f64) -> Option<&SchedulePercentile> {
         self.from_schedule.iter().find(|q| (q.p - p).abs() < 1e-9)

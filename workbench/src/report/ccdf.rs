@@ -88,7 +88,10 @@ pub(super) fn draw(series: &[Series]) -> Figure<CcdfChart<'_>> {
     let caption = vec![format!(
         "Each curve: the samples of a load point's measured round (the round its percentiles \
          came from). y: the fraction of those samples at or above the latency, down to {DEEPEST:.0e} \
-         (p99.99) or to 1/n where n samples cannot say more."
+         (p99.99) or to 1/n where n samples cannot say more. A curve \"without stalls\" is the \
+         same round's requests no host stall touched, each weighted against the selection \
+         (a longer request is likelier to meet a stall): the server's own tail; the gap \
+         between the two is the host's."
     )];
     draw_marked(caption, series, None)
 }

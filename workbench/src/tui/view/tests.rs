@@ -173,6 +173,44 @@ fn an_accepted_point_is_not_called_certified() {
 }
 
 #[test]
+fn a_point_with_its_tail_without_stalls_shows_both_and_the_share_touched() {
+    use crate::coordinator::{PercentileResult, Probed, Verdict, WithoutStalls};
+    let mut app = finished(Palette::Plain);
+    app.history.results.truncate(1);
+    let p99 = PercentileResult {
+        p: 99.0,
+        value: 431.5,
+        ci_low: Some(402.0),
+        ci_high: Some(466.0),
+        dependence: None,
+    };
+    app.history.results[0].without_stalls = Some(WithoutStalls {
+        verdict: Verdict::Converged,
+        short: None,
+        percentiles: vec![p99],
+        ci_width_us: Some(64.0),
+        touched_share: 0.124,
+        touched_by_agent: vec![0.124],
+        samples: 36_512,
+        stalls: 41,
+        probed: Probed::ClientAndTarget,
+    });
+    let text = screen(&app, 160, 48);
+    // Under every request's row, the server's own: its verdict, samples, p99 and CI.
+    let own = (text.lines())
+        .find(|l| l.contains("  own "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(own.contains("36512") && own.contains("431.5"), "{own}");
+    assert!(own.contains("12.4% hit"), "{own}");
+    assert!(
+        text.contains(
+            "2000 req/s without stalls (own): 12.4% of requests touched by a stall (agent 0 12.4%)"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
 fn a_lost_agent_is_marked_and_the_others_want_its_share() {
     let mut app = live_at(12.0, Palette::Plain);
     let mut lost = app.live.agents[0].clone();

@@ -34,7 +34,11 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
     let files = files(app);
     let listed: Vec<(String, &crate::coordinator::PointResult)> =
         app.history.results.iter().flat_map(with_runs).collect();
-    let rows = (listed.len() as u16).min(8) + 1;
+    // A point's tail without stalls takes a row under it.
+    let rows = (listed.iter().rev().take(8))
+        .map(|(_, r)| 1 + u16::from(r.without_stalls.is_some()))
+        .sum::<u16>()
+        + 1;
     let [head, table, why, where_] = Layout::vertical([
         Constraint::Length(2),
         Constraint::Length(rows),
@@ -107,7 +111,7 @@ fn points(
         .rev()
         .take(8)
         .rev()
-        .map(|(label, r)| {
+        .flat_map(|(label, r)| {
             let pct = |p: f64| r.percentile_text(p);
             let mut cells = vec![
                 Cell::from(label.clone()),
@@ -128,7 +132,30 @@ fn points(
                         .map_or("-".to_string(), |q| format!("{:.1}", q.value)),
                 ));
             }
-            Row::new(cells)
+            let mut rows = vec![Row::new(cells)];
+            // The tail without stalls under every request's, its touched share where the
+            // schedule's column is.
+            if let Some(own) = &r.without_stalls {
+                let pct = |p: f64| own.percentile(p).map_or("-".to_string(), |q| q.to_string());
+                let mut cells = vec![
+                    Cell::from("  own"),
+                    Cell::from(""),
+                    Cell::from(Span::styled(
+                        verdict_mark(own.verdict),
+                        theme.pass(own.verdict != Verdict::NotAvailable),
+                    )),
+                    Cell::from(own.samples.to_string()),
+                ];
+                if wide {
+                    cells.push(Cell::from(pct(50.0)));
+                }
+                cells.push(Cell::from(pct(target.percent())));
+                if from_schedule {
+                    cells.push(Cell::from(format!("{:.1}% hit", own.touched_share * 100.0)));
+                }
+                rows.push(Row::new(cells).style(theme.accent()));
+            }
+            rows
         })
         .collect();
     let mut widths = vec![
@@ -201,6 +228,22 @@ fn reasons(app: &App, theme: Theme, finished: &Finished) -> Vec<(String, Style)>
                     rate(r.target_rate),
                     reason.kind(),
                     reason.detail()
+                ),
+                theme.accent(),
+            ));
+        }
+        if let Some(own) = &r.without_stalls {
+            let agents: Vec<String> = (own.touched_by_agent.iter().enumerate())
+                .map(|(i, t)| format!("agent {i} {:.1}%", t * 100.0))
+                .collect();
+            let why = crate::coordinator::text::own_short(own)
+                .map_or(String::new(), |why| format!("; n/a: {why}"));
+            items.push((
+                format!(
+                    "· {} req/s without stalls (own): {:.1}% of requests touched by a stall ({}){why}",
+                    rate(r.target_rate),
+                    own.touched_share * 100.0,
+                    agents.join(", ")
                 ),
                 theme.accent(),
             ));
