@@ -15,7 +15,7 @@
 //! any time the core was not the guest's, or was busy with other work.
 //!
 //! Each stall is also kept as an interval ([`StallInterval`](crate::StallInterval): from
-//! the wake-up before the late one to the late one), on the probe's clock
+//! the deadline the late wake-up was due at to the wake-up), on the probe's clock
 //! (`CLOCK_MONOTONIC`);
 //! [`crate::stall`]'s doc states what a probe of [`PROBE_PERIOD`] sees and how well.
 //!
@@ -309,7 +309,7 @@ impl Drop for HostProbe {
 }
 
 /// The probe's loop: sleep to the deadline, note how late the wake-up came (and the
-/// stall, from the wake-up before, when it is one), next deadline.
+/// stall, from the deadline missed, when it is one), next deadline.
 fn run(period_ns: u64, core: Option<u32>, tally: &Mutex<Tally>, stop: &AtomicBool) {
     let mut previous = monotonic_ns();
     let mut deadline = previous.saturating_add(period_ns);

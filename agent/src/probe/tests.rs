@@ -104,7 +104,7 @@ fn report_of(late_us: &[u64], seconds: f64) -> StallReport {
 #[test]
 fn a_late_wakeup_is_kept_as_an_interval_beside_the_tallies() {
     // Simulated wake-ups 200 µs apart, 40 µs late, but the one due at 1.2 ms comes at
-    // 3.5 ms: the core was away from after 1.04 ms (the wake-up before) to 3.5 ms.
+    // 3.5 ms: the core was away at 1.2 ms (the deadline missed) and until 3.5 ms.
     let mut tally = Tally::new(0);
     let mut previous = 0;
     for k in 1..=5u64 {
@@ -117,7 +117,7 @@ fn a_late_wakeup_is_kept_as_an_interval_beside_the_tallies() {
     assert_eq!(
         tally.intervals.intervals,
         [StallInterval {
-            start_ns: 1_040_000,
+            start_ns: 1_200_000,
             end_ns: 3_500_000,
             core: Some(2),
             source: crate::StallSource::Probe,

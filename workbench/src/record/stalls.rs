@@ -10,7 +10,8 @@
 //! ```
 //!
 //! `core` is empty for an unpinned probe (the coordinator's thread); `source` is `probe`
-//! (a host probe's late wake-up: the start known to within its period, 1 ms) or `spin`
+//! (a host probe's late wake-up: from the deadline it was due at, the stall having begun
+//! up to a period, 1 ms, before; every request it held was in flight then) or `spin`
 //! (a spinning worker's long poll: both ends known to the µs); `point` is the load point
 //! during which the interval reached the coordinator (the record's `point` column: a
 //! replicated point's runs restart the agents' clocks, so a row's clock is its point's

@@ -135,8 +135,8 @@ fn section(report: &StallCoverageReport) -> String {
          whose server does no work during stalls: Poisson, taking the share of the time shown, \
          each {:.1}–{:.0} ms long (log-uniform), while arrivals continue. The stalls are known \
          only as the host probe knows them: a wake-up every {:.0} µs, a stall when one comes more \
-         than {:.0} µs late, recorded from the wake-up before (a start known to within a \
-         period). The truth is the same queue without stalls (sojourn Exp(μ − λ), exact). \
+         than {:.0} µs late, recorded from the deadline it was due at (the stall began up to a \
+         period before; every request it held was in flight then) to the wake-up. The truth is the same queue without stalls (sojourn Exp(μ − λ), exact). \
          \"Without stalls\" is `vernier_stats::without_stalls`: requests a stall's reach (to the \
          first moment nothing was in flight) did not touch, weighted against the length bias, \
          with the dependence-valid {:.0}% CI; coverage is over the replications that had a CI \
