@@ -281,6 +281,8 @@ pub struct Untouched {
     pub touched_share: f64,
     /// The requests given, touched or not.
     pub requests: usize,
+    /// Each request's mark, in send order.
+    pub touched: Vec<bool>,
 }
 
 /// One client's `requests` (any order) marked by the `stalls` its cores met
@@ -322,6 +324,7 @@ pub fn untouched_sent(
         weights,
         touched_share: marks.touched_share(),
         requests: requests.len(),
+        touched: marks.touched,
     })
 }
 

@@ -101,6 +101,12 @@ pub(crate) const FAR_BEYOND_REACH: f64 = 10.0;
 /// or more, docs/RESULTS.md); beyond it the untouched requests are a minority whose
 /// weights stand for a tail nothing has checked. Demos on this host touched 6-50%.
 pub(crate) const MAX_TOUCHED_SHARE: f64 = 0.25;
+/// The point ends N/A for the tail without stalls once the share touched is surely beyond
+/// [`MAX_TOUCHED_SHARE`], but not on less than this many seconds of requests: this host's
+/// stalls come in bursts of seconds (memcached at 10,000 req/s, 2026-11-27: 58-72% of the
+/// first second's requests touched in two runs, 17% over 149 s in a third), and a share
+/// read over one burst says little of the next minute.
+pub(crate) const TOUCHED_SEEN_FOR_S: f64 = 10.0;
 
 // ---- steps and margins of the sample counts ----
 

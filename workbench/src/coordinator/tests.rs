@@ -500,6 +500,54 @@ fn a_point_asked_for_the_tail_without_stalls_stops_on_it_and_answers_with_it() {
 }
 
 #[test]
+fn stalls_that_surely_touch_beyond_the_bound_end_the_point_at_once() {
+    // The host takes 8 ms of every 20 (a probe sees each): near half of the requests
+    // touched, at every look. The tail without stalls cannot be judged however long the
+    // point runs: N/A `touched` at the first look whose share's interval lies above 25%,
+    // every request's tail judged on what the point holds then.
+    // Asked within 5 µs, every request's tail does not settle before the share is read.
+    let asked = PointConfig {
+        ci: CiTarget {
+            tail: Tail::WithoutStalls,
+            width: crate::scenario::CiWidth::Absolute(Duration::from_micros(5)),
+            ..vernier().ci
+        },
+        ..vernier()
+    };
+    let mut c = Coordinator::new(asked, &LoadPlan::Fixed(2_000.0));
+    let mut agent = FakeAgent::new(4, exp_latency(50.0));
+    agent.host_stall = (1, 8_000.0);
+    let events = drive(&mut c, &mut agent, Duration::from_secs(300));
+    let result = &c.results()[0];
+    let w = result.without_stalls.as_ref().unwrap();
+    assert!(w.touched_share > 0.25, "{w:?}");
+    assert!(
+        matches!(w.short, Some(crate::coordinator::OwnShort::Touched { .. })),
+        "{w:?}"
+    );
+    assert_eq!(result.answer(), Verdict::NotAvailable);
+    let ended = checks(&events, CheckKind::Confidence)
+        .into_iter()
+        .find(|c| {
+            c.decision
+                .starts_with("N/A now for the tail without stalls")
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "no decision ended it: {:#?}",
+                checks(&events, CheckKind::Confidence)
+            )
+        });
+    assert!(ended.detail.contains("% CI ["), "{}", ended.detail);
+    // At the first look after 10 s of requests, not at the limit.
+    assert!(result.duration_s < 30.0, "{}", result.duration_s);
+    match result.verdict {
+        Verdict::NotAvailable => assert!(!result.reasons.is_empty()),
+        _ => assert!(result.ci_width_us.unwrap() <= 50.0, "{result:#?}"),
+    }
+}
+
+#[test]
 fn a_request_sent_later_than_the_probes_threshold_counts_as_touched() {
     // Every request leaves `late_us` after its schedule; the probe sees 3 ms every 200 ms.
     let touched = |late_us: f64| {

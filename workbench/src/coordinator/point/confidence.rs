@@ -29,8 +29,7 @@ use super::heavy::{heaviness_at, heavy_too_few};
 use super::state::Point;
 
 impl Point {
-    /// Every agent's latencies in send order, one agent after another: the series the
-    /// combined CI is built from (batches cross from one agent to the next only once).
+    /// Every agent's latencies in send order, one agent after another (the combined CI's).
     pub(super) fn concatenated(&mut self, agents: &[usize]) -> Vec<f64> {
         agents
             .iter()
@@ -159,8 +158,10 @@ impl Point {
         snapshot: &Snapshot,
         out: &mut Decision,
     ) {
-        let p = self.config.ci.percentile;
-        let conf = self.config.ci.confidence;
+        if self.touched_beyond(at, out) {
+            return;
+        }
+        let (p, conf) = (self.config.ci.percentile, self.config.ci.confidence);
         let count = snapshot.agents.len().max(1);
         let Some(Asked {
             intervals,
@@ -365,7 +366,7 @@ impl Point {
     /// estimate (µs, for the departure check), and `None` when its CI is as narrow as
     /// asked, else why not (the same reasons a look gives, the samples it needs in
     /// `looks.needed`).
-    fn whole_at_stop(
+    pub(super) fn whole_at_stop(
         &mut self,
         at: Duration,
         snapshot: &Snapshot,

@@ -3,11 +3,15 @@
 //! the selection and put one agent after another, each reported percentile with its
 //! dependence-valid CI ([`vernier_stats::WeightedSamples`]).
 
+use std::time::Duration;
+
 use vernier_agent::STALL_THRESHOLD_NS;
-use vernier_stats::{Percentile, Sent, Stall, Untouched, WeightedSamples, untouched_sent};
+use vernier_stats::{Percentile, Sent, Stall, Untouched, WeightedSamples, mean_ci, untouched_sent};
 
 use super::super::checks::Interval;
-use super::super::policy::MAX_TOUCHED_SHARE;
+use super::super::decision::Decision;
+use super::super::event::{Check, CheckKind, CheckRole};
+use super::super::policy::{MAX_TOUCHED_SHARE, TOUCHED_SEEN_FOR_S};
 use super::super::result::{
     CiDependence, OwnShort, PercentileResult, Probed, Verdict, WithoutStalls,
 };
@@ -23,6 +27,9 @@ pub(super) struct OwnLook {
     pub(super) estimate: Estimate,
     pub(super) sorted: Vec<f64>,
 }
+
+/// Batches of the touched share's interval, and the fewest requests each holds.
+const TOUCHED_BATCHES: usize = 20;
 
 impl Point {
     /// The measuring agents' stalls, each on its own samples' clock, as intervals in ns.
@@ -119,6 +126,89 @@ impl Point {
             estimate,
             sorted: samples.sorted().to_vec(),
         })
+    }
+
+    /// The share of the measuring agents' requests of the round so far that a stall
+    /// touched, with its interval at `confidence`: the marks in send order, one agent after
+    /// another, cut into [`TOUCHED_BATCHES`] batches whose means are close to independent
+    /// (a stall's marks span milliseconds, a batch a second or more), Student's t on them.
+    /// `(share, low, high, requests)`; `None` with fewer than [`TOUCHED_BATCHES`] requests a
+    /// batch, or over less than [`TOUCHED_SEEN_FOR_S`] of the load.
+    fn touched_ci(&mut self, confidence: f64) -> Option<(f64, f64, f64, usize)> {
+        let measuring: Vec<usize> = self.measuring().collect();
+        let mut marks: Vec<bool> = Vec::new();
+        for i in measuring {
+            marks.extend(self.agent_part(i)?.touched);
+        }
+        let size = marks.len() / TOUCHED_BATCHES;
+        let seen_s = marks.len() as f64 / (self.config.rate * self.rounds.sampling).max(1.0);
+        if size < TOUCHED_BATCHES || seen_s < TOUCHED_SEEN_FOR_S {
+            return None;
+        }
+        let means: Vec<f64> = (marks.chunks_exact(size))
+            .map(|b| b.iter().filter(|&&t| t).count() as f64 / size as f64)
+            .collect();
+        let ci = mean_ci(&means, confidence).ok()?;
+        Some((ci.mean, ci.low, ci.high, marks.len()))
+    }
+
+    /// Ends the point at this look when the tail without stalls is asked for and the
+    /// host's stalls surely touch more of the requests than that tail is judged at
+    /// ([`MAX_TOUCHED_SHARE`]): the share's interval ([`Point::touched_ci`]) lies wholly
+    /// above it. More time would not bring the share under while the host stalls this
+    /// often, so the answer is known now: every request's tail is judged on what the point
+    /// holds (as when the rule stops on the tail without stalls), and the tail without
+    /// stalls is N/A `touched`. True when it ended the point.
+    pub(super) fn touched_beyond(&mut self, at: Duration, out: &mut Decision) -> bool {
+        if self.config.ci.tail != Tail::WithoutStalls
+            || self.own_unjudgeable(self.stall_count()).is_some()
+        {
+            return false;
+        }
+        let conf = self.config.ci.confidence;
+        let Some((share, low, high, n)) = self.touched_ci(conf) else {
+            return false;
+        };
+        if low <= MAX_TOUCHED_SHARE {
+            return false;
+        }
+        let snapshot = self.snapshot();
+        let count = snapshot.agents.len().max(1);
+        let (whole_us, whole) = self.whole_at_stop(at, &snapshot, count);
+        if whole_us.is_none() {
+            return false;
+        }
+        let check = Check {
+            check: CheckKind::Confidence,
+            agent: None,
+            pass: false,
+            role: CheckRole::Gate,
+            statistic: Some(share),
+            pvalue: None,
+            n,
+            detail: format!(
+                "the host's stalls touched {:.1}% of the requests, {:.0}% CI [{:.1}, {:.1}] (batch means)",
+                share * 100.0,
+                conf * 100.0,
+                low * 100.0,
+                high * 100.0
+            ),
+            decision: format!(
+                "N/A now for the tail without stalls: surely more than the {:.0}% it is judged at, and more time would not bring it under while the host stalls this often; every request's tail judged on what the point holds",
+                MAX_TOUCHED_SHARE * 100.0
+            ),
+            data: None,
+        };
+        self.check(at, check, out);
+        match whole {
+            None => self.finish(at, Verdict::Converged, Vec::new(), out),
+            Some(reason) => {
+                let mut reasons = vec![reason];
+                self.say_more_time(&mut reasons);
+                self.finish_na(at, reasons, out);
+            }
+        }
+        true
     }
 
     /// The tail without the host's stalls at the point's end (`None` under `method:
