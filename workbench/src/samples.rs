@@ -13,6 +13,7 @@ mod parse;
 mod stalls;
 
 use parse::{number, open};
+pub(crate) use stalls::stall_of;
 pub use stalls::{check_clock, read_stalls};
 
 /// The layout of a samples file.

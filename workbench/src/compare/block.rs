@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use vernier_agent::{HostProbe, STALL_THRESHOLD_NS, StallInterval};
+use vernier_agent::{HostProbe, STALL_THRESHOLD_NS};
 use vernier_stats::{
     MeanCi, Sent, Stall, Untouched, WeightedSamples, mean_ci, percentile, untouched_sent,
 };
@@ -17,6 +17,7 @@ use crate::coordinator::policy::{
 };
 use crate::error::Error;
 use crate::load::{Window, resolve, run_load};
+use crate::samples::stall_of;
 use crate::scenario::Scenario;
 
 /// Where a block sits in the comparison, and the host probes whose stalls mark its
@@ -135,14 +136,10 @@ pub(super) fn measure(
 /// `probes` saw since the block began ([`untouched_sent`], late sends included); `None`
 /// when the marks cannot be made (a stall's figures out of order).
 fn untouched_of(window: &Window, probes: &[HostProbe]) -> Option<Untouched> {
-    let as_stall = |s: &StallInterval| Stall {
-        start: s.start_ns as f64,
-        end: s.end_ns as f64,
-    };
-    let mut stalls: Vec<Stall> = window.stalls.intervals.iter().map(as_stall).collect();
+    let mut stalls: Vec<Stall> = window.stalls.intervals.iter().map(stall_of).collect();
     for probe in probes {
         let (_, seen) = probe.take_all();
-        stalls.extend(seen.since(window.origin_ns).intervals.iter().map(as_stall));
+        stalls.extend(seen.since(window.origin_ns).intervals.iter().map(stall_of));
     }
     let mut sent: Vec<Sent> = window
         .samples

@@ -40,10 +40,7 @@ pub fn ccdf_points(latencies_ns: &[u64]) -> Vec<CcdfPoint> {
         return Vec::new();
     }
     let floor = DEEPEST.max(1.0 / n as f64);
-    let mut counts: Vec<usize> = (0..)
-        .map(|k| 10f64.powf(-f64::from(k) / f64::from(PER_DECADE)))
-        // A little slack so that the floor itself, computed with rounding, is kept.
-        .take_while(|&q| q >= floor * (1.0 - 1e-9))
+    let mut counts: Vec<usize> = levels(floor)
         .map(|q| ((q * n as f64).round() as usize).clamp(1, n))
         .collect();
     if n as f64 * DEEPEST < 1.0 {
@@ -58,6 +55,14 @@ pub fn ccdf_points(latencies_ns: &[u64]) -> Vec<CcdfPoint> {
             ccdf: above as f64 / n as f64,
         })
         .collect()
+}
+
+/// The CCDF's levels, log-spaced [`PER_DECADE`] a decade from 1 down to `floor`.
+pub(super) fn levels(floor: f64) -> impl Iterator<Item = f64> {
+    (0..)
+        .map(|k| 10f64.powf(-f64::from(k) / f64::from(PER_DECADE)))
+        // A little slack so that the floor itself, computed with rounding, is kept.
+        .take_while(move |&q| q >= floor * (1.0 - 1e-9))
 }
 
 /// A CCDF level as the y axis shows it: a power of ten with the percentile it marks

@@ -5,13 +5,10 @@
 use vernier_agent::STALL_THRESHOLD_NS;
 use vernier_stats::{Sent, Stall, untouched_sent};
 
-use super::ccdf::CcdfPoint;
-use super::ccdf::DEEPEST;
+use super::ccdf::{CcdfPoint, DEEPEST, levels};
 use crate::error::Error;
 use crate::record::{self, RecordedStall};
-
-/// Levels per decade, as every request's curve has them.
-const PER_DECADE: i32 = 20;
+use crate::samples::stall_of;
 
 /// The untouched requests of `point`'s `round` (µs) with their weights, each agent's
 /// marked by the stalls on its own clock that arrived during the point (as the point
@@ -35,10 +32,7 @@ pub(super) fn untouched(
             .collect();
         let seen: Vec<Stall> = (stalls.iter())
             .filter(|s| s.agent == agent && s.point as usize == point)
-            .map(|s| Stall {
-                start: s.interval.start_ns as f64,
-                end: s.interval.end_ns as f64,
-            })
+            .map(|s| stall_of(&s.interval))
             .collect();
         let part = untouched_sent(&mut sent, seen, STALL_THRESHOLD_NS)
             .map_err(|e| Error::Failed(format!("the tail without stalls of point {point}: {e}")))?;
@@ -73,9 +67,7 @@ pub(super) fn weighted_ccdf_points(values_us: &[f64], weights: &[f64]) -> Vec<Cc
         .fold(f64::INFINITY, f64::min)
         / sum;
     let floor = DEEPEST.max(least);
-    let mut picked: Vec<usize> = (0..)
-        .map(|k| 10f64.powf(-f64::from(k) / f64::from(PER_DECADE)))
-        .take_while(|&q| q >= floor * (1.0 - 1e-9))
+    let mut picked: Vec<usize> = levels(floor)
         .map(|q| {
             above
                 .partition_point(|&a| a >= q * sum * (1.0 - 1e-12))

@@ -10,6 +10,15 @@ use std::path::Path;
 use vernier_stats::Stall;
 
 use super::parse::{number, open};
+
+/// A probe's or a spin's stall as the statistics mark requests with it, in ns on its
+/// samples' clock.
+pub(crate) fn stall_of(s: &vernier_agent::StallInterval) -> Stall {
+    Stall {
+        start: s.start_ns as f64,
+        end: s.end_ns as f64,
+    }
+}
 use crate::error::Error;
 
 /// The stalls of `path`, checked (see the module's documentation).

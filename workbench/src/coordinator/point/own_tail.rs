@@ -17,6 +17,7 @@ use super::super::result::{
 };
 use super::estimate::Estimate;
 use super::state::Point;
+use crate::samples::stall_of;
 use crate::scenario::Tail;
 
 /// The tail without stalls as one look of the confidence step reads it (when `ci.tail`
@@ -38,10 +39,7 @@ impl Point {
             .stalls
             .intervals
             .iter()
-            .map(|s| Stall {
-                start: s.start_ns as f64,
-                end: s.end_ns as f64,
-            })
+            .map(stall_of)
             .collect()
     }
 
