@@ -431,6 +431,51 @@ fn stalls_give_the_tail_without_them() {
     assert!(plain.get("without_stalls").is_none(), "{plain}");
 }
 
+/// As a run records its client's requests (`vernier run --record`: `departure_ns`,
+/// `queueing_ns`), its late sends mark the requests a client's stall held, which no probe
+/// saw: 20 requests every 2 s left 0.1-2 ms late, their core taken 2 ms; the probe's file
+/// has only the server's stalls.
+#[test]
+fn a_records_late_sends_mark_the_clients_own_stalls() {
+    let dir = tempfile::tempdir().unwrap();
+    let (samples, stalls) = stalled_run(dir.path());
+    let text = std::fs::read_to_string(&samples).unwrap();
+    let mut rows = String::from("send_ns,late_ns,latency_ns\n");
+    for (i, line) in text.lines().skip(1).enumerate() {
+        let (send, latency) = line.split_once(',').unwrap();
+        let (send, latency): (u64, u64) = (send.parse().unwrap(), latency.parse().unwrap());
+        // Scheduled within the client's 2 ms stall: sent when it ends.
+        let late = match i % 20_000 {
+            k @ 12_000..12_020 => (12_020 - k as u64) * 100_000,
+            _ => 0,
+        };
+        rows += &format!("{},{late},{latency}\n", send + late);
+    }
+    let recorded = dir.path().join("recorded.csv");
+    std::fs::write(&recorded, rows).unwrap();
+    let stalls = stalls.to_str().unwrap();
+    let share = |more: &[&str]| {
+        let v = json(&stalls_of(&recorded, stalls, more));
+        v["without_stalls"]["touched_share"].as_f64().unwrap()
+    };
+    let probes_only = share(&[]);
+    let with_late = share(&["--late-column", "late_ns"]);
+    // The server's stalls touch about 0.32%; the client's 20 of every 20,000 (all but
+    // the one sent on time are over 100 µs late, and it left with them) 0.1% more.
+    assert!((0.003..0.0035).contains(&probes_only), "{probes_only}");
+    assert!(
+        (probes_only + 0.0009..probes_only + 0.0012).contains(&with_late),
+        "{probes_only} then {with_late}"
+    );
+    // A lateness that is no time is refused, naming the column and the row.
+    let bad = dir.path().join("bad.csv");
+    std::fs::write(&bad, "send_ns,late_ns,latency_ns\n1500000000,-3,20000\n").unwrap();
+    expect_bad_input(
+        &stalls_of(&bad, stalls, &["--late-column", "late_ns"]),
+        &["row 1 of --late-column", "-3"],
+    );
+}
+
 /// `vernier analyze` of the latencies in `samples` with the stalls file `stalls`, and
 /// `more` arguments.
 fn stalls_of(samples: &Path, stalls: &str, more: &[&str]) -> Output {

@@ -734,6 +734,28 @@ limits: {{max_duration: 4s}}
     for h in host {
         assert!(h["wakeups"].as_u64().unwrap_or(0) > 100, "{h}");
     }
+    // The record's stalls, three probes' and the worker's late sends, mark its samples
+    // again in `vernier analyze` (one agent, one point: one clock).
+    let record = dir.path().join("record");
+    let share = |more: &[&str]| {
+        let mut args = vec!["analyze", "samples.parquet", "--column", "latency_ns"];
+        args.extend(["--send-column", "departure_ns", "--stalls", "stalls.csv"]);
+        args.extend_from_slice(more);
+        let out = Command::new(env!("CARGO_BIN_EXE_vernier"))
+            .args(&args)
+            .current_dir(&record)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["without_stalls"]["touched_share"].as_f64().unwrap()
+    };
+    let probes = share(&[]);
+    let with_late = share(&["--late-column", "queueing_ns"]);
+    assert!(
+        (0.0..=1.0).contains(&probes) && with_late >= probes,
+        "{probes} then {with_late}"
+    );
 }
 
 #[test]

@@ -74,7 +74,7 @@ pub use spearman::{
 };
 pub use stalls::{
     Marks, Reach, Sent, Spans, Stall, Untouched, WithoutStalls, mark, untouched, untouched_sent,
-    without_stalls,
+    without_stalls, without_stalls_sent,
 };
 pub use tail::{coefficient_of_variation, exponential_relative_ci_width, tail_heaviness};
 pub use weighted::WeightedSamples;

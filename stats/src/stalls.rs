@@ -340,14 +340,48 @@ pub fn without_stalls(
     let marks = mark(spans, stalls, Reach::Drain)?;
     let (latency, weights) = untouched(spans, &marks, spans.latency);
     let samples = WeightedSamples::new(latency, &weights)?;
+    summarised(
+        &samples,
+        marks.touched_share(),
+        stalls.len(),
+        percentiles,
+        confidence,
+    )
+}
+
+/// [`without_stalls`] of one client's `requests` as it recorded them, each also marked by
+/// its own send when that left more than `late_ns` after its schedule
+/// ([`untouched_sent`]): the percentiles in ns, `stalls` counting those given.
+pub fn without_stalls_sent(
+    requests: &mut [Sent],
+    stalls: Vec<Stall>,
+    late_ns: u64,
+    percentiles: &[f64],
+    confidence: f64,
+) -> Result<WithoutStalls, StatsError> {
+    let given = stalls.len();
+    let part = untouched_sent(requests, stalls, late_ns)?;
+    let latency_ns: Vec<f64> = part.latency_us.iter().map(|l| l * 1e3).collect();
+    let samples = WeightedSamples::new(latency_ns, &part.weights)?;
+    summarised(&samples, part.touched_share, given, percentiles, confidence)
+}
+
+/// The untouched requests' `percentiles`, each with its intervals.
+fn summarised(
+    samples: &WeightedSamples,
+    touched_share: f64,
+    stalls: usize,
+    percentiles: &[f64],
+    confidence: f64,
+) -> Result<WithoutStalls, StatsError> {
     let percentiles = percentiles
         .iter()
-        .map(|&p| estimate(&samples, p, confidence))
+        .map(|&p| estimate(samples, p, confidence))
         .collect::<Result<_, _>>()?;
     Ok(WithoutStalls {
         n: samples.len(),
-        touched_share: marks.touched_share(),
-        stalls: stalls.len(),
+        touched_share,
+        stalls,
         percentiles,
     })
 }

@@ -5,9 +5,10 @@ use std::process::ExitCode;
 
 use clap::Args;
 use serde::Serialize;
+use vernier_agent::STALL_THRESHOLD_NS;
 use vernier_stats::{
-    AdfOptions, Analysis, AnalysisOptions, LagSelection, Percentile, Regression, Spans,
-    WithoutStalls, analyze, without_stalls,
+    AdfOptions, Analysis, AnalysisOptions, LagSelection, Percentile, Regression, Sent, Spans,
+    WithoutStalls, analyze, without_stalls, without_stalls_sent,
 };
 
 use super::stdout::{Json, print_json};
@@ -50,6 +51,12 @@ pub struct AnalyzeArgs {
     /// touched, corrected for the bias that longer requests meet stalls more often.
     #[arg(long, requires = "send_column")]
     pub stalls: Option<PathBuf>,
+    /// The column of how late each request left after its schedule (ns; a record's
+    /// `queueing_ns`), with --stalls: the send column is then when each left, a request
+    /// is touched from its schedule, and one that left over 100 µs late marks a stall of
+    /// its client from its schedule to its send, as a run marks them.
+    #[arg(long, requires = "stalls")]
+    pub late_column: Option<String>,
     /// Percentiles to estimate, in percent.
     #[arg(long, value_delimiter = ',', default_value = "50,90,95,99,99.9,99.99")]
     pub percentiles: Vec<f64>,
@@ -178,7 +185,16 @@ pub fn run(args: AnalyzeArgs) -> Result<ExitCode, Error> {
     let without_stalls = match (&args.stalls, &args.send_column) {
         (Some(path), Some(column)) => {
             let send = read_samples(&args.source(&args.file, Some(column)))?;
-            Some(without(path, &send, &samples, &options)?)
+            let late = match &args.late_column {
+                Some(late) => Some(read_samples(&args.source(&args.file, Some(late)))?),
+                None => None,
+            };
+            let columns = Columns {
+                send: &send,
+                late: late.as_deref(),
+                latency: &samples,
+            };
+            Some(without(path, columns, &options)?)
         }
         _ => None,
     };
@@ -202,27 +218,61 @@ struct Output<'a> {
     without_stalls: Option<WithoutStalls>,
 }
 
-/// The tail of the requests (`send`, `latency`) the stalls of `path` did not touch.
+/// Each request's send time, lateness (when given) and latency, in ns, in FILE's rows.
+struct Columns<'a> {
+    send: &'a [f64],
+    late: Option<&'a [f64]>,
+    latency: &'a [f64],
+}
+
+/// The tail of the requests the stalls of `path` (and, with a lateness column, their own
+/// late sends) did not touch.
 fn without(
     path: &std::path::Path,
-    send: &[f64],
-    latency: &[f64],
+    columns: Columns<'_>,
     options: &AnalysisOptions,
 ) -> Result<WithoutStalls, Error> {
-    if send.len() != latency.len() {
+    let Columns {
+        send,
+        late,
+        latency,
+    } = columns;
+    if send.len() != latency.len() || late.is_some_and(|l| l.len() != latency.len()) {
         return Err(Error::Usage(format!(
-            "--send-column has {} values and the latencies {}: they must be the same rows",
+            "--send-column has {} values, --late-column {} and the latencies {}: they must be the same rows",
             send.len(),
+            late.map_or_else(|| "none".into(), |l| l.len().to_string()),
             latency.len()
         )));
     }
     let stalls = read_stalls(path)?;
     check_clock(path, &stalls, send, latency)?;
-    let spans = Spans { send, latency };
-    Ok(without_stalls(
-        spans,
-        &stalls,
-        &options.percentiles,
-        options.confidence,
+    let (percentiles, confidence) = (&options.percentiles, options.confidence);
+    let Some(late) = late else {
+        let spans = Spans { send, latency };
+        return Ok(without_stalls(spans, &stalls, percentiles, confidence)?);
+    };
+    let mut sent = Vec::with_capacity(send.len());
+    for (row, ((&s, &l), &lat)) in send.iter().zip(late).zip(latency).enumerate() {
+        let ns = |v: f64, what: &str| {
+            (v.is_finite() && v >= 0.0).then_some(v as u64).ok_or_else(|| {
+                Error::Usage(format!(
+                    "row {} of {what} is {v}: send times, lateness and latencies are ns of zero or more",
+                    row + 1
+                ))
+            })
+        };
+        sent.push(Sent {
+            departure_ns: ns(s, "--send-column")?,
+            late_ns: ns(l, "--late-column")?,
+            latency_ns: ns(lat, "the latencies")?,
+        });
+    }
+    Ok(without_stalls_sent(
+        &mut sent,
+        stalls,
+        STALL_THRESHOLD_NS,
+        percentiles,
+        confidence,
     )?)
 }

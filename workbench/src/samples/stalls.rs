@@ -3,6 +3,13 @@
 //! column), and optionally `core`. Rows are sorted by start and do not overlap (on one
 //! core, when a `core` column says which); anything else is an error naming the file and
 //! the line.
+//!
+//! A record's `stalls.csv` also names each row's `source`, `agent` and `point`: its rows
+//! come from several probes (a core's host probe and its spinning worker see the same
+//! stall, each in its own order), so each probe's rows are checked on their own. Its
+//! clock is its agent's in its point (an engine's clock restarts with each point), so a
+//! file of several agents or points is refused: its stalls cannot be laid on one send
+//! column.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -10,6 +17,7 @@ use std::path::Path;
 use vernier_stats::Stall;
 
 use super::parse::{number, open};
+use crate::error::Error;
 
 /// A probe's or a spin's stall as the statistics mark requests with it, in ns on its
 /// samples' clock.
@@ -19,7 +27,6 @@ pub(crate) fn stall_of(s: &vernier_agent::StallInterval) -> Stall {
         end: s.end_ns as f64,
     }
 }
-use crate::error::Error;
 
 /// The stalls of `path`, checked (see the module's documentation).
 pub fn read_stalls(path: &Path) -> Result<Vec<Stall>, Error> {
@@ -41,8 +48,12 @@ pub fn read_stalls(path: &Path) -> Result<Vec<Stall>, Error> {
         ));
     };
     let core = find("core");
-    // The last stall's end per core (one key for all when no core column).
-    let mut last: HashMap<String, (f64, f64)> = HashMap::new();
+    // A record's own columns: which probe saw a row, and whose clock it is on.
+    let probe = find("source");
+    let clock = [find("agent"), find("point")];
+    let mut clocks: Vec<Vec<String>> = Vec::new();
+    // The last stall's end per core and probe (one key for all when no core column).
+    let mut last: HashMap<(String, String), (f64, f64)> = HashMap::new();
     let mut stalls = Vec::new();
     for record in reader.records() {
         let record = record.map_err(|e| {
@@ -75,15 +86,36 @@ pub fn read_stalls(path: &Path) -> Result<Vec<Stall>, Error> {
                 format!("ends ({e}) before it starts ({s})"),
             ));
         }
-        let key = match core {
-            Some(i) => field(i)?.trim().to_string(),
-            None => String::new(),
+        let text = |column: Option<usize>| -> Result<String, Error> {
+            Ok(match column {
+                Some(i) => field(i)?.trim().to_string(),
+                None => String::new(),
+            })
         };
-        let on = if key.is_empty() {
-            String::new()
-        } else {
-            format!(" on core {key}")
+        let key = (text(core)?, text(probe)?);
+        let on = match (key.0.is_empty(), key.1.is_empty()) {
+            (true, true) => String::new(),
+            (false, true) => format!(" on core {}", key.0),
+            (true, false) => format!(" from the {}", key.1),
+            (false, false) => format!(" on core {} from the {}", key.0, key.1),
         };
+        let this_clock = clock
+            .iter()
+            .map(|&c| text(c))
+            .collect::<Result<Vec<_>, _>>()?;
+        if !clocks.contains(&this_clock) {
+            clocks.push(this_clock);
+        }
+        if clocks.len() > 1 {
+            return Err(Error::input(
+                path,
+                Some(line),
+                "another agent or point than the rows above (agent, point): each agent's clock \
+                 starts again with each point, so the stalls of several cannot be laid on one \
+                 send column; give the stalls and the samples of one agent in one point"
+                    .to_string(),
+            ));
+        }
         if let Some(&(ps, pe)) = last.get(&key) {
             if s < ps {
                 return Err(Error::input(
@@ -170,6 +202,28 @@ mod tests {
                 start: 15.0,
                 end: 30.0
             }
+        );
+    }
+
+    #[test]
+    fn a_records_rows_are_checked_per_probe_and_on_one_clock() {
+        // A core's host probe and its spinning worker see one stall, each in its order.
+        let (_dir, path) = file(
+            "start_ns,end_ns,core,source,agent,point\n\
+             300,900,1,spin,0,0\n100,1000,1,probe,0,0\n1200,1300,1,probe,0,0\n",
+        );
+        assert_eq!(read_stalls(&path).unwrap().len(), 3);
+        let e = error(
+            "start_ns,end_ns,core,source,agent,point\n100,200,1,probe,0,0\n50,80,1,probe,0,1\n",
+        );
+        assert!(
+            e.contains("stalls.csv:3") && e.contains("another agent or point"),
+            "{e}"
+        );
+        let e = error("start_ns,end_ns,core,source\n100,200,1,probe\n150,300,1,probe\n");
+        assert!(
+            e.contains("stalls.csv:3") && e.contains("on core 1 from the probe"),
+            "{e}"
         );
     }
 
