@@ -707,30 +707,10 @@ fn the_target_s_cores_are_probed_when_the_scenario_names_them() {
     let (target, worker) = two_cores();
     let served = served();
     let dir = tempfile::tempdir().unwrap();
-    let yaml = format!(
-        "
-name: probed
-target: TARGET
-protocol: synthetic
-service: exp:20us
-cpus: [{worker}]
-target_cpus: [{target}]
-connections: 8
-load: 1000
-ci: {{percentile: 99, width: 1us}}
-limits: {{max_duration: 4s}}
-"
-    );
-    let path = scenario(dir.path(), "probed", &yaml, served.addr);
-    let (_, result) = run(&path, &dir.path().join("record"), &[]);
-    let host = result["host"].as_array().expect("host reports");
-    let cpus: Vec<Option<u64>> = host.iter().map(|h| h["cpu"].as_u64()).collect();
+    let named = format!("target_cpus: [{target}]\n");
+    let (_, result) = probed_run(dir.path(), served.addr, worker, &named);
     // The worker's core, the target's, the coordinator's: each probed, each woken.
-    assert_eq!(
-        cpus,
-        [Some(worker as u64), Some(target as u64), None],
-        "{result:#}"
-    );
+    let host = probed_cores(&result, [worker, target]);
     for h in host {
         assert!(h["wakeups"].as_u64().unwrap_or(0) > 100, "{h}");
     }
@@ -756,6 +736,72 @@ limits: {{max_duration: 4s}}
         (0.0..=1.0).contains(&probes) && with_late >= probes,
         "{probes} then {with_late}"
     );
+}
+
+/// A local target pinned to a core (`taskset -c`) has that core probed when the scenario
+/// names none: vernier finds the process listening at the target and its threads' cores.
+#[test]
+fn a_pinned_local_target_s_core_is_found_and_probed() {
+    let _m = machine();
+    let (target, worker) = two_cores();
+    let mut child = Command::new("taskset")
+        .args(["-c", &target.to_string(), env!("CARGO_BIN_EXE_vernier")])
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--protocol",
+            "synthetic",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("taskset (util-linux) starts vernier serve");
+    let addr = support::listening_addr(&mut child).parse().unwrap();
+    let served = ServeProcess { child, addr };
+    let dir = tempfile::tempdir().unwrap();
+    let (output, result) = probed_run(dir.path(), served.addr, worker, "");
+    let said = stderr(&output);
+    let pid = served.child.id();
+    assert!(
+        said.contains(&format!("(pid {pid}) on CPU {target}; probed for stalls")),
+        "{said}"
+    );
+    probed_cores(&result, [worker, target]);
+}
+
+/// A 1,000 req/s point of a few seconds against `target`, its worker on `worker`, with
+/// `more` lines in its scenario; recorded in `dir`/record.
+fn probed_run(dir: &Path, target: SocketAddr, worker: usize, more: &str) -> (Output, Value) {
+    let yaml = format!(
+        "
+name: probed
+target: TARGET
+protocol: synthetic
+service: exp:20us
+cpus: [{worker}]
+{more}connections: 8
+load: 1000
+ci: {{percentile: 99, width: 1us}}
+limits: {{max_duration: 4s}}
+"
+    );
+    let path = scenario(dir, "probed", &yaml, target);
+    run(&path, &dir.join("record"), &[])
+}
+
+/// The result's host reports, asserted to be of the worker's core, the target's, then the
+/// coordinator's thread.
+fn probed_cores(result: &Value, [worker, target]: [usize; 2]) -> &Vec<Value> {
+    let host = result["host"].as_array().expect("host reports");
+    let cpus: Vec<Option<u64>> = host.iter().map(|h| h["cpu"].as_u64()).collect();
+    assert_eq!(
+        cpus,
+        [Some(worker as u64), Some(target as u64), None],
+        "{result:#}"
+    );
+    host
 }
 
 #[test]

@@ -14,12 +14,14 @@ mod link;
 mod policy;
 mod run;
 mod target;
+mod target_cores;
 
 pub(crate) use host::{check_affinity, start_probes};
 pub use interface::{Outcome, SessionOptions, Update};
 pub(crate) use link::read_pem;
 pub use run::{default_record_dir, run, runtime};
 pub use target::check_targets;
+pub(crate) use target_cores::with_found_cores;
 
 #[cfg(test)]
 mod tests;

@@ -21,7 +21,7 @@ use super::verdict::{Ending, conclude, judge};
 use crate::error::Error;
 use crate::report::ccdf_points;
 use crate::scenario::{LoadPlan, Scenario, Tail};
-use crate::session::start_probes;
+use crate::session::{start_probes, with_found_cores};
 
 /// One side's samples, per block.
 type Samples = Vec<Measured>;
@@ -243,14 +243,17 @@ fn difference_of(
 
 /// The host probes whose stalls mark a block's requests when A's scenario asks for the
 /// tail without stalls (`ci.tail`, the default): on the workers' first core, on either
-/// side's target cores, and on an unpinned thread, as a run probes them; with the line to
-/// say first when none could start (every request's tail is then compared).
+/// side's target cores (named, or found as a run finds a pinned local target's), and on an
+/// unpinned thread, as a run probes them; with the line to say first when none could start
+/// (every request's tail is then compared).
 fn probes_for(a: &Scenario, b: &Scenario) -> (Vec<HostProbe>, String) {
     if a.ci.tail != Tail::WithoutStalls {
         return (Vec::new(), String::new());
     }
-    let mut cores = a.clone();
-    cores.target_cpus.extend(b.target_cpus.iter().copied());
+    let (mut cores, _) = with_found_cores(a);
+    cores
+        .target_cpus
+        .extend(with_found_cores(b).0.target_cpus.iter().copied());
     let (probes, line) = start_probes(&cores, &vernier_agent::sys::available_cpus());
     let note = if probes.is_empty() {
         format!("{line}: comparing every request's tail (the tail without stalls needs a probe); ")

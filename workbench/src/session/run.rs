@@ -16,6 +16,7 @@ use super::host::{Probes, check_affinity, confine, start_probes};
 use super::interface::{Outcome, SessionOptions, Update};
 use super::link::{Link, Message, connect, renew, run_seed};
 use super::policy::{HOST_EVERY, TICK};
+use super::target_cores::with_found_cores;
 use crate::budget::{Baseline, Budget, Figures, Sent};
 use crate::coordinator::{
     Action, Coordinator, Event, EventKind, Input, PointConfig, Taken, UserCommand, Verdict,
@@ -81,6 +82,12 @@ pub async fn run(
     // confines its own threads to the workers' cores below.
     let allowed = vernier_agent::sys::available_cpus();
     check_affinity(scenario, &allowed)?;
+    // A local target pinned to some cores has them probed, when the scenario names none.
+    let (found, line) = with_found_cores(scenario);
+    if let Some(line) = line {
+        watch(Update::Preparing(line));
+    }
+    let scenario = &found;
     // Before anything is measured, and kept until the session ends (then put back); the
     // record's machine shows the value in force.
     let _halt_poll = scenario
