@@ -514,11 +514,37 @@ fn stalls_that_surely_touch_beyond_the_bound_end_the_point_at_once() {
         },
         ..vernier()
     };
+    let result = ended_touched(asked);
+    // At the first look after 10 s of requests, not at the limit.
+    assert!(result.duration_s < 30.0, "{}", result.duration_s);
+    match result.verdict {
+        Verdict::NotAvailable => assert!(!result.reasons.is_empty()),
+        _ => assert!(result.ci_width_us.unwrap() <= 50.0, "{result:#?}"),
+    }
+}
+
+#[test]
+fn the_share_touched_is_read_between_looks_that_are_far_apart() {
+    // As above, but the first look wants 150,000 samples per agent (75 s at 2,000 req/s):
+    // the share is read every policy::TOUCHED_EVERY between looks, and the point ends N/A
+    // `touched` once 10 s of requests put it surely above 25%, long before that look.
+    let mut asked = vernier();
+    asked.ci.tail = Tail::WithoutStalls;
+    asked.sampling.samples = 150_000;
+    asked.limits.max_duration = Duration::from_secs(200);
+    let result = ended_touched(asked);
+    // Warm-up, the inter-arrival gaps, 10 s of requests and at most one period more.
+    assert!(result.duration_s < 25.0, "{}", result.duration_s);
+}
+
+/// A point `asked` at 2,000 req/s over 4 agents on a host that takes 8 ms of every 20
+/// (a probe sees each), asserted to have ended N/A `touched` by the early decision.
+fn ended_touched(asked: PointConfig) -> PointResult {
     let mut c = Coordinator::new(asked, &LoadPlan::Fixed(2_000.0));
     let mut agent = FakeAgent::new(4, exp_latency(50.0));
     agent.host_stall = (1, 8_000.0);
     let events = drive(&mut c, &mut agent, Duration::from_secs(300));
-    let result = &c.results()[0];
+    let result = c.results()[0].clone();
     let w = result.without_stalls.as_ref().unwrap();
     assert!(w.touched_share > 0.25, "{w:?}");
     assert!(
@@ -526,25 +552,15 @@ fn stalls_that_surely_touch_beyond_the_bound_end_the_point_at_once() {
         "{w:?}"
     );
     assert_eq!(result.answer(), Verdict::NotAvailable);
-    let ended = checks(&events, CheckKind::Confidence)
-        .into_iter()
+    let confidence = checks(&events, CheckKind::Confidence);
+    let ended = (confidence.iter())
         .find(|c| {
             c.decision
                 .starts_with("N/A now for the tail without stalls")
         })
-        .unwrap_or_else(|| {
-            panic!(
-                "no decision ended it: {:#?}",
-                checks(&events, CheckKind::Confidence)
-            )
-        });
+        .unwrap_or_else(|| panic!("no decision ended it: {confidence:#?}"));
     assert!(ended.detail.contains("% CI ["), "{}", ended.detail);
-    // At the first look after 10 s of requests, not at the limit.
-    assert!(result.duration_s < 30.0, "{}", result.duration_s);
-    match result.verdict {
-        Verdict::NotAvailable => assert!(!result.reasons.is_empty()),
-        _ => assert!(result.ci_width_us.unwrap() <= 50.0, "{result:#?}"),
-    }
+    result
 }
 
 #[test]

@@ -46,6 +46,9 @@ impl Point {
     }
 
     pub(super) fn measure_tick(&mut self, at: Duration, out: &mut Decision) {
+        if self.config.method == Method::Vernier && self.touched_between_looks(at, out) {
+            return;
+        }
         if self
             .measuring()
             .any(|i| self.agents[i].round.samples.len() < self.rounds.wanted)

@@ -11,7 +11,7 @@ use vernier_stats::{Percentile, Sent, Stall, Untouched, WeightedSamples, mean_ci
 use super::super::checks::Interval;
 use super::super::decision::Decision;
 use super::super::event::{Check, CheckKind, CheckRole};
-use super::super::policy::{MAX_TOUCHED_SHARE, TOUCHED_SEEN_FOR_S};
+use super::super::policy::{MAX_TOUCHED_SHARE, TOUCHED_EVERY, TOUCHED_SEEN_FOR_S};
 use super::super::result::{
     CiDependence, OwnShort, PercentileResult, Probed, Verdict, WithoutStalls,
 };
@@ -207,6 +207,16 @@ impl Point {
             }
         }
         true
+    }
+
+    /// Between looks, [`Point::touched_beyond`] every [`TOUCHED_EVERY`]: true when it
+    /// ended the point.
+    pub(super) fn touched_between_looks(&mut self, at: Duration, out: &mut Decision) -> bool {
+        if at.saturating_sub(self.looks.touched_at) < TOUCHED_EVERY {
+            return false;
+        }
+        self.looks.touched_at = at;
+        self.touched_beyond(at, out)
     }
 
     /// The tail without the host's stalls at the point's end (`None` under `method:

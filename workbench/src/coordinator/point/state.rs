@@ -333,6 +333,8 @@ pub(super) struct Looks {
     /// tail without stalls, all kept over those untouched (the rule counts the untouched,
     /// the looks come at kept counts).
     pub(super) per_counted: f64,
+    /// When the share touched was last checked between looks.
+    pub(super) touched_at: Duration,
 }
 
 /// The host's stalls while the current phase loads (warm-up, or a measuring round), per
