@@ -11,7 +11,9 @@ use vernier_stats::{Percentile, Sent, Stall, Untouched, WeightedSamples, mean_ci
 use super::super::checks::Interval;
 use super::super::decision::Decision;
 use super::super::event::{Check, CheckKind, CheckRole};
-use super::super::policy::{MAX_TOUCHED_SHARE, TOUCHED_EVERY, TOUCHED_SEEN_FOR_S};
+use super::super::policy::{
+    MAX_TOUCHED_SHARE, TOUCHED_EVERY, TOUCHED_EVERY_SHARE, TOUCHED_SEEN_FOR_S,
+};
 use super::super::result::{
     CiDependence, OwnShort, PercentileResult, Probed, Verdict, WithoutStalls,
 };
@@ -209,10 +211,12 @@ impl Point {
         true
     }
 
-    /// Between looks, [`Point::touched_beyond`] every [`TOUCHED_EVERY`]: true when it
-    /// ended the point.
+    /// Between looks, [`Point::touched_beyond`] every [`TOUCHED_EVERY`], or every
+    /// [`TOUCHED_EVERY_SHARE`]th of the round's time so far when that is longer: true when
+    /// it ended the point.
     pub(super) fn touched_between_looks(&mut self, at: Duration, out: &mut Decision) -> bool {
-        if at.saturating_sub(self.looks.touched_at) < TOUCHED_EVERY {
+        let every = TOUCHED_EVERY.max(at.saturating_sub(self.rounds.started) / TOUCHED_EVERY_SHARE);
+        if at.saturating_sub(self.looks.touched_at) < every {
             return false;
         }
         self.looks.touched_at = at;
