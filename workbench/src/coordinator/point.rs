@@ -24,6 +24,7 @@ use super::result::{PointResult, Verdict};
 use crate::scenario::Limits;
 use state::{AgentState, Clock, HostSeen, Looks, Rounds, WarmupState};
 
+mod agreement;
 mod confidence;
 pub(crate) mod departures;
 mod estimate;
@@ -172,6 +173,7 @@ impl Point {
             a.interarrival = None;
             a.lag = None;
             a.ci_width_us = None;
+            a.ci_need = None;
         }
         self.looks.ci_width_us = None;
         self.begin_warmup(at, why, out);

@@ -1140,6 +1140,44 @@ fn run_agents(
 }
 
 #[test]
+fn an_agent_without_an_interval_of_its_own_is_too_few_samples_not_a_disagreement() {
+    // Lancet's p99.9 interval needs 5,661 independent samples at 95%. Two agents of
+    // 3,000-odd each have one combined but neither its own: whether they agree is unknown,
+    // not failed. The check names the agent and what would do, the point collects more
+    // (too few samples, which more samples cure), and the next round judges agreement.
+    let mut cfg = config_for(&[true, true], OnAgentLoss::Stop);
+    cfg.ci.percentile = Percentile::P99_9;
+    cfg.percentiles = vec![Percentile::P50, Percentile::P99_9];
+    cfg.ci.width = CiWidth::Absolute(Duration::from_millis(10));
+    cfg.sampling.samples = 2_000;
+    let mut c = Coordinator::new(cfg, &LoadPlan::Fixed(4_000.0));
+    let mut agents: Vec<FakeAgent> = (1..=2)
+        .map(|s| FakeAgent::new(s, exp_latency(50.0)))
+        .collect();
+    let events = drive_many(&mut c, &mut agents, None, Duration::from_secs(120));
+    let agreement = checks(&events, CheckKind::Agreement);
+    let first = agreement.first().unwrap_or_else(|| panic!("{events:#?}"));
+    assert!(!first.pass && first.statistic.is_none(), "{first:?}");
+    let least = vernier_stats::min_samples_for_ci(0.999, 0.95).unwrap();
+    let said = format!(
+        "agent 0 has no p99.9 interval of its own yet (too few samples for the p99.9 CI at 95%: it needs at least {least}, there are "
+    );
+    assert!(first.detail.starts_with(&said), "{}", first.detail);
+    assert!(first.decision.starts_with("collect more"), "{first:?}");
+    // Each agent then has its own, and they are judged.
+    assert!(
+        agreement.iter().skip(1).any(|a| a.statistic.is_some()),
+        "{agreement:#?}"
+    );
+    let result = &c.results()[0];
+    assert!(
+        (result.reasons.iter()).all(|r| r.kind() != ReasonKind::AgentsDisagree),
+        "{:#?}",
+        result.reasons
+    );
+}
+
+#[test]
 fn a_lost_agent_ends_the_point_unless_the_scenario_says_continue() {
     // stop (the default): N/A agent_lost, naming it.
     let three = [true, true, true];

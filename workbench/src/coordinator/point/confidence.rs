@@ -15,12 +15,10 @@ use super::super::checks::Interval;
 use super::super::decision::Decision;
 use super::super::event::{Check, CheckKind, CheckRole};
 use super::super::policy::{
-    COLLECT_SHARE_OF_TIME, FAR_BEYOND_REACH, HEAVY_TAIL_ALSO_AT, HEAVY_TAIL_FACTOR, RETRY_FACTOR,
-    STOPPING_RULE,
+    COLLECT_SHARE_OF_TIME, FAR_BEYOND_REACH, HEAVY_TAIL_ALSO_AT, HEAVY_TAIL_FACTOR, STOPPING_RULE,
 };
 use super::super::reason::{
-    AgentInterval, AgentsDisagree, Awaited, Confidence, HeavyTail, Narrow, Reason, TooFewForCi,
-    TooFewSamples, Why, Wide,
+    Awaited, Confidence, HeavyTail, Narrow, Reason, TooFewForCi, TooFewSamples, Why, Wide,
 };
 use super::super::result::Verdict;
 use super::super::text;
@@ -90,64 +88,6 @@ impl Point {
             Next::Look(wanted) => self.extend_look(at, wanted, vec![reason], out),
             Next::FarBeyond { .. } | Next::NoRoom => self.end_unsettled(at, reason, out),
         }
-    }
-
-    /// Agreement: every pair of agents' intervals must overlap; otherwise collect more.
-    pub(super) fn agents_agree(
-        &mut self,
-        at: Duration,
-        p: Percentile,
-        n: usize,
-        intervals: &[(usize, usize, Option<Interval>)],
-        out: &mut Decision,
-    ) -> bool {
-        let measuring_count = intervals.len();
-        if measuring_count <= 1 {
-            return true;
-        }
-        let with_ci: Vec<(usize, Interval)> = intervals
-            .iter()
-            .filter_map(|(i, _, c)| c.map(|c| (*i, c)))
-            .collect();
-        let max_low = with_ci.iter().map(|(_, c)| c.low).fold(f64::MIN, f64::max);
-        let min_high = with_ci.iter().map(|(_, c)| c.high).fold(f64::MAX, f64::min);
-        let agree = with_ci.len() == measuring_count && max_low <= min_high;
-        let disagree = AgentsDisagree {
-            p,
-            gap_us: max_low - min_high,
-            intervals: with_ci
-                .iter()
-                .map(|&(agent, c)| AgentInterval {
-                    agent,
-                    value: c.value,
-                    low: c.low,
-                    high: c.high,
-                })
-                .collect(),
-        };
-        let more = self.rounds.wanted * RETRY_FACTOR;
-        let check = Check {
-            check: CheckKind::Agreement,
-            agent: None,
-            pass: agree,
-            role: CheckRole::Gate,
-            statistic: Some(max_low - min_high),
-            pvalue: None,
-            n,
-            detail: text::agent_intervals(p, &disagree.intervals),
-            decision: if agree {
-                "the agents agree".into()
-            } else {
-                format!("collect more: {more} per agent")
-            },
-            data: None,
-        };
-        self.check(at, check, out);
-        if !agree {
-            let reason = Reason::new(Why::AgentsDisagree(disagree));
-            self.extend(at, more, vec![reason], out);
-        }
-        agree
     }
 
     /// `method: vernier`'s confidence step: dependence-valid CIs per agent and combined,
@@ -428,6 +368,7 @@ impl Point {
             let estimate = Estimate::of_sorted(&a.in_order, &a.sorted, p, conf);
             let iv = estimate.as_ref().and_then(Estimate::interval);
             self.agents[a.agent].ci_width_us = iv.map(|c| c.width());
+            self.agents[a.agent].ci_need = estimate.as_ref().and_then(|e| e.ci.clone().err());
             intervals.push((a.agent, a.in_order.len(), iv));
             one = estimate;
         }
@@ -437,7 +378,7 @@ impl Point {
     /// The figures of `n` samples too few for a dependence-valid interval of `p`, with how
     /// long, in time, they stay dependent (each agent's series is its kept requests in
     /// send order).
-    fn too_few_figures(&self, p: Percentile, n: usize, need: &NeedMore) -> TooFewForCi {
+    pub(super) fn too_few_figures(&self, p: Percentile, n: usize, need: &NeedMore) -> TooFewForCi {
         let per_agent = self.config.rate / self.live_count() as f64 * self.rounds.sampling;
         TooFewForCi {
             p,

@@ -107,6 +107,7 @@ impl Point {
             let estimate = Estimate::of_weighted(&samples, p, conf);
             let interval = estimate.as_ref().and_then(Estimate::interval);
             self.agents[i].ci_width_us = interval.map(|c| c.width());
+            self.agents[i].ci_need = estimate.as_ref().and_then(|e| e.ci.clone().err());
             agents.push((i, samples.len(), interval));
             one = estimate;
         }

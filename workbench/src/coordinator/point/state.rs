@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 use vernier_agent::{Sample, StallLog, StallReport, histogram};
+use vernier_stats::NeedMore;
 
 use super::super::config::PointConfig;
 use super::super::decision::{Action, Decision};
@@ -44,6 +45,8 @@ pub(super) struct AgentState {
     pub(super) lag: Option<usize>,
     /// Its own CI's width at the last look, µs.
     pub(super) ci_width_us: Option<f64>,
+    /// Why it had no dependence-valid CI of its own at the last look, with what would do.
+    pub(super) ci_need: Option<NeedMore>,
     /// The stalls of the cores its requests met, through the whole point (its workers'
     /// spins, its host probes', and for an agent in this process the session's), on its
     /// samples' clock (a [`Sample`]'s `departure_ns`), in the order they arrived.
@@ -61,6 +64,7 @@ impl AgentState {
             round: RoundTally::new(),
             lag: None,
             ci_width_us: None,
+            ci_need: None,
             stalls: StallLog::default(),
         }
     }
