@@ -1909,6 +1909,31 @@ fn a_late_waking_host_that_runs_out_of_time_is_the_host_s_stalls_not_a_closed_lo
 }
 
 #[test]
+fn a_backlog_the_host_s_stalls_made_with_connections_enough_is_the_host_s() {
+    // The host takes the core for 13 ms now and then (1.6% of the time): every reply
+    // waits, the requests due meanwhile wait for a slot in most reports, and most leave
+    // late. 16 connections carry 2,000 req/s at 50 µs many times over: the backlog is the
+    // stalls', and the reason says host_stalls, not "16 connections cannot carry it".
+    let mut cfg = vernier();
+    cfg.sampling.samples = 10_000_000;
+    cfg.limits.max_duration = Duration::from_secs(10);
+    let mut c = Coordinator::new(cfg, &LoadPlan::Fixed(2000.0));
+    let (mut agent, stalls) = late_waking_host(5);
+    agent.late = (0.7, 150.0);
+    agent.blips = (1, 16);
+    drive_with(&mut c, &mut agent, Duration::from_secs(30), |_, n| {
+        n.is_multiple_of(25).then(|| vec![stalls.clone()])
+    });
+    let result = &c.results()[0];
+    let kinds: Vec<ReasonKind> = result.reasons.iter().map(|r| r.kind()).collect();
+    assert!(
+        kinds.contains(&ReasonKind::HostStalls) && !kinds.contains(&ReasonKind::ClosedLoop),
+        "{:#?}",
+        result.reasons
+    );
+}
+
+#[test]
 fn late_departures_with_free_slots_on_a_late_waking_host_are_the_host_s() {
     let mut c = Coordinator::new(vernier(), &LoadPlan::Fixed(5000.0));
     let (mut agent, stalls) = late_waking_host(11);

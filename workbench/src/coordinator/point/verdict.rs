@@ -164,8 +164,15 @@ impl Point {
         // is why the samples fall short, whatever the host did meanwhile: one connection at
         // 80% of the server's capacity ended that way on this host, when warm-up had
         // happened to see the rate within its tolerance.
+        // Unless the connections would carry the rate at the mean latency seen (Little's
+        // law) and the host's stalls explain the tail: then the backlog is the stalls'
+        // (a core not ours holds every reply until it is back, and the requests due
+        // meanwhile wait for a slot), and the connections are not what to change.
         if self.measured_closed_loop(at) {
-            return Reason::new(Why::ClosedLoop(ClosedLoop::Held(self.closed_loop())));
+            let held = self.closed_loop();
+            if held.connections_needed > held.connections || self.host_cause(value_us).is_none() {
+                return Reason::new(Why::ClosedLoop(ClosedLoop::Held(held)));
+            }
         }
         let Some(h) = self.host_cause(value_us) else {
             return Reason::new(otherwise);
