@@ -51,7 +51,8 @@ pub fn read_stalls(path: &Path) -> Result<Vec<Stall>, Error> {
     // A record's own columns: which probe saw a row, and whose clock it is on.
     let probe = find("source");
     let clock = [find("agent"), find("point")];
-    let mut clocks: Vec<Vec<String>> = Vec::new();
+    // The first row's (agent, point): every row's must be the same.
+    let mut clock_of_first: Option<Vec<String>> = None;
     // The last stall's end per core and probe (one key for all when no core column).
     let mut last: HashMap<(String, String), (f64, f64)> = HashMap::new();
     let mut stalls = Vec::new();
@@ -103,10 +104,8 @@ pub fn read_stalls(path: &Path) -> Result<Vec<Stall>, Error> {
             .iter()
             .map(|&c| text(c))
             .collect::<Result<Vec<_>, _>>()?;
-        if !clocks.contains(&this_clock) {
-            clocks.push(this_clock);
-        }
-        if clocks.len() > 1 {
+        let first = clock_of_first.get_or_insert_with(|| this_clock.clone());
+        if *first != this_clock {
             return Err(Error::input(
                 path,
                 Some(line),

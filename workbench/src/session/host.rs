@@ -152,7 +152,7 @@ impl Probes {
 }
 
 /// `0,2,3`.
-fn join(cpus: &[usize]) -> String {
+pub(super) fn join(cpus: &[usize]) -> String {
     cpus.iter()
         .map(ToString::to_string)
         .collect::<Vec<_>>()

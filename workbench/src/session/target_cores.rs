@@ -15,6 +15,7 @@ use std::fs;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
 use std::path::Path;
 
+use super::host::join;
 use crate::load::resolve;
 use crate::scenario::Scenario;
 
@@ -189,14 +190,6 @@ fn parse_list(text: &str) -> Option<BTreeSet<usize>> {
         }
     }
     Some(cpus)
-}
-
-/// `0, 2, 3`.
-fn join(cpus: &[usize]) -> String {
-    cpus.iter()
-        .map(usize::to_string)
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 #[cfg(test)]

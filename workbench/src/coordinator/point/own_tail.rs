@@ -161,11 +161,15 @@ impl Point {
     /// holds (as when the rule stops on the tail without stalls), and the tail without
     /// stalls is N/A `touched`. True when it ended the point.
     pub(super) fn touched_beyond(&mut self, at: Duration, out: &mut Decision) -> bool {
+        // Read once at a moment: a look that comes in the tick the share was read between
+        // looks would only mark the same requests again.
         if self.config.ci.tail != Tail::WithoutStalls
+            || self.looks.touched_at == at
             || self.own_unjudgeable(self.stall_count()).is_some()
         {
             return false;
         }
+        self.looks.touched_at = at;
         let conf = self.config.ci.confidence;
         let Some((share, low, high, n)) = self.touched_ci(conf) else {
             return false;
@@ -212,16 +216,12 @@ impl Point {
         true
     }
 
-    /// Between looks, [`Point::touched_beyond`] every [`TOUCHED_EVERY`], or every
-    /// [`TOUCHED_EVERY_SHARE`]th of the round's time so far when that is longer: true when
-    /// it ended the point.
+    /// Between looks, [`Point::touched_beyond`] once [`TOUCHED_EVERY`] has passed since the
+    /// share was last read (at a look or between), or a [`TOUCHED_EVERY_SHARE`]th of the
+    /// round's time so far when that is longer: true when it ended the point.
     pub(super) fn touched_between_looks(&mut self, at: Duration, out: &mut Decision) -> bool {
         let every = TOUCHED_EVERY.max(at.saturating_sub(self.rounds.started) / TOUCHED_EVERY_SHARE);
-        if at.saturating_sub(self.looks.touched_at) < every {
-            return false;
-        }
-        self.looks.touched_at = at;
-        self.touched_beyond(at, out)
+        at.saturating_sub(self.looks.touched_at) >= every && self.touched_beyond(at, out)
     }
 
     /// The tail without the host's stalls at the point's end (`None` under `method:

@@ -337,7 +337,7 @@ pub(super) struct Looks {
     /// tail without stalls, all kept over those untouched (the rule counts the untouched,
     /// the looks come at kept counts).
     pub(super) per_counted: f64,
-    /// When the share touched was last checked between looks.
+    /// When the share touched was last read (at a look or between looks).
     pub(super) touched_at: Duration,
 }
 
