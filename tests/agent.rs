@@ -11,6 +11,7 @@
 mod support;
 
 use support::AgentProcess;
+use support::load_spec as spec;
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -26,24 +27,6 @@ fn synthetic_server(transport: vernier_fixtures::Transport) -> RunningServer {
     let mut config = ServeConfig::new("127.0.0.1:0".parse().unwrap(), ServeProtocol::Synthetic);
     config.transport = transport;
     Server::start(config).unwrap()
-}
-
-fn spec(target: SocketAddr, protocol: Protocol, workload: Workload) -> LoadSpec {
-    LoadSpec {
-        target,
-        transport: Transport::Tcp,
-        protocol,
-        workload,
-        workers: 1,
-        cpus: Vec::new(),
-        connections: 4,
-        depth: 4,
-        kind: AgentKind::Symmetric,
-        timestamps: TimestampMode::Kernel,
-        poll: PollMode::Sleep,
-        seed: 7,
-        timeout: Duration::from_secs(1),
-    }
 }
 
 fn synthetic(service: &str) -> Workload {
@@ -185,7 +168,7 @@ fn every_polling_mode_measures_and_spinning_holds_the_core() {
                 poll,
                 ..spec(
                     server.local_addr(),
-                    Protocol::Synthetic,
+                    Protocol::synthetic(),
                     synthetic("fixed:10us"),
                 )
             },
@@ -236,7 +219,7 @@ fn a_request_costs_one_send_and_two_reads() {
     let r = run(
         spec(
             server.local_addr(),
-            Protocol::Synthetic,
+            Protocol::synthetic(),
             synthetic("fixed:10us"),
         ),
         2_000.0,
@@ -276,7 +259,7 @@ fn requests_due_together_share_a_send_on_tcp_only() {
                 depth: 8,
                 ..spec(
                     server.local_addr(),
-                    Protocol::Synthetic,
+                    Protocol::synthetic(),
                     synthetic("fixed:0us"),
                 )
             },
@@ -308,7 +291,7 @@ fn synthetic_over_tcp_with_kernel_timestamps() {
     let r = run(
         spec(
             server.local_addr(),
-            Protocol::Synthetic,
+            Protocol::synthetic(),
             synthetic("fixed:20us"),
         ),
         5_000.0,
@@ -388,7 +371,7 @@ fn a_path_probe_rides_with_the_load_apart_from_it() {
     let server = synthetic_server(vernier_fixtures::Transport::Tcp);
     let mut s = spec(
         server.local_addr(),
-        Protocol::Synthetic,
+        Protocol::synthetic(),
         Workload::Synthetic {
             service: "fixed:20us".parse().unwrap(),
             probe: 0.25,
@@ -492,7 +475,7 @@ fn synthetic_over_udp_and_with_user_timestamps() {
     let server = synthetic_server(vernier_fixtures::Transport::Udp);
     let mut s = spec(
         server.local_addr(),
-        Protocol::Synthetic,
+        Protocol::synthetic(),
         synthetic("fixed:10us"),
     );
     s.transport = Transport::Udp;
@@ -566,7 +549,7 @@ fn nginx() {
     )
     .unwrap();
     let r = run(
-        spec(server.addr(), Protocol::Http, Workload::KeyValue(kv)),
+        spec(server.addr(), Protocol::http(), Workload::KeyValue(kv)),
         3_000.0,
         Duration::from_millis(600),
     );
@@ -594,7 +577,7 @@ fn one_connection_at_depth_one_turns_closed_loop() {
     let server = synthetic_server(vernier_fixtures::Transport::Tcp);
     let mut s = spec(
         server.local_addr(),
-        Protocol::Synthetic,
+        Protocol::synthetic(),
         synthetic("fixed:200us"),
     );
     s.connections = 1;
@@ -615,7 +598,7 @@ fn a_dead_target_is_reported_not_fatal() {
     let server = synthetic_server(vernier_fixtures::Transport::Tcp);
     let addr = server.local_addr();
     let _one = support::machine();
-    let engine = Engine::start(spec(addr, Protocol::Synthetic, synthetic("fixed:10us"))).unwrap();
+    let engine = Engine::start(spec(addr, Protocol::synthetic(), synthetic("fixed:10us"))).unwrap();
     engine.set_load(2_000.0, &InterArrival::Exp);
     std::thread::sleep(Duration::from_millis(200));
     server.stop().unwrap();
@@ -628,7 +611,8 @@ fn a_dead_target_is_reported_not_fatal() {
     assert_eq!(c.sent, c.received + c.failed + c.in_flight, "{c:?}");
     assert!(c.connect_failures > 0, "{c:?}");
     // Nothing listens any more: starting an engine against it fails clearly.
-    let err = Engine::start(spec(addr, Protocol::Synthetic, synthetic("fixed:10us"))).unwrap_err();
+    let err =
+        Engine::start(spec(addr, Protocol::synthetic(), synthetic("fixed:10us"))).unwrap_err();
     assert!(err.to_string().contains(&addr.to_string()), "{err}");
 }
 
@@ -636,7 +620,7 @@ fn configure_request(target: SocketAddr) -> vernier_agent::wire::pb::ConfigureRe
     let spec = LoadSpec {
         depth: 2,
         seed: 3,
-        ..spec(target, Protocol::Synthetic, synthetic("exp:10us"))
+        ..spec(target, Protocol::synthetic(), synthetic("exp:10us"))
     };
     vernier_agent::wire::configure_request(&spec, &target.to_string(), Duration::ZERO)
 }
@@ -647,12 +631,19 @@ fn a_load_spec_survives_the_wire_for_every_protocol_and_workload() {
     let target: SocketAddr = "127.0.0.1:11211".parse().unwrap();
     let lease = Duration::from_secs(7);
     for (protocol, workload) in [
-        (Protocol::Synthetic, synthetic("lognormal:20us:2")),
+        (Protocol::synthetic(), synthetic("lognormal:20us:2")),
         ("echo:64".parse().unwrap(), Workload::Echo),
-        (Protocol::Memcached, kv()),
+        (Protocol::memcached(), kv()),
         ("memcached-binary:getk".parse().unwrap(), kv()),
-        (Protocol::Redis, kv()),
-        (Protocol::Http, kv()),
+        (Protocol::redis(), kv()),
+        (Protocol::http(), kv()),
+        (
+            serde_json::from_str(
+                r#"{"framing": {"length": {"bytes": 4}}, "requests": [{"text": "{len:u32be}{seq:u64be}\u0000{key}", "ratio": 3}, {"hex": "{len:u32be} {seq:u64be} 01", "name": "fail"}], "reply": {"match": {"id": {"offset": 4, "bytes": 8}}, "ok": {"offset": 12, "hex": "00"}}}"#,
+            )
+            .unwrap(),
+            kv(),
+        ),
     ] {
         for (kind, timestamps, transport, poll) in [
             (
@@ -683,7 +674,7 @@ fn a_load_spec_survives_the_wire_for_every_protocol_and_workload() {
                 poll,
                 cpus: vec![1, 3],
                 workers: 2,
-                ..spec(target, protocol, workload.clone())
+                ..spec(target, protocol.clone(), workload.clone())
             };
             let request = configure_request(&sent, "localhost:11211", lease);
             let (back, back_lease) = load_spec(&request, target).unwrap();
@@ -697,14 +688,14 @@ fn a_load_spec_survives_the_wire_for_every_protocol_and_workload() {
         _ => unreachable!(),
     };
     kv.key_dist = vernier_protocols::KeyDist::Zipf { theta: 0.99 };
-    let sent = spec(target, Protocol::Redis, Workload::KeyValue(kv));
+    let sent = spec(target, Protocol::redis(), Workload::KeyValue(kv));
     let request = configure_request(&sent, "x", lease);
     assert_eq!(load_spec(&request, target).unwrap().0, sent);
     // The path probe too; a share of the rate that is none is refused, naming it.
     let probed = |probe: f64| {
         spec(
             target,
-            Protocol::Synthetic,
+            Protocol::synthetic(),
             Workload::Synthetic {
                 service: "fixed:20us".parse().unwrap(),
                 probe,
@@ -734,7 +725,7 @@ fn a_configure_request_with_unknown_values_names_the_field() {
     use vernier_agent::wire::{configure_request, load_spec, pb};
     let target: SocketAddr = "127.0.0.1:1".parse().unwrap();
     let good = configure_request(
-        &spec(target, Protocol::Synthetic, synthetic("exp:10us")),
+        &spec(target, Protocol::synthetic(), synthetic("exp:10us")),
         "x",
         Duration::ZERO,
     );
@@ -756,12 +747,29 @@ fn a_configure_request_with_unknown_values_names_the_field() {
     assert_eq!(error(&bad), "missing field workload");
     let mut bad = good.clone();
     bad.protocol = Some(pb::ProtocolSpec {
-        kind: pb::protocol_spec::Kind::Echo.into(),
-        echo_len: 0,
-        getk: false,
+        spec: "echo:0".into(),
+        declared: String::new(),
     });
     assert!(
-        error(&bad).starts_with("protocol.echo_len: 0"),
+        error(&bad).starts_with("protocol.spec: invalid protocol \"echo:0\""),
+        "{}",
+        error(&bad)
+    );
+    bad.protocol = Some(pb::ProtocolSpec {
+        spec: String::new(),
+        declared: r#"{"framing": {"fixed": 0}, "requests": [{"text": "x"}]}"#.into(),
+    });
+    assert!(
+        error(&bad).starts_with("protocol.declared: framing.fixed"),
+        "{}",
+        error(&bad)
+    );
+    bad.protocol = Some(pb::ProtocolSpec {
+        spec: String::new(),
+        declared: "{not json".into(),
+    });
+    assert!(
+        error(&bad).starts_with("protocol.declared: "),
         "{}",
         error(&bad)
     );

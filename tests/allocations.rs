@@ -45,7 +45,7 @@ fn a_loaded_worker_allocates_nothing_per_request_or_batch() {
         let engine = Engine::start(LoadSpec {
             target: server.addr,
             transport: Transport::Tcp,
-            protocol: Protocol::Synthetic,
+            protocol: Protocol::synthetic(),
             workload: Workload::Synthetic {
                 service: "fixed:0us".parse().unwrap(),
                 probe: 0.0,

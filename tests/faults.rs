@@ -232,9 +232,8 @@ fn agent_free(addr: &str) -> Result<(), String> {
             // agent has taken the request, which a held agent refuses first.
             target: "127.0.0.1:9".into(),
             protocol: Some(pb::ProtocolSpec {
-                kind: pb::protocol_spec::Kind::Echo.into(),
-                echo_len: 8,
-                getk: false,
+                spec: "echo:8".into(),
+                declared: String::new(),
             }),
             workload: Some(pb::configure_request::Workload::Echo(pb::Empty {})),
             workers: 1,

@@ -14,6 +14,32 @@ pub fn machine() -> MutexGuard<'static, ()> {
     MACHINE.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// The load the in-process engine tests run: one unpinned worker speaking `protocol` to
+/// `target` over 4 TCP connections at depth 4, kernel timestamps, seed 7, 1 s timeout.
+#[allow(dead_code)]
+pub fn load_spec(
+    target: std::net::SocketAddr,
+    protocol: vernier_protocols::Protocol,
+    workload: vernier_agent::Workload,
+) -> vernier_agent::LoadSpec {
+    use vernier_agent::sys::{TimestampMode, Transport};
+    vernier_agent::LoadSpec {
+        target,
+        transport: Transport::Tcp,
+        protocol,
+        workload,
+        workers: 1,
+        cpus: Vec::new(),
+        connections: 4,
+        depth: 4,
+        kind: vernier_agent::AgentKind::Symmetric,
+        timestamps: TimestampMode::Kernel,
+        poll: vernier_agent::PollMode::Sleep,
+        seed: 7,
+        timeout: std::time::Duration::from_secs(1),
+    }
+}
+
 /// A reason as a result's JSON carries it, read back into its type: tests judge its kind
 /// and figures, never its name or its sentence as text.
 #[allow(dead_code)]

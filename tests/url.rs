@@ -199,6 +199,47 @@ fn the_synthetic_server_is_measured_from_its_url_as_a_table() {
     assert!(!stderr(&out).contains("workload:"), "{}", stderr(&out));
 }
 
+/// A length-prefixed server (`vernier serve --protocol framed`) measured from a `tcp://`
+/// URL whose flags declare its protocol, as the README's recipe does; the scenario it
+/// prints runs as a file.
+#[test]
+fn a_length_prefixed_server_is_measured_from_a_tcp_url() {
+    let _m = machine();
+    let served = ServeProcess::start_protocol("framed", &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("tcp://{}", served.addr);
+    let args = [
+        url.as_str(),
+        "--framing",
+        "length:4",
+        "--request",
+        r"{len:u32be}{seq:u64be}\x00{key}",
+        "--reply-ok",
+        r"12:\x00",
+        "--load",
+        "2k",
+        "--duration",
+        "15s",
+    ];
+    let (out, took) = run(&args, &dir.path().join("record"));
+    let point = answered(&out);
+    assert!(took < Duration::from_secs(40), "{took:?}");
+    assert!(point["samples"].as_u64().unwrap_or(0) > 1_000, "{point:#}");
+    // Every reply passed the declared check (status 0 at byte 12).
+    let agents = point["agents"].as_array().expect("agents");
+    assert!(
+        !agents.is_empty() && agents.iter().all(|a| a["errors"] == 0),
+        "{point:#}"
+    );
+    // The scenario the URL made declares the protocol as a file would.
+    let document = printed(&args);
+    assert!(document.contains("protocol:"), "{document}");
+    assert!(document.contains("framing:"), "{document}");
+    let file = dir.path().join("framed.yaml");
+    std::fs::write(&file, &document).unwrap();
+    assert_eq!(printed(&[file.to_str().unwrap()]), document);
+}
+
 /// Asserts that `vernier run ARGS` failed with exit 2 and one line on stderr, within 3 s,
 /// printing nothing on stdout; the line.
 fn refused(args: &[&str]) -> String {
@@ -218,7 +259,13 @@ fn bad_input_is_one_line_and_exit_2_within_3_s() {
     assert_eq!(
         refused(&["memcache://127.0.0.1:11211", "--load", "10k"]),
         "vernier: memcache://127.0.0.1:11211: unknown scheme \"memcache\": expected \
-         memcached, memcached-binary, redis, http, synthetic or echo"
+         echo, synthetic, memcached, memcached-binary, redis, http or tcp"
+    );
+    assert_eq!(
+        refused(&["tcp://127.0.0.1:9000", "--load", "10k"]),
+        "vernier: tcp://127.0.0.1:9000: tcp:// speaks the protocol you declare: expected \
+         --framing and --request, as in --framing length:4 --request \
+         '{len:u32be}{seq:u32be}{key}'"
     );
     assert_eq!(
         refused(&["memcached://127.0.0.1", "--load", "10k"]),

@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use thiserror::Error;
-use vernier_protocols::{Dist, KvWorkload, Protocol};
+use vernier_protocols::{Dist, KvWorkload, Protocol, WorkloadKind};
 
 use crate::sys::{TimestampMode, Transport};
 
@@ -22,7 +22,8 @@ pub enum Workload {
         /// and in the server's queue is measured while the load runs, without its service.
         probe: f64,
     },
-    /// Key-value requests (memcached, Redis, HTTP `GET /key`).
+    /// Key-value requests (memcached, Redis, HTTP `GET /key`), or the keys a declared
+    /// protocol's requests carry.
     KeyValue(KvWorkload),
     /// The echo protocol: every request is the same size, content irrelevant.
     Echo,
@@ -190,8 +191,8 @@ impl LoadSpec {
             workload,
             expected,
         };
-        match (&self.protocol, &self.workload) {
-            (Protocol::Synthetic, Workload::Synthetic { probe, .. }) => {
+        match (self.protocol.workload(), &self.workload) {
+            (WorkloadKind::Service, Workload::Synthetic { probe, .. }) => {
                 if probe.is_finite() && (0.0..=1.0).contains(probe) {
                     Ok(())
                 } else {
@@ -202,21 +203,25 @@ impl LoadSpec {
                     ))
                 }
             }
-            (Protocol::Echo { .. }, Workload::Echo) => Ok(()),
-            (Protocol::Synthetic, w) => Err(mismatch(
+            (WorkloadKind::Fixed, Workload::Echo) => Ok(()),
+            (WorkloadKind::KeyValue | WorkloadKind::Keys, Workload::KeyValue(kv)) => kv
+                .validate()
+                .map_err(|e| invalid("workload", format!("{kv:?}"), &e.to_string())),
+            (WorkloadKind::Service, w) => Err(mismatch(
                 w.name(),
                 "the synthetic protocol needs a service-time distribution",
             )),
-            (Protocol::Echo { .. }, w) => Err(mismatch(
+            (WorkloadKind::Fixed, w) => Err(mismatch(
                 w.name(),
                 "echo sends fixed-size requests and takes no workload",
             )),
-            (_, Workload::KeyValue(kv)) => kv
-                .validate()
-                .map_err(|e| invalid("workload", format!("{kv:?}"), &e.to_string())),
-            (_, w) => Err(mismatch(
+            (WorkloadKind::KeyValue, w) => Err(mismatch(
                 w.name(),
-                "memcached, redis and http need a key-value workload",
+                "a key-value protocol needs a key-value workload",
+            )),
+            (WorkloadKind::Keys, w) => Err(mismatch(
+                w.name(),
+                "a declared protocol draws its keys from a key-value workload",
             )),
         }
     }

@@ -3,12 +3,11 @@
 //! place where either side spells a message.
 
 use std::net::SocketAddr;
-use std::num::NonZeroUsize;
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
-use vernier_protocols::{Dist, KeyDist, KvWorkload, Protocol};
+use vernier_protocols::{Declaration, Dist, KeyDist, KvWorkload, Protocol};
 
 use crate::config::{AgentKind, LoadSpec, PollMode, Workload};
 use crate::measure::{Batch, Counters, Sample};
@@ -102,7 +101,7 @@ pub fn configure_request(spec: &LoadSpec, target: &str, lease: Duration) -> pb::
             Transport::Udp => pb::Transport::Udp,
         }
         .into(),
-        protocol: Some(protocol_spec(spec.protocol)),
+        protocol: Some(protocol_spec(&spec.protocol)),
         workload: Some(workload),
         workers: spec.workers as u32,
         cpus: spec.cpus.iter().map(|&c| c as u32).collect(),
@@ -137,42 +136,30 @@ pub fn configure_request(spec: &LoadSpec, target: &str, lease: Duration) -> pb::
     }
 }
 
-fn protocol_spec(protocol: Protocol) -> pb::ProtocolSpec {
-    use pb::protocol_spec::Kind;
-    let (kind, echo_len, getk) = match protocol {
-        Protocol::Synthetic => (Kind::Synthetic, 0, false),
-        Protocol::Echo { len } => (Kind::Echo, len.get() as u32, false),
-        Protocol::Memcached => (Kind::Memcached, 0, false),
-        Protocol::MemcachedBinary { getk } => (Kind::MemcachedBinary, 0, getk),
-        Protocol::Redis => (Kind::Redis, 0, false),
-        Protocol::Http => (Kind::Http, 0, false),
-    };
-    pb::ProtocolSpec {
-        kind: kind.into(),
-        echo_len,
-        getk,
+fn protocol_spec(protocol: &Protocol) -> pb::ProtocolSpec {
+    match protocol.declared() {
+        Some(declared) => pb::ProtocolSpec {
+            spec: String::new(),
+            // A declaration is plain data (strings, numbers): it always serialises.
+            declared: serde_json::to_string(declared.declaration()).unwrap_or_default(),
+        },
+        None => pb::ProtocolSpec {
+            spec: protocol.to_string(),
+            declared: String::new(),
+        },
     }
 }
 
 fn protocol(p: &pb::ProtocolSpec) -> Result<Protocol, WireError> {
-    use pb::protocol_spec::Kind;
-    let kind = Kind::try_from(p.kind).map_err(|_| {
-        field(
-            "protocol.kind",
-            format!("{}: not a protocol this agent speaks", p.kind),
-        )
-    })?;
-    Ok(match kind {
-        Kind::Synthetic => Protocol::Synthetic,
-        Kind::Echo => Protocol::Echo {
-            len: NonZeroUsize::new(p.echo_len as usize)
-                .ok_or_else(|| field("protocol.echo_len", "0: expected at least 1 byte"))?,
-        },
-        Kind::Memcached => Protocol::Memcached,
-        Kind::MemcachedBinary => Protocol::MemcachedBinary { getk: p.getk },
-        Kind::Redis => Protocol::Redis,
-        Kind::Http => Protocol::Http,
-    })
+    if p.declared.is_empty() {
+        return p
+            .spec
+            .parse()
+            .map_err(|e: vernier_protocols::SpecError| field("protocol.spec", e));
+    }
+    let declaration: Declaration =
+        serde_json::from_str(&p.declared).map_err(|e| field("protocol.declared", e))?;
+    Protocol::declare(declaration).map_err(|e| field("protocol.declared", e))
 }
 
 /// The load a Configure request asks for, against `target` (resolved by the caller), and

@@ -2,7 +2,9 @@
 //! with no I/O of its own (no sockets, no runtime), so that every byte of it is testable.
 //!
 //! - **Protocols** ([`Protocol`]): `echo:N`, `synthetic`, `memcached`, `memcached-binary`,
-//!   `redis`, `http`. Each encodes a [`Request`] into the caller's buffer and parses replies
+//!   `redis`, `http`, each one file behind the [`Speak`] trait and one line in the registry;
+//!   and protocols *declared* in a scenario ([`Declaration`]: framing, request templates,
+//!   reply matching). Each encodes a [`Request`] into the caller's buffer and parses replies
 //!   incrementally: [`Protocol::parse`] answers "need more bytes" (`Ok(None)`) or a [`Reply`]
 //!   summary and the bytes it took, so partial and coalesced replies are the normal case.
 //! - **Distributions** ([`Dist`], [`SizeDist`]) of service times, gaps and sizes, written as
@@ -63,6 +65,7 @@
 #![deny(missing_docs)]
 
 mod arrival;
+mod declared;
 mod dist;
 mod protocol;
 mod seed;
@@ -70,8 +73,15 @@ mod spec;
 mod workload;
 
 pub use arrival::InterArrival;
+pub use declared::{
+    ByteOrder, Declaration, DeclareError, Declared, Framing, IdField, LengthField, OkCheck,
+    ReplyDeclaration, ReplyMatch, RequestDeclaration, Template, TemplateError,
+};
 pub use dist::{Dist, Magnitude, Sampler, SizeDist};
-pub use protocol::{EncodeError, MAX_VALUE_LEN, ParseError, Protocol, Reply, ReplyKind, Request};
+pub use protocol::{
+    EncodeError, Entry, MAX_VALUE_LEN, Matching, ParseError, Protocol, Reply, ReplyKind, Request,
+    Speak, WorkloadKind,
+};
 pub use seed::worker_seed;
 pub use spec::{SpecError, duration_from_spec};
 pub use workload::{KeyDist, KeySpace, KvGenerator, KvWorkload, WorkloadError};

@@ -1,24 +1,30 @@
 //! The protocols vernier speaks: one [`Protocol`] value that encodes a [`Request`] into the
 //! caller's buffer and parses [`Reply`]s incrementally, so the agent is written once for all.
 
+mod declare;
 mod echo;
 mod error;
 mod http;
+#[cfg(test)]
+mod made_up;
 mod memcached;
 mod memcached_binary;
 mod redis;
+pub mod registry;
+mod simple;
 mod synthetic;
 #[cfg(test)]
 mod testing;
-mod wire;
+pub(crate) mod wire;
 
 use std::fmt;
-use std::num::NonZeroUsize;
 use std::str::FromStr;
+use std::sync::Arc;
 
 pub use error::{EncodeError, ParseError};
 
-use crate::spec::{SpecError, serde_as_spec_string};
+use crate::declared::{Declaration, DeclareError, Declared};
+use crate::spec::SpecError;
 
 /// The largest value vernier sends or accepts, 512 MiB (Redis's default
 /// `proto-max-bulk-len`). A reply announcing more is refused at once, rather than buffered
@@ -26,33 +32,102 @@ use crate::spec::{SpecError, serde_as_spec_string};
 /// without bound.
 pub const MAX_VALUE_LEN: usize = 512 << 20;
 
-/// A wire protocol. Spec (and serde form): `echo:64`, `synthetic`, `memcached`,
-/// `memcached-binary`, `memcached-binary:getk`, `redis`, `http`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Protocol {
-    /// `len` arbitrary bytes out, the same number back (an echo server). Every request, of
-    /// whatever kind, is `len` bytes.
-    Echo {
-        /// The size of each request and of each reply.
-        len: NonZeroUsize,
-    },
-    /// vernier's synthetic server: the request is the service time to spin, 8 bytes of
-    /// nanoseconds, little-endian; the reply is 8 bytes. The client draws the service time so
-    /// that it is known per request.
-    Synthetic,
-    /// memcached's text protocol: `get`, `set`.
-    Memcached,
-    /// memcached's binary protocol: GET (or GETK), SET, each carrying the caller's opaque.
-    MemcachedBinary {
-        /// Send GETK rather than GET: the reply then carries the key too (more bytes back,
-        /// as some clients do).
-        getk: bool,
-    },
-    /// Redis's RESP2: `GET`, `SET`.
-    Redis,
-    /// HTTP/1.1 `GET /KEY` on a kept-alive connection.
-    Http,
+/// What a protocol is. Each protocol is one file: a type that implements `Speak`, and an
+/// [`Entry`] listed once in [`registry`]'s `PROTOCOLS`, from which every list of protocols
+/// (URL schemes, messages, help, the agent's wire form, the validator's checks) is derived.
+pub trait Speak: fmt::Debug + Send + Sync + 'static {
+    /// The protocol's entry in the registry: its name, URL scheme, defaults and workload.
+    fn entry(&self) -> &'static Entry;
+
+    /// The spec a scenario writes for this protocol (`echo:64`, `memcached-binary:getk`).
+    fn spec(&self) -> String {
+        self.entry().name.to_owned()
+    }
+
+    /// Appends `request` to `out` (see [`Protocol::encode`]).
+    fn encode(
+        &self,
+        request: &Request<'_>,
+        opaque: u32,
+        out: &mut Vec<u8>,
+    ) -> Result<(), EncodeError>;
+
+    /// Parses the first reply in `buf`, sans I/O (see [`Protocol::parse`]): "incomplete" is
+    /// `Ok(None)`, a normal answer. What counts as success is the reply's
+    /// [`kind`](Reply::kind): anything but [`ReplyKind::Error`].
+    fn parse(&self, buf: &[u8]) -> Result<Option<(Reply, usize)>, ParseError>;
+
+    /// How a reply finds its request.
+    fn matching(&self) -> Matching {
+        Matching::InOrder
+    }
+
+    /// The declaration, for a protocol declared in a scenario (whose serde form is then a
+    /// mapping rather than a spec).
+    fn declared(&self) -> Option<&Declared> {
+        None
+    }
 }
+
+/// How replies are matched to requests on a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Matching {
+    /// Replies come back in request order (pipelined FIFO).
+    InOrder,
+    /// A reply's [`opaque`](Reply::opaque) echoes its request's: `opaque == seq & mask`,
+    /// in whatever order the server answers.
+    ById {
+        /// The bits of the request's sequence number that the reply's id field carries.
+        mask: u32,
+    },
+}
+
+/// What a protocol's requests carry, which decides the workload a scenario gives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorkloadKind {
+    /// A service time per request, drawn by the client (the synthetic protocol).
+    Service,
+    /// Key-value operations: keys, values, a read ratio (memcached, Redis, HTTP).
+    KeyValue,
+    /// Nothing: every request is the same (echo).
+    Fixed,
+    /// Keys only: the protocol's own requests say their mix and sizes (a declared
+    /// protocol).
+    Keys,
+}
+
+/// A protocol's line in the registry: everything about it that does not depend on a
+/// spec's parameters.
+#[derive(Debug)]
+pub struct Entry {
+    /// Its name in specs and messages (`memcached-binary`).
+    pub name: &'static str,
+    /// The URL scheme that names it (`memcached-binary://host:port`).
+    pub scheme: &'static str,
+    /// The specs it accepts, for messages and help (`echo:N`; `memcached-binary`,
+    /// `memcached-binary:getk`).
+    pub forms: &'static [&'static str],
+    /// The spec a URL of its scheme gives (`echo:64`).
+    pub url_spec: &'static str,
+    /// A port for examples in messages.
+    pub example_port: u16,
+    /// What its requests carry.
+    pub workload: WorkloadKind,
+    /// The default request path, for a protocol whose requests name one (HTTP's `/`).
+    pub default_path: Option<&'static str>,
+    /// One line for help.
+    pub about: &'static str,
+    /// Builds the protocol from a spec: `None` for the bare name, `Some(params)` for what
+    /// follows `name:`. The error says what was expected.
+    pub build: fn(Option<&str>) -> Result<Protocol, String>,
+}
+
+/// A wire protocol: one of the [`registry`]'s, or one declared in a scenario. Cheap to
+/// clone. Spec (and serde form) of the built-in ones: `echo:64`, `synthetic`, `memcached`,
+/// `memcached-binary`, `memcached-binary:getk`, `redis`, `http`; a declared protocol's
+/// serde form is its [`Declaration`], a mapping.
+#[derive(Clone)]
+pub struct Protocol(Arc<dyn Speak>);
 
 /// What to ask of the server, independent of how a protocol spells it. Borrowed, so that a
 /// workload generator hands out its pre-generated keys without copying them.
@@ -76,6 +151,16 @@ pub enum Request<'a> {
         /// The service time, in nanoseconds.
         service_ns: u64,
     },
+    /// A declared protocol's request number `index` (see [`Declared::pick`]), for `key`,
+    /// its random fields drawn from `entropy`.
+    Template {
+        /// Which of the declared requests.
+        index: usize,
+        /// The workload's key.
+        key: &'a [u8],
+        /// A random number, from which the request's random sizes and bytes are derived.
+        entropy: u64,
+    },
 }
 
 impl Request<'_> {
@@ -85,6 +170,7 @@ impl Request<'_> {
             Request::Get { .. } => "get",
             Request::Set { .. } => "set",
             Request::Spin { .. } => "spin",
+            Request::Template { .. } => "declared",
         }
     }
 }
@@ -147,25 +233,50 @@ impl Reply {
 }
 
 impl Protocol {
+    /// A protocol of `speak`'s type.
+    pub fn new(speak: impl Speak) -> Protocol {
+        Protocol(Arc::new(speak))
+    }
+
+    /// A protocol declared in a scenario, checked.
+    pub fn declare(declaration: Declaration) -> Result<Protocol, DeclareError> {
+        Ok(Protocol::new(Declared::new(declaration)?))
+    }
+
     /// The protocol's name in specs and messages.
     pub fn name(&self) -> &'static str {
-        match self {
-            Protocol::Echo { .. } => "echo",
-            Protocol::Synthetic => "synthetic",
-            Protocol::Memcached => "memcached",
-            Protocol::MemcachedBinary { .. } => "memcached-binary",
-            Protocol::Redis => "redis",
-            Protocol::Http => "http",
-        }
+        self.0.entry().name
+    }
+
+    /// The protocol's entry in the registry.
+    pub fn entry(&self) -> &'static Entry {
+        self.0.entry()
+    }
+
+    /// What its requests carry.
+    pub fn workload(&self) -> WorkloadKind {
+        self.0.entry().workload
+    }
+
+    /// How its replies find their requests.
+    pub fn matching(&self) -> Matching {
+        self.0.matching()
+    }
+
+    /// The declaration, for a declared protocol.
+    pub fn declared(&self) -> Option<&Declared> {
+        self.0.declared()
     }
 
     /// Appends `request` to `out`, ready to send. Nothing is allocated beyond `out`'s own
     /// growth, so a buffer reused across requests stops allocating once it is large enough.
     ///
-    /// `opaque` is carried by the protocols that carry one (memcached binary) and comes back
-    /// in [`Reply::opaque`]; the others answer in request order and ignore it.
+    /// `opaque` is carried by the protocols that carry one (memcached binary, a declared
+    /// `{seq}`) and comes back in [`Reply::opaque`]; the others answer in request order and
+    /// ignore it.
     ///
     /// On error `out` is left as it was.
+    #[inline]
     pub fn encode(
         &self,
         request: &Request<'_>,
@@ -173,19 +284,7 @@ impl Protocol {
         out: &mut Vec<u8>,
     ) -> Result<(), EncodeError> {
         let start = out.len();
-        let result = match *self {
-            Protocol::Echo { len } => {
-                echo::encode(len.get(), out);
-                Ok(())
-            }
-            Protocol::Synthetic => synthetic::encode(request, out),
-            Protocol::Memcached => memcached::encode(request, out),
-            Protocol::MemcachedBinary { getk } => {
-                memcached_binary::encode(request, getk, opaque, out)
-            }
-            Protocol::Redis => redis::encode(request, out),
-            Protocol::Http => http::encode(request, out),
-        };
+        let result = self.0.encode(request, opaque, out);
         if result.is_err() {
             out.truncate(start);
         }
@@ -198,16 +297,51 @@ impl Protocol {
     /// arrived. `Ok(Some((reply, n)))`: the reply took the first `n` bytes (never 0); the
     /// next reply, if any, starts at `buf[n..]`. `Err`: the bytes are not a reply of this
     /// protocol; the connection cannot be trusted after that.
+    #[inline]
     pub fn parse(&self, buf: &[u8]) -> Result<Option<(Reply, usize)>, ParseError> {
-        let step = match *self {
-            Protocol::Echo { len } => echo::parse(len.get(), buf),
-            Protocol::Synthetic => synthetic::parse(buf),
-            Protocol::Memcached => memcached::parse(buf),
-            Protocol::MemcachedBinary { .. } => memcached_binary::parse(buf),
-            Protocol::Redis => redis::parse(buf),
-            Protocol::Http => http::parse(buf),
-        };
-        wire::finish(step)
+        self.0.parse(buf)
+    }
+
+    /// The registry's entry whose URL scheme is `scheme`.
+    pub fn by_scheme(scheme: &str) -> Option<&'static Entry> {
+        registry::PROTOCOLS
+            .iter()
+            .copied()
+            .find(|e| e.scheme == scheme)
+    }
+
+    /// Every protocol in the registry, in its order.
+    pub fn all() -> &'static [&'static Entry] {
+        registry::PROTOCOLS
+    }
+
+    /// Every spec form the registry accepts, as a message lists them: `echo:N, synthetic,
+    /// ..., redis or http`.
+    pub fn forms() -> String {
+        let forms: Vec<&str> = registry::PROTOCOLS
+            .iter()
+            .flat_map(|e| e.forms.iter().copied())
+            .collect();
+        match forms.split_last() {
+            Some((last, [])) => (*last).to_owned(),
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+            None => String::new(),
+        }
+    }
+}
+
+impl fmt::Debug for Protocol {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl PartialEq for Protocol {
+    fn eq(&self, other: &Protocol) -> bool {
+        self.name() == other.name()
+            && self.0.spec() == other.0.spec()
+            && self.declared().map(Declared::declaration)
+                == other.declared().map(Declared::declaration)
     }
 }
 
@@ -217,61 +351,69 @@ impl FromStr for Protocol {
     type Err = SpecError;
 
     fn from_str(spec: &str) -> Result<Protocol, SpecError> {
-        let protocol = match spec.trim() {
-            "synthetic" => Protocol::Synthetic,
-            "memcached" => Protocol::Memcached,
-            "memcached-binary" => Protocol::MemcachedBinary { getk: false },
-            "memcached-binary:getk" => Protocol::MemcachedBinary { getk: true },
-            "redis" => Protocol::Redis,
-            "http" => Protocol::Http,
-            other => match other.strip_prefix("echo:") {
-                Some(len) => {
-                    let len = len
-                        .parse::<usize>()
-                        .ok()
-                        .filter(|len| (1..=MAX_VALUE_LEN).contains(len))
-                        .and_then(NonZeroUsize::new)
-                        .ok_or_else(|| {
-                            SpecError::new(
-                                WHAT,
-                                spec,
-                                "expected echo:N with N the bytes of each request and reply, \
-                                 from 1 to 536870912, as in echo:64",
-                            )
-                        })?;
-                    Protocol::Echo { len }
-                }
-                None => {
-                    return Err(SpecError::new(
-                        WHAT,
-                        spec,
-                        "expected echo:N, synthetic, memcached, memcached-binary, \
-                         memcached-binary:getk, redis or http",
-                    ));
-                }
-            },
+        let trimmed = spec.trim();
+        let (name, params) = match trimmed.split_once(':') {
+            Some((name, params)) => (name, Some(params)),
+            None => (trimmed, None),
         };
-        Ok(protocol)
+        let entry = registry::PROTOCOLS
+            .iter()
+            .find(|e| e.name == name)
+            .ok_or_else(|| SpecError::new(WHAT, spec, format!("expected {}", Protocol::forms())))?;
+        (entry.build)(params).map_err(|expected| SpecError::new(WHAT, spec, expected))
     }
 }
 
 impl fmt::Display for Protocol {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Protocol::Echo { len } => write!(f, "echo:{len}"),
-            Protocol::MemcachedBinary { getk: true } => f.write_str("memcached-binary:getk"),
-            other => f.write_str(other.name()),
+        f.write_str(&self.0.spec())
+    }
+}
+
+impl serde::Serialize for Protocol {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.declared() {
+            Some(declared) => declared.declaration().serialize(serializer),
+            None => serializer.collect_str(self),
         }
     }
 }
 
-serde_as_spec_string!(
-    Protocol,
-    "a protocol: echo:N, synthetic, memcached, memcached-binary, redis or http"
-);
+impl<'de> serde::Deserialize<'de> for Protocol {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Protocol;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(
+                    f,
+                    "a protocol: {}, or a declared protocol's mapping",
+                    Protocol::forms()
+                )
+            }
+
+            fn visit_str<E: serde::de::Error>(self, spec: &str) -> Result<Protocol, E> {
+                spec.parse().map_err(E::custom)
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Protocol, A::Error> {
+                let declaration = <Declaration as serde::Deserialize>::deserialize(
+                    serde::de::value::MapAccessDeserializer::new(map),
+                )?;
+                Protocol::declare(declaration).map_err(serde::de::Error::custom)
+            }
+        }
+
+        deserializer.deserialize_any(Visitor)
+    }
+}
 
 #[cfg(test)]
 mod tests {
+    use std::num::NonZeroUsize;
+
     use super::*;
 
     #[test]
@@ -294,9 +436,11 @@ mod tests {
         }
         assert_eq!(
             "echo:64".parse::<Protocol>().unwrap(),
-            Protocol::Echo {
-                len: NonZeroUsize::new(64).unwrap()
-            }
+            Protocol::echo(NonZeroUsize::new(64).unwrap())
+        );
+        assert_ne!(
+            Protocol::memcached_binary(true),
+            Protocol::memcached_binary(false)
         );
     }
 
@@ -305,9 +449,16 @@ mod tests {
         let error = |spec: &str| spec.parse::<Protocol>().unwrap_err().to_string();
         assert_eq!(
             error("memcache"),
-            r#"invalid protocol "memcache": expected echo:N, synthetic, memcached, memcached-binary, memcached-binary:getk, redis or http"#
+            r#"invalid protocol "memcache": expected echo:N, synthetic, memcached, memcached-binary, memcached-binary:getk, redis, http, a declared protocol (a mapping) or knock"#
         );
-        for spec in ["echo:0", "echo:", "echo:-1", "echo:1k", "echo:536870913"] {
+        for spec in [
+            "echo:0",
+            "echo:",
+            "echo:-1",
+            "echo:1k",
+            "echo:536870913",
+            "echo",
+        ] {
             assert_eq!(
                 error(spec),
                 format!(
@@ -316,13 +467,71 @@ mod tests {
                 )
             );
         }
+        assert_eq!(
+            error("redis:6"),
+            r#"invalid protocol "redis:6": expected redis, with no parameters"#
+        );
+        assert!(
+            error("declared").contains("written as a mapping"),
+            "{}",
+            error("declared")
+        );
     }
 
     #[test]
     fn a_failed_encode_leaves_the_buffer_as_it_was() {
         let mut out = b"earlier request".to_vec();
         let request = Request::Get { key: b"has space" };
-        assert!(Protocol::Memcached.encode(&request, 0, &mut out).is_err());
+        assert!(Protocol::memcached().encode(&request, 0, &mut out).is_err());
         assert_eq!(out, b"earlier request");
+    }
+
+    /// `made_up.rs` is one file and one line in the registry (under `cfg(test)`): every
+    /// list derived from the registry now has it, and it speaks.
+    #[test]
+    fn a_made_up_protocol_registers_with_one_file_and_one_line() {
+        let knock: Protocol = "knock".parse().unwrap();
+        assert_eq!(knock.name(), "knock");
+        assert_eq!(knock.to_string(), "knock");
+        assert_eq!(knock.workload(), WorkloadKind::KeyValue);
+        assert_eq!(Protocol::by_scheme("knock").map(|e| e.name), Some("knock"));
+        assert!(
+            Protocol::forms().ends_with("or knock"),
+            "{}",
+            Protocol::forms()
+        );
+        assert!(Protocol::all().iter().any(|e| e.name == "knock"));
+        let json = serde_json::to_string(&knock).unwrap();
+        assert_eq!(serde_json::from_str::<Protocol>(&json).unwrap(), knock);
+
+        let mut out = Vec::new();
+        knock
+            .encode(&Request::Get { key: b"door" }, 0, &mut out)
+            .unwrap();
+        assert_eq!(out, b"KNOCK door\n");
+        assert_eq!(knock.parse(b"ok"), Ok(None));
+        assert_eq!(
+            knock.parse(b"ok\nno\n"),
+            Ok(Some((Reply::new(ReplyKind::Ok, 0), 3)))
+        );
+        assert_eq!(
+            knock.parse(b"no\n"),
+            Ok(Some((Reply::new(ReplyKind::Error, 0), 3)))
+        );
+    }
+
+    #[test]
+    fn every_entry_has_its_own_name_and_scheme() {
+        let entries = Protocol::all();
+        for (i, a) in entries.iter().enumerate() {
+            for b in &entries[i + 1..] {
+                assert_ne!(a.name, b.name);
+                assert_ne!(a.scheme, b.scheme);
+            }
+            if a.workload != WorkloadKind::Keys {
+                let protocol: Protocol = a.url_spec.parse().unwrap();
+                assert_eq!(protocol.name(), a.name);
+            }
+        }
     }
 }

@@ -4,6 +4,7 @@
 //! is allowed.
 
 mod context;
+pub mod declared_flags;
 mod defaults;
 mod error;
 mod fields;
@@ -12,6 +13,7 @@ mod flag;
 mod locate;
 mod overrides;
 mod plan;
+mod protocol;
 mod tail;
 mod types;
 mod url;

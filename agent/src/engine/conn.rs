@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use mio::unix::SourceFd;
 use mio::{Interest, Registry, Token};
+use vernier_protocols::Matching;
 
 use super::inflight::{
     Completed, Expired, Inflight, Lost, OutOfStep, Outgoing, Received, StampClock,
@@ -248,9 +249,20 @@ impl Conn {
         self.filled -= used;
     }
 
-    /// A reply was parsed; see [`Inflight::on_reply`].
-    pub(super) fn on_reply(&mut self, reply: Received) -> Result<(), OutOfStep> {
-        self.inflight.on_reply(reply)
+    /// A reply was parsed: matched in order ([`Inflight::on_reply`]) or by the id it
+    /// carries, as the protocol matches.
+    pub(super) fn on_reply(
+        &mut self,
+        reply: Received,
+        matching: Matching,
+        opaque: Option<u32>,
+    ) -> Result<(), OutOfStep> {
+        match (matching, opaque) {
+            // By the id the reply carries: the request whose sequence number's `mask`
+            // bits it is (see [`Inflight::on_reply_id`]).
+            (Matching::ById { mask }, Some(id)) => self.inflight.on_reply_id(reply, id, mask),
+            _ => self.inflight.on_reply(reply),
+        }
     }
 
     /// Matches the TX timestamps on the socket's error queue to the requests they cover,

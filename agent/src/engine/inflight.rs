@@ -157,8 +157,11 @@ pub(super) struct Inflight {
     queue: VecDeque<Pending>,
     /// The first `stamped` requests of `queue` have their TX stamp, the others not.
     stamped: usize,
-    /// The last `awaiting` requests of `queue` have no reply, the others have one.
+    /// Requests of `queue` without a reply.
     awaiting: usize,
+    /// The unanswered requests are the last `awaiting` of `queue` (always so when replies
+    /// are matched in order; matched by id, until a reply overtakes an older request).
+    in_order: bool,
     /// Bytes (TCP) or datagrams (UDP) handed to the socket since it opened: the kernel's
     /// TX timestamp ids count the same way.
     stream: u64,
@@ -172,6 +175,7 @@ impl Inflight {
             queue: VecDeque::with_capacity(capacity),
             stamped: 0,
             awaiting: 0,
+            in_order: true,
             stream: 0,
         }
     }
@@ -240,11 +244,52 @@ impl Inflight {
         if self.awaiting == 0 {
             return Err(OutOfStep);
         }
-        let index = self.queue.len() - self.awaiting;
-        let p = self.queue.get_mut(index).ok_or(OutOfStep)?;
-        p.reply = Some(reply);
-        self.awaiting -= 1;
+        let index = self.oldest_awaiting().ok_or(OutOfStep)?;
+        self.answer(index, reply);
         Ok(())
+    }
+
+    /// A reply carrying `id` was parsed: it answers the oldest request waiting for one
+    /// whose sequence number's `mask` bits are `id`, wherever it is in the queue (a server
+    /// that answers out of order). A reply whose id matches no request is out of step.
+    pub(super) fn on_reply_id(
+        &mut self,
+        reply: Received,
+        id: u32,
+        mask: u32,
+    ) -> Result<(), OutOfStep> {
+        let index = self
+            .queue
+            .iter()
+            .position(|p| p.reply.is_none() && (p.request.seq as u32) & mask == id & mask)
+            .ok_or(OutOfStep)?;
+        self.answer(index, reply);
+        Ok(())
+    }
+
+    fn answer(&mut self, index: usize, reply: Received) {
+        if self.in_order && index != self.queue.len() - self.awaiting {
+            self.in_order = false;
+        }
+        if let Some(p) = self.queue.get_mut(index) {
+            p.reply = Some(reply);
+            self.awaiting -= 1;
+        }
+        if self.awaiting == 0 {
+            self.in_order = true;
+        }
+    }
+
+    /// The position of the oldest request without a reply. Replies matched in order
+    /// leave the unanswered ones at the back; matched by id they may be anywhere.
+    fn oldest_awaiting(&self) -> Option<usize> {
+        if self.awaiting == 0 {
+            return None;
+        }
+        if self.in_order {
+            return Some(self.queue.len() - self.awaiting);
+        }
+        self.queue.iter().position(|p| p.reply.is_none())
     }
 
     /// The oldest request if it is complete (answered and, with stamps, stamped): later
@@ -295,7 +340,9 @@ impl Inflight {
             self.pop_front();
             expired.stamps_missing += 1;
         }
-        let oldest = self.queue.len() - self.awaiting;
+        let Some(oldest) = self.oldest_awaiting() else {
+            return expired;
+        };
         if self
             .queue
             .get(oldest)
@@ -328,6 +375,7 @@ impl Inflight {
         self.queue.clear();
         self.stamped = 0;
         self.awaiting = 0;
+        self.in_order = true;
         self.stream = 0;
         lost
     }

@@ -1,10 +1,11 @@
-//! What each request asks: a synthetic service time, a key-value operation, or an echo,
-//! drawn as the request is encoded.
+//! What each request asks: a synthetic service time, a key-value operation, a declared
+//! protocol's request, or an echo, drawn as the request is encoded.
 
 use std::sync::Arc;
 
+use rand::RngExt;
 use rand::rngs::SmallRng;
-use vernier_protocols::{KeySpace, KvGenerator, Request, Sampler};
+use vernier_protocols::{KeySpace, KvGenerator, Protocol, Request, Sampler};
 
 use super::arrivals::Arrival;
 use crate::config::Workload;
@@ -14,14 +15,25 @@ use crate::measure::RequestKind;
 pub(super) enum Generator {
     Synthetic(Sampler),
     KeyValue(KvGenerator),
+    /// A declared protocol's requests: which one by its mix, the key from the workload.
+    Declared(KvGenerator, Protocol),
     Echo,
 }
 
 impl Generator {
-    /// The generator of `workload`: a key-value one draws from `keys` with `seed`.
-    pub(super) fn new(workload: &Workload, keys: Option<Arc<KeySpace>>, seed: u64) -> Generator {
+    /// The generator of `workload` spoken in `protocol`: a key-value one draws from `keys`
+    /// with `seed`.
+    pub(super) fn new(
+        protocol: &Protocol,
+        workload: &Workload,
+        keys: Option<Arc<KeySpace>>,
+        seed: u64,
+    ) -> Generator {
         match (workload, keys) {
             (Workload::Synthetic { service, .. }, _) => Generator::Synthetic(service.sampler()),
+            (Workload::KeyValue(_), Some(keys)) if protocol.is_declared() => {
+                Generator::Declared(keys.generator(seed), protocol.clone())
+            }
             (Workload::KeyValue(_), Some(keys)) => Generator::KeyValue(keys.generator(seed)),
             _ => Generator::Echo,
         }
@@ -52,6 +64,19 @@ impl Generator {
                     RequestKind::Get
                 };
                 (r, kind)
+            }
+            Generator::Declared(keys, protocol) => {
+                let draw: u64 = rng.random();
+                let key = match keys.next_request() {
+                    Request::Get { key } | Request::Set { key, .. } => key,
+                    _ => b"",
+                };
+                let request = Request::Template {
+                    index: protocol.declared().map_or(0, |d| d.pick(draw)),
+                    key,
+                    entropy: draw.rotate_left(32) ^ 0x9e37_79b9_7f4a_7c15,
+                };
+                (request, RequestKind::Other)
             }
             Generator::Echo => (Request::Get { key: b"" }, RequestKind::Other),
         }

@@ -19,7 +19,7 @@ use std::time::Duration;
 use mio::{Events, Poll, Token};
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
-use vernier_protocols::{KeySpace, Protocol, Request, worker_seed};
+use vernier_protocols::{KeySpace, Matching, Protocol, Request, worker_seed};
 
 use super::arrivals::{Arrival, Arrivals, Due};
 use super::conn::{Conn, Read, ReadError, TxDrain, dial, register};
@@ -76,6 +76,7 @@ struct Worker {
     index: u32,
     spec: Arc<LoadSpec>,
     protocol: Protocol,
+    matching: Matching,
     depth: usize,
     kernel_timestamps: bool,
     /// Whether requests due together share a send (TCP: a datagram is one request).
@@ -170,7 +171,7 @@ impl Worker {
             })?;
         }
         let seed = worker_seed(spec.seed, index);
-        let generator = Generator::new(&spec.workload, keys, seed);
+        let generator = Generator::new(&spec.protocol, &spec.workload, keys, seed);
         let (poll, pacer) = Pacer::new(index)?;
         let depth = spec.effective_depth();
         let kernel_timestamps = !matches!(spec.timestamps, TimestampMode::User);
@@ -186,7 +187,8 @@ impl Worker {
         let mut worker = Worker {
             pacer,
             index,
-            protocol: spec.protocol,
+            matching: spec.protocol.matching(),
+            protocol: spec.protocol.clone(),
             depth,
             kernel_timestamps,
             coalesce: spec.transport == Transport::Tcp,
@@ -577,7 +579,10 @@ impl Worker {
                         outcome,
                         served_ns: reply.served_ns,
                     };
-                    if conn.on_reply(received).is_err() {
+                    if conn
+                        .on_reply(received, self.matching, reply.opaque)
+                        .is_err()
+                    {
                         // A reply to nothing we asked: the stream is out of step.
                         conn.consume(used);
                         return false;

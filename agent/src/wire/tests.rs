@@ -18,7 +18,7 @@ fn a_named_key_reaches_the_agent() {
         let spec = LoadSpec {
             target,
             transport: Transport::Tcp,
-            protocol: Protocol::Http,
+            protocol: Protocol::http(),
             workload: Workload::KeyValue(KvWorkload {
                 key: key.clone(),
                 ..kv.clone()

@@ -7,5 +7,5 @@ use vernier_protocols::Protocol;
 
 // Three bytes, so that a short input already holds several replies.
 fuzz_target!(|data: &[u8]| {
-    vernier_protocols_fuzz::check_parser(Protocol::Echo { len: NonZeroUsize::MIN.saturating_add(2) }, data);
+    vernier_protocols_fuzz::check_parser(Protocol::echo(NonZeroUsize::MIN.saturating_add(2)), data);
 });

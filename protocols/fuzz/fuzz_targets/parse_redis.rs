@@ -4,5 +4,5 @@ use libfuzzer_sys::fuzz_target;
 use vernier_protocols::Protocol;
 
 fuzz_target!(|data: &[u8]| {
-    vernier_protocols_fuzz::check_parser(Protocol::Redis, data);
+    vernier_protocols_fuzz::check_parser(Protocol::redis(), data);
 });

@@ -1,6 +1,6 @@
 //! The properties every reply parser must have on any input, checked by each fuzz target.
 
-use vernier_protocols::Protocol;
+use vernier_protocols::{Declared, Protocol};
 
 /// Parses `data` as replies of `protocol`, one after another as an agent would, and checks:
 /// no panic; a reply consumes at least one byte and no more than there are; a reply is the
@@ -26,4 +26,9 @@ pub fn check_parser(protocol: Protocol, data: &[u8]) {
         );
         rest = &rest[consumed..];
     }
+}
+
+/// [`check_parser`]'s checks for a protocol declared in a scenario.
+pub fn check_declared(declared: &Declared, data: &[u8]) {
+    check_parser(Protocol::new(declared.clone()), data);
 }

@@ -92,6 +92,31 @@ pub enum EncodeError {
         /// The largest size allowed.
         max: usize,
     },
+    /// A declared protocol has no request of that index.
+    #[error("{protocol} has no request {index}: it declares {count}")]
+    NoSuchRequest {
+        /// The protocol.
+        protocol: &'static str,
+        /// The index asked for.
+        index: usize,
+        /// How many requests it declares.
+        count: usize,
+    },
+    /// A number is too large for the field a declared protocol's template writes it in,
+    /// as a `{len:u8}` under a 300-byte request; rather than wrap, the request is refused.
+    #[error("{protocol} cannot write {value} in {{{field}:{format}}}: it holds at most {max}")]
+    FieldOverflow {
+        /// The protocol.
+        protocol: &'static str,
+        /// The field: `len`, `key_len`.
+        field: &'static str,
+        /// Its format: `u8`, `u16be`, ...
+        format: &'static str,
+        /// The number that did not fit.
+        value: u64,
+        /// The largest the field holds.
+        max: u64,
+    },
 }
 
 impl EncodeError {

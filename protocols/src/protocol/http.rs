@@ -2,10 +2,35 @@
 //! line and headers. Bodies are framed by `Content-Length` or chunked transfer coding; a
 //! reply that says the connection will close is flagged so the agent reconnects.
 
+use super::simple::{Simple, bare};
 use super::wire::{Reader, Step, Stop, check_key, decimal};
 use super::{EncodeError, MAX_VALUE_LEN, Reply, ReplyKind, Request};
+use super::{Entry, Protocol, WorkloadKind};
 
 const NAME: &str = "http";
+
+pub(super) static ENTRY: Entry = Entry {
+    name: NAME,
+    scheme: NAME,
+    forms: &[NAME],
+    url_spec: NAME,
+    example_port: 8080,
+    workload: WorkloadKind::KeyValue,
+    default_path: Some("/"),
+    about: "HTTP/1.1 GET /KEY on a kept-alive connection",
+    build: |params| bare(NAME, params, Protocol::http),
+};
+
+impl Protocol {
+    /// HTTP/1.1 `GET /KEY` on a kept-alive connection.
+    pub fn http() -> Protocol {
+        Protocol::new(Simple {
+            entry: &ENTRY,
+            encode,
+            parse,
+        })
+    }
+}
 
 /// The `Host` header sent: the request's target is a loopback or lab server, normally
 /// serving one site, whose default virtual host answers any name.
@@ -23,7 +48,7 @@ const MAX_HEAD: usize = 64 << 10;
 const MAX_KEY: usize = 7_900;
 
 /// `GET /KEY HTTP/1.1`. Keep-alive is HTTP/1.1's default, so no `Connection` header.
-pub(super) fn encode(request: &Request<'_>, out: &mut Vec<u8>) -> Result<(), EncodeError> {
+fn encode(request: &Request<'_>, out: &mut Vec<u8>) -> Result<(), EncodeError> {
     let Request::Get { key } = *request else {
         return Err(EncodeError::unsupported(NAME, request));
     };
@@ -54,7 +79,7 @@ enum Framing {
 
 /// One reply: status line, headers, and the body they frame. 2xx is [`ReplyKind::Ok`], 404
 /// [`ReplyKind::Miss`], anything else [`ReplyKind::Error`].
-pub(super) fn parse(buf: &[u8]) -> Step<(Reply, usize)> {
+fn parse(buf: &[u8]) -> Step<(Reply, usize)> {
     let mut reader = Reader::new(NAME, buf);
     let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut response = httparse::Response::new(&mut headers);
@@ -191,8 +216,9 @@ fn hex(digits: &[u8]) -> Option<u64> {
 mod tests {
     use super::super::testing::{assert_coalesced, assert_incremental, assert_malformed, encoded};
     use super::super::{EncodeError, Protocol, Reply, ReplyKind, Request};
+    use std::sync::LazyLock;
 
-    const P: Protocol = Protocol::Http;
+    static P: LazyLock<Protocol> = LazyLock::new(Protocol::http);
 
     fn reply(kind: ReplyKind, value_len: usize, status: u16, close: bool) -> Reply {
         Reply {
@@ -206,7 +232,7 @@ mod tests {
     fn request_goldens() {
         assert_eq!(
             encoded(
-                P,
+                &P,
                 &Request::Get {
                     key: b"index.html?q=1"
                 }
@@ -214,7 +240,7 @@ mod tests {
             b"GET /index.html?q=1 HTTP/1.1\r\nHost: localhost\r\n\r\n"
         );
         assert_eq!(
-            encoded(P, &Request::Get { key: b"" }),
+            encoded(&P, &Request::Get { key: b"" }),
             b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n"
         );
         let encode = |request: Request<'_>| P.encode(&request, 0, &mut Vec::new());
@@ -278,14 +304,14 @@ mod tests {
             ),
         ];
         for (bytes, expected) in cases {
-            assert_incremental(P, bytes, expected);
+            assert_incremental(&P, bytes, expected);
         }
     }
 
     #[test]
     fn coalesced_replies() {
         assert_coalesced(
-            P,
+            &P,
             &[
                 (
                     b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
@@ -343,7 +369,7 @@ mod tests {
             ),
         ];
         for (bytes, problem) in cases {
-            assert_malformed(P, bytes, problem);
+            assert_malformed(&P, bytes, problem);
         }
         let mut endless_head = b"HTTP/1.1 200 OK\r\nX: ".to_vec();
         endless_head.resize(65 << 10, b'y');
@@ -359,13 +385,13 @@ mod tests {
             many_headers.extend_from_slice(b"X: y\r\n");
         }
         many_headers.extend_from_slice(b"\r\n");
-        assert_malformed(P, &many_headers, "too many headers");
+        assert_malformed(&P, &many_headers, "too many headers");
         let mut many_trailers =
             b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n".to_vec();
         for _ in 0..65 {
             many_trailers.extend_from_slice(b"T: x\r\n");
         }
         many_trailers.extend_from_slice(b"\r\n");
-        assert_malformed(P, &many_trailers, "trailer fields");
+        assert_malformed(&P, &many_trailers, "trailer fields");
     }
 }

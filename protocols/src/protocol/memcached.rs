@@ -1,14 +1,39 @@
 //! memcached's text protocol (`protocol.txt` in memcached's sources): `get` and `set`.
 
+use super::simple::{Simple, bare};
 use super::wire::{
     MEMCACHED_MAX_KEY, Reader, Step, check_key, check_value_len, decimal, push_decimal, push_filler,
 };
 use super::{EncodeError, Reply, ReplyKind, Request};
+use super::{Entry, Protocol, WorkloadKind};
 
 const NAME: &str = "memcached";
 
+pub(super) static ENTRY: Entry = Entry {
+    name: NAME,
+    scheme: NAME,
+    forms: &[NAME],
+    url_spec: NAME,
+    example_port: 11211,
+    workload: WorkloadKind::KeyValue,
+    default_path: None,
+    about: "memcached's text protocol: get, set",
+    build: |params| bare(NAME, params, Protocol::memcached),
+};
+
+impl Protocol {
+    /// memcached's text protocol: `get`, `set`.
+    pub fn memcached() -> Protocol {
+        Protocol::new(Simple {
+            entry: &ENTRY,
+            encode,
+            parse,
+        })
+    }
+}
+
 /// `get KEY\r\n`, or `set KEY 0 0 LEN\r\nVALUE\r\n` (flags 0, no expiry).
-pub(super) fn encode(request: &Request<'_>, out: &mut Vec<u8>) -> Result<(), EncodeError> {
+fn encode(request: &Request<'_>, out: &mut Vec<u8>) -> Result<(), EncodeError> {
     match *request {
         Request::Get { key } => {
             check(key)?;
@@ -27,7 +52,7 @@ pub(super) fn encode(request: &Request<'_>, out: &mut Vec<u8>) -> Result<(), Enc
             push_filler(out, value_len);
             out.extend_from_slice(b"\r\n");
         }
-        Request::Spin { .. } => {
+        Request::Spin { .. } | Request::Template { .. } => {
             return Err(EncodeError::unsupported(NAME, request));
         }
     }
@@ -50,7 +75,7 @@ fn check(key: &[u8]) -> Result<(), EncodeError> {
 
 /// One reply: `VALUE KEY FLAGS BYTES [CAS]\r\nDATA\r\n`… `END\r\n` (a hit; a miss is `END`
 /// alone), `STORED`, `NOT_STORED`, `ERROR`, `CLIENT_ERROR …`, `SERVER_ERROR …`.
-pub(super) fn parse(buf: &[u8]) -> Step<(Reply, usize)> {
+fn parse(buf: &[u8]) -> Step<(Reply, usize)> {
     let mut reader = Reader::new(NAME, buf);
     let line = reader.line()?;
     let kind = match line {
@@ -119,18 +144,19 @@ fn value_line(line: &[u8]) -> Option<u64> {
 mod tests {
     use super::super::testing::{assert_coalesced, assert_incremental, assert_malformed, encoded};
     use super::super::{EncodeError, Protocol, Reply, ReplyKind, Request};
+    use std::sync::LazyLock;
 
-    const P: Protocol = Protocol::Memcached;
+    static P: LazyLock<Protocol> = LazyLock::new(Protocol::memcached);
 
     #[test]
     fn request_goldens() {
         assert_eq!(
-            encoded(P, &Request::Get { key: b"user:42" }),
+            encoded(&P, &Request::Get { key: b"user:42" }),
             b"get user:42\r\n"
         );
         assert_eq!(
             encoded(
-                P,
+                &P,
                 &Request::Set {
                     key: b"k",
                     value_len: 3
@@ -140,7 +166,7 @@ mod tests {
         );
         assert_eq!(
             encoded(
-                P,
+                &P,
                 &Request::Set {
                     key: b"k",
                     value_len: 0
@@ -201,10 +227,10 @@ mod tests {
             ),
         ];
         for (bytes, expected) in cases {
-            assert_incremental(P, bytes, expected);
+            assert_incremental(&P, bytes, expected);
         }
         assert_incremental(
-            P,
+            &P,
             b"CLIENT_ERROR bad data chunk\r\n",
             reply(ReplyKind::Error, 0),
         );
@@ -213,7 +239,7 @@ mod tests {
     #[test]
     fn coalesced_replies() {
         assert_coalesced(
-            P,
+            &P,
             &[
                 (b"STORED\r\n", reply(ReplyKind::Stored, 0)),
                 (b"VALUE k 0 3\r\nabc\r\nEND\r\n", reply(ReplyKind::Hit, 3)),
@@ -242,10 +268,10 @@ mod tests {
             (b"VALUE k 0 1\r\na\r\nSTORED\r\n", "expected END or VALUE"),
         ];
         for (bytes, problem) in cases {
-            assert_malformed(P, bytes, problem);
+            assert_malformed(&P, bytes, problem);
         }
         let long = [b'E'; 9000];
-        assert_malformed(P, &long, "no CRLF within");
+        assert_malformed(&P, &long, "no CRLF within");
     }
 
     #[test]

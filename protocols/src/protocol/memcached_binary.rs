@@ -2,10 +2,71 @@
 //! each carrying an opaque that the reply echoes, so a reply can be matched to its request
 //! however the server orders them.
 
+use super::wire::finish;
 use super::wire::{MEMCACHED_MAX_KEY, Reader, Step, check_key, check_value_len, push_filler};
 use super::{EncodeError, Reply, ReplyKind, Request};
+use super::{Entry, ParseError, Protocol, Speak, WorkloadKind};
 
 const NAME: &str = "memcached-binary";
+
+pub(super) static ENTRY: Entry = Entry {
+    name: NAME,
+    scheme: NAME,
+    forms: &[NAME, "memcached-binary:getk"],
+    url_spec: NAME,
+    example_port: 11211,
+    workload: WorkloadKind::KeyValue,
+    default_path: None,
+    about: "memcached's binary protocol: GET (or GETK), SET, each with an opaque",
+    build: |params| match params {
+        None => Ok(Protocol::memcached_binary(false)),
+        Some("getk") => Ok(Protocol::memcached_binary(true)),
+        Some(_) => Err(format!("expected {NAME} or {NAME}:getk")),
+    },
+};
+
+/// memcached's binary protocol.
+#[derive(Debug)]
+struct MemcachedBinary {
+    /// Send GETK rather than GET: the reply then carries the key too (more bytes back,
+    /// as some clients do).
+    getk: bool,
+}
+
+impl Protocol {
+    /// memcached's binary protocol: GET, or GETK when `getk`, and SET, each carrying the
+    /// caller's opaque.
+    pub fn memcached_binary(getk: bool) -> Protocol {
+        Protocol::new(MemcachedBinary { getk })
+    }
+}
+
+impl Speak for MemcachedBinary {
+    fn entry(&self) -> &'static Entry {
+        &ENTRY
+    }
+
+    fn spec(&self) -> String {
+        if self.getk {
+            format!("{NAME}:getk")
+        } else {
+            NAME.to_owned()
+        }
+    }
+
+    fn encode(
+        &self,
+        request: &Request<'_>,
+        opaque: u32,
+        out: &mut Vec<u8>,
+    ) -> Result<(), EncodeError> {
+        encode(request, self.getk, opaque, out)
+    }
+
+    fn parse(&self, buf: &[u8]) -> Result<Option<(Reply, usize)>, ParseError> {
+        finish(parse(buf))
+    }
+}
 
 const REQUEST_MAGIC: u8 = 0x80;
 const RESPONSE_MAGIC: u8 = 0x81;
@@ -23,7 +84,7 @@ const STATUS_KEY_NOT_FOUND: u16 = 0x0001;
 const STATUS_KEY_EXISTS: u16 = 0x0002;
 const STATUS_NOT_STORED: u16 = 0x0005;
 
-pub(super) fn encode(
+fn encode(
     request: &Request<'_>,
     getk: bool,
     opaque: u32,
@@ -44,7 +105,7 @@ pub(super) fn encode(
             out.extend_from_slice(key);
             push_filler(out, value_len);
         }
-        Request::Spin { .. } => {
+        Request::Spin { .. } | Request::Template { .. } => {
             return Err(EncodeError::unsupported(NAME, request));
         }
     }
@@ -79,7 +140,7 @@ fn push_header(
 }
 
 /// One response: the 24-byte header, then extras, key and value as its lengths say.
-pub(super) fn parse(buf: &[u8]) -> Step<(Reply, usize)> {
+fn parse(buf: &[u8]) -> Step<(Reply, usize)> {
     let mut reader = Reader::new(NAME, buf);
     // The magic is checked as soon as it arrives, so a stream that is not binary memcached
     // (a text reply, say) is an error at once rather than a wait for 24 bytes.
@@ -131,9 +192,10 @@ mod tests {
         assert_coalesced, assert_incremental, assert_malformed, encoded_with_opaque,
     };
     use super::super::{EncodeError, Protocol, Reply, ReplyKind, Request};
+    use std::sync::LazyLock;
 
-    const GET: Protocol = Protocol::MemcachedBinary { getk: false };
-    const GETK: Protocol = Protocol::MemcachedBinary { getk: true };
+    static GET: LazyLock<Protocol> = LazyLock::new(|| Protocol::memcached_binary(false));
+    static GETK: LazyLock<Protocol> = LazyLock::new(|| Protocol::memcached_binary(true));
 
     /// A response header, as memcached writes it.
     fn response(
@@ -169,18 +231,18 @@ mod tests {
     #[test]
     fn request_goldens() {
         assert_eq!(
-            encoded_with_opaque(GET, &Request::Get { key: b"key" }, 0xdead_beef),
+            encoded_with_opaque(&GET, &Request::Get { key: b"key" }, 0xdead_beef),
             b"\x80\x00\x00\x03\x00\x00\x00\x00\x00\x00\x00\x03\xde\xad\xbe\xef\
               \x00\x00\x00\x00\x00\x00\x00\x00key"
         );
         assert_eq!(
-            encoded_with_opaque(GETK, &Request::Get { key: b"k" }, 1),
+            encoded_with_opaque(&GETK, &Request::Get { key: b"k" }, 1),
             b"\x80\x0c\x00\x01\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x01\
               \x00\x00\x00\x00\x00\x00\x00\x00k"
         );
         assert_eq!(
             encoded_with_opaque(
-                GET,
+                &GET,
                 &Request::Set {
                     key: b"k",
                     value_len: 2
@@ -233,24 +295,24 @@ mod tests {
             ),
         ];
         for (bytes, expected) in &cases {
-            assert_incremental(GET, bytes, *expected);
+            assert_incremental(&GET, bytes, *expected);
         }
         let coalesced: Vec<(&[u8], Reply)> = cases
             .iter()
             .map(|(bytes, reply)| (&bytes[..], *reply))
             .collect();
-        assert_coalesced(GETK, &coalesced);
+        assert_coalesced(&GETK, &coalesced);
     }
 
     #[test]
     fn malformed_replies() {
-        assert_malformed(GET, b"END\r\n", "magic byte");
-        assert_malformed(GET, &response(0x0a, 0, b"", b"", b"", 0), "opcode 0x0a");
+        assert_malformed(&GET, b"END\r\n", "magic byte");
+        assert_malformed(&GET, &response(0x0a, 0, b"", b"", b"", 0), "opcode 0x0a");
         let mut short_body = response(0x00, 0, &[0; 4], b"key", b"", 0);
         short_body[11] = 6; // body 6 < extras 4 + key 3
-        assert_malformed(GET, &short_body, "longer than the body");
+        assert_malformed(&GET, &short_body, "longer than the body");
         let mut huge = response(0x00, 0, b"", b"", b"", 0);
         huge[8..12].copy_from_slice(&u32::MAX.to_be_bytes());
-        assert_malformed(GET, &huge, "over the");
+        assert_malformed(&GET, &huge, "over the");
     }
 }

@@ -1,13 +1,38 @@
 //! Redis's RESP2 (the "Redis serialization protocol" specification): `GET` and `SET` sent as
 //! arrays of bulk strings, the form every Redis client uses.
 
+use super::simple::{Simple, bare};
 use super::wire::{Reader, Step, check_value_len, push_decimal, push_filler, signed_decimal};
 use super::{EncodeError, Reply, ReplyKind, Request};
+use super::{Entry, Protocol, WorkloadKind};
 
 const NAME: &str = "redis";
 
+pub(super) static ENTRY: Entry = Entry {
+    name: NAME,
+    scheme: NAME,
+    forms: &[NAME],
+    url_spec: NAME,
+    example_port: 6379,
+    workload: WorkloadKind::KeyValue,
+    default_path: None,
+    about: "Redis's RESP2: GET, SET",
+    build: |params| bare(NAME, params, Protocol::redis),
+};
+
+impl Protocol {
+    /// Redis's RESP2: `GET`, `SET`.
+    pub fn redis() -> Protocol {
+        Protocol::new(Simple {
+            entry: &ENTRY,
+            encode,
+            parse,
+        })
+    }
+}
+
 /// `*2 GET key` or `*3 SET key value`, each element a bulk string. Keys are binary-safe.
-pub(super) fn encode(request: &Request<'_>, out: &mut Vec<u8>) -> Result<(), EncodeError> {
+fn encode(request: &Request<'_>, out: &mut Vec<u8>) -> Result<(), EncodeError> {
     match *request {
         Request::Get { key } => {
             out.extend_from_slice(b"*2\r\n$3\r\nGET\r\n");
@@ -21,7 +46,7 @@ pub(super) fn encode(request: &Request<'_>, out: &mut Vec<u8>) -> Result<(), Enc
             push_filler(out, value_len);
             out.extend_from_slice(b"\r\n");
         }
-        Request::Spin { .. } => {
+        Request::Spin { .. } | Request::Template { .. } => {
             return Err(EncodeError::unsupported(NAME, request));
         }
     }
@@ -42,7 +67,7 @@ fn push_bulk_len(out: &mut Vec<u8>, len: usize) {
 
 /// One reply: `+simple`, `-error`, `:integer` (possibly negative), `$len` bulk string or
 /// `$-1` null bulk (a miss). Arrays answer neither GET nor SET and are refused.
-pub(super) fn parse(buf: &[u8]) -> Step<(Reply, usize)> {
+fn parse(buf: &[u8]) -> Step<(Reply, usize)> {
     let mut reader = Reader::new(NAME, buf);
     let line = reader.line()?;
     let Some((&tag, rest)) = line.split_first() else {
@@ -80,18 +105,19 @@ pub(super) fn parse(buf: &[u8]) -> Step<(Reply, usize)> {
 mod tests {
     use super::super::testing::{assert_coalesced, assert_incremental, assert_malformed, encoded};
     use super::super::{EncodeError, Protocol, Reply, ReplyKind, Request};
+    use std::sync::LazyLock;
 
-    const P: Protocol = Protocol::Redis;
+    static P: LazyLock<Protocol> = LazyLock::new(Protocol::redis);
 
     #[test]
     fn request_goldens() {
         assert_eq!(
-            encoded(P, &Request::Get { key: b"user:42" }),
+            encoded(&P, &Request::Get { key: b"user:42" }),
             b"*2\r\n$3\r\nGET\r\n$7\r\nuser:42\r\n"
         );
         assert_eq!(
             encoded(
-                P,
+                &P,
                 &Request::Set {
                     key: b"a b\r\n",
                     value_len: 3
@@ -100,7 +126,7 @@ mod tests {
             b"*3\r\n$3\r\nSET\r\n$5\r\na b\r\n\r\n$3\r\nxxx\r\n"
         );
         assert_eq!(
-            encoded(P, &Request::Get { key: b"" }),
+            encoded(&P, &Request::Get { key: b"" }),
             b"*2\r\n$3\r\nGET\r\n$0\r\n\r\n"
         );
         assert!(matches!(
@@ -134,14 +160,14 @@ mod tests {
             (b":-9223372036854775808\r\n", Reply::new(ReplyKind::Ok, 0)),
         ];
         for (bytes, expected) in cases {
-            assert_incremental(P, bytes, expected);
+            assert_incremental(&P, bytes, expected);
         }
     }
 
     #[test]
     fn coalesced_replies() {
         assert_coalesced(
-            P,
+            &P,
             &[
                 (b"+OK\r\n", Reply::new(ReplyKind::Ok, 0)),
                 (b"$3\r\n$-1\r\n", Reply::new(ReplyKind::Hit, 3)),
@@ -169,7 +195,7 @@ mod tests {
             (b"+OK\n", "bare LF"),
         ];
         for (bytes, problem) in cases {
-            assert_malformed(P, bytes, problem);
+            assert_malformed(&P, bytes, problem);
         }
     }
 }

@@ -5,15 +5,40 @@
 //! says it served exactly what was asked). The client draws the service time so that the
 //! service time asked of every request is known.
 
+use super::simple::{Simple, bare};
 use super::wire::{Reader, Step};
-use super::{EncodeError, Reply, ReplyKind, Request};
+use super::{EncodeError, Entry, Protocol, Reply, ReplyKind, Request, WorkloadKind};
 
 const NAME: &str = "synthetic";
+
+pub(super) static ENTRY: Entry = Entry {
+    name: NAME,
+    scheme: NAME,
+    forms: &[NAME],
+    url_spec: NAME,
+    example_port: 7000,
+    workload: WorkloadKind::Service,
+    default_path: None,
+    about: "vernier's synthetic server: each request carries the service time to spin",
+    build: |params| bare(NAME, params, Protocol::synthetic),
+};
+
+impl Protocol {
+    /// vernier's synthetic server: the request is the service time to spin, 8 bytes of
+    /// nanoseconds, little-endian; the reply is 8 bytes.
+    pub fn synthetic() -> Protocol {
+        Protocol::new(Simple {
+            entry: &ENTRY,
+            encode,
+            parse,
+        })
+    }
+}
 
 /// The size of a request and of a reply.
 const MESSAGE_LEN: usize = 8;
 
-pub(super) fn encode(request: &Request<'_>, out: &mut Vec<u8>) -> Result<(), EncodeError> {
+fn encode(request: &Request<'_>, out: &mut Vec<u8>) -> Result<(), EncodeError> {
     match *request {
         Request::Spin { service_ns } => {
             out.extend_from_slice(&service_ns.to_le_bytes());
@@ -24,7 +49,7 @@ pub(super) fn encode(request: &Request<'_>, out: &mut Vec<u8>) -> Result<(), Enc
 }
 
 /// Any 8 bytes are a reply, read as the time served.
-pub(super) fn parse(buf: &[u8]) -> Step<(Reply, usize)> {
+fn parse(buf: &[u8]) -> Step<(Reply, usize)> {
     let mut reader = Reader::new(NAME, buf);
     let message = reader.take(MESSAGE_LEN)?;
     let served = u64::from_le_bytes(message.try_into().unwrap_or_default());
@@ -43,11 +68,14 @@ mod tests {
     #[test]
     fn requests_carry_the_service_time_little_endian() {
         assert_eq!(
-            encoded(Protocol::Synthetic, &Request::Spin { service_ns: 10_000 }),
+            encoded(
+                &Protocol::synthetic(),
+                &Request::Spin { service_ns: 10_000 }
+            ),
             b"\x10\x27\0\0\0\0\0\0"
         );
         assert_eq!(
-            Protocol::Synthetic.encode(&Request::Get { key: b"k" }, 0, &mut Vec::new()),
+            Protocol::synthetic().encode(&Request::Get { key: b"k" }, 0, &mut Vec::new()),
             Err(EncodeError::Unsupported {
                 protocol: "synthetic",
                 request: "get"
@@ -61,9 +89,13 @@ mod tests {
             served_ns: Some(ns),
             ..Reply::new(ReplyKind::Ok, 8)
         };
-        assert_incremental(Protocol::Synthetic, b"\x10\x27\0\0\0\0\0\0", served(10_000));
+        assert_incremental(
+            &Protocol::synthetic(),
+            b"\x10\x27\0\0\0\0\0\0",
+            served(10_000),
+        );
         assert_coalesced(
-            Protocol::Synthetic,
+            &Protocol::synthetic(),
             &[
                 (&[1u8; 8][..], served(0x0101_0101_0101_0101)),
                 (&[0u8; 8], served(0)),

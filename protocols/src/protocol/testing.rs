@@ -3,13 +3,13 @@
 use super::{Protocol, Reply, Request};
 
 /// The bytes `protocol` sends for `request` (opaque 0).
-pub(super) fn encoded(protocol: Protocol, request: &Request<'_>) -> Vec<u8> {
+pub(super) fn encoded(protocol: &Protocol, request: &Request<'_>) -> Vec<u8> {
     encoded_with_opaque(protocol, request, 0)
 }
 
 /// The bytes `protocol` sends for `request` with `opaque`.
 pub(super) fn encoded_with_opaque(
-    protocol: Protocol,
+    protocol: &Protocol,
     request: &Request<'_>,
     opaque: u32,
 ) -> Vec<u8> {
@@ -23,7 +23,7 @@ pub(super) fn encoded_with_opaque(
 /// `bytes` is exactly one reply, `expected`: every proper prefix is incomplete (`None`,
 /// not an error), the whole is the reply and consumes every byte, and bytes after it are
 /// left alone.
-pub(super) fn assert_incremental(protocol: Protocol, bytes: &[u8], expected: Reply) {
+pub(super) fn assert_incremental(protocol: &Protocol, bytes: &[u8], expected: Reply) {
     let show = || bytes.escape_ascii().to_string();
     for split in 0..bytes.len() {
         assert_eq!(
@@ -52,7 +52,7 @@ pub(super) fn assert_incremental(protocol: Protocol, bytes: &[u8], expected: Rep
 
 /// The replies, sent back to back in one buffer, parse one after another, each where the
 /// previous one ended.
-pub(super) fn assert_coalesced(protocol: Protocol, replies: &[(&[u8], Reply)]) {
+pub(super) fn assert_coalesced(protocol: &Protocol, replies: &[(&[u8], Reply)]) {
     let buf: Vec<u8> = replies
         .iter()
         .flat_map(|(bytes, _)| bytes.iter().copied())
@@ -71,7 +71,7 @@ pub(super) fn assert_coalesced(protocol: Protocol, replies: &[(&[u8], Reply)]) {
 
 /// `bytes` is not a reply: the error names the protocol and says `problem`. Every prefix
 /// is either incomplete or already the same kind of error, never a panic or a reply.
-pub(super) fn assert_malformed(protocol: Protocol, bytes: &[u8], problem: &str) {
+pub(super) fn assert_malformed(protocol: &Protocol, bytes: &[u8], problem: &str) {
     match protocol.parse(bytes) {
         Err(error) => {
             assert_eq!(error.protocol(), protocol.name());

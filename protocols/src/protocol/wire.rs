@@ -139,7 +139,13 @@ pub(super) fn signed_decimal(text: &[u8]) -> Option<i64> {
 }
 
 /// Appends `n` in decimal, without the formatting machinery.
-pub(super) fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
+pub(super) fn push_decimal(out: &mut Vec<u8>, n: u64) {
+    let (digits, start) = decimal_digits(n);
+    out.extend_from_slice(&digits[start..]);
+}
+
+/// `n`'s decimal digits, right-aligned in the buffer, and where they start.
+pub(crate) fn decimal_digits(mut n: u64) -> ([u8; 20], usize) {
     let mut digits = [0u8; 20];
     let mut start = digits.len();
     loop {
@@ -150,7 +156,7 @@ pub(super) fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
             break;
         }
     }
-    out.extend_from_slice(&digits[start..]);
+    (digits, start)
 }
 
 /// Appends `len` filler bytes: a value whose content does not matter, only its size.

@@ -39,7 +39,7 @@ fn summary(reply: Reply) -> (ReplyKind, usize, Option<u16>, bool) {
 #[test]
 fn keep_alive_gets() {
     let server = nginx();
-    let mut conn = Conn::open(server.addr(), Protocol::Http);
+    let mut conn = Conn::open(server.addr(), Protocol::http());
     let hello = (ReplyKind::Ok, HELLO.len(), Some(200), false);
     assert_eq!(summary(conn.call(get(b"hello.txt"), 0)), hello);
     let missing = summary(conn.call(get(b"missing"), 0));
@@ -68,7 +68,7 @@ fn keep_alive_gets() {
 #[test]
 fn chunked_replies() {
     let server = nginx();
-    let mut conn = Conn::open(server.addr(), Protocol::Http);
+    let mut conn = Conn::open(server.addr(), Protocol::http());
     for _ in 0..2 {
         conn.send(&[(get(b"ssi/page.html"), 0)]);
         let (reply, bytes) = conn.reply_with_bytes();
@@ -90,7 +90,7 @@ fn chunked_replies() {
 #[test]
 fn connection_close_is_reported() {
     let server = nginx();
-    let mut conn = Conn::open(server.addr(), Protocol::Http);
+    let mut conn = Conn::open(server.addr(), Protocol::http());
     assert_eq!(
         summary(conn.call(get(b"close/hello.txt"), 0)),
         (ReplyKind::Ok, HELLO.len(), Some(200), true)

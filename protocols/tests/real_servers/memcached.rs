@@ -23,7 +23,7 @@ fn set(key: &[u8], value_len: usize) -> Request<'_> {
 #[test]
 fn text_get_and_set() {
     let server = memcached();
-    let mut conn = Conn::open(server.addr(), Protocol::Memcached);
+    let mut conn = Conn::open(server.addr(), Protocol::memcached());
     let kind = |reply: Reply| (reply.kind, reply.value_len);
 
     assert_eq!(kind(conn.call(get(b"missing"), 0)), (ReplyKind::Miss, 0));
@@ -56,7 +56,7 @@ fn text_get_and_set() {
 #[test]
 fn text_replies_vernier_does_not_ask_for() {
     let server = memcached();
-    let mut conn = Conn::open(server.addr(), Protocol::Memcached);
+    let mut conn = Conn::open(server.addr(), Protocol::memcached());
     conn.call(set(b"k", 1), 0);
     // NOT_STORED: `add` of a key that exists.
     conn.send_raw(b"add k 0 0 1\r\nx\r\n");
@@ -81,7 +81,7 @@ fn text_replies_vernier_does_not_ask_for() {
 
 fn binary(getk: bool) {
     let server = memcached();
-    let mut conn = Conn::open(server.addr(), Protocol::MemcachedBinary { getk });
+    let mut conn = Conn::open(server.addr(), Protocol::memcached_binary(getk));
     let summary = |reply: Reply| (reply.kind, reply.value_len, reply.status, reply.opaque);
 
     assert_eq!(

@@ -12,7 +12,7 @@ fn redis() -> ExternalServer {
 #[test]
 fn get_and_set() {
     let server = redis();
-    let mut conn = Conn::open(server.addr(), Protocol::Redis);
+    let mut conn = Conn::open(server.addr(), Protocol::redis());
     let kind = |reply: Reply| (reply.kind, reply.value_len);
     let get = |key| Request::Get { key };
     let set = |key, value_len| Request::Set { key, value_len };
@@ -43,7 +43,7 @@ fn get_and_set() {
 #[test]
 fn errors_and_integers() {
     let server = redis();
-    let mut conn = Conn::open(server.addr(), Protocol::Redis);
+    let mut conn = Conn::open(server.addr(), Protocol::redis());
     conn.call(
         Request::Set {
             key: b"k",

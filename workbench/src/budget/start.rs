@@ -19,7 +19,7 @@ use vernier_agent::calibrate::{self, PingPong, Wait};
 use vernier_agent::sys::{Transport, available_cpus};
 use vernier_agent::{AgentKind, LoadSpec, Workload};
 use vernier_fixtures::{ServeConfig, ServeProtocol, Server};
-use vernier_protocols::{Dist, Protocol};
+use vernier_protocols::{Dist, Protocol, WorkloadKind};
 
 use super::grid::grid;
 use crate::coordinator::Part;
@@ -237,7 +237,7 @@ pub(super) fn client(
     let target = scenario
         .targets
         .first()
-        .filter(|t| scenario.protocol == Protocol::Synthetic && on_loopback(t))
+        .filter(|t| scenario.protocol.workload() == WorkloadKind::Service && on_loopback(t))
         .and_then(|t| t.to_socket_addrs().ok()?.next());
     let (server_cpu, busy_poll) = cores.client_server();
     let against = match (target, busy_poll) {
@@ -347,7 +347,7 @@ impl Calibration {
             poll: scenario.poll,
             target: addr,
             transport,
-            protocol: Protocol::Synthetic,
+            protocol: Protocol::synthetic(),
             workload: Workload::Synthetic {
                 service: Dist::fixed(Duration::ZERO),
                 probe: 0.0,

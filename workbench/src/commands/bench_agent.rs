@@ -4,6 +4,8 @@
 //! the inter-arrival test passing and p99 send lag ≤ 10 µs; p50 within 1 µs of the
 //! loopback floor at 1,000 requests/s with kernel timestamps) are judged by the reader.
 
+mod protocols;
+
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -73,6 +75,11 @@ pub struct BenchAgentArgs {
     /// does: waking a halted vCPU is most of what a loopback send costs on such a host.
     #[arg(long, value_parser = super::args::duration_arg)]
     pub halt_poll: Option<Duration>,
+    /// Only compare what a declared protocol costs the worker against the built-in one it
+    /// imitates (`echo:64`), at the first of `--rates` (at most 50,000/s), `--duration` a
+    /// round, five rounds each: worker CPU seconds per million requests.
+    #[arg(long)]
+    pub protocols: bool,
 }
 
 /// One open-loop rate tried against memcached.
@@ -210,6 +217,24 @@ fn failed(e: &dyn std::fmt::Display) -> Error {
 pub fn run(args: BenchAgentArgs) -> Result<ExitCode, Error> {
     // Held for the whole run and put back when it ends, whichever way.
     let _halt_poll = halt_poll(args.halt_poll)?;
+    if args.protocols {
+        let cost = protocols::run(&protocols::Options {
+            rate: args
+                .rates
+                .first()
+                .copied()
+                .unwrap_or(50_000.0)
+                .min(50_000.0),
+            round: args.duration,
+            agent_cpu: args.agent_cpu,
+            server_cpu: args.server_cpu,
+            connections: args.connections,
+        })
+        .map_err(|e| failed(&e))?;
+        let json = serde_json::to_string_pretty(&cost).map_err(|e| failed(&e))?;
+        println!("{json}");
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut config = ServeConfig::new(
         "127.0.0.1:0".parse().map_err(|e| failed(&e))?,
         ServeProtocol::Synthetic,
@@ -266,7 +291,7 @@ fn synthetic_spec(
         poll: args.poll,
         target,
         transport: Transport::Tcp,
-        protocol: Protocol::Synthetic,
+        protocol: Protocol::synthetic(),
         workload: Workload::Synthetic {
             service: vernier_protocols::Dist::fixed(Duration::ZERO),
             probe: 0.0,
@@ -430,7 +455,7 @@ fn memcached_capacity(
             let spec = LoadSpec {
                 target: addr,
                 transport: Transport::Tcp,
-                protocol: Protocol::Memcached,
+                protocol: Protocol::memcached(),
                 workload: Workload::KeyValue(workload.clone()),
                 workers: 1,
                 cpus: vec![args.agent_cpu],

@@ -21,7 +21,9 @@ use progress::Progress;
 use super::stdout::{Json, print_json};
 use crate::coordinator::{PointResult, Verdict, text};
 use crate::error::Error;
-use crate::scenario::{Flag, LoadPlan, Override, Scenario, Tail, load_value};
+use crate::scenario::{
+    Flag, LoadPlan, Override, Scenario, Tail, declared_flags as declared, load_value,
+};
 use crate::session::{self, Outcome, SessionOptions};
 use crate::tui;
 
@@ -30,7 +32,7 @@ pub const EXIT_NA: u8 = 3;
 
 /// Options of `vernier run`.
 #[derive(Debug, Args)]
-#[command(after_help = URL_HELP)]
+#[command(after_help = url_help())]
 pub struct RunArgs {
     /// The scenario (YAML), or the URL of a server to measure with the defaults a scenario
     /// file gets: memcached://HOST:PORT, memcached-binary://, redis://, http://HOST:PORT/PATH,
@@ -78,10 +80,18 @@ pub struct RunArgs {
     pub url: UrlFlags,
 }
 
-/// What `vernier run --help` says after the options.
-const URL_HELP: &str = "\
-A URL measures a server with no file: its scheme is the protocol (memcached, memcached-binary, \
-redis, http, synthetic, echo; https is not supported), HOST:PORT the target, and an http \
+/// What `vernier run --help` says after the options: the URL schemes come from the
+/// protocol registry.
+fn url_help() -> String {
+    let schemes: Vec<&str> = vernier_protocols::Protocol::all()
+        .iter()
+        .map(|e| e.scheme)
+        .collect();
+    format!(
+        "\
+A URL measures a server with no file: its scheme is the protocol ({schemes}; https is not \
+supported; tcp:// speaks the protocol --framing and --request declare), HOST:PORT the \
+target, and an http \
 URL's path is what every request GETs (GET / when it has none, as wrk asks). The flags under \
 \"With a URL\" set the fields people change; every other field takes the default a scenario \
 file gets (scenarios/README.md). memcached and redis get the default key-value workload \
@@ -93,7 +103,11 @@ Examples:
   vernier run redis://127.0.0.1:6379 --load 5k,10k,20k --percentile 99.9 --width 10us
   vernier run http://127.0.0.1:8080/index.html --load 2k..10k/2k --connections 32
   vernier run synthetic://127.0.0.1:7000 --service exp:20us --load 20k --duration 1m
-  vernier run memcached://127.0.0.1:11211 --load 10k --print-scenario > my.yaml";
+  vernier run tcp://127.0.0.1:9000 --framing length:4 --request '{{len:u32be}}{{seq:u64be}}\\x00{{key}}' --load 5k
+  vernier run memcached://127.0.0.1:11211 --load 10k --print-scenario > my.yaml",
+        schemes = schemes.join(", ")
+    )
+}
 
 /// The fields of `vernier run URL` that flags set. With a scenario file each is refused,
 /// naming the `--set` that does the same: the file is where its fields are written.
@@ -147,6 +161,18 @@ pub struct UrlFlags {
     /// uniform].
     #[arg(long, value_name = "DIST")]
     pub key_dist: Option<String>,
+    /// tcp:// only: how a reply ends. length:N[:little] (an N-byte length prefix, big-endian
+    /// unless little, counting the bytes after it), delimiter:TEXT, or fixed:N.
+    #[arg(long, value_name = "FRAMING")]
+    pub framing: Option<String>,
+    /// tcp:// only: what each request is, a template: text with escapes (\r\n, \x00) and
+    /// fields ({key}, {seq:u32be}, {len:u32be}, {key_len:dec}, {random:fixed:100}).
+    #[arg(long, value_name = "TEMPLATE")]
+    pub request: Option<String>,
+    /// tcp:// only: a reply succeeds when its bytes at OFFSET are TEXT, as in 8:\x00
+    /// [default: every reply succeeds].
+    #[arg(long, value_name = "OFFSET:TEXT")]
+    pub reply_ok: Option<String>,
 }
 
 impl UrlFlags {
@@ -178,6 +204,27 @@ impl UrlFlags {
                 number(self.read_ratio),
             ),
             flag("--key-dist", "workload.key_dist", text(&self.key_dist)),
+            flag(
+                "--framing",
+                "protocol.framing",
+                self.framing
+                    .as_ref()
+                    .map(|t| (t.clone(), declared::framing(t))),
+            ),
+            flag(
+                "--request",
+                "protocol.requests",
+                self.request
+                    .as_ref()
+                    .map(|t| (t.clone(), declared::requests(t))),
+            ),
+            flag(
+                "--reply-ok",
+                "protocol.reply.ok",
+                self.reply_ok
+                    .as_ref()
+                    .map(|t| (t.clone(), declared::reply_ok(t))),
+            ),
             flag("--workers", "workers", size(self.workers)),
             flag("--cpus", "cpus", cpus),
             flag("--connections", "connections", size(self.connections)),

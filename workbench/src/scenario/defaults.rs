@@ -2,7 +2,7 @@
 //! to a file and to the scenario a URL builds (`vernier run memcached://HOST:PORT`) alike,
 //! and `--print-scenario` lists the ones taken, so that what is printed is what runs.
 
-use vernier_protocols::{KeyDist, KvWorkload, Protocol, SizeDist};
+use vernier_protocols::{KeyDist, KvWorkload, Protocol, SizeDist, WorkloadKind};
 use vernier_stats::Percentile;
 
 /// Worker threads per agent: one worker sent 200,000 req/s of small requests here
@@ -67,13 +67,9 @@ pub(crate) const PERCENTILES: [Percentile; 4] = [
 pub(crate) const KEY_VALUE: &str =
     "{keys: 10000, key_size: fixed:30, value_size: fixed:200, read_ratio: 0.9}";
 
-/// HTTP's request target when the scenario names neither a path nor a workload: `GET /`
-/// on every request, as wrk and oha ask for a URL without a path.
-pub(crate) const HTTP_PATH: &str = "/";
-
-/// The echo protocol's request and reply size for an `echo://` URL (a file names its own,
-/// as in `protocol: echo:64`): a small RPC.
-pub(crate) const ECHO_LEN: usize = 64;
+/// A declared protocol's keys when the scenario names none: the default key-value
+/// workload's, whose values and read ratio it does not use.
+pub(crate) const KEYS: &str = "{keys: 10000, key_size: fixed:30}";
 
 /// The default key-value workload ([`KEY_VALUE`]).
 pub(crate) fn key_value() -> KvWorkload {
@@ -101,12 +97,13 @@ pub(crate) fn http_path(key: &str) -> KvWorkload {
 /// The defaults `--print-scenario` lists for a scenario speaking `protocol`, each a dotted
 /// field and its value as YAML, in the order the scenario's documentation lists them: the
 /// fields people change, not every one (scenarios/README.md has them all).
-pub(crate) fn listed(protocol: Protocol) -> Vec<(&'static str, String)> {
+pub(crate) fn listed(protocol: &Protocol) -> Vec<(&'static str, String)> {
     let mut all = Vec::new();
-    match protocol {
-        Protocol::Synthetic | Protocol::Echo { .. } => {}
-        Protocol::Http => all.push(("path", HTTP_PATH.to_owned())),
-        _ => all.push(("workload", KEY_VALUE.to_owned())),
+    match (protocol.workload(), protocol.entry().default_path) {
+        (WorkloadKind::Service | WorkloadKind::Fixed, _) => {}
+        (WorkloadKind::KeyValue, Some(path)) => all.push(("path", path.to_owned())),
+        (WorkloadKind::KeyValue, None) => all.push(("workload", KEY_VALUE.to_owned())),
+        (WorkloadKind::Keys, _) => all.push(("workload", KEYS.to_owned())),
     }
     all.extend([
         ("agents", "[local]".to_owned()),

@@ -127,7 +127,7 @@ fn examples_mean_what_their_comments_say() {
         ]
     );
     assert_eq!(remote.on_agent_loss, crate::scenario::OnAgentLoss::Continue);
-    assert_eq!(load("http.yaml").protocol, Protocol::Http);
+    assert_eq!(load("http.yaml").protocol, Protocol::http());
     let memcached = load("memcached-10k.yaml");
     assert_eq!(memcached.load, LoadPlan::Fixed(10_000.0));
     assert_eq!(
@@ -180,7 +180,7 @@ fn unstated_fields_take_their_defaults() {
     assert_eq!(s.source.as_deref(), Some(Path::new("bad.yaml")));
     assert_eq!(s.yaml, MINIMAL);
     assert_eq!(s.targets, ["127.0.0.1:7000"]);
-    assert_eq!(s.protocol, Protocol::Synthetic);
+    assert_eq!(s.protocol, Protocol::synthetic());
     assert_eq!(
         s.workload,
         Workload::Synthetic {
@@ -357,7 +357,7 @@ method: lancet
         &[],
     );
     assert_eq!(s.targets, ["10.0.0.1:11211", "[::1]:11211"]);
-    assert_eq!(s.protocol, Protocol::MemcachedBinary { getk: true });
+    assert_eq!(s.protocol, Protocol::memcached_binary(true));
     assert_eq!(s.transport, Transport::Udp);
     assert_eq!(
         s.agents,
@@ -801,8 +801,44 @@ fn invalid_scenarios_say_where_and_what() {
         (
             "workload given for synthetic",
             "workload: {keys: 10, key_size: fixed:8, value_size: fixed:8, read_ratio: 1}\n",
-            "bad.yaml:7: workload: expected no key-value workload: only memcached, redis and \
-             http take one; synthetic takes service, as in service: exp:20us",
+            "bad.yaml:7: workload: expected no key-value workload: only memcached, redis, http \
+             and declared protocols take one; synthetic takes service, as in service: exp:20us",
+        ),
+        (
+            "a key-value workload without its value size",
+            "-protocol: synthetic\nprotocol: memcached\n-service: exp:20us\n\
+             workload: {keys: 10, key_size: fixed:3, read_ratio: 1}\n",
+            "bad.yaml:6: workload.value_size: missing: expected a value, as in workload: \
+             {keys: 10000, key_size: fixed:30, value_size: fixed:200, read_ratio: 0.9}",
+        ),
+        (
+            "a declared protocol given a read ratio",
+            "-protocol: synthetic\nprotocol: {framing: {fixed: 8}, requests: [{text: '{key}'}]}\n\
+             -service: exp:20us\nworkload: {keys: 10, key_size: fixed:8, read_ratio: 0.5}\n",
+            "bad.yaml:6: workload.read_ratio: \"0.5\": expected no value_size or read_ratio: a \
+             declared protocol's requests say their own sizes and mix (requests: [{ratio: ..., \
+             text: ...}])",
+        ),
+        (
+            "a declared protocol's template naming an unknown field",
+            "-protocol: synthetic\nprotocol: {framing: {length: {bytes: 4}}, requests: [{text: \
+             '{len:u32be}{kee}'}]}\n-service: exp:20us\n",
+            "bad.yaml:5: protocol: requests[0].text: unknown field {kee} at byte 11: \
+             expected key, key_len:FMT, seq:FMT, len:FMT or random:SIZE",
+        ),
+        (
+            "a declared protocol's length field wider than its framing",
+            "-protocol: synthetic\nprotocol: {framing: {length: {bytes: 2}}, requests: [{text: \
+             '{len:u32be}{key}'}]}\n-service: exp:20us\n",
+            "bad.yaml:5: protocol: requests[0].text: {len:u32be} is 4 bytes, wider \
+             than the framing's 2-byte length field",
+        ),
+        (
+            "a declared protocol with a misspelt field",
+            "-protocol: synthetic\nprotocol: {framin: {fixed: 8}, requests: [{text: x}]}\n\
+             -service: exp:20us\n",
+            "bad.yaml:5: protocol: a declared protocol's mapping: unknown field `framin`, \
+             expected one of `framing`, `max_frame`, `requests`, `reply`",
         ),
         (
             "a workload the generator refuses",
@@ -907,7 +943,8 @@ fn invalid_scenarios_say_where_and_what() {
             "a bad protocol",
             "-protocol: synthetic\nprotocol: memcache\n",
             "bad.yaml:6: protocol: \"memcache\": expected echo:N, synthetic, memcached, \
-             memcached-binary, memcached-binary:getk, redis or http",
+             memcached-binary, memcached-binary:getk, redis, http or a declared protocol (a \
+             mapping)",
         ),
         (
             "warm-up windows longer than its limit",

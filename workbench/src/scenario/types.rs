@@ -321,18 +321,19 @@ impl Scenario {
     /// What a run says of its workload when it is its protocol's default, since the result
     /// is of it; `None` when the scenario names its own.
     pub fn default_workload_note(&self) -> Option<String> {
-        self.default_workload.then(|| match self.protocol {
-            Protocol::Http => format!(
-                "GET {} on every request, http's default (a file's path: or workload:, or a \
-                 URL's path, names another)",
-                defaults::HTTP_PATH
-            ),
-            _ => format!(
-                "the default key-value workload, {} (a file's workload:, or --keys, \
+        self.default_workload
+            .then(|| match self.protocol.entry().default_path {
+                Some(path) => format!(
+                    "GET {path} on every request, {}'s default (a file's path: or workload:, or \
+                 a URL's path, names another)",
+                    self.protocol.name()
+                ),
+                None => format!(
+                    "the default key-value workload, {} (a file's workload:, or --keys, \
                  --key-size, --value-size, --read-ratio, --key-dist with a URL, names another)",
-                defaults::KEY_VALUE
-            ),
-        })
+                    defaults::KEY_VALUE
+                ),
+            })
     }
 
     /// The load description of agent `agent` (its index in `agents`) against `target`.
@@ -340,7 +341,7 @@ impl Scenario {
         vernier_agent::LoadSpec {
             target,
             transport: self.transport,
-            protocol: self.protocol,
+            protocol: self.protocol.clone(),
             // The budget's path probe rides with the load's requests (see `budget.probe`).
             workload: match &self.workload {
                 Workload::Synthetic { service, .. } => Workload::Synthetic {

@@ -21,16 +21,7 @@ use super::flag::Flag;
 use super::overrides::{Override, set};
 use super::types::Scenario;
 use super::validate;
-
-/// What a URL may speak: its scheme, the protocol's spec, and a port for examples.
-const SCHEMES: [(&str, &str, u16); 6] = [
-    ("memcached", "memcached", 11211),
-    ("memcached-binary", "memcached-binary", 11211),
-    ("redis", "redis", 6379),
-    ("http", "http", 8080),
-    ("synthetic", "synthetic", 7000),
-    ("echo", "echo", 7),
-];
+use vernier_protocols::{Protocol, WorkloadKind};
 
 /// Each top-level field of a scenario document and where its value came from (`the URL`,
 /// `--load`, `--set ci.width`), in the document's order.
@@ -39,10 +30,12 @@ type Origins = Vec<(String, Vec<String>)>;
 /// The server a URL names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
-    /// The scheme, one of [`SCHEMES`]'.
+    /// The scheme, one of the protocol registry's.
     scheme: &'static str,
     /// The protocol's spec, as a scenario's `protocol:` writes it.
     protocol: String,
+    /// The protocol is declared by flags (`tcp://`), so `protocol:` is their mapping.
+    declared: bool,
     /// The host as written (a name, an IPv4 address, or an IPv6 one in brackets).
     host: String,
     /// The port.
@@ -65,7 +58,7 @@ impl FromStr for Target {
             expected,
         };
         let known = || {
-            let names: Vec<&str> = SCHEMES.iter().map(|s| s.0).collect();
+            let names: Vec<&str> = Protocol::all().iter().map(|e| e.scheme).collect();
             format!(
                 "{} or {}",
                 names[..names.len() - 1].join(", "),
@@ -79,7 +72,7 @@ impl FromStr for Target {
             ))
         })?;
         let scheme = scheme.to_ascii_lowercase();
-        let Some(&(scheme, protocol, example_port)) = SCHEMES.iter().find(|s| s.0 == scheme) else {
+        let Some(entry) = Protocol::by_scheme(&scheme) else {
             return Err(bad(if scheme == "https" {
                 "https is not supported: vernier speaks plain HTTP/1.1 (http://HOST:PORT)"
                     .to_owned()
@@ -87,6 +80,7 @@ impl FromStr for Target {
                 format!("unknown scheme {scheme:?}: expected {}", known())
             }));
         };
+        let (scheme, example_port) = (entry.scheme, entry.example_port);
         let example = format!("{scheme}://127.0.0.1:{example_port}");
         let rest = rest.split('#').next().unwrap_or_default();
         let (authority, path) = rest.split_at(rest.find(['/', '?']).unwrap_or(rest.len()));
@@ -131,23 +125,21 @@ impl FromStr for Target {
                 .filter(|p| *p > 0)
                 .ok_or_else(|| bad(format!("port {port:?}: expected 1 to 65535")))?,
         };
-        let path = match (scheme, path) {
+        let path = match (entry.default_path, path) {
             (_, "" | "/") => None,
-            ("http", query) if query.starts_with('?') => Some(format!("/{query}")),
-            ("http", path) => Some(path.to_owned()),
-            (_, path) => {
+            (Some(_), query) if query.starts_with('?') => Some(format!("/{query}")),
+            (Some(_), path) => Some(path.to_owned()),
+            (None, path) => {
                 return Err(bad(format!(
                     "path {path:?}: only an http:// URL has a path; expected {example}"
                 )));
             }
         };
-        let protocol = match scheme {
-            "echo" => format!("echo:{}", defaults::ECHO_LEN),
-            _ => protocol.to_owned(),
-        };
+        let protocol = entry.url_spec.to_owned();
         Ok(Target {
             scheme,
             protocol,
+            declared: entry.workload == WorkloadKind::Keys,
             host,
             port,
             path,
@@ -191,7 +183,32 @@ impl Target {
         let url = "the URL";
         put(&mut document, "name", self.name().into(), url)?;
         put(&mut document, "target", self.address().into(), url)?;
-        put(&mut document, "protocol", self.protocol.clone().into(), url)?;
+        if self.declared {
+            let declares = |field: &str| {
+                flags
+                    .iter()
+                    .any(|f| f.given.is_some() && f.field.starts_with(field))
+            };
+            if !declares("protocol.framing") || !declares("protocol.requests") {
+                return Err(ScenarioError::Url {
+                    url: format!("{}://{}", self.scheme, self.address()),
+                    expected: format!(
+                        "{}:// speaks the protocol you declare: expected --framing and \
+                         --request, as in --framing length:4 --request \
+                         '{{len:u32be}}{{seq:u32be}}{{key}}'",
+                        self.scheme
+                    ),
+                });
+            }
+            put(
+                &mut document,
+                "protocol",
+                Value::Mapping(Mapping::new()),
+                url,
+            )?;
+        } else {
+            put(&mut document, "protocol", self.protocol.clone().into(), url)?;
+        }
         if let Some(path) = &self.path {
             put(&mut document, "path", path.clone().into(), url)?;
         }
@@ -200,13 +217,13 @@ impl Target {
             .iter()
             .any(|f| f.given.is_some() && f.field.starts_with("workload."))
         {
-            let workload: Value = serde_yaml::from_str(defaults::KEY_VALUE).unwrap_or_default();
-            put(
-                &mut document,
-                "workload",
-                workload,
-                "the default key-value workload",
-            )?;
+            let (default, origin) = if self.declared {
+                (defaults::KEYS, "the default keys")
+            } else {
+                (defaults::KEY_VALUE, "the default key-value workload")
+            };
+            let workload: Value = serde_yaml::from_str(default).unwrap_or_default();
+            put(&mut document, "workload", workload, origin)?;
         }
         for flag in flags {
             if let Some((_, value)) = &flag.given {
@@ -300,10 +317,9 @@ fn render(
     };
     let protocol = fields
         .get("protocol")
-        .and_then(Value::as_str)
-        .and_then(|p| p.parse().ok())
-        .unwrap_or(vernier_protocols::Protocol::Synthetic);
-    let listed = defaults::listed(protocol);
+        .and_then(|p| serde_yaml::from_value(p.clone()).ok())
+        .unwrap_or_else(vernier_protocols::Protocol::synthetic);
+    let listed = defaults::listed(&protocol);
     let mut said = String::new();
     for (key, value) in fields {
         let name = key.as_str().unwrap_or_default();

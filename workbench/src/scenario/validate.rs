@@ -7,10 +7,8 @@ use std::time::Duration;
 
 use serde_yaml::Value;
 use vernier_agent::sys::{TimestampMode, Transport};
-use vernier_agent::{AgentKind, ConfigError, PollMode, Workload};
-use vernier_protocols::{
-    Dist, InterArrival, KvWorkload, Protocol, Request, SpecError, WorkloadError,
-};
+use vernier_agent::{AgentKind, ConfigError, PollMode};
+use vernier_protocols::{InterArrival, Protocol, SpecError, WorkloadKind};
 use vernier_stats::Percentile;
 
 use super::context::Context;
@@ -21,6 +19,7 @@ use super::fields::{
 };
 use super::file::{CiFile, File, LimitsFile, ReplicationsFile, SamplingFile, WarmupFile};
 use super::plan;
+use super::protocol;
 use super::types::{
     CiTarget, CiWidth, Limits, LoadPlan, Method, OnAgentLoss, Replications, Sampling, Scenario,
     Tail, Warmup,
@@ -34,18 +33,9 @@ pub(crate) fn scenario(
 ) -> Result<Scenario, ScenarioError> {
     let name = name(context, file.name)?;
     let targets = plan::targets(context, file.target.as_ref())?;
-    let protocol_text = file.protocol.ok_or_else(|| {
-        context.missing(
-            "protocol",
-            "what the server speaks: echo:N, synthetic, memcached, memcached-binary, \
-             memcached-binary:getk, redis or http",
-        )
-    })?;
-    let protocol: Protocol = protocol_text
-        .parse()
-        .map_err(|e: SpecError| context.bad("protocol", &protocol_text, e.expected()))?;
+    let protocol = protocol::protocol(context, file.protocol)?;
     let (workload, default_workload) =
-        workload(context, protocol, file.service, file.workload, file.path)?;
+        protocol::workload(context, &protocol, file.service, file.workload, file.path)?;
     let transport = transport(context, file.transport.as_deref())?;
     let agents = plan::agents(context, file.agents.as_ref())?;
     let interarrival_text = file
@@ -94,7 +84,7 @@ pub(crate) fn scenario(
     let budget_probe = file
         .budget
         .and_then(|b| b.probe)
-        .map(|share| budget_probe(context, share, protocol))
+        .map(|share| budget_probe(context, share, &protocol))
         .transpose()?;
     let on_agent_loss = on_agent_loss(context, file.on_agent_loss.as_deref())?;
     // Checked last, as when it was read in the scenario's own field below.
@@ -233,144 +223,6 @@ fn name(context: &Context<'_>, name: Option<String>) -> Result<String, ScenarioE
     Ok(name)
 }
 
-/// The workload the protocol carries: a service time for synthetic, a key-value workload
-/// for memcached, Redis and HTTP (or, for HTTP, the one path every request asks for),
-/// nothing for echo; and whether it is the default one ([`defaults::KEY_VALUE`],
-/// [`defaults::HTTP_PATH`]), taken when a key-value protocol's scenario names none. A
-/// field the protocol would ignore is an error, since whoever wrote it expected it to
-/// matter.
-fn workload(
-    context: &Context<'_>,
-    protocol: Protocol,
-    service: Option<String>,
-    kv: Option<KvWorkload>,
-    path: Option<String>,
-) -> Result<(Workload, bool), ScenarioError> {
-    let refuse_service = |service: &str| {
-        context.bad(
-            "service",
-            service,
-            format!(
-                "expected no service time: only the synthetic protocol carries one; a {} \
-                 server's is its own",
-                protocol.name()
-            ),
-        )
-    };
-    let refuse_kv = |uses: &str| {
-        context.invalid(
-            "workload",
-            None,
-            format!(
-                "expected no key-value workload: only memcached, redis and http take one; \
-                 {} {uses}",
-                protocol.name()
-            ),
-        )
-    };
-    if let Some(path) = &path
-        && protocol != Protocol::Http
-    {
-        return Err(context.bad(
-            "path",
-            path,
-            format!(
-                "expected no path: only http asks for one, not {}",
-                protocol.name()
-            ),
-        ));
-    }
-    match protocol {
-        Protocol::Synthetic => {
-            if kv.is_some() {
-                return Err(refuse_kv("takes service, as in service: exp:20us"));
-            }
-            let service = service.ok_or_else(|| {
-                context.missing(
-                    "service",
-                    "the synthetic server's service-time distribution, as in service: exp:20us",
-                )
-            })?;
-            let dist: Dist = service
-                .parse()
-                .map_err(|e: SpecError| context.bad("service", &service, e.expected()))?;
-            let workload = Workload::Synthetic {
-                service: dist,
-                probe: 0.0,
-            };
-            Ok((workload, false))
-        }
-        Protocol::Echo { .. } => match (service, kv) {
-            (Some(service), _) => Err(refuse_service(&service)),
-            (None, Some(_)) => Err(refuse_kv("sends fixed-size requests")),
-            (None, None) => Ok((Workload::Echo, false)),
-        },
-        _ => {
-            if let Some(service) = service {
-                return Err(refuse_service(&service));
-            }
-            let (kv, default) = match (kv, path) {
-                (Some(_), Some(path)) => {
-                    return Err(context.bad(
-                        "path",
-                        path,
-                        "expected no path with workload: a path is the one request target, \
-                         where workload: draws keys; keep one of them",
-                    ));
-                }
-                (Some(kv), None) => (kv, false),
-                (None, Some(path)) => (http_path(context, protocol, &path)?, false),
-                (None, None) if protocol == Protocol::Http => {
-                    (http_path(context, protocol, defaults::HTTP_PATH)?, true)
-                }
-                (None, None) => (defaults::key_value(), true),
-            };
-            kv.validate().map_err(|e| {
-                let (field, value) = match &e {
-                    WorkloadError::Keys(keys) => ("workload.keys", keys.to_string()),
-                    WorkloadError::ReadRatio(ratio) => ("workload.read_ratio", ratio.to_string()),
-                    WorkloadError::ZipfTheta(theta) => {
-                        ("workload.key_dist", format!("zipf:{theta}"))
-                    }
-                    _ => ("workload", format!("{kv:?}")),
-                };
-                let message = e.to_string();
-                let expected = message
-                    .split_once(": ")
-                    .map_or(message.as_str(), |(_, e)| e);
-                context.bad(field, value, expected)
-            })?;
-            Ok((Workload::KeyValue(kv), default))
-        }
-    }
-}
-
-/// `path:`, HTTP's one request target, as the workload of its one key (the path without
-/// its leading `/`), which the protocol must be able to send.
-fn http_path(
-    context: &Context<'_>,
-    protocol: Protocol,
-    path: &str,
-) -> Result<KvWorkload, ScenarioError> {
-    let key = path.strip_prefix('/').ok_or_else(|| {
-        context.bad(
-            "path",
-            path,
-            "expected a request target starting with /, as in /index.html",
-        )
-    })?;
-    protocol
-        .encode(
-            &Request::Get {
-                key: key.as_bytes(),
-            },
-            0,
-            &mut Vec::new(),
-        )
-        .map_err(|e| context.bad("path", path, format!("expected a path http can send: {e}")))?;
-    Ok(defaults::http_path(key))
-}
-
 /// The answer wanted.
 fn ci(context: &Context<'_>, ci: Option<CiFile>) -> Result<CiTarget, ScenarioError> {
     let ci = ci.unwrap_or_default();
@@ -445,7 +297,7 @@ fn replications(
 fn budget_probe(
     context: &Context<'_>,
     value: Value,
-    protocol: Protocol,
+    protocol: &Protocol,
 ) -> Result<f64, ScenarioError> {
     const EXPECTED: &str =
         "expected a share of each point's rate above 0 and at most 100%, as in 10% or 0.1";
@@ -468,7 +320,7 @@ fn budget_probe(
     let Some(share) = share.filter(|s| *s > 0.0 && *s <= 1.0) else {
         return Err(context.bad("budget.probe", shown, EXPECTED));
     };
-    if protocol != Protocol::Synthetic {
+    if protocol.workload() != WorkloadKind::Service {
         return Err(context.bad(
             "budget.probe",
             shown,

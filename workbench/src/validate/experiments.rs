@@ -227,7 +227,13 @@ pub(super) fn accuracy(
             max_tries: 10,
             max_duration: limit,
         },
-        ..Spec::new(name, target, Protocol::Synthetic, cpu, load / MEAN_US * 1e6)
+        ..Spec::new(
+            name,
+            target,
+            Protocol::synthetic(),
+            cpu,
+            load / MEAN_US * 1e6,
+        )
     }
     .scenario()
 }
@@ -259,7 +265,7 @@ pub(super) fn precision(
         ..Spec::new(
             format!("precision-1000rps-{}", timestamps.name()),
             target,
-            Protocol::Synthetic,
+            Protocol::synthetic(),
             cpu,
             1000.0,
         )
@@ -371,7 +377,7 @@ mod tests {
         ));
         assert_eq!(s.name, "exponential-50pct-user");
         assert_eq!(s.targets, ["127.0.0.1:4242"]);
-        assert_eq!(s.protocol, Protocol::Synthetic);
+        assert_eq!(s.protocol, Protocol::synthetic());
         assert_eq!(
             s.workload,
             Workload::Synthetic {
@@ -414,9 +420,9 @@ mod tests {
     #[test]
     fn vernier_against_a_server_speaks_its_protocol_with_its_workload() {
         for (server, protocol) in [
-            (Server::Memcached, Protocol::Memcached),
-            (Server::Redis, Protocol::Redis),
-            (Server::Nginx, Protocol::Http),
+            (Server::Memcached, Protocol::memcached()),
+            (Server::Redis, Protocol::redis()),
+            (Server::Nginx, Protocol::http()),
         ] {
             let s = built(against(server, addr(), 1, 50_000.0, Depth::Quick));
             assert_eq!(s.name, format!("{}-50000", server.name()));

@@ -44,9 +44,9 @@ impl Server {
     /// What vernier speaks to it.
     pub(super) fn protocol(self) -> Protocol {
         match self {
-            Server::Memcached => Protocol::Memcached,
-            Server::Redis => Protocol::Redis,
-            Server::Nginx => Protocol::Http,
+            Server::Memcached => Protocol::memcached(),
+            Server::Redis => Protocol::redis(),
+            Server::Nginx => Protocol::http(),
         }
     }
 

@@ -99,8 +99,8 @@ fn a_bad_url_says_what_is_expected() {
     let cases = [
         (
             "memcache://127.0.0.1:11211",
-            "memcache://127.0.0.1:11211: unknown scheme \"memcache\": expected memcached, \
-             memcached-binary, redis, http, synthetic or echo",
+            "memcache://127.0.0.1:11211: unknown scheme \"memcache\": expected echo, \
+             synthetic, memcached, memcached-binary, redis, http or tcp",
         ),
         (
             "https://127.0.0.1:8443/",
@@ -162,7 +162,7 @@ fn flags_set_their_fields_and_defaults_the_rest() {
     assert_eq!(s.name, "memcached-127.0.0.1-11211");
     assert_eq!(s.source, None);
     assert_eq!(s.targets, ["127.0.0.1:11211"]);
-    assert_eq!(s.protocol, Protocol::Memcached);
+    assert_eq!(s.protocol, Protocol::memcached());
     assert_eq!(s.load, LoadPlan::Fixed(10_000.0));
     // The file's defaults, the same for both.
     assert_eq!(s.workload, Workload::KeyValue(defaults::key_value()));

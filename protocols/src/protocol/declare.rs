@@ -1,0 +1,83 @@
+//! A protocol declared in a scenario (framing, request templates, reply matching; see
+//! [`crate::declared`]), as the registry sees it: its URL scheme is `tcp`, and its spec is a
+//! mapping, not a name.
+
+use super::{
+    EncodeError, Entry, Matching, ParseError, Protocol, Reply, Request, Speak, WorkloadKind,
+};
+use crate::declared::Declared;
+
+const NAME: &str = "declared";
+
+pub(super) static ENTRY: Entry = Entry {
+    name: NAME,
+    scheme: "tcp",
+    forms: &["a declared protocol (a mapping)"],
+    url_spec: NAME,
+    example_port: 9000,
+    workload: WorkloadKind::Keys,
+    default_path: None,
+    about: "your own protocol over TCP: framing, request templates and reply matching \
+            declared in the scenario",
+    build: |_| {
+        Err(
+            "a declared protocol is written as a mapping, as in protocol: {framing: \
+             {length: {bytes: 4}}, requests: [{text: '{len:u32be}{key}'}]}"
+                .to_owned(),
+        )
+    },
+};
+
+impl Speak for Declared {
+    fn entry(&self) -> &'static Entry {
+        &ENTRY
+    }
+
+    fn spec(&self) -> String {
+        NAME.to_owned()
+    }
+
+    #[inline]
+    fn encode(
+        &self,
+        request: &Request<'_>,
+        opaque: u32,
+        out: &mut Vec<u8>,
+    ) -> Result<(), EncodeError> {
+        match *request {
+            Request::Template {
+                index,
+                key,
+                entropy,
+            } => Declared::encode(self, index, key, opaque, entropy, out),
+            // A key-value request carries a key: the first declared request is sent for it.
+            Request::Get { key } | Request::Set { key, .. } => {
+                Declared::encode(self, 0, key, opaque, 0, out)
+            }
+            Request::Spin { .. } => Err(EncodeError::unsupported(NAME, request)),
+        }
+    }
+
+    #[inline]
+    fn parse(&self, buf: &[u8]) -> Result<Option<(Reply, usize)>, ParseError> {
+        Declared::parse(self, buf)
+    }
+
+    fn matching(&self) -> Matching {
+        match self.id_mask() {
+            Some(mask) => Matching::ById { mask },
+            None => Matching::InOrder,
+        }
+    }
+
+    fn declared(&self) -> Option<&Declared> {
+        Some(self)
+    }
+}
+
+impl Protocol {
+    /// Whether this is a protocol declared in a scenario rather than a built-in one.
+    pub fn is_declared(&self) -> bool {
+        self.declared().is_some()
+    }
+}

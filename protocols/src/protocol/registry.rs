@@ -1,0 +1,19 @@
+//! The registry: every protocol vernier speaks, listed once. A protocol is one file (a
+//! type implementing [`Speak`](super::Speak) and its [`Entry`]) and one line here; the URL
+//! schemes, the messages that name protocols, help, the agent's wire form and the
+//! scenario's checks are all derived from this list.
+
+use super::{Entry, declare, echo, http, memcached, memcached_binary, redis, synthetic};
+
+/// Every protocol, in the order help and messages list them.
+pub static PROTOCOLS: &[&Entry] = &[
+    &echo::ENTRY,
+    &synthetic::ENTRY,
+    &memcached::ENTRY,
+    &memcached_binary::ENTRY,
+    &redis::ENTRY,
+    &http::ENTRY,
+    &declare::ENTRY,
+    #[cfg(test)]
+    &super::made_up::ENTRY,
+];

@@ -1,0 +1,289 @@
+//! Declared protocols against real servers: a length-prefixed protocol against `vernier
+//! serve --protocol framed` (replies in order, and matched by id with an application error
+//! in the mix); RESP declared against redis-server beside the built-in redis protocol,
+//! interleaved in one run, their p50s compared; and the bad replies a declared protocol
+//! meets (an id that matches no request, a server that closes mid-frame), which are counted
+//! while everything answered before them is kept.
+//!
+//! Every load here is bounded (≤ 3 s at ≤ 3,000 requests/s) and goes to 127.0.0.1.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use support::load_spec as spec;
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener};
+use std::time::Duration;
+
+use vernier_agent::{Batch, Counters, Engine, LoadSpec, Outcome, Workload};
+use vernier_fixtures::{ExternalServer, RunningServer, ServeConfig, ServeProtocol, Server};
+use vernier_protocols::{InterArrival, KeyDist, KvWorkload, Protocol, SizeDist};
+
+fn framed_server() -> RunningServer {
+    Server::start(ServeConfig::new(
+        "127.0.0.1:0".parse().unwrap(),
+        ServeProtocol::Framed,
+    ))
+    .unwrap()
+}
+
+fn declared(yaml: &str) -> Protocol {
+    serde_yaml::from_str(yaml).unwrap_or_else(|e| panic!("{e}: {yaml}"))
+}
+
+/// Keys for a declared protocol: 100 of 16 bytes.
+fn keys() -> Workload {
+    Workload::KeyValue(KvWorkload {
+        keys: 100,
+        key_size: SizeDist::fixed(16),
+        value_size: SizeDist::fixed(0),
+        read_ratio: 1.0,
+        key_dist: KeyDist::Uniform,
+        key: None,
+    })
+}
+
+/// Loads at `rate` for `duration`, lets in-flight requests finish, stops: every sample
+/// and the counters.
+fn run(spec: LoadSpec, rate: f64, duration: Duration) -> (Vec<Batch>, Counters) {
+    let engine = Engine::start(spec).unwrap();
+    engine.set_sampling(1.0, 1);
+    engine.set_load(rate, &InterArrival::Exp);
+    std::thread::sleep(duration);
+    engine.pause();
+    std::thread::sleep(Duration::from_millis(300));
+    let counters = Counters::sum(&engine.counters());
+    (engine.stop().unwrap(), counters)
+}
+
+fn outcomes(batches: &[Batch], outcome: Outcome) -> usize {
+    batches
+        .iter()
+        .flat_map(|b| &b.samples)
+        .filter(|s| s.outcome == outcome as u8)
+        .count()
+}
+
+const FRAMED_IN_ORDER: &str = r"
+framing: {length: {bytes: 4}}
+requests: [{text: '{len:u32be}{seq:u64be}\x00{key}'}]
+reply: {ok: {offset: 12, equals: '\x00'}}
+";
+
+#[test]
+fn a_length_prefixed_protocol_runs_against_vernier_serve() {
+    let _one = support::machine();
+    let server = framed_server();
+    let (batches, c) = run(
+        spec(server.local_addr(), declared(FRAMED_IN_ORDER), keys()),
+        2_000.0,
+        Duration::from_millis(800),
+    );
+    assert_eq!(c.sent, c.received + c.failed + c.in_flight, "{c:?}");
+    assert!(c.received > 800, "{c:?}");
+    assert_eq!(
+        (c.failed, c.parse_errors, c.error_replies),
+        (0, 0, 0),
+        "{c:?}"
+    );
+    assert_eq!(outcomes(&batches, Outcome::Ok) as u64, c.received);
+    // Kernel timestamps on loopback: every request has its latency.
+    assert!(
+        batches
+            .iter()
+            .flat_map(|b| &b.samples)
+            .all(|s| s.latency_ns > 0)
+    );
+}
+
+/// Matched by the id the reply echoes, with a quarter of the requests asking the server to
+/// fail: those come back as `error` outcomes, none is out of step.
+#[test]
+fn replies_matched_by_id_and_an_application_error_counted_as_an_outcome() {
+    let _one = support::machine();
+    let server = framed_server();
+    let protocol = declared(
+        r"
+framing: {length: {bytes: 4, order: big}}
+requests:
+  - {name: echo, ratio: 3, text: '{len:u32be}{seq:u64be}\x00{key}'}
+  - {name: fail, ratio: 1, hex: '{len:u32be} {seq:u64be} 01 {random:uniform:1:64}'}
+reply:
+  match: {id: {offset: 4, bytes: 8}}
+  ok: {offset: 12, hex: '00'}
+",
+    );
+    let (batches, c) = run(
+        spec(server.local_addr(), protocol, keys()),
+        2_000.0,
+        Duration::from_millis(800),
+    );
+    assert!(c.received > 800, "{c:?}");
+    assert_eq!((c.failed, c.parse_errors), (0, 0), "{c:?}");
+    let errors = outcomes(&batches, Outcome::Error) as f64;
+    let n = c.received as f64;
+    // Binomial(n, 1/4): within 5 standard deviations.
+    let sd = (n * 0.25 * 0.75).sqrt();
+    assert!(
+        (errors - n / 4.0).abs() < 5.0 * sd,
+        "{errors} errors of {n} answered, expected about {}",
+        n / 4.0
+    );
+    assert_eq!(c.error_replies as f64, errors);
+}
+
+/// RESP written as a declared protocol, every request a SET of 64 bytes, beside the
+/// built-in redis protocol sending the same bytes: blocks of each alternate against one
+/// redis-server, and their p50s' 95% intervals must overlap.
+#[test]
+fn resp_declared_agrees_with_the_built_in_redis_at_p50() {
+    let _one = support::machine();
+    let server = match ExternalServer::redis() {
+        Ok(server) => server,
+        Err(e) => {
+            support::did_not_run(
+                "resp_declared_agrees_with_the_built_in_redis_at_p50",
+                &e.to_string(),
+            );
+            return;
+        }
+    };
+    let resp = declared(
+        r"
+framing: {delimiter: '\r\n'}
+requests:
+  - text: '*3\r\n$3\r\nSET\r\n${key_len:dec}\r\n{key}\r\n$64\r\n{random:fixed:64}\r\n'
+reply: {ok: {offset: 0, equals: '+'}}
+",
+    );
+    let sets = Workload::KeyValue(KvWorkload {
+        keys: 100,
+        key_size: SizeDist::fixed(16),
+        value_size: SizeDist::fixed(64),
+        read_ratio: 0.0,
+        key_dist: KeyDist::Uniform,
+        key: None,
+    });
+    let mut latencies = [Vec::new(), Vec::new()];
+    for block in 0..6 {
+        let which = block % 2;
+        let protocol = [Protocol::redis(), resp.clone()][which].clone();
+        let (batches, c) = run(
+            spec(server.addr(), protocol, sets.clone()),
+            2_000.0,
+            Duration::from_millis(400),
+        );
+        assert_eq!(
+            (c.failed, c.parse_errors, c.error_replies),
+            (0, 0, 0),
+            "{c:?}"
+        );
+        latencies[which].extend(
+            batches
+                .iter()
+                .flat_map(|b| &b.samples)
+                .map(|s| s.latency_ns as f64 / 1e3),
+        );
+    }
+    let [built_in, resp] = latencies.map(|mut v| {
+        v.sort_by(f64::total_cmp);
+        let p50 = vernier_stats::percentile(&v, 0.5).unwrap();
+        let (lo, hi) = vernier_stats::percentile_ci(&v, 0.5, 0.95).unwrap();
+        (p50, lo, hi, v.len())
+    });
+    eprintln!("p50 µs [95% CI] (samples): built-in redis {built_in:?}, declared RESP {resp:?}");
+    assert!(built_in.3 > 1_500 && resp.3 > 1_500);
+    assert!(
+        built_in.1 <= resp.2 && resp.1 <= built_in.2,
+        "the p50s' intervals do not overlap: built-in {built_in:?}, declared {resp:?}"
+    );
+}
+
+/// A server on a thread that answers the `n`th request on each connection per `reply`
+/// (the bytes to write, and whether to close after them), for the replies no real server
+/// sends.
+fn scripted(reply: fn(&[u8], u64) -> (Vec<u8>, bool)) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(64) {
+            let Ok(mut stream) = stream else { return };
+            std::thread::spawn(move || {
+                let mut n = 0;
+                let mut frame = [0u8; 4 + 8 + 1 + 16];
+                while stream.read_exact(&mut frame).is_ok() {
+                    let (bytes, close) = reply(&frame, n);
+                    if stream.write_all(&bytes).is_err() || close {
+                        return;
+                    }
+                    n += 1;
+                }
+            });
+        }
+    });
+    addr
+}
+
+const FRAMED_BY_ID: &str = r"
+framing: {length: {bytes: 4}}
+requests: [{text: '{len:u32be}{seq:u64be}\x00{key}'}]
+reply: {match: {id: {offset: 4, bytes: 8}}}
+";
+
+/// The framed server's answer to `request`, with its id replaced by `id`.
+fn answer(request: &[u8], id: u64) -> Vec<u8> {
+    let mut reply = request.to_vec();
+    reply[4..12].copy_from_slice(&id.to_be_bytes());
+    reply
+}
+
+#[test]
+fn a_reply_whose_id_matches_no_request_costs_its_connection_not_the_run() {
+    let _one = support::machine();
+    // The 20th reply on each connection carries an id nothing was sent with.
+    let addr = scripted(|request, n| {
+        let id = u64::from_be_bytes(request[4..12].try_into().unwrap());
+        (
+            answer(request, if n == 19 { id ^ 0xdead_0000 } else { id }),
+            false,
+        )
+    });
+    let (batches, c) = run(
+        spec(addr, declared(FRAMED_BY_ID), keys()),
+        1_000.0,
+        Duration::from_millis(600),
+    );
+    assert!(c.parse_errors >= 1, "{c:?}");
+    assert!(c.reconnects >= 1, "{c:?}");
+    // What was answered before is kept, and the load went on after.
+    assert!(c.received > 200, "{c:?}");
+    assert_eq!(outcomes(&batches, Outcome::Ok) as u64, c.received);
+}
+
+#[test]
+fn a_server_that_closes_mid_frame_fails_what_it_owed_and_keeps_the_rest() {
+    let _one = support::machine();
+    // The 10th reply on each connection stops after 6 of its 29 bytes, and the
+    // connection closes.
+    let addr = scripted(|request, n| {
+        let id = u64::from_be_bytes(request[4..12].try_into().unwrap());
+        let reply = answer(request, id);
+        if n == 9 {
+            (reply[..6].to_vec(), true)
+        } else {
+            (reply, false)
+        }
+    });
+    let (batches, c) = run(
+        spec(addr, declared(FRAMED_BY_ID), keys()),
+        1_000.0,
+        Duration::from_millis(600),
+    );
+    assert!(c.failed >= 1 && c.reconnects >= 1, "{c:?}");
+    assert_eq!(c.parse_errors, 0, "{c:?}");
+    assert!(c.received > 200, "{c:?}");
+    assert_eq!(outcomes(&batches, Outcome::Ok) as u64, c.received);
+    assert_eq!(c.sent, c.received + c.failed + c.in_flight, "{c:?}");
+}
