@@ -10,6 +10,8 @@
 //! takes time from both cores, and a synthetic server spinning out its service times
 //! slows down with them.
 
+mod replies;
+
 use std::collections::VecDeque;
 use std::io;
 use std::sync::Arc;
@@ -22,8 +24,8 @@ use rand::rngs::SmallRng;
 use vernier_protocols::{KeySpace, Matching, Protocol, Request, worker_seed};
 
 use super::arrivals::{Arrival, Arrivals, Due};
-use super::conn::{Conn, Read, ReadError, TxDrain, dial, register};
-use super::inflight::{Outgoing, Received, StampClock, Timeout};
+use super::conn::{Conn, TxDrain, dial, register};
+use super::inflight::{Outgoing, StampClock, Timeout};
 use super::nic_clock::NicClock;
 use super::pacer::{Pacer, Reply, SPIN_FOR_REPLY, TIMER};
 use super::report::{REPORT_EVERY, Reports};
@@ -32,7 +34,7 @@ use super::spin::SpinWatch;
 use super::tally::{DepartureOrder, FirstSampling, PROBE_SEQ, Tally};
 use super::{Command, EngineError, Epoch};
 use crate::config::{AgentKind, LoadSpec};
-use crate::measure::{Batch, Counters, Outcome};
+use crate::measure::{Batch, Counters};
 use crate::sys::{TimestampMode, Transport, pin_current_thread};
 
 /// The nice value a pinned worker asks for (see `run`).
@@ -521,94 +523,6 @@ impl Worker {
         {
             self.lose(slot);
         }
-    }
-
-    /// The poller reported the socket: `readable` (data, or the peer's close), or only
-    /// its error queue (a TX stamp, on loopback queued within the send itself). Each
-    /// request costs one read for its reply and one for its stamp: a short TCP read ends
-    /// the reading, the stamps are read only while a request waits for one, and a
-    /// report of the error queue alone reads no data unless the queue held no stamp.
-    fn on_readable(&mut self, slot: usize, readable: bool) {
-        if self.kernel_timestamps && !readable && self.drain_tx(slot, TxDrain::Always) > 0 {
-            return;
-        }
-        loop {
-            let got = match self.conns[slot].read() {
-                None => return,
-                Some(Err(ReadError::Full)) => {
-                    // A reply larger than any protocol here allows: the server is confused.
-                    self.counters.parse_errors += 1;
-                    return self.lose(slot);
-                }
-                Some(Ok(Read { bytes: 0, .. })) => return self.lose(slot),
-                Some(Ok(got)) => got,
-                Some(Err(ReadError::Io(e))) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Some(Err(ReadError::Io(e))) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Some(Err(ReadError::Io(_))) => return self.lose(slot),
-            };
-            let at = self.epoch.now_ns();
-            self.counters.bytes_received += got.bytes as u64;
-            if !self.parse_replies(slot, at, got.rx) {
-                self.counters.parse_errors += 1;
-                return self.lose(slot);
-            }
-            if got.drained {
-                break;
-            }
-        }
-        if self.kernel_timestamps {
-            self.drain_tx(slot, TxDrain::WhileUnstamped);
-        }
-        self.finish_front(slot);
-    }
-
-    /// Parses every whole reply in the input; an RX timestamp belongs to every reply that
-    /// this recv completed (it is exact for the last and an upper bound for the others).
-    /// Returns false on a malformed reply.
-    fn parse_replies(&mut self, slot: usize, at: u64, kernel_rx: Option<u64>) -> bool {
-        let mut used = 0;
-        loop {
-            let conn = &mut self.conns[slot];
-            match self.protocol.parse(&conn.input()[used..]) {
-                Ok(Some((reply, n))) => {
-                    used += n;
-                    let outcome = Outcome::of(reply.kind);
-                    let received = Received {
-                        at,
-                        rx: kernel_rx,
-                        outcome,
-                        served_ns: reply.served_ns,
-                    };
-                    if conn
-                        .on_reply(received, self.matching, reply.opaque)
-                        .is_err()
-                    {
-                        // A reply to nothing we asked: the stream is out of step.
-                        conn.consume(used);
-                        return false;
-                    }
-                    self.counters.received += 1;
-                    self.counters.in_flight -= 1;
-                    if outcome == Outcome::Error {
-                        self.counters.error_replies += 1;
-                    }
-                    if reply.close {
-                        conn.consume(used);
-                        self.finish_front(slot);
-                        self.lose(slot);
-                        return true;
-                    }
-                }
-                Ok(None) => break,
-                Err(_) => {
-                    self.conns[slot].consume(used);
-                    return false;
-                }
-            }
-        }
-        self.conns[slot].consume(used);
-        self.finish_front(slot);
-        true
     }
 
     /// Matches TX timestamps from the error queue to the requests they cover, and records

@@ -59,11 +59,13 @@ fn every_example_loads_and_validates() {
         names,
         [
             "demo.yaml",
+            "framed.yaml",
             "http.yaml",
             "memcached-10k-halt-poll.yaml",
             "memcached-10k.yaml",
             "memcached-replicated.yaml",
             "memcached.yaml",
+            "redis-declared.yaml",
             "redis.yaml",
             "remote-agents.yaml",
             "synthetic-exp.yaml",
