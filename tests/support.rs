@@ -142,7 +142,7 @@ impl ServeProcess {
         ServeProcess::start_protocol("synthetic", options)
     }
 
-    /// Starts the server speaking `protocol` (synthetic, memcached, http, echo).
+    /// Starts the server speaking `protocol` (synthetic, memcached, http, echo, framed).
     pub fn start_protocol(protocol: &str, options: &[&str]) -> ServeProcess {
         let mut child = Command::new(env!("CARGO_BIN_EXE_vernier"))
             .args(["serve", "--listen", "127.0.0.1:0", "--protocol", protocol])

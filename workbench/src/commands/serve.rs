@@ -30,7 +30,7 @@ pub struct ServeArgs {
     #[arg(long, value_parser = PossibleValuesParser::new(ServeProtocol::ALL.map(ServeProtocol::name))
         .try_map(|name| name.parse::<ServeProtocol>()))]
     pub protocol: ServeProtocol,
-    /// The service-time distribution of memcached and http requests, e.g. exp:25us
+    /// The service-time distribution of memcached, http and framed requests, e.g. exp:25us
     /// [default: none, answer at once]. Synthetic requests carry their own.
     #[arg(long)]
     pub service: Option<Dist>,
