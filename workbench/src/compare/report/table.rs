@@ -12,19 +12,27 @@ fn tail(c: &Comparison) -> String {
     if c.tail == Tail::WithStalls {
         return "every request (with the host's stalls)".to_string();
     }
+    // A side with no block measured has no share to say (an empty sum would be -0.0).
     let touched = |side: Side| {
         let shares: Vec<f64> = (c.blocks.iter())
             .filter(|b| b.side == side)
             .filter_map(|b| b.touched_share)
             .collect();
-        let mean = shares.iter().sum::<f64>() / shares.len().max(1) as f64;
-        format!("{:.1}% of {side}'s", mean * 100.0)
+        let mean = shares.iter().fold(0.0, |sum, s| sum + s) / shares.len().max(1) as f64;
+        (!shares.is_empty()).then(|| format!("{:.1}% of {side}'s", mean * 100.0))
     };
-    format!(
-        "the tail without stalls (the requests no host stall touched; stalls touched {} and {} requests)",
-        touched(Side::A),
-        touched(Side::B)
-    )
+    let said: Vec<String> = [touched(Side::A), touched(Side::B)]
+        .into_iter()
+        .flatten()
+        .collect();
+    match said.as_slice() {
+        [] => "the tail without stalls (the requests no host stall touched)".to_string(),
+        shares => format!(
+            "the tail without stalls (the requests no host stall touched; stalls touched {} \
+             requests)",
+            shares.join(" and ")
+        ),
+    }
 }
 
 /// Both sides' percentiles, the difference and the ratio with their CIs, each block that

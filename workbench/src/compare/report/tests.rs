@@ -268,6 +268,20 @@ fn the_table_says_the_verdict_last_and_each_block_problem() {
             b_mean * 100.0
         )
     );
+    // A side with no block measured yet has no share to say, not "-0.0%".
+    own.blocks.retain(|b| b.side == Side::B);
+    assert_eq!(
+        render_table(&own).lines().nth(2).unwrap(),
+        format!(
+            "at 1000 req/s, p99, the tail without stalls (the requests no host stall touched; stalls touched {:.1}% of B's requests)",
+            b_mean * 100.0
+        )
+    );
+    own.blocks.clear();
+    assert_eq!(
+        render_table(&own).lines().nth(2).unwrap(),
+        "at 1000 req/s, p99, the tail without stalls (the requests no host stall touched)"
+    );
     assert!(table.contains("  B − A -8.0 µs [-11.0, -5.0]\n"), "{table}");
     let problem = crate::compare::render_problem(&comparison().blocks[5]).unwrap();
     assert!(problem.starts_with("B's block 3 sent 10% of its requests on schedule"));

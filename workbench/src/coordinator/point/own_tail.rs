@@ -243,10 +243,11 @@ impl Point {
             .collect();
         // Each agent's share counts by its requests.
         let all: usize = parts.iter().map(|p| p.requests).sum();
+        // Folded from +0.0: an empty sum of floats is -0.0, which prints as "-0.0%".
         let touched_share = parts
             .iter()
             .map(|p| p.touched_share * p.requests as f64)
-            .sum::<f64>()
+            .fold(0.0, |sum, t| sum + t)
             / all.max(1) as f64;
         let latency: Vec<f64> = parts
             .iter()
