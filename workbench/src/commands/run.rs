@@ -36,7 +36,7 @@ pub const EXIT_NA: u8 = 3;
 pub struct RunArgs {
     /// The scenario (YAML), or the URL of a server to measure with the defaults a scenario
     /// file gets: memcached://HOST:PORT, memcached-binary://, redis://, http://HOST:PORT/PATH,
-    /// synthetic:// (with --service), echo://.
+    /// synthetic:// (with --service), echo://, tcp:// (with --framing and --request).
     #[arg(value_name = "SCENARIO|URL")]
     pub scenario: PathBuf,
     /// No terminal UI: progress on stderr, the result on stdout. Also what happens when
