@@ -131,7 +131,12 @@ reply:
         "{errors} errors of {n} answered, expected about {}",
         n / 4.0
     );
-    assert_eq!(c.error_replies as f64, errors);
+    // Every error reply is a sample but one whose TX stamp never came.
+    let missing = c.tx_timestamps_missing as f64;
+    assert!(
+        errors <= c.error_replies as f64 && c.error_replies as f64 <= errors + missing,
+        "{errors} error samples, {c:?}"
+    );
 }
 
 /// RESP written as a declared protocol, every request a SET of 64 bytes, beside the
