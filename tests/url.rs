@@ -225,6 +225,15 @@ fn a_length_prefixed_server_is_measured_from_a_tcp_url() {
     let point = answered(&out);
     assert!(took < Duration::from_secs(40), "{took:?}");
     assert!(point["samples"].as_u64().unwrap_or(0) > 1_000, "{point:#}");
+    // The default keys, said as a declared protocol takes them (no values, no read ratio).
+    assert!(
+        stderr(&out).contains(
+            "vernier: workload: the default keys, {keys: 10000, key_size: fixed:30} (a file's \
+             workload:, or --keys, --key-size, --key-dist with a URL, names others)"
+        ),
+        "{}",
+        stderr(&out)
+    );
     // Every reply passed the declared check (status 0 at byte 12).
     let agents = point["agents"].as_array().expect("agents");
     assert!(

@@ -8,7 +8,7 @@ use serde::Serialize;
 use vernier_agent::AgentKind;
 use vernier_agent::Workload;
 use vernier_agent::sys::{TimestampMode, Transport};
-use vernier_protocols::{InterArrival, Protocol};
+use vernier_protocols::{InterArrival, Protocol, WorkloadKind};
 use vernier_stats::Percentile;
 
 use super::defaults;
@@ -321,19 +321,27 @@ impl Scenario {
     /// What a run says of its workload when it is its protocol's default, since the result
     /// is of it; `None` when the scenario names its own.
     pub fn default_workload_note(&self) -> Option<String> {
-        self.default_workload
-            .then(|| match self.protocol.entry().default_path {
-                Some(path) => format!(
+        let protocol = &self.protocol;
+        self.default_workload.then(
+            || match (protocol.workload(), protocol.entry().default_path) {
+                (_, Some(path)) => format!(
                     "GET {path} on every request, {}'s default (a file's path: or workload:, or \
-                 a URL's path, names another)",
-                    self.protocol.name()
+                     a URL's path, names another)",
+                    protocol.name()
                 ),
-                None => format!(
+                (WorkloadKind::Keys, None) => format!(
+                    "the default keys, {} (a file's workload:, or --keys, --key-size, \
+                     --key-dist with a URL, names others)",
+                    defaults::KEYS
+                ),
+                _ => format!(
                     "the default key-value workload, {} (a file's workload:, or --keys, \
-                 --key-size, --value-size, --read-ratio, --key-dist with a URL, names another)",
+                     --key-size, --value-size, --read-ratio, --key-dist with a URL, names \
+                     another)",
                     defaults::KEY_VALUE
                 ),
-            })
+            },
+        )
     }
 
     /// The load description of agent `agent` (its index in `agents`) against `target`.
