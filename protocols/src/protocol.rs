@@ -10,7 +10,7 @@ mod made_up;
 mod memcached;
 mod memcached_binary;
 mod redis;
-pub mod registry;
+mod registry;
 mod simple;
 mod synthetic;
 #[cfg(test)]
@@ -33,7 +33,7 @@ use crate::spec::SpecError;
 pub const MAX_VALUE_LEN: usize = 512 << 20;
 
 /// What a protocol is. Each protocol is one file: a type that implements `Speak`, and an
-/// [`Entry`] listed once in [`registry`]'s `PROTOCOLS`, from which every list of protocols
+/// [`Entry`] listed once in `protocol/registry.rs`'s `PROTOCOLS`, from which every list of protocols
 /// (URL schemes, messages, help, the agent's wire form, the validator's checks) is derived.
 pub trait Speak: fmt::Debug + Send + Sync + 'static {
     /// The protocol's entry in the registry: its name, URL scheme, defaults and workload.
@@ -122,7 +122,7 @@ pub struct Entry {
     pub build: fn(Option<&str>) -> Result<Protocol, String>,
 }
 
-/// A wire protocol: one of the [`registry`]'s, or one declared in a scenario. Cheap to
+/// A wire protocol: one of the registry's ([`Protocol::all`]), or one declared in a scenario. Cheap to
 /// clone. Spec (and serde form) of the built-in ones: `echo:64`, `synthetic`, `memcached`,
 /// `memcached-binary`, `memcached-binary:getk`, `redis`, `http`; a declared protocol's
 /// serde form is its [`Declaration`], a mapping.

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use rand::RngExt;
 use rand::rngs::SmallRng;
-use vernier_protocols::{KeySpace, KvGenerator, Protocol, Request, Sampler};
+use vernier_protocols::{Declared, KeySpace, KvGenerator, Protocol, Request, Sampler};
 
 use super::arrivals::Arrival;
 use crate::config::Workload;
@@ -16,7 +16,7 @@ pub(super) enum Generator {
     Synthetic(Sampler),
     KeyValue(KvGenerator),
     /// A declared protocol's requests: which one by its mix, the key from the workload.
-    Declared(KvGenerator, Protocol),
+    Declared(KvGenerator, Declared),
     Echo,
 }
 
@@ -31,8 +31,8 @@ impl Generator {
     ) -> Generator {
         match (workload, keys) {
             (Workload::Synthetic { service, .. }, _) => Generator::Synthetic(service.sampler()),
-            (Workload::KeyValue(_), Some(keys)) if protocol.is_declared() => {
-                Generator::Declared(keys.generator(seed), protocol.clone())
+            (Workload::KeyValue(_), Some(keys)) if let Some(declared) = protocol.declared() => {
+                Generator::Declared(keys.generator(seed), declared.clone())
             }
             (Workload::KeyValue(_), Some(keys)) => Generator::KeyValue(keys.generator(seed)),
             _ => Generator::Echo,
@@ -65,16 +65,16 @@ impl Generator {
                 };
                 (r, kind)
             }
-            Generator::Declared(keys, protocol) => {
-                let draw: u64 = rng.random();
+            Generator::Declared(keys, declared) => {
+                let index = declared.pick(rng.random());
                 let key = match keys.next_request() {
                     Request::Get { key } | Request::Set { key, .. } => key,
                     _ => b"",
                 };
                 let request = Request::Template {
-                    index: protocol.declared().map_or(0, |d| d.pick(draw)),
+                    index,
                     key,
-                    entropy: draw.rotate_left(32) ^ 0x9e37_79b9_7f4a_7c15,
+                    entropy: rng.random(),
                 };
                 (request, RequestKind::Other)
             }

@@ -50,11 +50,7 @@ impl Speak for Declared {
                 key,
                 entropy,
             } => Declared::encode(self, index, key, opaque, entropy, out),
-            // A key-value request carries a key: the first declared request is sent for it.
-            Request::Get { key } | Request::Set { key, .. } => {
-                Declared::encode(self, 0, key, opaque, 0, out)
-            }
-            Request::Spin { .. } => Err(EncodeError::unsupported(NAME, request)),
+            _ => Err(EncodeError::unsupported(NAME, request)),
         }
     }
 
