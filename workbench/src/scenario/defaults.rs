@@ -71,6 +71,15 @@ pub(crate) const KEY_VALUE: &str =
 /// workload's, whose values and read ratio it does not use.
 pub(crate) const KEYS: &str = "{keys: 10000, key_size: fixed:30}";
 
+/// The default `workload:` of a protocol whose requests take one: its keys alone for a
+/// declared protocol ([`KEYS`]), else the key-value workload ([`KEY_VALUE`]).
+pub(crate) fn workload_for(kind: WorkloadKind) -> &'static str {
+    match kind {
+        WorkloadKind::Keys => KEYS,
+        _ => KEY_VALUE,
+    }
+}
+
 /// The default key-value workload ([`KEY_VALUE`]).
 pub(crate) fn key_value() -> KvWorkload {
     KvWorkload {
@@ -102,8 +111,7 @@ pub(crate) fn listed(protocol: &Protocol) -> Vec<(&'static str, String)> {
     match (protocol.workload(), protocol.entry().default_path) {
         (WorkloadKind::Service | WorkloadKind::Fixed, _) => {}
         (WorkloadKind::KeyValue, Some(path)) => all.push(("path", path.to_owned())),
-        (WorkloadKind::KeyValue, None) => all.push(("workload", KEY_VALUE.to_owned())),
-        (WorkloadKind::Keys, _) => all.push(("workload", KEYS.to_owned())),
+        (kind, _) => all.push(("workload", workload_for(kind).to_owned())),
     }
     all.extend([
         ("agents", "[local]".to_owned()),

@@ -217,12 +217,13 @@ impl Target {
             .iter()
             .any(|f| f.given.is_some() && f.field.starts_with("workload."))
         {
-            let (default, origin) = if self.declared {
-                (defaults::KEYS, "the default keys")
+            let (kind, origin) = if self.declared {
+                (WorkloadKind::Keys, "the default keys")
             } else {
-                (defaults::KEY_VALUE, "the default key-value workload")
+                (WorkloadKind::KeyValue, "the default key-value workload")
             };
-            let workload: Value = serde_yaml::from_str(default).unwrap_or_default();
+            let workload: Value =
+                serde_yaml::from_str(defaults::workload_for(kind)).unwrap_or_default();
             put(&mut document, "workload", workload, origin)?;
         }
         for flag in flags {
