@@ -122,12 +122,18 @@ limits: {max_tries: 12, max_duration: 90s}
 /// the host's stalls or the client's late sends (with the host probe's figures), or samples
 /// correlated over a second or more (out of samples, or out of time with a CI still too
 /// wide, whose batches of correlated samples span that long at the kept rate): the host's
-/// speed drifting over seconds.
+/// speed drifting over seconds. Any of the point's reasons may say so, whichever is listed
+/// first: a point that stopped on the tail without stalls judges every request's tail on
+/// what it holds then, and lists its shortfall in samples before the client's late sends
+/// (CI failed at 6a0848d on too_few_samples listed before departures).
 fn the_host_is_why(point: &Value) -> bool {
-    let Some(reason) = point["reasons"].as_array().and_then(|r| r.first()) else {
-        return false;
-    };
-    let reason = support::reason(reason);
+    let probed = point["host"].as_array().is_some_and(|h| !h.is_empty());
+    let reasons = point["reasons"].as_array().into_iter().flatten();
+    probed && reasons.map(support::reason).any(|r| host_reason(point, &r))
+}
+
+/// Whether one reason of a probed point's N/A is the host's (see [`the_host_is_why`]).
+fn host_reason(point: &Value, reason: &vernier_workbench::coordinator::Reason) -> bool {
     let check = reason.kind();
     let kept_per_s = point["achieved_rate"].as_f64().unwrap_or(0.0)
         * point["sampling_rate"].as_f64().unwrap_or(0.0);
@@ -143,7 +149,6 @@ fn the_host_is_why(point: &Value) -> bool {
         _ => None,
     };
     let drift = dependence_s.is_some_and(|s| s >= 1.0);
-    let probed = point["host"].as_array().is_some_and(|h| !h.is_empty());
     // A server the host stops for milliseconds at a time holds every connection's request
     // meanwhile, and the load turns closed-loop for a moment: the right reason when the
     // probes saw the host stalled a percent of the time or more (15% in one CI run).
@@ -151,10 +156,9 @@ fn the_host_is_why(point: &Value) -> bool {
         h.iter()
             .any(|r| r["stalled_share"].as_f64().unwrap_or(0.0) >= 0.01)
     });
-    probed
-        && ([ReasonKind::HostStalls, ReasonKind::Departures].contains(&check)
-            || drift
-            || (check == ReasonKind::ClosedLoop && stalled))
+    [ReasonKind::HostStalls, ReasonKind::Departures].contains(&check)
+        || drift
+        || (check == ReasonKind::ClosedLoop && stalled)
 }
 
 // 90 s: fixed service at 1,500 req/s once ran out of its earlier 60 s with 81,277 of the
@@ -198,8 +202,19 @@ fn converges(service: &str, rate: f64, width: &str) {
     }
     if result["verdict"] == "n/a" {
         let reason = support::reason(&result["reasons"][0]);
+        // The rule stops on the tail asked (without stalls): every request's tail is then
+        // judged on what the point holds, and may be short of samples (it needs more, its
+        // stalls' clusters being dependent) while saying how much longer it would take (a
+        // CI run at 6a0848d: 6 s more after 18 s). That, too, is the methodology's answer.
+        let short_at_stop = answered == 0
+            && result["reasons"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(support::reason)
+                .all(|r| r.kind() == ReasonKind::TooFewSamples && r.more_time.is_some());
         assert!(
-            the_host_is_why(&result),
+            short_at_stop || the_host_is_why(&result),
             "N/A for a cause other than the host: {result:#}"
         );
         eprintln!(
