@@ -282,3 +282,46 @@ pub fn did_not_run(test: &str, why: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "NOT RUN: {test}: {why}");
 }
+
+/// Keys for a protocol that takes keys alone (declared, gRPC): 100 of 16 bytes, uniform.
+#[allow(dead_code)]
+pub fn keys() -> vernier_agent::Workload {
+    use vernier_protocols::{KeyDist, KvWorkload, SizeDist};
+    vernier_agent::Workload::KeyValue(KvWorkload {
+        keys: 100,
+        key_size: SizeDist::fixed(16),
+        value_size: SizeDist::fixed(0),
+        read_ratio: 1.0,
+        key_dist: KeyDist::Uniform,
+        key: None,
+    })
+}
+
+/// Loads `spec` in process at `rate` (exponential gaps) for `duration`, pauses, gives the
+/// requests in flight `drain` to finish, stops: every sample and the counters.
+#[allow(dead_code)]
+pub fn run_engine(
+    spec: vernier_agent::LoadSpec,
+    rate: f64,
+    duration: std::time::Duration,
+    drain: std::time::Duration,
+) -> (Vec<vernier_agent::Batch>, vernier_agent::Counters) {
+    let engine = vernier_agent::Engine::start(spec).unwrap();
+    engine.set_sampling(1.0, 1);
+    engine.set_load(rate, &vernier_protocols::InterArrival::Exp);
+    std::thread::sleep(duration);
+    engine.pause();
+    std::thread::sleep(drain);
+    let counters = vernier_agent::Counters::sum(&engine.counters());
+    (engine.stop().unwrap(), counters)
+}
+
+/// How many of the samples in `batches` had `outcome`.
+#[allow(dead_code)]
+pub fn outcomes(batches: &[vernier_agent::Batch], outcome: vernier_agent::Outcome) -> usize {
+    batches
+        .iter()
+        .flat_map(|b| &b.samples)
+        .filter(|s| s.outcome == outcome as u8)
+        .count()
+}
