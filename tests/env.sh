@@ -31,9 +31,10 @@ fi
 export PATH="$PATH:/usr/sbin"
 
 # HdrHistogram's Python implementation (PyPI's `hdrhistogram`), the independent reader of
-# the records' interval logs, in a virtual environment of its own under target/.
+# the records' interval logs, and grpcio (the gRPC tests' server, fixtures/grpc/server.py),
+# in a virtual environment of its own under target/.
 py=target/python
-if ! "$py/bin/python" -c 'import hdrh.log' >/dev/null 2>&1; then
+if ! "$py/bin/python" -c 'import hdrh.log, grpc' >/dev/null 2>&1; then
   if ! python3 -m venv "$py" >/dev/null 2>&1; then
     echo "tests/run.sh: installing python3-venv" >&2
     sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
@@ -41,6 +42,6 @@ if ! "$py/bin/python" -c 'import hdrh.log' >/dev/null 2>&1; then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends python3 python3-venv >/dev/null
     python3 -m venv "$py"
   fi
-  "$py/bin/pip" install -q hdrhistogram
+  "$py/bin/pip" install -q hdrhistogram grpcio
 fi
 export VERNIER_PYTHON="$PWD/$py/bin/python"

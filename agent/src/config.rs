@@ -186,6 +186,16 @@ impl LoadSpec {
         if self.timeout.is_zero() {
             return Err(invalid("timeout", "0s".into(), "a positive duration"));
         }
+        if self.transport == Transport::Udp && self.protocol.session().is_some() {
+            return Err(invalid(
+                "transport",
+                "udp".into(),
+                &format!(
+                    "tcp: {} keeps a session per connection",
+                    self.protocol.name()
+                ),
+            ));
+        }
         let mismatch = |workload, expected| ConfigError::Mismatch {
             protocol: self.protocol.to_string(),
             workload,
@@ -221,7 +231,7 @@ impl LoadSpec {
             )),
             (WorkloadKind::Keys, w) => Err(mismatch(
                 w.name(),
-                "a declared protocol draws its keys from a key-value workload",
+                "a declared protocol or a gRPC method draws its keys from a key-value workload",
             )),
         }
     }

@@ -67,6 +67,7 @@
 mod arrival;
 mod declared;
 mod dist;
+pub mod grpc;
 mod protocol;
 mod seed;
 mod spec;
@@ -80,7 +81,7 @@ pub use declared::{
 pub use dist::{Dist, Magnitude, Sampler, SizeDist};
 pub use protocol::{
     EncodeError, Entry, MAX_VALUE_LEN, Matching, ParseError, Protocol, Reply, ReplyKind, Request,
-    Speak, WorkloadKind,
+    Session, Speak, WorkloadKind,
 };
 pub use seed::worker_seed;
 pub use spec::{SpecError, duration_from_spec};

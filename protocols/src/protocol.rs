@@ -67,6 +67,51 @@ pub trait Speak: fmt::Debug + Send + Sync + 'static {
     fn declared(&self) -> Option<&Declared> {
         None
     }
+
+    /// A new connection's own state, for a protocol that keeps one (HTTP/2's streams,
+    /// flow-control windows and header tables): the connection then encodes and parses
+    /// through it rather than through [`encode`](Speak::encode) and
+    /// [`parse`](Speak::parse). `None` (the default) for a protocol whose connections are
+    /// alike.
+    fn session(&self) -> Option<Box<dyn Session>> {
+        None
+    }
+
+    /// The protocol's serde form when it is a mapping rather than its spec (a gRPC
+    /// method's, with its descriptors), as JSON.
+    fn mapping(&self) -> Option<serde_json::Value> {
+        None
+    }
+}
+
+/// A connection's state, for a protocol whose connections each keep their own (see
+/// [`Speak::session`]). Sans I/O, as [`Speak`] is: what it must send of its own accord
+/// (a preface, acknowledgements, window updates) it appends to the caller's buffer, and the
+/// caller counts those bytes as no request's.
+pub trait Session: Send + fmt::Debug {
+    /// Appends what a new connection sends before its first request.
+    fn open(&mut self, out: &mut Vec<u8>);
+
+    /// Whether another request may go now (a stream free, room in the windows).
+    fn ready(&self) -> bool;
+
+    /// Appends `request` to `out`, as [`Speak::encode`].
+    fn encode(
+        &mut self,
+        request: &Request<'_>,
+        opaque: u32,
+        out: &mut Vec<u8>,
+    ) -> Result<(), EncodeError>;
+
+    /// Parses the next unit of `buf` (an HTTP/2 frame): `Ok(None)`, incomplete;
+    /// `Ok(Some((reply, n)))`, the first `n` bytes were read, and ended a reply when
+    /// `reply` is `Some`. What the connection must send in answer is appended to
+    /// `answer`.
+    fn parse(
+        &mut self,
+        buf: &[u8],
+        answer: &mut Vec<u8>,
+    ) -> Result<Option<(Option<Reply>, usize)>, ParseError>;
 }
 
 /// How replies are matched to requests on a connection.
@@ -115,6 +160,8 @@ pub struct Entry {
     pub workload: WorkloadKind,
     /// The default request path, for a protocol whose requests name one (HTTP's `/`).
     pub default_path: Option<&'static str>,
+    /// A URL's path names the method to call (gRPC's `/package.Service/Method`).
+    pub url_method: bool,
     /// One line for help.
     pub about: &'static str,
     /// Builds the protocol from a spec: `None` for the bare name, `Some(params)` for what
@@ -268,6 +315,12 @@ impl Protocol {
         self.0.declared()
     }
 
+    /// A new connection's own state, for a protocol that keeps one (see
+    /// [`Speak::session`]).
+    pub fn session(&self) -> Option<Box<dyn Session>> {
+        self.0.session()
+    }
+
     /// Appends `request` to `out`, ready to send. Nothing is allocated beyond `out`'s own
     /// growth, so a buffer reused across requests stops allocating once it is large enough.
     ///
@@ -342,6 +395,7 @@ impl PartialEq for Protocol {
             && self.0.spec() == other.0.spec()
             && self.declared().map(Declared::declaration)
                 == other.declared().map(Declared::declaration)
+            && self.0.mapping() == other.0.mapping()
     }
 }
 
@@ -372,9 +426,10 @@ impl fmt::Display for Protocol {
 
 impl serde::Serialize for Protocol {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self.declared() {
-            Some(declared) => declared.declaration().serialize(serializer),
-            None => serializer.collect_str(self),
+        match (self.declared(), self.0.mapping()) {
+            (Some(declared), _) => declared.declaration().serialize(serializer),
+            (None, Some(mapping)) => mapping.serialize(serializer),
+            (None, None) => serializer.collect_str(self),
         }
     }
 }
@@ -399,9 +454,18 @@ impl<'de> serde::Deserialize<'de> for Protocol {
             }
 
             fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Protocol, A::Error> {
-                let declaration = <Declaration as serde::Deserialize>::deserialize(
+                let mapping = <serde_json::Map<String, serde_json::Value> as serde::Deserialize>::deserialize(
                     serde::de::value::MapAccessDeserializer::new(map),
                 )?;
+                // A gRPC method's mapping has the one key `grpc`; any other is a declared
+                // protocol's.
+                if let Some(grpc) = mapping.get(crate::grpc::KEY) {
+                    return crate::grpc::Grpc::from_mapping(grpc).map_err(serde::de::Error::custom);
+                }
+
+                let declaration: Declaration =
+                    serde_json::from_value(serde_json::Value::Object(mapping))
+                        .map_err(serde::de::Error::custom)?;
                 Protocol::declare(declaration).map_err(serde::de::Error::custom)
             }
         }
@@ -449,7 +513,7 @@ mod tests {
         let error = |spec: &str| spec.parse::<Protocol>().unwrap_err().to_string();
         assert_eq!(
             error("memcache"),
-            r#"invalid protocol "memcache": expected echo:N, synthetic, memcached, memcached-binary, memcached-binary:getk, redis, http, a declared protocol (a mapping) or knock"#
+            r#"invalid protocol "memcache": expected echo:N, synthetic, memcached, memcached-binary, memcached-binary:getk, redis, http, a declared protocol (a mapping), a gRPC method (a mapping) or knock"#
         );
         for spec in [
             "echo:0",

@@ -10,6 +10,7 @@ mod error;
 mod fields;
 mod file;
 mod flag;
+mod grpc;
 mod locate;
 mod overrides;
 mod plan;

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use mio::unix::SourceFd;
 use mio::{Interest, Registry, Token};
-use vernier_protocols::Matching;
+use vernier_protocols::{EncodeError, Matching, ParseError, Protocol, Reply, Request, Session};
 
 use super::inflight::{
     Completed, Expired, Inflight, Lost, OutOfStep, Outgoing, Received, StampClock,
@@ -95,6 +95,8 @@ pub(super) struct Conn {
     input: Vec<u8>,
     filled: usize,
     inflight: Inflight,
+    /// The protocol's state for this socket, for a protocol that keeps one (HTTP/2).
+    session: Option<Box<dyn Session>>,
     /// When to try reconnecting, ns since the epoch, while `socket` is None.
     reconnect_at: u64,
     backoff: Duration,
@@ -112,9 +114,11 @@ pub(super) struct SocketCalls {
 }
 
 impl Conn {
-    pub(super) fn new(id: u16, socket: TsSocket, depth: usize) -> Conn {
+    /// A connection on `socket`, speaking `protocol` (whose session, if it keeps one,
+    /// opens with what it sends first).
+    pub(super) fn new(id: u16, socket: TsSocket, depth: usize, protocol: &Protocol) -> Conn {
         let transport = socket.transport();
-        Conn {
+        let mut conn = Conn {
             id,
             socket: Some(socket),
             out: Vec::with_capacity(16 << 10),
@@ -122,10 +126,23 @@ impl Conn {
             input: vec![0; READ_CHUNK],
             filled: 0,
             inflight: Inflight::new(transport, depth * 2 + 4),
+            session: None,
             reconnect_at: 0,
             backoff: FIRST_BACKOFF,
             wants_write: false,
             calls: SocketCalls::default(),
+        };
+        conn.open_session(protocol);
+        conn
+    }
+
+    /// A new socket's session: what it sends first is queued, and counted as no request's.
+    fn open_session(&mut self, protocol: &Protocol) {
+        self.session = protocol.session();
+        if let Some(session) = self.session.as_mut() {
+            let before = self.out.len();
+            session.open(&mut self.out);
+            self.inflight.skip((self.out.len() - before) as u64);
         }
     }
 
@@ -137,23 +154,58 @@ impl Conn {
     /// Whether another request may go out on this connection.
     #[inline]
     pub(super) fn has_slot(&self, depth: usize) -> bool {
-        self.socket.is_some() && self.inflight.awaiting() < depth
+        self.socket.is_some()
+            && self.inflight.awaiting() < depth
+            && self.session.as_ref().is_none_or(|s| s.ready())
     }
 
-    /// Appends one request to the output with `encode`: its length, or `encode`'s error
-    /// with the output as it was.
-    pub(super) fn encode<E>(
+    /// Appends one request to the output, through the connection's session if it keeps
+    /// one: its length, or the error with the output as it was.
+    pub(super) fn encode(
         &mut self,
-        encode: impl FnOnce(&mut Vec<u8>) -> Result<(), E>,
-    ) -> Result<u64, E> {
+        protocol: &Protocol,
+        request: &Request<'_>,
+        opaque: u32,
+    ) -> Result<u64, EncodeError> {
         let before = self.out.len();
-        match encode(&mut self.out) {
+        let result = match self.session.as_mut() {
+            Some(session) => session.encode(request, opaque, &mut self.out),
+            None => protocol.encode(request, opaque, &mut self.out),
+        };
+        match result {
             Ok(()) => Ok((self.out.len() - before) as u64),
             Err(e) => {
                 self.out.truncate(before);
                 Err(e)
             }
         }
+    }
+
+    /// Parses the first reply in the input from `from`, through the connection's session
+    /// if it keeps one: `Ok(Some((reply, n)))`, `n` bytes read, a reply among them or
+    /// not (a session's control frame, whose answer is queued and counted as no
+    /// request's); `Ok(None)`, incomplete.
+    #[inline]
+    pub(super) fn parse(
+        &mut self,
+        protocol: &Protocol,
+        from: usize,
+    ) -> Result<Option<(Option<Reply>, usize)>, ParseError> {
+        let buf = &self.input[from..self.filled];
+        let Some(session) = self.session.as_mut() else {
+            return protocol
+                .parse(buf)
+                .map(|r| r.map(|(reply, n)| (Some(reply), n)));
+        };
+        let before = self.out.len();
+        let parsed = session.parse(buf, &mut self.out);
+        self.inflight.skip((self.out.len() - before) as u64);
+        parsed
+    }
+
+    /// Whether bytes wait to be handed to the socket.
+    pub(super) fn has_output(&self) -> bool {
+        self.written < self.out.len()
     }
 
     /// The request just encoded (`len` bytes) is on its way; see [`Inflight::sent`].
@@ -233,11 +285,6 @@ impl Conn {
             self.filled += r.bytes;
         }
         Some(got)
-    }
-
-    /// The received bytes not yet parsed.
-    pub(super) fn input(&self) -> &[u8] {
-        &self.input[..self.filled]
     }
 
     /// Drops `used` parsed bytes from the front of the input.
@@ -345,8 +392,9 @@ impl Conn {
         self.reconnect_at = now + self.backoff.as_nanos() as u64;
     }
 
-    /// Takes a fresh socket after [`lose`](Conn::lose): empty buffers, a new stream.
-    pub(super) fn reopen(&mut self, socket: TsSocket) {
+    /// Takes a fresh socket after [`lose`](Conn::lose): empty buffers, a new stream, a
+    /// new session.
+    pub(super) fn reopen(&mut self, socket: TsSocket, protocol: &Protocol) {
         debug_assert!(self.inflight.is_empty(), "reopened with requests in flight");
         self.inflight.lose();
         self.socket = Some(socket);
@@ -355,5 +403,6 @@ impl Conn {
         self.filled = 0;
         self.wants_write = false;
         self.backoff = FIRST_BACKOFF;
+        self.open_session(protocol);
     }
 }

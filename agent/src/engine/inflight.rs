@@ -196,6 +196,14 @@ impl Inflight {
     }
 
     /// `request`, `len` bytes long (one datagram on UDP), was handed to the socket.
+    /// `len` bytes that are no request's went into the stream (a session's preface or
+    /// acknowledgements): the requests after them end that much further on.
+    pub(super) fn skip(&mut self, len: u64) {
+        if self.transport == Transport::Tcp {
+            self.stream += len;
+        }
+    }
+
     pub(super) fn sent(&mut self, request: Outgoing, len: u64) {
         self.stream += match self.transport {
             Transport::Tcp => len,

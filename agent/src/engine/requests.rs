@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use rand::RngExt;
 use rand::rngs::SmallRng;
-use vernier_protocols::{Declared, KeySpace, KvGenerator, Protocol, Request, Sampler};
+use vernier_protocols::{
+    Declared, KeySpace, KvGenerator, Protocol, Request, Sampler, WorkloadKind,
+};
 
 use super::arrivals::Arrival;
 use crate::config::Workload;
@@ -15,8 +17,9 @@ use crate::measure::RequestKind;
 pub(super) enum Generator {
     Synthetic(Sampler),
     KeyValue(KvGenerator),
-    /// A declared protocol's requests: which one by its mix, the key from the workload.
-    Declared(KvGenerator, Declared),
+    /// Requests that take a key alone (a declared protocol's, which one by its mix; a
+    /// gRPC method's), the key from the workload.
+    Keys(KvGenerator, Option<Box<Declared>>),
     Echo,
 }
 
@@ -31,8 +34,11 @@ impl Generator {
     ) -> Generator {
         match (workload, keys) {
             (Workload::Synthetic { service, .. }, _) => Generator::Synthetic(service.sampler()),
-            (Workload::KeyValue(_), Some(keys)) if let Some(declared) = protocol.declared() => {
-                Generator::Declared(keys.generator(seed), declared.clone())
+            (Workload::KeyValue(_), Some(keys)) if protocol.workload() == WorkloadKind::Keys => {
+                Generator::Keys(
+                    keys.generator(seed),
+                    protocol.declared().cloned().map(Box::new),
+                )
             }
             (Workload::KeyValue(_), Some(keys)) => Generator::KeyValue(keys.generator(seed)),
             _ => Generator::Echo,
@@ -65,8 +71,8 @@ impl Generator {
                 };
                 (r, kind)
             }
-            Generator::Declared(keys, declared) => {
-                let index = declared.pick(rng.random());
+            Generator::Keys(keys, declared) => {
+                let index = declared.as_ref().map_or(0, |d| d.pick(rng.random()));
                 let key = match keys.next_request() {
                     Request::Get { key } | Request::Set { key, .. } => key,
                     _ => b"",

@@ -237,7 +237,7 @@ impl Worker {
                 what: "register socket",
                 source,
             })?;
-            self.conns.push(Conn::new(id as u16, socket, self.depth));
+            (self.conns).push(Conn::new(id as u16, socket, self.depth, &self.protocol));
         }
         Ok(())
     }
@@ -483,8 +483,7 @@ impl Worker {
         };
         let (request, kind) = self.generator.next(due.arrival, &mut self.rng);
         let conn = &mut self.conns[slot];
-        let protocol = &self.protocol;
-        let Ok(len) = conn.encode(|out| protocol.encode(&request, seq as u32, out)) else {
+        let Ok(len) = conn.encode(&self.protocol, &request, seq as u32) else {
             // The workload was validated, so this is a key or value the protocol cannot
             // carry; count it rather than send garbage.
             self.counters.failed += 1;
@@ -597,7 +596,7 @@ impl Worker {
     fn reconnect(&mut self, slot: usize, now: u64) {
         match dial(&self.spec, RECONNECT_PATIENCE) {
             Ok(socket) if register(self.poll.registry(), slot, &socket).is_ok() => {
-                self.conns[slot].reopen(socket);
+                self.conns[slot].reopen(socket, &self.protocol);
                 self.counters.reconnects += 1;
             }
             _ => {

@@ -17,6 +17,7 @@ pub(super) static ENTRY: Entry = Entry {
     example_port: 9000,
     workload: WorkloadKind::Keys,
     default_path: None,
+    url_method: false,
     about: "your own protocol over TCP: framing, request templates and reply matching \
             declared in the scenario",
     build: |_| {

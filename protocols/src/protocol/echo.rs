@@ -17,6 +17,7 @@ pub(super) static ENTRY: Entry = Entry {
     example_port: 7,
     workload: WorkloadKind::Fixed,
     default_path: None,
+    url_method: false,
     about: "N bytes out, the same N back (an echo server)",
     build,
 };

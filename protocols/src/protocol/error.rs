@@ -117,6 +117,23 @@ pub enum EncodeError {
         /// The largest the field holds.
         max: u64,
     },
+    /// A connection has used up something it counts (HTTP/2's stream ids): it must be
+    /// replaced.
+    #[error("{protocol} has used up the connection's {what}")]
+    Exhausted {
+        /// The protocol.
+        protocol: &'static str,
+        /// What ran out.
+        what: &'static str,
+    },
+    /// The request could not be written (a gRPC message whose field cannot hold the key).
+    #[error("{protocol} cannot write the request: {problem}")]
+    Invalid {
+        /// The protocol.
+        protocol: &'static str,
+        /// Why.
+        problem: String,
+    },
 }
 
 impl EncodeError {

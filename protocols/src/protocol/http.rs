@@ -17,6 +17,7 @@ pub(super) static ENTRY: Entry = Entry {
     example_port: 8080,
     workload: WorkloadKind::KeyValue,
     default_path: Some("/"),
+    url_method: false,
     about: "HTTP/1.1 GET /KEY on a kept-alive connection",
     build: |params| bare(NAME, params, Protocol::http),
 };

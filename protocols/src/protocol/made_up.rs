@@ -15,6 +15,7 @@ pub(super) static ENTRY: Entry = Entry {
     example_port: 4000,
     workload: WorkloadKind::KeyValue,
     default_path: None,
+    url_method: false,
     about: "a made-up protocol for the registry's tests",
     build: |_| Ok(Protocol::new(Knock)),
 };

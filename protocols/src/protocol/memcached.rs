@@ -17,6 +17,7 @@ pub(super) static ENTRY: Entry = Entry {
     example_port: 11211,
     workload: WorkloadKind::KeyValue,
     default_path: None,
+    url_method: false,
     about: "memcached's text protocol: get, set",
     build: |params| bare(NAME, params, Protocol::memcached),
 };

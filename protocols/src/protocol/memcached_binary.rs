@@ -17,6 +17,7 @@ pub(super) static ENTRY: Entry = Entry {
     example_port: 11211,
     workload: WorkloadKind::KeyValue,
     default_path: None,
+    url_method: false,
     about: "memcached's binary protocol: GET (or GETK), SET, each with an opaque",
     build: |params| match params {
         None => Ok(Protocol::memcached_binary(false)),

@@ -16,6 +16,7 @@ pub(super) static ENTRY: Entry = Entry {
     example_port: 6379,
     workload: WorkloadKind::KeyValue,
     default_path: None,
+    url_method: false,
     about: "Redis's RESP2: GET, SET",
     build: |params| bare(NAME, params, Protocol::redis),
 };

@@ -14,6 +14,7 @@ pub static PROTOCOLS: &[&Entry] = &[
     &redis::ENTRY,
     &http::ENTRY,
     &declare::ENTRY,
+    &crate::grpc::ENTRY,
     #[cfg(test)]
     &super::made_up::ENTRY,
 ];

@@ -19,6 +19,7 @@ pub(super) static ENTRY: Entry = Entry {
     example_port: 7000,
     workload: WorkloadKind::Service,
     default_path: None,
+    url_method: false,
     about: "vernier's synthetic server: each request carries the service time to spin",
     build: |params| bare(NAME, params, Protocol::synthetic),
 };

@@ -36,7 +36,8 @@ pub const EXIT_NA: u8 = 3;
 pub struct RunArgs {
     /// The scenario (YAML), or the URL of a server to measure with the defaults a scenario
     /// file gets: memcached://HOST:PORT, memcached-binary://, redis://, http://HOST:PORT/PATH,
-    /// synthetic:// (with --service), echo://, tcp:// (with --framing and --request).
+    /// synthetic:// (with --service), echo://, tcp:// (with --framing and --request),
+    /// grpc://HOST:PORT/package.Service/Method (with --proto or --descriptor-set).
     #[arg(value_name = "SCENARIO|URL")]
     pub scenario: PathBuf,
     /// No terminal UI: progress on stderr, the result on stdout. Also what happens when
@@ -173,6 +174,16 @@ pub struct UrlFlags {
     /// [default: every reply succeeds].
     #[arg(long, value_name = "OFFSET:TEXT")]
     pub reply_ok: Option<String>,
+    /// grpc:// only: the .proto file that declares the method.
+    #[arg(long, value_name = "FILE")]
+    pub proto: Option<PathBuf>,
+    /// grpc:// only: or the method's descriptor set (protoc --include_imports -o FILE).
+    #[arg(long, value_name = "FILE")]
+    pub descriptor_set: Option<PathBuf>,
+    /// grpc:// only: the request message as JSON, with fields ({key}, {seq}, {random:N})
+    /// [default: {}].
+    #[arg(long, value_name = "JSON")]
+    pub message: Option<String>,
 }
 
 impl UrlFlags {
@@ -188,6 +199,17 @@ impl UrlFlags {
             (typed.join(","), Value::Sequence(list))
         });
         let size = |v: Option<usize>| count(v.map(|n| n as u64));
+        // A file named on the command line is the shell's working directory's: written
+        // absolute, the scenario document means the same file wherever it is saved.
+        let file = |v: &Option<PathBuf>| {
+            v.as_ref().map(|p| {
+                let absolute = std::path::absolute(p).unwrap_or_else(|_| p.clone());
+                (
+                    p.display().to_string(),
+                    Value::from(absolute.display().to_string()),
+                )
+            })
+        };
         let flag = |name, field, given| Flag { name, field, given };
         vec![
             flag("--service", "service", text(&self.service)),
@@ -225,6 +247,13 @@ impl UrlFlags {
                     .as_ref()
                     .map(|t| (t.clone(), declared::reply_ok(t))),
             ),
+            flag("--proto", "protocol.grpc.proto", file(&self.proto)),
+            flag(
+                "--descriptor-set",
+                "protocol.grpc.descriptor_set",
+                file(&self.descriptor_set),
+            ),
+            flag("--message", "protocol.grpc.request", text(&self.message)),
             flag("--workers", "workers", size(self.workers)),
             flag("--cpus", "cpus", cpus),
             flag("--connections", "connections", size(self.connections)),

@@ -19,6 +19,7 @@ use super::file::WorkloadFile;
 pub(super) fn protocol(
     context: &Context<'_>,
     value: Option<Value>,
+    target: &str,
 ) -> Result<Protocol, ScenarioError> {
     let value = value.ok_or_else(|| {
         context.missing(
@@ -30,6 +31,17 @@ pub(super) fn protocol(
         Value::String(spec) => spec
             .parse()
             .map_err(|e: SpecError| context.bad("protocol", &spec, e.expected())),
+        Value::Mapping(mut mapping) if mapping.contains_key(super::grpc::KEY) => {
+            let grpc = mapping.remove(super::grpc::KEY).unwrap_or_default();
+            if let Some((other, _)) = mapping.iter().next() {
+                return Err(context.bad(
+                    "protocol",
+                    super::value::show(other),
+                    format!("expected grpc alone, as in {}", super::grpc::EXAMPLE),
+                ));
+            }
+            super::grpc::protocol(context, grpc, target)
+        }
         Value::Mapping(_) => {
             let declaration: Declaration = serde_yaml::from_value(value).map_err(|e| {
                 context.invalid(
@@ -93,8 +105,8 @@ pub(super) fn workload(
             "workload",
             None,
             format!(
-                "expected no key-value workload: only memcached, redis, http and declared \
-                 protocols take one; {} {uses}",
+                "expected no key-value workload: only memcached, redis, http, declared \
+                 protocols and grpc take one; {} {uses}",
                 protocol.name()
             ),
         )

@@ -60,6 +60,7 @@ fn every_example_loads_and_validates() {
         [
             "demo.yaml",
             "framed.yaml",
+            "grpc.yaml",
             "http.yaml",
             "memcached-10k-halt-poll.yaml",
             "memcached-10k.yaml",
@@ -803,8 +804,9 @@ fn invalid_scenarios_say_where_and_what() {
         (
             "workload given for synthetic",
             "workload: {keys: 10, key_size: fixed:8, value_size: fixed:8, read_ratio: 1}\n",
-            "bad.yaml:7: workload: expected no key-value workload: only memcached, redis, http \
-             and declared protocols take one; synthetic takes service, as in service: exp:20us",
+            "bad.yaml:7: workload: expected no key-value workload: only memcached, redis, http, \
+             declared protocols and grpc take one; synthetic takes service, as in service: \
+             exp:20us",
         ),
         (
             "a key-value workload without its value size",
@@ -945,8 +947,8 @@ fn invalid_scenarios_say_where_and_what() {
             "a bad protocol",
             "-protocol: synthetic\nprotocol: memcache\n",
             "bad.yaml:6: protocol: \"memcache\": expected echo:N, synthetic, memcached, \
-             memcached-binary, memcached-binary:getk, redis, http or a declared protocol (a \
-             mapping)",
+             memcached-binary, memcached-binary:getk, redis, http, a declared protocol (a \
+             mapping) or a gRPC method (a mapping)",
         ),
         (
             "warm-up windows longer than its limit",

@@ -36,6 +36,9 @@ pub struct Target {
     protocol: String,
     /// The protocol is declared by flags (`tcp://`), so `protocol:` is their mapping.
     declared: bool,
+    /// The method a gRPC URL's path names (`bench.Echo/Call`): `protocol:` is then a
+    /// `grpc:` mapping that flags complete.
+    method: Option<String>,
     /// The host as written (a name, an IPv4 address, or an IPv6 one in brackets).
     host: String,
     /// The port.
@@ -125,7 +128,19 @@ impl FromStr for Target {
                 .filter(|p| *p > 0)
                 .ok_or_else(|| bad(format!("port {port:?}: expected 1 to 65535")))?,
         };
+        let method = match path.trim_start_matches('/') {
+            method if entry.url_method && method.contains('/') && !method.contains('?') => {
+                Some(method.to_owned())
+            }
+            _ if entry.url_method => {
+                return Err(bad(format!(
+                    "expected the method to call as the path,                      {scheme}://HOST:PORT/package.Service/Method, as in                      {example}/bench.Echo/Call"
+                )));
+            }
+            _ => None,
+        };
         let path = match (entry.default_path, path) {
+            _ if method.is_some() => None,
             (_, "" | "/") => None,
             (Some(_), query) if query.starts_with('?') => Some(format!("/{query}")),
             (Some(_), path) => Some(path.to_owned()),
@@ -139,7 +154,8 @@ impl FromStr for Target {
         Ok(Target {
             scheme,
             protocol,
-            declared: entry.workload == WorkloadKind::Keys,
+            declared: entry.workload == WorkloadKind::Keys && !entry.url_method,
+            method,
             host,
             port,
             path,
@@ -206,6 +222,21 @@ impl Target {
                 Value::Mapping(Mapping::new()),
                 url,
             )?;
+        } else if let Some(method) = &self.method {
+            let given = |field: &str| flags.iter().any(|f| f.given.is_some() && f.field == field);
+            if !given("protocol.grpc.proto") && !given("protocol.grpc.descriptor_set") {
+                return Err(ScenarioError::Url {
+                    url: format!("{}://{}/{method}", self.scheme, self.address()),
+                    expected: "the method's .proto file or descriptor set: --proto FILE or \
+                               --descriptor-set FILE"
+                        .to_owned(),
+                });
+            }
+            let mut grpc = Mapping::new();
+            grpc.insert("method".into(), method.clone().into());
+            let mut protocol = Mapping::new();
+            protocol.insert("grpc".into(), Value::Mapping(grpc));
+            put(&mut document, "protocol", Value::Mapping(protocol), url)?;
         } else {
             put(&mut document, "protocol", self.protocol.clone().into(), url)?;
         }

@@ -33,7 +33,7 @@ pub(crate) fn scenario(
 ) -> Result<Scenario, ScenarioError> {
     let name = name(context, file.name)?;
     let targets = plan::targets(context, file.target.as_ref())?;
-    let protocol = protocol::protocol(context, file.protocol)?;
+    let protocol = protocol::protocol(context, file.protocol, &targets[0])?;
     let (workload, default_workload) =
         protocol::workload(context, &protocol, file.service, file.workload, file.path)?;
     let transport = transport(context, file.transport.as_deref())?;

@@ -56,8 +56,9 @@ impl Worker {
         let mut used = 0;
         loop {
             let conn = &mut self.conns[slot];
-            match self.protocol.parse(&conn.input()[used..]) {
-                Ok(Some((reply, n))) => {
+            match conn.parse(&self.protocol, used) {
+                Ok(Some((None, n))) => used += n,
+                Ok(Some((Some(reply), n))) => {
                     used += n;
                     let outcome = Outcome::of(reply.kind);
                     let received = Received {
@@ -95,6 +96,10 @@ impl Worker {
         }
         self.conns[slot].consume(used);
         self.finish_front(slot);
+        // A session's answers (acknowledgements, window updates) go out at once.
+        if self.conns[slot].has_output() {
+            self.flush(slot);
+        }
         true
     }
 }

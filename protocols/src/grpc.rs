@@ -1,0 +1,198 @@
+//! gRPC unary calls over HTTP/2 (h2c): a method found in protobuf descriptors (compiled
+//! from a `.proto` file, or a descriptor set), its request written as JSON with the
+//! workload's key and the request's sequence number filled in per call, and the status in
+//! each call's trailers counted as its outcome. Each connection keeps its own HTTP/2 state
+//! ([`h2::Connection`], a [`Session`]).
+//!
+//! The protocol's serde form (the agent's wire form, a record's) is the mapping
+//! `{grpc: {method, request, authority, descriptors}}`, the descriptors an encoded
+//! `FileDescriptorSet` in base64, so that an agent needs no file of the user's.
+
+mod h2;
+pub mod message;
+
+use std::fmt;
+use std::sync::Arc;
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use serde::{Deserialize, Serialize};
+
+pub use message::{GrpcError, Method, compile_proto, read_descriptor_set};
+
+use crate::protocol::{
+    EncodeError, Entry, Matching, ParseError, Protocol, Reply, Request, Session, Speak,
+    WorkloadKind,
+};
+
+/// The key of a gRPC protocol's mapping.
+pub(crate) const KEY: &str = "grpc";
+
+pub(crate) const NAME: &str = "grpc";
+
+pub(crate) static ENTRY: Entry = Entry {
+    name: NAME,
+    scheme: "grpc",
+    forms: &["a gRPC method (a mapping)"],
+    url_spec: NAME,
+    example_port: 50051,
+    workload: WorkloadKind::Keys,
+    default_path: None,
+    url_method: true,
+    about: "gRPC unary calls over HTTP/2 (h2c), the method from a .proto file or a \
+            descriptor set, the request as JSON",
+    build: |_| {
+        Err(
+            "a gRPC protocol is written as a mapping, as in protocol: {grpc: {proto: \
+             bench.proto, method: bench.Echo/Call, request: '{\"name\": \"{key}\"}'}}"
+                .to_owned(),
+        )
+    },
+};
+
+/// What a gRPC protocol is, as sent to agents: the method, the request's JSON, the
+/// `:authority` and the descriptors (an encoded `FileDescriptorSet`, base64).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GrpcMapping {
+    /// `package.Service/Method`.
+    pub method: String,
+    /// The request message as JSON, with `{key}`, `{seq}` and `{random:N}` fields.
+    pub request: String,
+    /// The `:authority` every call names (the target's `host:port`).
+    pub authority: String,
+    /// The encoded `FileDescriptorSet`, base64.
+    pub descriptors: String,
+}
+
+/// A gRPC method, ready to call. Cheap to clone.
+#[derive(Clone)]
+pub struct Grpc(Arc<Inner>);
+
+struct Inner {
+    mapping: GrpcMapping,
+    method: Method,
+    /// The HPACK block every call sends.
+    headers: Vec<u8>,
+}
+
+impl Grpc {
+    /// The protocol calling `method` (`package.Service/Method`) in `descriptors` (an encoded
+    /// `FileDescriptorSet`) with `request` (JSON), naming `authority`.
+    pub fn protocol(
+        descriptors: &[u8],
+        method: &str,
+        request: &str,
+        authority: &str,
+    ) -> Result<Protocol, GrpcError> {
+        let mapping = GrpcMapping {
+            method: method.to_owned(),
+            request: request.to_owned(),
+            authority: authority.to_owned(),
+            descriptors: BASE64.encode(descriptors),
+        };
+        Ok(Protocol::new(Grpc::new(mapping, descriptors)?))
+    }
+
+    fn new(mapping: GrpcMapping, descriptors: &[u8]) -> Result<Grpc, GrpcError> {
+        let method = Method::new(descriptors, &mapping.method, &mapping.request)?;
+        let headers = h2::request_headers(method.path(), &mapping.authority, false);
+        Ok(Grpc(Arc::new(Inner {
+            mapping,
+            method,
+            headers,
+        })))
+    }
+
+    /// The protocol of a mapping's `grpc:` value, as [`Protocol`]'s serde form writes it.
+    pub(crate) fn from_mapping(value: &serde_json::Value) -> Result<Protocol, String> {
+        let mapping: GrpcMapping =
+            serde_json::from_value(value.clone()).map_err(|e| format!("grpc: {e}"))?;
+        let descriptors = BASE64
+            .decode(&mapping.descriptors)
+            .map_err(|e| format!("grpc: descriptors: not base64: {e}"))?;
+        Ok(Protocol::new(
+            Grpc::new(mapping, &descriptors).map_err(|e| format!("grpc: {e}"))?,
+        ))
+    }
+
+    /// The mapping it was made from.
+    pub fn mapping(&self) -> &GrpcMapping {
+        &self.0.mapping
+    }
+
+    /// Whether its requests use the workload's key.
+    pub fn uses_key(&self) -> bool {
+        self.0.method.uses_key()
+    }
+
+    fn header_block(&self) -> &[u8] {
+        &self.0.headers
+    }
+
+    /// Appends the request message for `key` and request `seq`.
+    fn encode_message(
+        &self,
+        key: &[u8],
+        seq: u32,
+        entropy: u64,
+        out: &mut Vec<u8>,
+    ) -> Result<(), EncodeError> {
+        (self.0.method)
+            .encode(key, u64::from(seq), entropy, out)
+            .map_err(|e| EncodeError::Invalid {
+                protocol: NAME,
+                problem: e.to_string(),
+            })
+    }
+}
+
+impl fmt::Debug for Grpc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Grpc")
+            .field("method", &self.0.mapping.method)
+            .field("authority", &self.0.mapping.authority)
+            .finish()
+    }
+}
+
+impl Speak for Grpc {
+    fn entry(&self) -> &'static Entry {
+        &ENTRY
+    }
+
+    fn spec(&self) -> String {
+        format!("grpc {}", self.0.mapping.method)
+    }
+
+    /// A call needs its connection's HTTP/2 state: see [`Speak::session`].
+    fn encode(
+        &self,
+        request: &Request<'_>,
+        _opaque: u32,
+        _out: &mut Vec<u8>,
+    ) -> Result<(), EncodeError> {
+        Err(EncodeError::unsupported(NAME, request))
+    }
+
+    fn parse(&self, buf: &[u8]) -> Result<Option<(Reply, usize)>, ParseError> {
+        Err(ParseError::new(
+            NAME,
+            "a gRPC reply is read by its connection's HTTP/2 session",
+            buf,
+        ))
+    }
+
+    fn matching(&self) -> Matching {
+        Matching::ById { mask: u32::MAX }
+    }
+
+    fn session(&self) -> Option<Box<dyn Session>> {
+        Some(Box::new(h2::Connection::new(self.clone())))
+    }
+
+    fn mapping(&self) -> Option<serde_json::Value> {
+        let mapping = serde_json::to_value(&self.0.mapping).ok()?;
+        Some(serde_json::json!({ KEY: mapping }))
+    }
+}

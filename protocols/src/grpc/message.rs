@@ -1,0 +1,343 @@
+//! A gRPC method found in protobuf descriptors, and its request message written per call
+//! from a JSON template.
+//!
+//! The descriptors are an encoded `FileDescriptorSet`, compiled from a `.proto` file
+//! ([`compile_proto`], in pure Rust) or read as `protoc --include_imports -o` writes them
+//! ([`read_descriptor_set`]). The request is the message in proto3's JSON mapping, in which
+//! a JSON string value may hold placeholders, filled in for each call:
+//!
+//! - `{key}`: the workload's key; in a `string` field as text (bytes that are not UTF-8 each
+//!   become U+FFFD, as [`String::from_utf8_lossy`] does), in a `bytes` field as it is.
+//! - `{seq}`: the request's sequence number, in decimal in a `string` or `bytes` field. In a
+//!   number field (`int32`, `uint64`, `sint64`, `fixed32`, `double`...), whose JSON value is
+//!   then the whole string `"{seq}"` (proto3 JSON reads numbers from strings), it is the
+//!   number itself, wrapped to the field's width as a cast does (`int32` from 2^31 on is
+//!   negative).
+//! - `{random:N}`: N random bytes in a `bytes` field, N random lowercase hex digits
+//!   (`0-9a-f`) in a `string` field, drawn from the call's entropy; N from 1 to 4 MiB.
+//! - `{{` and `}}`: a literal `{` and `}`.
+//!
+//! A placeholder may be part of a longer text (`"user-{key}"`), in any field: nested
+//! messages, repeated fields, map values, oneofs, and the wrapper types
+//! (`google.protobuf.StringValue`...), whose JSON is their value's. In a `bytes` field, whose
+//! proto3 JSON is base64, a value with a brace is a template instead: its text is written as
+//! its UTF-8 bytes (`"id-{key}"` is `b"id-"` and the key), while a value without one is
+//! base64 as usual. Refused with an error, never sent as written: a placeholder in a map
+//! key, in a field that cannot hold it (`{key}` in an `int32`), and inside the free-form
+//! types (`google.protobuf.Struct`, `Value`, `ListValue`, `Any`), extensions and proto2
+//! groups; there, and in map keys, strings are otherwise taken as written (`{{` stays
+//! `{{`). An unknown placeholder (`{kee}`), a lone brace or a bad size is an error
+//! wherever it is written (outside those).
+//!
+//! At [`Method::new`] the JSON is checked against the message type (prost-reflect reads it,
+//! the placeholders replaced by neutral values) and encoded once into a template: the bytes
+//! every call has, and the placeholders between them, each inside the length prefixes of
+//! the messages around it. [`Method::encode`] writes the template, computing those lengths
+//! per call, without allocating beyond the output's growth.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use prost_reflect::{DescriptorPool, DynamicMessage, Kind, MessageDescriptor, MethodDescriptor};
+use serde_json::Value as Json;
+
+use template::Template;
+use walk::{Hole, Holes};
+
+mod number;
+mod template;
+#[cfg(test)]
+mod tests;
+mod walk;
+
+/// The most bytes (or hex digits) one `{random:N}` writes: 4 MiB, the message size gRPC
+/// servers accept by default.
+pub const MAX_RANDOM: usize = 4 << 20;
+
+/// What can go wrong finding a method and reading its request. The message names what and
+/// where, and what was expected.
+#[derive(Debug, thiserror::Error)]
+pub enum GrpcError {
+    /// A file that cannot be read (a missing `.proto` file or descriptor set).
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A `.proto` file that does not compile (does not parse, imports a missing file,
+    /// names an undefined type...).
+    #[error("cannot compile {}: {location}: {message}", path.display())]
+    Proto {
+        /// The file compiled.
+        path: PathBuf,
+        /// Where the mistake is, `file:line:column` (1-based), as the file is named in its
+        /// include path (it may be an imported one), or only the file when protox gives no
+        /// position.
+        location: String,
+        /// protox's message.
+        message: String,
+    },
+    /// Descriptors that do not decode as an encoded `FileDescriptorSet`.
+    #[error(
+        "{from}: not an encoded FileDescriptorSet (as `protoc --include_imports -o` writes): \
+         {problem}"
+    )]
+    Descriptors {
+        /// Where they came from: a file, or `descriptors`.
+        from: String,
+        /// prost-reflect's message.
+        problem: String,
+    },
+    /// A method not written as `package.Service/Method`.
+    #[error("method {method:?}: expected package.Service/Method, as in bench.Echo/Call")]
+    MethodName {
+        /// The method as written.
+        method: String,
+    },
+    /// A service the descriptors do not have.
+    #[error("no service {service} in the descriptors: they have {known}")]
+    NoService {
+        /// The service asked for.
+        service: String,
+        /// The services they have, full names.
+        known: String,
+    },
+    /// A method the service does not have.
+    #[error("service {service} has no method {method}: it has {known}")]
+    NoMethod {
+        /// The service.
+        service: String,
+        /// The method asked for.
+        method: String,
+        /// The methods it has.
+        known: String,
+    },
+    /// A streaming method.
+    #[error("{method} is a {kind} method: only unary methods are measured")]
+    Streaming {
+        /// The method, `package.Service/Method`.
+        method: String,
+        /// `client streaming`, `server streaming` or `bidirectional streaming`.
+        kind: &'static str,
+    },
+    /// A request that is not JSON.
+    #[error("the request for {message_type} is not JSON: {problem}")]
+    Json {
+        /// The request message's full name.
+        message_type: String,
+        /// serde_json's message.
+        problem: String,
+    },
+    /// A request that does not match its message type (an unknown field, a wrong type).
+    #[error("the request does not match message {message_type}: {problem}")]
+    Mismatch {
+        /// The request message's full name.
+        message_type: String,
+        /// prost-reflect's message.
+        problem: String,
+    },
+    /// A placeholder that cannot be read (unknown, unclosed, a bad size) or is refused
+    /// where it is (a map key, a free-form type).
+    #[error("request field {field}: {problem}")]
+    Placeholder {
+        /// The field, as a path in the JSON: `inner.name`, `tags[1]`, `attrs["k"]`.
+        field: String,
+        /// What is wrong, at which byte of the string, and what was expected.
+        problem: String,
+    },
+    /// A placeholder in a field whose type cannot hold it.
+    #[error("request field {field} is {kind}: it cannot hold {placeholder}; {hint}")]
+    Unfit {
+        /// The field, as a path in the JSON.
+        field: String,
+        /// The field's type: `int32`, `bool`, `enum bench.Color`, `message ...`.
+        kind: String,
+        /// The first placeholder it cannot hold.
+        placeholder: String,
+        /// Where it could go.
+        hint: &'static str,
+    },
+}
+
+/// Compiles the `.proto` file at `path` into an encoded `FileDescriptorSet`, its imports
+/// included so that it is self-contained. Imports are looked up in `includes`, in order,
+/// then in the file's own directory; the well-known types (`google/protobuf/*.proto`) are
+/// built in.
+pub fn compile_proto(path: &Path, includes: &[PathBuf]) -> Result<Vec<u8>, GrpcError> {
+    std::fs::metadata(path).map_err(|source| GrpcError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    let own = path.parent().unwrap_or(Path::new(""));
+    let paths = includes.iter().map(PathBuf::as_path).chain([own]);
+    let mut compiler = protox::Compiler::new(paths).map_err(|e| proto_error(path, &e))?;
+    compiler
+        .include_imports(true)
+        .open_file(path)
+        .map_err(|e| proto_error(path, &e))?;
+    Ok(compiler.encode_file_descriptor_set())
+}
+
+/// Reads an encoded `FileDescriptorSet` (as `protoc --include_imports -o x.pb` writes), checked
+/// that it decodes and that every file's imports are in it.
+pub fn read_descriptor_set(path: &Path) -> Result<Vec<u8>, GrpcError> {
+    let bytes = std::fs::read(path).map_err(|source| GrpcError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    decode_pool(&bytes, &path.display().to_string())?;
+    Ok(bytes)
+}
+
+/// protox's error, with where it is.
+fn proto_error(path: &Path, error: &protox::Error) -> GrpcError {
+    use miette::Diagnostic as _;
+    let position = error.labels().and_then(|mut labels| {
+        let label = labels.next()?;
+        let span = error.source_code()?.read_span(label.inner(), 0, 0).ok()?;
+        Some((span.line() + 1, span.column() + 1))
+    });
+    let file = error
+        .file()
+        .map_or_else(|| path.display().to_string(), str::to_owned);
+    GrpcError::Proto {
+        path: path.to_owned(),
+        location: match position {
+            Some((line, column)) => format!("{file}:{line}:{column}"),
+            None => file,
+        },
+        message: error.to_string(),
+    }
+}
+
+fn decode_pool(bytes: &[u8], from: &str) -> Result<DescriptorPool, GrpcError> {
+    DescriptorPool::decode(bytes).map_err(|e| GrpcError::Descriptors {
+        from: from.to_owned(),
+        problem: e.to_string(),
+    })
+}
+
+/// A unary method and how to write its requests. Two methods are equal when they have the
+/// same path and write the same requests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Method {
+    path: String,
+    template: Template,
+}
+
+impl Method {
+    /// Finds `method` in `descriptors` (an encoded `FileDescriptorSet`) and reads `request`,
+    /// the JSON of its request message (proto3's JSON mapping) with placeholders (see the
+    /// [module](self)); an empty request is the empty message `{}`. `method` is
+    /// `package.Service/Method`, or `package.Service.Method`, with or without a leading
+    /// `/`.
+    pub fn new(descriptors: &[u8], method: &str, request: &str) -> Result<Method, GrpcError> {
+        let pool = decode_pool(descriptors, "descriptors")?;
+        let found = find_method(&pool, method)?;
+        let template = request_template(&found.input(), request)?;
+        Ok(Method {
+            path: format!("/{}/{}", found.parent_service().full_name(), found.name()),
+            template,
+        })
+    }
+
+    /// The HTTP/2 `:path` of its calls, `/package.Service/Method`.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// Appends the request message's protobuf encoding (without gRPC's 5-byte prefix) for
+    /// the workload's `key` and the request's sequence number `seq`, random placeholders
+    /// drawn from `entropy` (a random `u64` the caller draws per request). Allocates
+    /// nothing but `out`'s growth. It cannot fail today: the `Result` leaves room for limits.
+    pub fn encode(
+        &self,
+        key: &[u8],
+        seq: u64,
+        entropy: u64,
+        out: &mut Vec<u8>,
+    ) -> Result<(), GrpcError> {
+        self.template.write(key, seq, entropy, out);
+        Ok(())
+    }
+
+    /// Whether its requests use `{key}` (so that the scenario needs keys).
+    pub fn uses_key(&self) -> bool {
+        self.template.uses_key()
+    }
+}
+
+/// `package.Service/Method` (or `.Method`, or with a leading `/`) in `pool`, unary.
+fn find_method(pool: &DescriptorPool, method: &str) -> Result<MethodDescriptor, GrpcError> {
+    let name = method.strip_prefix('/').unwrap_or(method);
+    let (service, name) = name
+        .rsplit_once('/')
+        .or_else(|| name.rsplit_once('.'))
+        .filter(|(service, name)| !service.is_empty() && !name.is_empty())
+        .filter(|(service, _)| !service.contains('/'))
+        .ok_or_else(|| GrpcError::MethodName {
+            method: method.to_owned(),
+        })?;
+    let Some(found) = pool.get_service_by_name(service) else {
+        let known = pool.services().map(|s| s.full_name().to_owned());
+        return Err(GrpcError::NoService {
+            service: service.to_owned(),
+            known: listed(known),
+        });
+    };
+    let Some(method) = found.methods().find(|m| m.name() == name) else {
+        return Err(GrpcError::NoMethod {
+            service: service.to_owned(),
+            method: name.to_owned(),
+            known: listed(found.methods().map(|m| m.name().to_owned())),
+        });
+    };
+    let kind = match (method.is_client_streaming(), method.is_server_streaming()) {
+        (false, false) => return Ok(method),
+        (true, false) => "client streaming",
+        (false, true) => "server streaming",
+        (true, true) => "bidirectional streaming",
+    };
+    Err(GrpcError::Streaming {
+        method: format!("{}/{}", found.full_name(), method.name()),
+        kind,
+    })
+}
+
+/// `a, b, c`, or `none`.
+fn listed(names: impl Iterator<Item = String>) -> String {
+    let names: Vec<String> = names.collect();
+    if names.is_empty() {
+        "none".to_owned()
+    } else {
+        names.join(", ")
+    }
+}
+
+/// The template of `request`, a message of type `desc` as JSON with placeholders.
+fn request_template(desc: &MessageDescriptor, request: &str) -> Result<Template, GrpcError> {
+    let request = if request.trim().is_empty() {
+        "{}"
+    } else {
+        request
+    };
+    let mut json: Json = serde_json::from_str(request).map_err(|e| GrpcError::Json {
+        message_type: desc.full_name().to_owned(),
+        problem: e.to_string(),
+    })?;
+    let holes = match walk::walk_value(&mut json, &Kind::Message(desc.clone()), "")? {
+        Some(Hole::Message(holes)) => holes,
+        _ => Holes::default(),
+    };
+    let message = DynamicMessage::deserialize(desc.clone(), json).map_err(|e| mismatch(desc, e))?;
+    Template::new(&message, &holes)
+}
+
+fn mismatch(desc: &MessageDescriptor, problem: impl fmt::Display) -> GrpcError {
+    GrpcError::Mismatch {
+        message_type: desc.full_name().to_owned(),
+        problem: problem.to_string(),
+    }
+}
