@@ -325,3 +325,24 @@ pub fn outcomes(batches: &[vernier_agent::Batch], outcome: vernier_agent::Outcom
         .filter(|s| s.outcome == outcome as u8)
         .count()
 }
+
+/// Every request answered and a success: none failed, none malformed, none an error, each
+/// sample an `ok` with its latency (kernel timestamps on loopback stamp every request).
+#[allow(dead_code)]
+pub fn assert_all_answered(batches: &[vernier_agent::Batch], c: &vernier_agent::Counters) {
+    assert_eq!(
+        (c.failed, c.parse_errors, c.error_replies),
+        (0, 0, 0),
+        "{c:?}"
+    );
+    assert_eq!(
+        outcomes(batches, vernier_agent::Outcome::Ok) as u64,
+        c.received
+    );
+    assert!(
+        batches
+            .iter()
+            .flat_map(|b| &b.samples)
+            .all(|s| s.latency_ns > 0)
+    );
+}

@@ -10,6 +10,7 @@
 
 mod h2;
 pub mod message;
+mod tls;
 
 use std::fmt;
 use std::sync::Arc;
@@ -19,6 +20,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::{Deserialize, Serialize};
 
 pub use message::{GrpcError, Method, compile_proto, read_descriptor_set};
+pub use tls::TlsMapping;
 
 use crate::protocol::{
     EncodeError, Entry, Matching, ParseError, Protocol, Reply, Request, Session, Speak,
@@ -30,7 +32,10 @@ pub(crate) const KEY: &str = "grpc";
 
 pub(crate) const NAME: &str = "grpc";
 
-pub(crate) static ENTRY: Entry = Entry {
+pub(crate) static ENTRY: Entry = GRPC;
+
+/// `grpc://`, h2c.
+const GRPC: Entry = Entry {
     name: NAME,
     scheme: "grpc",
     forms: &["a gRPC method (a mapping)"],
@@ -50,6 +55,17 @@ pub(crate) static ENTRY: Entry = Entry {
     },
 };
 
+/// `grpcs://`: the same calls over TLS (HTTP/2 by ALPN), the server's certificate checked
+/// against the system's CAs unless a scenario's `tls: {ca: FILE}` names others.
+pub(crate) static ENTRY_TLS: Entry = Entry {
+    name: "grpcs",
+    scheme: "grpcs",
+    forms: &[],
+    url_spec: "grpcs",
+    about: "gRPC unary calls over HTTP/2 and TLS",
+    ..GRPC
+};
+
 /// What a gRPC protocol is, as sent to agents: the method, the request's JSON, the
 /// `:authority` and the descriptors (an encoded `FileDescriptorSet`, base64).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -63,6 +79,9 @@ pub struct GrpcMapping {
     pub authority: String,
     /// The encoded `FileDescriptorSet`, base64.
     pub descriptors: String,
+    /// TLS, when the server speaks it (h2 by ALPN); h2c (prior knowledge) when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<TlsMapping>,
 }
 
 /// A gRPC method, ready to call. Cheap to clone.
@@ -74,6 +93,8 @@ struct Inner {
     method: Method,
     /// The HPACK block every call sends.
     headers: Vec<u8>,
+    /// The TLS client's configuration, over TLS.
+    tls: Option<tls::Tls>,
 }
 
 impl Grpc {
@@ -85,22 +106,39 @@ impl Grpc {
         request: &str,
         authority: &str,
     ) -> Result<Protocol, GrpcError> {
+        Grpc::over(descriptors, method, request, authority, None)
+    }
+
+    /// As [`protocol`](Grpc::protocol), over TLS when `tls` says how.
+    pub fn over(
+        descriptors: &[u8],
+        method: &str,
+        request: &str,
+        authority: &str,
+        tls: Option<TlsMapping>,
+    ) -> Result<Protocol, GrpcError> {
         let mapping = GrpcMapping {
             method: method.to_owned(),
             request: request.to_owned(),
             authority: authority.to_owned(),
             descriptors: BASE64.encode(descriptors),
+            tls,
         };
         Ok(Protocol::new(Grpc::new(mapping, descriptors)?))
     }
 
     fn new(mapping: GrpcMapping, descriptors: &[u8]) -> Result<Grpc, GrpcError> {
         let method = Method::new(descriptors, &mapping.method, &mapping.request)?;
-        let headers = h2::request_headers(method.path(), &mapping.authority, false);
+        let tls = match &mapping.tls {
+            Some(t) => Some(tls::Tls::new(t, host(&mapping.authority)).map_err(GrpcError::Tls)?),
+            None => None,
+        };
+        let headers = h2::request_headers(method.path(), &mapping.authority, tls.is_some());
         Ok(Grpc(Arc::new(Inner {
             mapping,
             method,
             headers,
+            tls,
         })))
     }
 
@@ -158,7 +196,11 @@ impl fmt::Debug for Grpc {
 
 impl Speak for Grpc {
     fn entry(&self) -> &'static Entry {
-        &ENTRY
+        if self.0.tls.is_some() {
+            &ENTRY_TLS
+        } else {
+            &ENTRY
+        }
     }
 
     fn spec(&self) -> String {
@@ -188,11 +230,23 @@ impl Speak for Grpc {
     }
 
     fn session(&self) -> Option<Box<dyn Session>> {
-        Some(Box::new(h2::Connection::new(self.clone())))
+        let h2 = Box::new(h2::Connection::new(self.clone()));
+        Some(match &self.0.tls {
+            Some(tls) => tls.session(h2),
+            None => h2,
+        })
     }
 
     fn mapping(&self) -> Option<serde_json::Value> {
         let mapping = serde_json::to_value(&self.0.mapping).ok()?;
         Some(serde_json::json!({ KEY: mapping }))
+    }
+}
+
+/// The host of an authority (`host:port`, `[v6]:port`).
+fn host(authority: &str) -> &str {
+    match authority.rsplit_once(':') {
+        Some((host, port)) if port.bytes().all(|b| b.is_ascii_digit()) => host,
+        _ => authority,
     }
 }

@@ -238,6 +238,9 @@ impl Worker {
                 source,
             })?;
             (self.conns).push(Conn::new(id as u16, socket, self.depth, &self.protocol));
+            // What a session sends first (a TLS ClientHello) goes now: it may be what the
+            // first request waits for.
+            self.flush(slot);
         }
         Ok(())
     }
@@ -597,6 +600,7 @@ impl Worker {
         match dial(&self.spec, RECONNECT_PATIENCE) {
             Ok(socket) if register(self.poll.registry(), slot, &socket).is_ok() => {
                 self.conns[slot].reopen(socket, &self.protocol);
+                self.flush(slot);
                 self.counters.reconnects += 1;
             }
             _ => {

@@ -159,6 +159,9 @@ pub enum GrpcError {
         /// Where it could go.
         hint: &'static str,
     },
+    /// TLS cannot be set up as asked (a CA file that is not PEM, a bad server name).
+    #[error("{0}")]
+    Tls(String),
 }
 
 /// Compiles the `.proto` file at `path` into an encoded `FileDescriptorSet`, its imports

@@ -15,6 +15,7 @@ pub static PROTOCOLS: &[&Entry] = &[
     &http::ENTRY,
     &declare::ENTRY,
     &crate::grpc::ENTRY,
+    &crate::grpc::ENTRY_TLS,
     #[cfg(test)]
     &super::made_up::ENTRY,
 ];

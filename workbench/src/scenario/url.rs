@@ -234,6 +234,10 @@ impl Target {
             }
             let mut grpc = Mapping::new();
             grpc.insert("method".into(), method.clone().into());
+            if self.scheme == "grpcs" {
+                // Over TLS, the server checked against the system's CAs.
+                grpc.insert("tls".into(), Value::Mapping(Mapping::new()));
+            }
             let mut protocol = Mapping::new();
             protocol.insert("grpc".into(), Value::Mapping(grpc));
             put(&mut document, "protocol", Value::Mapping(protocol), url)?;

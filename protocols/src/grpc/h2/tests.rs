@@ -16,6 +16,7 @@ fn grpc() -> Grpc {
         request: r#"{"key": "{key}", "seq": "{seq}"}"#.into(),
         authority: "127.0.0.1:50051".into(),
         descriptors: String::new(),
+        tls: None,
     };
     Grpc::new(mapping, &descriptors).unwrap()
 }

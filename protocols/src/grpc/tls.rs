@@ -1,0 +1,220 @@
+//! gRPC over TLS: a [`Session`] that wraps another (the HTTP/2 client) in a rustls client
+//! connection, sans I/O as the rest. A request's plaintext is encrypted as it is encoded,
+//! so the bytes the connection counts for it are its TLS records', and its TX timestamp is
+//! the last of them leaving; the handshake, and what TLS sends of its own accord, are
+//! counted as no request's. No request goes before the handshake has completed.
+
+use std::io::{self, Read, Write};
+use std::sync::Arc;
+
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName};
+use rustls::{ClientConfig, ClientConnection, RootCertStore};
+use serde::{Deserialize, Serialize};
+
+use crate::protocol::{EncodeError, ParseError, Reply, Request, Session};
+
+/// How a gRPC connection speaks TLS, as agents receive it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TlsMapping {
+    /// The CA certificates (PEM) the server's certificate must chain to; the system's when
+    /// absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_pem: Option<String>,
+    /// The name the certificate must be for (and the SNI); the target's host when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_name: Option<String>,
+}
+
+/// A TLS client's configuration and the server's name, shared by a protocol's connections.
+#[derive(Debug, Clone)]
+pub(super) struct Tls {
+    config: Arc<ClientConfig>,
+    name: ServerName<'static>,
+}
+
+impl Tls {
+    /// The client configuration `mapping` asks for, naming the server `host` unless it
+    /// names one: HTTP/2 by ALPN, the CA certificates given or the system's.
+    pub(super) fn new(mapping: &TlsMapping, host: &str) -> Result<Tls, String> {
+        let mut roots = RootCertStore::empty();
+        match &mapping.ca_pem {
+            Some(pem) => {
+                let certs: Vec<CertificateDer<'static>> =
+                    CertificateDer::pem_slice_iter(pem.as_bytes())
+                        .collect::<Result<_, _>>()
+                        .map_err(|e| format!("tls: the CA certificates are not PEM: {e}"))?;
+                if certs.is_empty() {
+                    return Err("tls: no certificate in the CA file".to_owned());
+                }
+                for cert in certs {
+                    roots
+                        .add(cert)
+                        .map_err(|e| format!("tls: a CA certificate rustls refuses: {e}"))?;
+                }
+            }
+            None => {
+                let system = rustls_native_certs::load_native_certs();
+                roots.add_parsable_certificates(system.certs);
+                if roots.is_empty() {
+                    return Err(
+                        "tls: no CA certificate on this system; give one with ca:".to_owned()
+                    );
+                }
+            }
+        }
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut config = ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| format!("tls: {e}"))?
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        config.alpn_protocols = vec![b"h2".to_vec()];
+        let name = mapping.server_name.as_deref().unwrap_or(host);
+        let name = ServerName::try_from(
+            name.trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_owned(),
+        )
+        .map_err(|e| format!("tls: server name {name:?}: {e}"))?;
+        Ok(Tls {
+            config: Arc::new(config),
+            name,
+        })
+    }
+
+    /// A connection's TLS session around `inner`.
+    pub(super) fn session(&self, inner: Box<dyn Session>) -> Box<dyn Session> {
+        let conn = ClientConnection::new(self.config.clone(), self.name.clone());
+        Box::new(TlsSession {
+            conn,
+            failed: None,
+            inner,
+            plain: Vec::new(),
+            scratch: Vec::new(),
+        })
+    }
+}
+
+/// One connection's TLS client around the session it carries.
+#[derive(Debug)]
+struct TlsSession {
+    /// `Err` when rustls could not even start (then every parse fails with its reason).
+    conn: Result<ClientConnection, rustls::Error>,
+    failed: Option<String>,
+    inner: Box<dyn Session>,
+    /// Decrypted bytes not yet parsed by `inner`.
+    plain: Vec<u8>,
+    /// The inner session's bytes before encryption.
+    scratch: Vec<u8>,
+}
+
+const NAME: &str = "grpc (TLS)";
+
+impl TlsSession {
+    /// Encrypts `plain` and appends the records (and anything else TLS has to send) to
+    /// `out`.
+    fn seal(&mut self, plain: &[u8], out: &mut Vec<u8>) -> io::Result<()> {
+        let Ok(conn) = self.conn.as_mut() else {
+            return Ok(());
+        };
+        if !plain.is_empty() {
+            conn.writer().write_all(plain)?;
+        }
+        while conn.wants_write() {
+            conn.write_tls(out)?;
+        }
+        Ok(())
+    }
+
+    fn error(&self, problem: String, bytes: &[u8]) -> ParseError {
+        ParseError::new(NAME, problem, bytes)
+    }
+}
+
+impl Session for TlsSession {
+    fn open(&mut self, out: &mut Vec<u8>) {
+        // The inner session's preface waits in rustls until the handshake is done.
+        let mut preface = Vec::new();
+        self.inner.open(&mut preface);
+        if let Err(e) = self.seal(&preface, out) {
+            self.failed = Some(e.to_string());
+        }
+    }
+
+    fn ready(&self) -> bool {
+        self.conn.as_ref().is_ok_and(|c| !c.is_handshaking()) && self.inner.ready()
+    }
+
+    fn encode(
+        &mut self,
+        request: &Request<'_>,
+        opaque: u32,
+        out: &mut Vec<u8>,
+    ) -> Result<(), EncodeError> {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        let encoded = self.inner.encode(request, opaque, &mut scratch);
+        let sealed = encoded.and_then(|()| {
+            self.seal(&scratch, out).map_err(|e| EncodeError::Invalid {
+                protocol: NAME,
+                problem: e.to_string(),
+            })
+        });
+        self.scratch = scratch;
+        sealed
+    }
+
+    fn parse(
+        &mut self,
+        buf: &[u8],
+        answer: &mut Vec<u8>,
+    ) -> Result<Option<(Option<Reply>, usize)>, ParseError> {
+        if let Some(problem) = &self.failed {
+            return Err(self.error(problem.clone(), buf));
+        }
+        // A frame already decrypted comes first: it consumes none of `buf`.
+        let mut control = Vec::new();
+        if let Some((reply, n)) = self.inner.parse(&self.plain, &mut control)? {
+            self.plain.drain(..n);
+            self.seal(&control, answer)
+                .map_err(|e| self.error(e.to_string(), buf))?;
+            return Ok(Some((reply, 0)));
+        }
+        if buf.is_empty() {
+            return Ok(None);
+        }
+        let conn = match self.conn.as_mut() {
+            Ok(conn) => conn,
+            Err(e) => return Err(ParseError::new(NAME, e.to_string(), buf)),
+        };
+        let read = conn
+            .read_tls(&mut &buf[..])
+            .map_err(|e| ParseError::new(NAME, e.to_string(), buf))?;
+        if read == 0 {
+            return Ok(None);
+        }
+        let state = conn
+            .process_new_packets()
+            .map_err(|e| ParseError::new(NAME, format!("TLS: {e}"), buf))?;
+        if state.plaintext_bytes_to_read() > 0 {
+            let at = self.plain.len();
+            self.plain.resize(at + state.plaintext_bytes_to_read(), 0);
+            conn.reader()
+                .read_exact(&mut self.plain[at..])
+                .map_err(|e| ParseError::new(NAME, e.to_string(), buf))?;
+        }
+        if state.peer_has_closed() && self.plain.is_empty() {
+            return Err(ParseError::new(
+                NAME,
+                "the server closed the TLS session",
+                buf,
+            ));
+        }
+        // Handshake messages, key updates: sent at once.
+        self.seal(&[], answer)
+            .map_err(|e| self.error(e.to_string(), buf))?;
+        Ok(Some((None, read)))
+    }
+}
