@@ -268,7 +268,7 @@ fn bad_input_is_one_line_and_exit_2_within_3_s() {
     assert_eq!(
         refused(&["memcache://127.0.0.1:11211", "--load", "10k"]),
         "vernier: memcache://127.0.0.1:11211: unknown scheme \"memcache\": expected \
-         echo, synthetic, memcached, memcached-binary, redis, http, tcp or grpc"
+         echo, synthetic, memcached, memcached-binary, redis, http, tcp, grpc or grpcs"
     );
     assert_eq!(
         refused(&["tcp://127.0.0.1:9000", "--load", "10k"]),

@@ -100,7 +100,7 @@ fn a_bad_url_says_what_is_expected() {
         (
             "memcache://127.0.0.1:11211",
             "memcache://127.0.0.1:11211: unknown scheme \"memcache\": expected echo, \
-             synthetic, memcached, memcached-binary, redis, http, tcp or grpc",
+             synthetic, memcached, memcached-binary, redis, http, tcp, grpc or grpcs",
         ),
         (
             "https://127.0.0.1:8443/",
