@@ -12,6 +12,7 @@ declare -A needs=(
   [ip]=iproute2
   [sshd]=openssh-server
   [openssl]=openssl
+  [update-ca-certificates]=ca-certificates
   [wrk]=wrk
   [promtool]=prometheus
 )

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
-use vernier_protocols::{Declaration, Dist, KeyDist, KvWorkload, Protocol};
+use vernier_protocols::{Dist, KeyDist, KvWorkload, Protocol};
 
 use crate::config::{AgentKind, LoadSpec, PollMode, Workload};
 use crate::measure::{Batch, Counters, Sample};
@@ -137,16 +137,17 @@ pub fn configure_request(spec: &LoadSpec, target: &str, lease: Duration) -> pb::
 }
 
 fn protocol_spec(protocol: &Protocol) -> pb::ProtocolSpec {
-    match protocol.declared() {
-        Some(declared) => pb::ProtocolSpec {
+    if protocol.is_mapping() {
+        pb::ProtocolSpec {
             spec: String::new(),
-            // A declaration is plain data (strings, numbers): it always serialises.
-            declared: serde_json::to_string(declared.declaration()).unwrap_or_default(),
-        },
-        None => pb::ProtocolSpec {
+            // A mapping is plain data (strings, numbers): it always serialises.
+            declared: serde_json::to_string(protocol).unwrap_or_default(),
+        }
+    } else {
+        pb::ProtocolSpec {
             spec: protocol.to_string(),
             declared: String::new(),
-        },
+        }
     }
 }
 
@@ -157,9 +158,8 @@ fn protocol(p: &pb::ProtocolSpec) -> Result<Protocol, WireError> {
             .parse()
             .map_err(|e: vernier_protocols::SpecError| field("protocol.spec", e));
     }
-    let declaration: Declaration =
-        serde_json::from_str(&p.declared).map_err(|e| field("protocol.declared", e))?;
-    Protocol::declare(declaration).map_err(|e| field("protocol.declared", e))
+    // A declared protocol's mapping, or a gRPC method's: `Protocol`'s serde form.
+    serde_json::from_str(&p.declared).map_err(|e| field("protocol.declared", e))
 }
 
 /// The load a Configure request asks for, against `target` (resolved by the caller), and

@@ -3,6 +3,25 @@
 use super::*;
 use crate::measure::RequestKind;
 
+/// One worker, one connection, user timestamps: a load to send over the wire.
+fn one_connection(target: SocketAddr, protocol: Protocol, workload: Workload) -> LoadSpec {
+    LoadSpec {
+        target,
+        transport: Transport::Tcp,
+        protocol,
+        workload,
+        workers: 1,
+        cpus: Vec::new(),
+        connections: 1,
+        depth: 1,
+        kind: AgentKind::Symmetric,
+        timestamps: TimestampMode::User,
+        poll: PollMode::default(),
+        seed: 1,
+        timeout: Duration::from_secs(1),
+    }
+}
+
 #[test]
 fn a_named_key_reaches_the_agent() {
     let kv = KvWorkload {
@@ -15,24 +34,11 @@ fn a_named_key_reaches_the_agent() {
     };
     let target = SocketAddr::from(([127, 0, 0, 1], 8080));
     for key in [kv.key.clone(), Some(String::new()), None] {
-        let spec = LoadSpec {
-            target,
-            transport: Transport::Tcp,
-            protocol: Protocol::http(),
-            workload: Workload::KeyValue(KvWorkload {
-                key: key.clone(),
-                ..kv.clone()
-            }),
-            workers: 1,
-            cpus: Vec::new(),
-            connections: 1,
-            depth: 1,
-            kind: AgentKind::Symmetric,
-            timestamps: TimestampMode::User,
-            poll: PollMode::default(),
-            seed: 1,
-            timeout: Duration::from_secs(1),
-        };
+        let workload = Workload::KeyValue(KvWorkload {
+            key: key.clone(),
+            ..kv.clone()
+        });
+        let spec = one_connection(target, Protocol::http(), workload);
         let request = configure_request(&spec, "127.0.0.1:8080", Duration::from_secs(5));
         let (received, _) = load_spec(&request, target).unwrap();
         assert_eq!(received.workload, spec.workload, "{key:?}");
@@ -261,4 +267,44 @@ fn fuzzed_histograms_are_errors_not_allocations_or_panics() {
         ..Default::default()
     };
     assert_eq!(Batch::try_from(m).unwrap().latency, h);
+}
+
+/// A gRPC method travels to a remote agent as its mapping, descriptors included: the agent
+/// needs none of the user's files, and a TLS CA travels as its PEM text.
+#[test]
+fn a_grpc_method_reaches_the_agent_with_its_descriptors() {
+    let proto =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/grpc/bench.proto");
+    let descriptors = vernier_protocols::grpc::compile_proto(&proto, &[]).unwrap();
+    let target = SocketAddr::from(([127, 0, 0, 1], 50051));
+    let tls = vernier_protocols::grpc::TlsMapping {
+        ca_pem: None,
+        server_name: Some("api.test".into()),
+    };
+    for tls in [None, Some(tls)] {
+        let protocol = vernier_protocols::grpc::Grpc::over(
+            &descriptors,
+            "bench.Echo/Call",
+            r#"{"key": "{key}", "seq": "{seq}"}"#,
+            "127.0.0.1:50051",
+            tls,
+        );
+        // Without a CA of its own, TLS takes the system's (tests/env.sh installs them).
+        let protocol = protocol.unwrap_or_else(|e| panic!("{e}"));
+        let keys = Workload::KeyValue(KvWorkload {
+            keys: 10,
+            key_size: Dist::fixed(8),
+            value_size: Dist::fixed(0),
+            read_ratio: 1.0,
+            key_dist: KeyDist::Uniform,
+            key: None,
+        });
+        let spec = one_connection(target, protocol, keys);
+        let request = configure_request(&spec, "127.0.0.1:50051", Duration::from_secs(5));
+        let sent = request.protocol.as_ref().unwrap();
+        assert!(sent.spec.is_empty() && sent.declared.contains("descriptors"));
+        let (received, _) = load_spec(&request, target).unwrap();
+        assert_eq!(received.protocol, spec.protocol);
+        assert!(received.protocol.session().is_some());
+    }
 }

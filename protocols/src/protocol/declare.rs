@@ -77,4 +77,10 @@ impl Protocol {
     pub fn is_declared(&self) -> bool {
         self.declared().is_some()
     }
+
+    /// Whether its serde form is a mapping (a declared protocol's, a gRPC method's) rather
+    /// than a spec.
+    pub fn is_mapping(&self) -> bool {
+        self.is_declared() || self.0.mapping().is_some()
+    }
 }
