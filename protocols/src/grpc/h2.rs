@@ -153,14 +153,21 @@ impl Connection {
                     .ok_or_else(|| {
                         self.malformed("a HEADERS frame shorter than its padding", payload)
                     })?;
-                self.header_block(stream, flags & END_STREAM != 0, flags, block.to_vec())
+                let ends = flags & END_STREAM != 0;
+                if flags & END_HEADERS == 0 {
+                    return self.continue_block(stream, ends, block.to_vec());
+                }
+                self.header_block(stream, ends, block)
             }
             CONTINUATION => {
                 let Some((stream, ends, mut block)) = self.continued.take() else {
                     return Err(self.malformed("a CONTINUATION with no header block open", payload));
                 };
                 block.extend_from_slice(payload);
-                self.header_block(stream, ends, flags, block)
+                if flags & END_HEADERS == 0 {
+                    return self.continue_block(stream, ends, block);
+                }
+                self.header_block(stream, ends, &block)
             }
             SETTINGS if flags & ACK == 0 => {
                 self.settings(payload)?;
@@ -236,28 +243,35 @@ impl Connection {
         Ok(self.finish(stream))
     }
 
-    /// A complete header block (`ends`: its stream ends with it), or the first part of one
-    /// continued in CONTINUATION frames.
+    /// The start of a header block continued in CONTINUATION frames (`ends`: its stream
+    /// ends with it), kept until its end arrives. Only then is a block copied: a block in
+    /// one frame is decoded where it lies.
+    fn continue_block(
+        &mut self,
+        stream: u32,
+        ends: bool,
+        block: Vec<u8>,
+    ) -> Result<Option<Reply>, ParseError> {
+        if block.len() > MAX_HEADER_BLOCK {
+            return Err(self.malformed(
+                format!("a header block over {MAX_HEADER_BLOCK} bytes"),
+                &block,
+            ));
+        }
+        self.continued = Some((stream, ends, block));
+        Ok(None)
+    }
+
+    /// A complete header block (`ends`: its stream ends with it).
     fn header_block(
         &mut self,
         stream: u32,
         ends: bool,
-        flags: u8,
-        block: Vec<u8>,
+        block: &[u8],
     ) -> Result<Option<Reply>, ParseError> {
-        if flags & END_HEADERS == 0 {
-            if block.len() > MAX_HEADER_BLOCK {
-                return Err(self.malformed(
-                    format!("a header block over {MAX_HEADER_BLOCK} bytes"),
-                    &block,
-                ));
-            }
-            self.continued = Some((stream, ends, block));
-            return Ok(None);
-        }
         let (mut http_status, mut grpc_status) = (None, None);
         self.decoder
-            .decode_with_cb(&block, |name, value| {
+            .decode_with_cb(block, |name, value| {
                 let number = || std::str::from_utf8(&value).ok()?.parse::<u16>().ok();
                 match &name[..] {
                     b":status" => http_status = number(),
@@ -266,7 +280,7 @@ impl Connection {
                 }
             })
             .map_err(|e| {
-                self.malformed(format!("a header block HPACK cannot decode: {e}"), &block)
+                self.malformed(format!("a header block HPACK cannot decode: {e}"), block)
             })?;
         let Some(s) = self.streams.get_mut(&stream) else {
             return Ok(None);
