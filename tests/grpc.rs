@@ -69,7 +69,14 @@ fn run(spec: LoadSpec, rate: f64, duration: Duration) -> (Vec<Batch>, Counters) 
 
 fn grpc(method: &str, request: &str, server: &GrpcServer) -> Protocol {
     let descriptors = compile_proto(&fixtures().join("bench.proto"), &[]).unwrap();
-    Grpc::protocol(&descriptors, method, request, &server.addr.to_string()).unwrap()
+    Grpc::protocol(
+        &descriptors,
+        method,
+        request,
+        &server.addr.to_string(),
+        None,
+    )
+    .unwrap()
 }
 
 #[test]
@@ -184,7 +191,7 @@ fn calls_over_tls_are_answered_and_a_certificate_of_another_ca_refused() {
             server_name: None,
         };
         let authority = server.addr.to_string();
-        Grpc::over(
+        Grpc::protocol(
             &descriptors,
             "bench.Echo/Call",
             r#"{"key": "{key}"}"#,

@@ -1,11 +1,11 @@
-//! gRPC unary calls over HTTP/2 (h2c): a method found in protobuf descriptors (compiled
+//! gRPC unary calls over HTTP/2 (h2c, or TLS): a method found in protobuf descriptors (compiled
 //! from a `.proto` file, or a descriptor set), its request written as JSON with the
 //! workload's key and the request's sequence number filled in per call, and the status in
 //! each call's trailers counted as its outcome. Each connection keeps its own HTTP/2 state
 //! ([`h2::Connection`], a [`Session`]).
 //!
 //! The protocol's serde form (the agent's wire form, a record's) is the mapping
-//! `{grpc: {method, request, authority, descriptors}}`, the descriptors an encoded
+//! `{grpc: {method, request, authority, descriptors, tls}}`, the descriptors an encoded
 //! `FileDescriptorSet` in base64, so that an agent needs no file of the user's.
 
 mod h2;
@@ -99,18 +99,9 @@ struct Inner {
 
 impl Grpc {
     /// The protocol calling `method` (`package.Service/Method`) in `descriptors` (an encoded
-    /// `FileDescriptorSet`) with `request` (JSON), naming `authority`.
+    /// `FileDescriptorSet`) with `request` (JSON), naming `authority`; over TLS when `tls`
+    /// says how, else h2c.
     pub fn protocol(
-        descriptors: &[u8],
-        method: &str,
-        request: &str,
-        authority: &str,
-    ) -> Result<Protocol, GrpcError> {
-        Grpc::over(descriptors, method, request, authority, None)
-    }
-
-    /// As [`protocol`](Grpc::protocol), over TLS when `tls` says how.
-    pub fn over(
         descriptors: &[u8],
         method: &str,
         request: &str,
@@ -143,25 +134,15 @@ impl Grpc {
     }
 
     /// The protocol of a mapping's `grpc:` value, as [`Protocol`]'s serde form writes it.
-    pub(crate) fn from_mapping(value: &serde_json::Value) -> Result<Protocol, String> {
+    pub(crate) fn from_mapping(value: serde_json::Value) -> Result<Protocol, String> {
         let mapping: GrpcMapping =
-            serde_json::from_value(value.clone()).map_err(|e| format!("grpc: {e}"))?;
+            serde_json::from_value(value).map_err(|e| format!("grpc: {e}"))?;
         let descriptors = BASE64
             .decode(&mapping.descriptors)
             .map_err(|e| format!("grpc: descriptors: not base64: {e}"))?;
         Ok(Protocol::new(
             Grpc::new(mapping, &descriptors).map_err(|e| format!("grpc: {e}"))?,
         ))
-    }
-
-    /// The mapping it was made from.
-    pub fn mapping(&self) -> &GrpcMapping {
-        &self.0.mapping
-    }
-
-    /// Whether its requests use the workload's key.
-    pub fn uses_key(&self) -> bool {
-        self.0.method.uses_key()
     }
 
     fn header_block(&self) -> &[u8] {

@@ -62,8 +62,7 @@ pub trait Speak: fmt::Debug + Send + Sync + 'static {
         Matching::InOrder
     }
 
-    /// The declaration, for a protocol declared in a scenario (whose serde form is then a
-    /// mapping rather than a spec).
+    /// The declaration, for a protocol declared in a scenario.
     fn declared(&self) -> Option<&Declared> {
         None
     }
@@ -77,8 +76,9 @@ pub trait Speak: fmt::Debug + Send + Sync + 'static {
         None
     }
 
-    /// The protocol's serde form when it is a mapping rather than its spec (a gRPC
-    /// method's, with its descriptors), as JSON.
+    /// The protocol's serde form when it is a mapping rather than its spec (a declared
+    /// protocol's declaration; a gRPC method's, with its descriptors), as JSON. It is also
+    /// what tells two such protocols apart.
     fn mapping(&self) -> Option<serde_json::Value> {
         None
     }
@@ -105,8 +105,9 @@ pub trait Session: Send + fmt::Debug {
 
     /// Parses the next unit of `buf` (an HTTP/2 frame): `Ok(None)`, incomplete;
     /// `Ok(Some((reply, n)))`, the first `n` bytes were read, and ended a reply when
-    /// `reply` is `Some`. What the connection must send in answer is appended to
-    /// `answer`.
+    /// `reply` is `Some` (`n` may then be 0: a reply the session had already read, as
+    /// TLS decrypts several frames at once). What the connection must send in answer is
+    /// appended to `answer`.
     fn parse(
         &mut self,
         buf: &[u8],
@@ -321,6 +322,12 @@ impl Protocol {
         self.0.session()
     }
 
+    /// Whether its serde form is a mapping (a declared protocol's, a gRPC method's) rather
+    /// than a spec.
+    pub fn is_mapping(&self) -> bool {
+        self.0.mapping().is_some()
+    }
+
     /// Appends `request` to `out`, ready to send. Nothing is allocated beyond `out`'s own
     /// growth, so a buffer reused across requests stops allocating once it is large enough.
     ///
@@ -393,8 +400,6 @@ impl PartialEq for Protocol {
     fn eq(&self, other: &Protocol) -> bool {
         self.name() == other.name()
             && self.0.spec() == other.0.spec()
-            && self.declared().map(Declared::declaration)
-                == other.declared().map(Declared::declaration)
             && self.0.mapping() == other.0.mapping()
     }
 }
@@ -426,10 +431,9 @@ impl fmt::Display for Protocol {
 
 impl serde::Serialize for Protocol {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match (self.declared(), self.0.mapping()) {
-            (Some(declared), _) => declared.declaration().serialize(serializer),
-            (None, Some(mapping)) => mapping.serialize(serializer),
-            (None, None) => serializer.collect_str(self),
+        match self.0.mapping() {
+            Some(mapping) => mapping.serialize(serializer),
+            None => serializer.collect_str(self),
         }
     }
 }
@@ -444,7 +448,7 @@ impl<'de> serde::Deserialize<'de> for Protocol {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 write!(
                     f,
-                    "a protocol: {}, or a declared protocol's mapping",
+                    "a protocol: {}, or a declared protocol's or a gRPC method's mapping",
                     Protocol::forms()
                 )
             }
@@ -454,12 +458,12 @@ impl<'de> serde::Deserialize<'de> for Protocol {
             }
 
             fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Protocol, A::Error> {
-                let mapping = <serde_json::Map<String, serde_json::Value> as serde::Deserialize>::deserialize(
+                let mut mapping = <serde_json::Map<String, serde_json::Value> as serde::Deserialize>::deserialize(
                     serde::de::value::MapAccessDeserializer::new(map),
                 )?;
                 // A gRPC method's mapping has the one key `grpc`; any other is a declared
                 // protocol's.
-                if let Some(grpc) = mapping.get(crate::grpc::KEY) {
+                if let Some(grpc) = mapping.remove(crate::grpc::KEY) {
                     return crate::grpc::Grpc::from_mapping(grpc).map_err(serde::de::Error::custom);
                 }
 

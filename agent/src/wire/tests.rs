@@ -282,7 +282,7 @@ fn a_grpc_method_reaches_the_agent_with_its_descriptors() {
         server_name: Some("api.test".into()),
     };
     for tls in [None, Some(tls)] {
-        let protocol = vernier_protocols::grpc::Grpc::over(
+        let protocol = vernier_protocols::grpc::Grpc::protocol(
             &descriptors,
             "bench.Echo/Call",
             r#"{"key": "{key}", "seq": "{seq}"}"#,

@@ -86,10 +86,10 @@ impl Tls {
 
     /// A connection's TLS session around `inner`.
     pub(super) fn session(&self, inner: Box<dyn Session>) -> Box<dyn Session> {
-        let conn = ClientConnection::new(self.config.clone(), self.name.clone());
+        let conn = ClientConnection::new(self.config.clone(), self.name.clone())
+            .map_err(|e| e.to_string());
         Box::new(TlsSession {
             conn,
-            failed: None,
             inner,
             plain: Vec::new(),
             scratch: Vec::new(),
@@ -100,9 +100,9 @@ impl Tls {
 /// One connection's TLS client around the session it carries.
 #[derive(Debug)]
 struct TlsSession {
-    /// `Err` when rustls could not even start (then every parse fails with its reason).
-    conn: Result<ClientConnection, rustls::Error>,
-    failed: Option<String>,
+    /// `Err` when rustls could not start, or take the preface (then every parse fails
+    /// with the reason).
+    conn: Result<ClientConnection, String>,
     inner: Box<dyn Session>,
     /// Decrypted bytes not yet parsed by `inner`.
     plain: Vec<u8>,
@@ -127,10 +127,11 @@ impl TlsSession {
         }
         Ok(())
     }
+}
 
-    fn error(&self, problem: String, bytes: &[u8]) -> ParseError {
-        ParseError::new(NAME, problem, bytes)
-    }
+/// A malformed-reply error of TLS's, quoting `bytes`.
+fn error(problem: impl ToString, bytes: &[u8]) -> ParseError {
+    ParseError::new(NAME, problem.to_string(), bytes)
 }
 
 impl Session for TlsSession {
@@ -139,7 +140,7 @@ impl Session for TlsSession {
         let mut preface = Vec::new();
         self.inner.open(&mut preface);
         if let Err(e) = self.seal(&preface, out) {
-            self.failed = Some(e.to_string());
+            self.conn = Err(e.to_string());
         }
     }
 
@@ -171,50 +172,42 @@ impl Session for TlsSession {
         buf: &[u8],
         answer: &mut Vec<u8>,
     ) -> Result<Option<(Option<Reply>, usize)>, ParseError> {
-        if let Some(problem) = &self.failed {
-            return Err(self.error(problem.clone(), buf));
+        if let Err(problem) = &self.conn {
+            return Err(error(problem, buf));
         }
         // A frame already decrypted comes first: it consumes none of `buf`.
         let mut control = Vec::new();
         if let Some((reply, n)) = self.inner.parse(&self.plain, &mut control)? {
             self.plain.drain(..n);
-            self.seal(&control, answer)
-                .map_err(|e| self.error(e.to_string(), buf))?;
+            self.seal(&control, answer).map_err(|e| error(e, buf))?;
             return Ok(Some((reply, 0)));
         }
         if buf.is_empty() {
             return Ok(None);
         }
-        let conn = match self.conn.as_mut() {
-            Ok(conn) => conn,
-            Err(e) => return Err(ParseError::new(NAME, e.to_string(), buf)),
+        // A failed session returned its error above.
+        let Ok(conn) = self.conn.as_mut() else {
+            return Ok(None);
         };
-        let read = conn
-            .read_tls(&mut &buf[..])
-            .map_err(|e| ParseError::new(NAME, e.to_string(), buf))?;
+        let read = conn.read_tls(&mut &buf[..]).map_err(|e| error(e, buf))?;
         if read == 0 {
             return Ok(None);
         }
         let state = conn
             .process_new_packets()
-            .map_err(|e| ParseError::new(NAME, format!("TLS: {e}"), buf))?;
+            .map_err(|e| error(format!("TLS: {e}"), buf))?;
         if state.plaintext_bytes_to_read() > 0 {
             let at = self.plain.len();
             self.plain.resize(at + state.plaintext_bytes_to_read(), 0);
             conn.reader()
                 .read_exact(&mut self.plain[at..])
-                .map_err(|e| ParseError::new(NAME, e.to_string(), buf))?;
+                .map_err(|e| error(e, buf))?;
         }
         if state.peer_has_closed() && self.plain.is_empty() {
-            return Err(ParseError::new(
-                NAME,
-                "the server closed the TLS session",
-                buf,
-            ));
+            return Err(error("the server closed the TLS session", buf));
         }
         // Handshake messages, key updates: sent at once.
-        self.seal(&[], answer)
-            .map_err(|e| self.error(e.to_string(), buf))?;
+        self.seal(&[], answer).map_err(|e| error(e, buf))?;
         Ok(Some((None, read)))
     }
 }

@@ -70,17 +70,16 @@ impl Speak for Declared {
     fn declared(&self) -> Option<&Declared> {
         Some(self)
     }
+
+    /// The declaration: plain data (strings, numbers), which always serialises.
+    fn mapping(&self) -> Option<serde_json::Value> {
+        serde_json::to_value(self.declaration()).ok()
+    }
 }
 
 impl Protocol {
     /// Whether this is a protocol declared in a scenario rather than a built-in one.
     pub fn is_declared(&self) -> bool {
         self.declared().is_some()
-    }
-
-    /// Whether its serde form is a mapping (a declared protocol's, a gRPC method's) rather
-    /// than a spec.
-    pub fn is_mapping(&self) -> bool {
-        self.is_declared() || self.0.mapping().is_some()
     }
 }

@@ -2,7 +2,7 @@
 //! file's name, and the overrides and flags that may have set it.
 
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::error::{Location, ScenarioError};
 use super::flag::Flag;
@@ -26,6 +26,15 @@ pub(crate) struct Context<'a> {
 }
 
 impl Context<'_> {
+    /// A path the scenario names, relative to the scenario file like any path in it (to
+    /// the working directory for a scenario with no file).
+    pub fn resolve(&self, path: &Path) -> PathBuf {
+        match self.source.and_then(Path::parent) {
+            Some(dir) if path.is_relative() => dir.join(path),
+            _ => path.to_path_buf(),
+        }
+    }
+
     /// An error about `field`, located in the file or blamed on the override that set it.
     pub fn invalid(
         &self,

@@ -2,7 +2,7 @@
 //! descriptor set, with its request as JSON (or as YAML, written out as JSON). Paths are
 //! relative to the scenario file. The agents get the compiled descriptors, not the files.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::Deserialize;
 use serde_yaml::Value;
@@ -64,17 +64,13 @@ pub(super) fn protocol(
             format!("a gRPC method's mapping: {e}; as in {EXAMPLE}"),
         )
     })?;
-    let relative = |path: &Path| match context.source.and_then(|s| s.parent()) {
-        Some(dir) if path.is_relative() => dir.join(path),
-        _ => path.to_path_buf(),
-    };
     let descriptors = match (&file.proto, &file.descriptor_set) {
         (Some(proto), None) => {
-            let includes: Vec<PathBuf> = file.includes.iter().map(|p| relative(p)).collect();
-            compile_proto(&relative(proto), &includes)
+            let includes: Vec<PathBuf> = file.includes.iter().map(|p| context.resolve(p)).collect();
+            compile_proto(&context.resolve(proto), &includes)
                 .map_err(|e| context.invalid(&format!("{field}.proto"), None, e.to_string()))?
         }
-        (None, Some(set)) => read_descriptor_set(&relative(set)).map_err(|e| {
+        (None, Some(set)) => read_descriptor_set(&context.resolve(set)).map_err(|e| {
             context.invalid(&format!("{field}.descriptor_set"), None, e.to_string())
         })?,
         _ => {
@@ -104,7 +100,7 @@ pub(super) fn protocol(
             ca_pem: match tls.ca {
                 None => None,
                 Some(ca) => {
-                    let path = relative(&ca);
+                    let path = context.resolve(&ca);
                     Some(std::fs::read_to_string(&path).map_err(|e| {
                         context.invalid(
                             &format!("{field}.tls.ca"),
@@ -117,7 +113,7 @@ pub(super) fn protocol(
             server_name: tls.server_name,
         }),
     };
-    Grpc::over(&descriptors, &file.method, &request, &authority, tls)
+    Grpc::protocol(&descriptors, &file.method, &request, &authority, tls)
         .map_err(|e| context.invalid(field, None, e.to_string()))
 }
 

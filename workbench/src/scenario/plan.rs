@@ -159,12 +159,7 @@ fn agent(context: &Context<'_>, field: &str, item: &Value) -> Result<AgentSpec, 
                              agent's --tls-cert, as in certs/ca.pem",
                         )
                     })?;
-                    // Relative to the scenario file, like any path in it.
-                    let path = std::path::PathBuf::from(path);
-                    Some(match context.source.and_then(|s| s.parent()) {
-                        Some(dir) if path.is_relative() => dir.join(path),
-                        _ => path,
-                    })
+                    Some(context.resolve(std::path::Path::new(&path)))
                 }
             },
             tls_name: match map.get("tls_name") {
