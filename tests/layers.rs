@@ -24,8 +24,8 @@ const WORKBENCH_LAYERS: &[&[&str]] = &[
     // The crate's error, which names scenario errors.
     &["error"],
     // Formats and the in-process load: samples in, HdrHistogram logs out, a bounded load
-    // on an in-process agent, SSH deployment.
-    &["samples", "hlog", "load", "deploy"],
+    // on an in-process agent, SSH deployment, what /proc says of a process's threads.
+    &["samples", "hlog", "load", "deploy", "procfs"],
     // The methodology: a pure state machine, observations in, decisions and results out.
     &["coordinator"],
     // What is made from results: the latency budget, OpenMetrics, records on disk.

@@ -20,6 +20,7 @@ mod error;
 pub mod hlog;
 mod load;
 pub mod metrics;
+pub mod procfs;
 pub mod record;
 pub mod report;
 mod samples;

@@ -3,7 +3,9 @@
 //! cores. It prints what it measured; the targets (≥ 150,000 requests/s open loop with
 //! the inter-arrival test passing and p99 send lag ≤ 10 µs; p50 within 1 µs of the
 //! loopback floor at 1,000 requests/s with kernel timestamps) are judged by the reader.
+//! `--protocols` and `--pacing` measure other things (see their modules).
 
+mod pacing;
 mod protocols;
 
 use std::process::ExitCode;
@@ -34,18 +36,19 @@ pub struct BenchAgentArgs {
     /// How long to hold each load (after a 300 ms warm-up).
     #[arg(long, default_value = "2s", value_parser = super::args::duration_arg)]
     pub duration: Duration,
-    /// Connections of the worker.
-    #[arg(long, default_value_t = 16)]
-    pub connections: usize,
+    /// Connections of the worker [default: 16; with --pacing, passed to the runs only when
+    /// given].
+    #[arg(long)]
+    pub connections: Option<usize>,
     /// Outstanding requests per connection.
     #[arg(long, default_value_t = 8)]
     pub depth: usize,
-    /// The agent worker's core.
-    #[arg(long, default_value_t = 0)]
-    pub agent_cpu: usize,
-    /// The server's core.
-    #[arg(long, default_value_t = 1)]
-    pub server_cpu: usize,
+    /// The agent worker's core [default: 0; with --pacing 1].
+    #[arg(long)]
+    pub agent_cpu: Option<usize>,
+    /// The server's core [default: 1; with --pacing 0, where the memcached it starts runs].
+    #[arg(long)]
+    pub server_cpu: Option<usize>,
     /// Let the server spin instead of sleeping in epoll (on a host whose cores are not
     /// truly its own, two spinning threads can starve each other: see `vernier calibrate`'s
     /// host jitter).
@@ -80,6 +83,85 @@ pub struct BenchAgentArgs {
     /// round, five rounds each: worker CPU seconds per million requests.
     #[arg(long)]
     pub protocols: bool,
+    /// Instead, measure the whole client process from outside, as a user runs it: for each
+    /// of `--repeat`, `--pacing-rates`, `--modes` and `--binary` (innermost, so that two
+    /// builds run side by side), `BIN run memcached://ADDR --load RATE --cpus AGENT_CPU
+    /// --set poll=MODE ...`; over its steady state, its CPU per request, syscalls and
+    /// context switches per request (perf), wake-ups per second and per thread (/proc),
+    /// and from its samples the share of requests sent within 5, 10 and 50 µs of schedule.
+    /// Against `--memcached`, or a memcached it starts on `--server-cpu`. The usual set-up
+    /// is the defaults: client on core 1, memcached on core 0.
+    #[arg(long, conflicts_with = "protocols")]
+    pub pacing: bool,
+    /// --pacing: a vernier executable to run (repeatable) [default: this one].
+    #[arg(long = "binary", value_name = "PATH")]
+    pub binaries: Vec<std::path::PathBuf>,
+    /// --pacing: the poll modes, each passed as `--set poll=MODE` (a mode a binary refuses
+    /// is a row with its error).
+    #[arg(long, value_delimiter = ',', default_value = "sleep,spin,adaptive")]
+    pub modes: Vec<String>,
+    /// --pacing: the offered loads, requests/s.
+    #[arg(long, value_delimiter = ',', default_value = "1000,10000,50000")]
+    pub pacing_rates: Vec<f64>,
+    /// --pacing: each run's `--duration` (it may end sooner, converged: `--width` holds it).
+    #[arg(long, default_value = "20s", value_parser = super::args::duration_arg)]
+    pub run_duration: Duration,
+    /// --pacing: how long after a run says its agents are ready (its start-of-run calibration
+    /// done, the load applied) its measured window begins.
+    #[arg(long, default_value = "3s", value_parser = super::args::duration_arg)]
+    pub warmup_skip: Duration,
+    /// --pacing: how many times to run it all (the medians over repeats are printed).
+    #[arg(long, default_value_t = 1)]
+    pub repeat: usize,
+    /// --pacing: passed to each run as `--width` (a narrow one keeps runs from converging
+    /// early, as 1us does).
+    #[arg(long)]
+    pub width: Option<String>,
+}
+
+impl BenchAgentArgs {
+    /// `--agent-cpu`, or its default: 1 for `--pacing` (beside memcached on 0), else 0.
+    fn agent_cpu(&self) -> usize {
+        self.agent_cpu.unwrap_or(usize::from(self.pacing))
+    }
+
+    /// `--server-cpu`, or its default: 0 for `--pacing`, else 1.
+    fn server_cpu(&self) -> usize {
+        self.server_cpu.unwrap_or(usize::from(!self.pacing))
+    }
+
+    /// `--connections`, or its default outside `--pacing`.
+    fn connections(&self) -> usize {
+        self.connections.unwrap_or(16)
+    }
+
+    /// The options of `--pacing`.
+    fn pacing(&self) -> Result<pacing::Options, Error> {
+        let binaries = if self.binaries.is_empty() {
+            vec![std::env::current_exe().map_err(|e| failed(&e))?]
+        } else {
+            self.binaries.clone()
+        };
+        if self.repeat == 0 || self.modes.is_empty() || self.pacing_rates.is_empty() {
+            return Err(Error::Usage(
+                "bench-agent --pacing: --repeat, --modes and --pacing-rates need at least one"
+                    .into(),
+            ));
+        }
+        Ok(pacing::Options {
+            binaries,
+            modes: self.modes.clone(),
+            rates: self.pacing_rates.clone(),
+            duration: self.run_duration,
+            warmup_skip: self.warmup_skip,
+            repeat: self.repeat,
+            memcached: self.memcached,
+            agent_cpu: self.agent_cpu(),
+            server_cpu: self.server_cpu(),
+            connections: self.connections,
+            width: self.width.clone(),
+        })
+    }
 }
 
 /// One open-loop rate tried against memcached.
@@ -226,12 +308,18 @@ pub fn run(args: BenchAgentArgs) -> Result<ExitCode, Error> {
                 .unwrap_or(50_000.0)
                 .min(50_000.0),
             round: args.duration,
-            agent_cpu: args.agent_cpu,
-            server_cpu: args.server_cpu,
-            connections: args.connections,
+            agent_cpu: args.agent_cpu(),
+            server_cpu: args.server_cpu(),
+            connections: args.connections(),
         })
         .map_err(|e| failed(&e))?;
         let json = serde_json::to_string_pretty(&cost).map_err(|e| failed(&e))?;
+        println!("{json}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.pacing {
+        let report = pacing::run(&args.pacing()?)?;
+        let json = serde_json::to_string_pretty(&report).map_err(|e| failed(&e))?;
         println!("{json}");
         return Ok(ExitCode::SUCCESS);
     }
@@ -239,7 +327,7 @@ pub fn run(args: BenchAgentArgs) -> Result<ExitCode, Error> {
         "127.0.0.1:0".parse().map_err(|e| failed(&e))?,
         ServeProtocol::Synthetic,
     );
-    config.cpus = Some(vec![args.server_cpu]);
+    config.cpus = Some(vec![args.server_cpu()]);
     config.busy_poll = args.server_busy_poll;
     let server = Server::start(config).map_err(|e| failed(&e))?;
     let target = server.local_addr();
@@ -297,7 +385,7 @@ fn synthetic_spec(
             probe: 0.0,
         },
         workers: 1,
-        cpus: vec![args.agent_cpu],
+        cpus: vec![args.agent_cpu()],
         connections,
         depth: args.depth,
         kind: AgentKind::Symmetric,
@@ -324,7 +412,7 @@ fn capacity(
             batches: batches(args),
         };
         let w = run_load(
-            synthetic_spec(args, target, TimestampMode::Kernel, args.connections),
+            synthetic_spec(args, target, TimestampMode::Kernel, args.connections()),
             load,
         )
         .map_err(|e| failed(&e))?;
@@ -380,7 +468,7 @@ fn capacity_point(args: &BenchAgentArgs, rate: f64, w: &Window) -> Result<Capaci
 /// ping-pong's p50, µs, said on stderr.
 fn loopback_floor(args: &BenchAgentArgs) -> Result<f64, Error> {
     let floor = calibrate::run(&CalibrateOptions {
-        cpus: vec![args.agent_cpu, args.server_cpu],
+        cpus: vec![args.agent_cpu(), args.server_cpu()],
         round_trips: 50_000,
         jitter: Duration::from_millis(1),
         interfaces: Some(vec!["lo".into()]),
@@ -447,7 +535,7 @@ fn memcached_capacity(
     let mut all = Vec::new();
     for connections in CAPACITY_CONNECTIONS {
         let seconds = args.duration.as_secs().max(1);
-        let memaslap = crate::validate::memaslap_rate(addr, connections, seconds, args.agent_cpu);
+        let memaslap = crate::validate::memaslap_rate(addr, connections, seconds, args.agent_cpu());
         let reference = memaslap.as_ref().map_or(100_000.0, |&r| r);
         let mut tries = Vec::new();
         for share in CAPACITY_SHARES {
@@ -458,7 +546,7 @@ fn memcached_capacity(
                 protocol: Protocol::memcached(),
                 workload: Workload::KeyValue(workload.clone()),
                 workers: 1,
-                cpus: vec![args.agent_cpu],
+                cpus: vec![args.agent_cpu()],
                 connections,
                 depth: args.depth,
                 kind: AgentKind::Symmetric,
