@@ -162,9 +162,7 @@ limits: {{max_duration: {}s}}
         "{err}"
     );
     assert!(
-        err.contains(
-            "host probes: a sleeping thread's wake-ups every 1ms on the coordinator's thread"
-        ),
+        err.contains("host probes: the workers' own waits, wherever they run"),
         "{err}"
     );
     // The record, as the output, says how the floor was measured.
@@ -232,7 +230,7 @@ limits: {{max_duration: {}s}}
     );
     assert!(
         err.contains(&format!(
-            "host probes: a sleeping thread's wake-ups every 1ms on CPU {cpu} (the workers'), the coordinator's thread; not on the target's CPU {other} (target_cpus), which this process may not use (it may use {cpu})"
+            "host probes: the workers' own waits on CPU {cpu}; not on the target's CPU {other} (target_cpus), which this process may not use (it may use {cpu})"
         )),
         "{err}"
     );
@@ -257,12 +255,27 @@ limits: {{max_duration: {}s}}
 
 /// `cpus:` naming a CPU the process's affinity forbids: refused at once (exit 2), in one
 /// line naming both sets, before anything is measured or loaded.
+/// `yaml` (its target: a port nothing listens on) run on the one CPU `cpu`: refused at
+/// once, before any connection, with exit 2, nothing printed on stdout and nothing
+/// recorded. Its stderr's lines, and the scenario's path.
+fn refused_at_once(cpu: usize, name: &str, yaml: &str) -> (Vec<String>, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = scenario(dir.path(), name, yaml, SocketAddr::from(([127, 0, 0, 1], 9)));
+    let record = dir.path().join("record");
+    let (output, took) = run_on(cpu, &path, &record);
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    assert!(took < Duration::from_secs(3), "took {took:?}: {err}");
+    assert!(output.stdout.is_empty());
+    assert!(!record.exists(), "nothing was recorded");
+    (err.trim_end().lines().map(String::from).collect(), path)
+}
+
 #[test]
 fn workers_pinned_outside_the_affinity_are_refused_at_once_naming_both_sets() {
     let test = "workers_pinned_outside_the_affinity_are_refused_at_once_naming_both_sets";
     let Some(cpu) = one_cpu(test) else { return };
     let other = cpu + 1;
-    let dir = tempfile::tempdir().unwrap();
     let yaml = format!(
         "
 name: elsewhere
@@ -275,26 +288,42 @@ ci: {{percentile: 50, width: 20%}}
 limits: {{max_duration: 4s}}
 "
     );
-    // Nothing listens there: the refusal comes before any connection.
-    let path = scenario(
-        dir.path(),
-        "elsewhere",
-        &yaml,
-        SocketAddr::from(([127, 0, 0, 1], 9)),
-    );
-    let record = dir.path().join("record");
-    let (output, took) = run_on(cpu, &path, &record);
-    let err = stderr(&output);
-    assert_eq!(output.status.code(), Some(2), "{err}");
-    assert!(took < Duration::from_secs(3), "took {took:?}: {err}");
+    let (err, path) = refused_at_once(cpu, "elsewhere", &yaml);
     assert_eq!(
-        err.trim_end().lines().collect::<Vec<_>>(),
+        err,
         [format!(
             "vernier: {}: cpus: [{other}] names CPU {other} outside the CPUs this process may run on ({cpu}, its affinity: taskset or a cpuset); name cores among those, or run vernier where it may use these",
             path.display()
-        )],
-        "{err}"
+        )]
     );
-    assert!(output.stdout.is_empty());
-    assert!(!record.exists(), "nothing was recorded");
+}
+
+/// Workers that spin with no other core for vernier's threads are refused before anything
+/// starts, saying what would work: the threads would share the spinning worker's core and
+/// make late the departures spinning is for.
+#[test]
+fn spinning_workers_without_a_spare_core_are_refused_at_once() {
+    let test = "spinning_workers_without_a_spare_core_are_refused_at_once";
+    let Some(cpu) = one_cpu(test) else { return };
+    let yaml = format!(
+        "
+name: spinning
+target: TARGET
+protocol: synthetic
+service: exp:20us
+cpus: [{cpu}]
+poll: spin
+load: 1000
+ci: {{percentile: 50, width: 20%}}
+limits: {{max_duration: 4s}}
+"
+    );
+    let (err, path) = refused_at_once(cpu, "spinning", &yaml);
+    assert_eq!(
+        err,
+        [format!(
+            "vernier: {}: poll: spin needs a core for vernier's other threads besides the spinning workers': its workers spin on CPU {cpu}, every CPU this process may use ({cpu}); allow another core (taskset -c), or use poll: sleep (the default), which sends as precisely as the answer asked needs",
+            path.display()
+        )]
+    );
 }

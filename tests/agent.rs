@@ -242,6 +242,41 @@ fn a_request_costs_one_send_and_two_reads() {
     );
 }
 
+/// A sleeping worker wakes for its departures and its reports and no more often, and
+/// reports those wake-ups as the stall probe of its core. At 200 req/s (a departure every
+/// 5 ms) and a report every 20 ms that is about 250 a second; before, a housekeeping
+/// wake-up every millisecond made it 1,000 more, whatever the load.
+#[test]
+fn a_sleeping_worker_wakes_no_more_often_than_its_work_asks() {
+    let _one = support::machine();
+    let server = synthetic_server(vernier_fixtures::Transport::Tcp);
+    let engine = Engine::start(spec(
+        server.local_addr(),
+        Protocol::synthetic(),
+        synthetic("fixed:10us"),
+    ))
+    .unwrap();
+    engine.set_sampling(1.0, 1);
+    engine.set_load(200.0, &InterArrival::Exp);
+    std::thread::sleep(Duration::from_millis(500));
+    let watch = &engine.core_watches()[0];
+    let _ = watch.take();
+    std::thread::sleep(Duration::from_secs(2));
+    let report = watch.take();
+    engine.pause();
+    let batches = engine.stop().unwrap();
+    let received: u64 = batches.iter().map(|b| b.counts.received).sum();
+    let per_s = report.wakeups as f64 / report.seconds;
+    eprintln!(
+        "{per_s:.0} wake-ups a second, {:.0} µs apart, p50 {:.0} µs late; {received} requests answered",
+        report.period_us, report.late_p50_us
+    );
+    assert!(received > 300, "{received} requests answered");
+    assert!((120.0..320.0).contains(&per_s), "{report:?}");
+    assert_eq!(watch.cpu(), None);
+    assert!((report.period_us - 1e6 / per_s).abs() < 1.0, "{report:?}");
+}
+
 /// A worker far behind its load (a million requests a second) sends the requests due
 /// together on one TCP connection in one call, as many as the depth allows; on UDP every
 /// request is its own datagram and its own call.

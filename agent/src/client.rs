@@ -228,6 +228,14 @@ impl AgentClient {
         self.inner.start_load(self.request(r)).await.map(|_| ())
     }
 
+    /// Tells the agent's workers the send lag that could move the answer asked.
+    pub async fn pace(&mut self, tolerance: Duration) -> Result<(), Status> {
+        let r = pb::PaceRequest {
+            tolerance_ns: u64::try_from(tolerance.as_nanos()).unwrap_or(u64::MAX),
+        };
+        self.inner.pace(self.request(r)).await.map(|_| ())
+    }
+
     /// Keeps every round(1/`sampling_rate`)-th request sent from now on, its batches
     /// marked with `generation`.
     pub async fn start_measure(

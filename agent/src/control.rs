@@ -20,7 +20,6 @@ use vernier_protocols::InterArrival;
 use crate::config::LoadSpec;
 use crate::engine::Engine;
 use crate::measure::Counters;
-use crate::probe::HostProbe;
 use crate::wire::pb::{self, agent_server};
 
 /// The metadata key carrying the session id.
@@ -37,8 +36,6 @@ struct Session {
     lease: Duration,
     /// Tells the batch forwarder of a stream to stop.
     closed: Arc<std::sync::atomic::AtomicBool>,
-    /// Host probes on the workers' cores: their stalls ride with the batches.
-    probes: Arc<Vec<HostProbe>>,
 }
 
 /// What the agent's live figures show (`vernier agent --metrics`): the current or last
@@ -302,13 +299,10 @@ impl agent_server::Agent for AgentService {
         self.check_target(spec.target)?;
         let timestamps = spec.timestamps.to_string();
         let connections = spec.connections as u32;
-        let cpus = spec.cpus.clone();
         let engine = tokio::task::spawn_blocking(move || Engine::start(spec))
             .await
             .map_err(|e| Status::internal(format!("engine start panicked: {e}")))?
             .map_err(|e| Status::unavailable(e.to_string()))?;
-        // Each sleeps between wake-ups; a core whose probe cannot start is left unprobed.
-        let probes = Arc::new(HostProbe::on_cores(&cpus));
         let id = format!("{:016x}", rand::random::<u64>());
         let engine = Arc::new(engine);
         self.with_figures(|s| {
@@ -325,7 +319,6 @@ impl agent_server::Agent for AgentService {
             last_seen: Instant::now(),
             lease,
             closed: Arc::default(),
-            probes,
         });
         Ok(Response::new(pb::ConfigureReply {
             session: id,
@@ -333,6 +326,12 @@ impl agent_server::Agent for AgentService {
             connections,
             lease_ms: lease.as_millis() as u64,
         }))
+    }
+
+    async fn pace(&self, request: Request<pb::PaceRequest>) -> Result<Response<pb::Ack>, Status> {
+        let engine = self.engine(&request).await?;
+        engine.set_tolerance(Duration::from_nanos(request.get_ref().tolerance_ns));
+        Ok(Response::new(pb::Ack {}))
     }
 
     async fn start_load(
@@ -395,11 +394,13 @@ impl agent_server::Agent for AgentService {
 
     async fn stream(&self, request: Request<pb::Empty>) -> Result<Response<BatchStream>, Status> {
         let engine = self.engine(&request).await?;
-        let (closed, probes) = {
+        // The workers' own waits are the stall probes of their cores: their stalls ride in
+        // the batches already.
+        let closed = {
             let guard = self.session.lock().await;
             guard
                 .as_ref()
-                .map(|s| (Arc::clone(&s.closed), Arc::clone(&s.probes)))
+                .map(|s| Arc::clone(&s.closed))
                 .unwrap_or_default()
         };
         let (tx, rx) = mpsc::channel(64);
@@ -407,15 +408,8 @@ impl agent_server::Agent for AgentService {
         // The engine's batches arrive on a blocking channel: forward them from a thread.
         tokio::task::spawn_blocking(move || {
             use std::sync::atomic::Ordering;
-            // Each batch, once encoded, goes back to its worker for reuse. It takes the
-            // probes' stalls so far, on its engine's clock.
-            let forward = |mut batch: crate::Batch| {
-                for probe in probes.iter() {
-                    let stalls = probe.take_stalls();
-                    if !stalls.is_empty() {
-                        batch.stalls.append(&stalls.since(engine.clock_origin_ns()));
-                    }
-                }
+            // Each batch, once encoded, goes back to its worker for reuse.
+            let forward = |batch: crate::Batch| {
                 service.with_figures(|s| match &mut s.figures.latency {
                     // A value beyond the agents' own bounds cannot come; dropped if it did.
                     Some(h) => {

@@ -11,8 +11,8 @@ mod nic_clock;
 mod pacer;
 mod report;
 mod requests;
-mod spin;
 mod tally;
+mod watch;
 mod worker;
 
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
@@ -25,6 +25,7 @@ use vernier_protocols::{InterArrival, KeySpace, WorkloadError};
 
 use crate::config::{ConfigError, LoadSpec, Workload};
 use crate::measure::{Batch, Counters};
+use crate::probe::CoreWatch;
 use crate::sys::SysError;
 
 /// Why the engine could not start or run.
@@ -87,6 +88,9 @@ pub(crate) enum Command {
     /// Keep every round(1/rate)-th request sent from now on, in batches of this
     /// generation (the worker first ends the batch of the previous one).
     Sampling { rate: f64, generation: u64 },
+    /// Departures later than this could move the answer asked: the pacer spins as much
+    /// as this host's wake-ups need for most to leave within it.
+    Tolerance(Duration),
     /// Report and exit.
     Stop,
 }
@@ -139,6 +143,8 @@ pub struct Engine {
     workers: Mutex<Vec<WorkerHandle>>,
     batches: Mutex<Receiver<Batch>>,
     counters: Arc<Mutex<Vec<Counters>>>,
+    /// Each worker's wake-ups, the stall probe of its core.
+    watches: Vec<CoreWatch>,
     workers_n: usize,
     started: Instant,
     origin_ns: u64,
@@ -168,6 +174,7 @@ impl Engine {
         let counters = Arc::new(Mutex::new(vec![Counters::default(); spec.workers]));
         let (ready_tx, ready_rx) = mpsc::channel();
         let mut workers = Vec::with_capacity(spec.workers);
+        let mut watches = Vec::with_capacity(spec.workers);
         let mut first_conn = 0usize;
         for w in 0..spec.workers {
             // Connections split as evenly as possible, the first workers taking the remainder.
@@ -177,7 +184,10 @@ impl Engine {
             first_conn += n;
             let (cmd_tx, cmd_rx) = mpsc::channel();
             let (spares_tx, spares_rx) = mpsc::sync_channel(SPARE_BATCHES);
+            let watch = CoreWatch::new(spec.cpus.get(w).copied());
+            watches.push(watch.clone());
             let setup = worker::Setup {
+                watch,
                 spares: spares_rx,
                 index: w as u32,
                 spec: Arc::clone(&spec),
@@ -208,6 +218,7 @@ impl Engine {
             workers: Mutex::new(workers),
             batches: Mutex::new(batches),
             counters,
+            watches,
             workers_n: spec.workers,
             started: epoch.mono,
             origin_ns: epoch.mono_ns,
@@ -253,6 +264,20 @@ impl Engine {
             rate_per_s: rate_per_s / self.workers_n as f64,
             interarrival: *interarrival,
         });
+    }
+
+    /// Tells the workers the lateness that could move the answer asked: a sleeping worker
+    /// wakes early enough, by this host's measured wake-up lateness, for most departures to
+    /// leave within it, and spins no longer than that needs.
+    pub fn set_tolerance(&self, tolerance: Duration) {
+        self.broadcast(Command::Tolerance(tolerance));
+    }
+
+    /// Each worker's wake-ups, read as the stall probe of the core it runs on (a worker
+    /// that sleeps between departures measures how late it wakes, as a probe thread would,
+    /// so no probe needs to share its core).
+    pub fn core_watches(&self) -> &[CoreWatch] {
+        &self.watches
     }
 
     /// Stops generating; requests in flight are still measured.

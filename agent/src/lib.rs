@@ -33,8 +33,10 @@ mod stall;
 pub use config::{AgentKind, ConfigError, LoadSpec, PollMode, Workload};
 pub use engine::{Engine, EngineError};
 pub use measure::{Batch, Counters, Outcome, RequestKind, Sample, histogram};
-pub use probe::{DEFAULT_PERIOD, HostProbe, NOT_OURS_NS, STALL_NS, StallReport, fmt_late};
+pub use probe::{
+    CoreWatch, DEFAULT_PERIOD, HostProbe, NOT_OURS_NS, STALL_NS, StallReport, fmt_late,
+};
 pub use stall::{
     MAX_INTERVALS, PROBE_PERIOD, STALL_THRESHOLD_NS, StallInterval, StallLog, StallSource,
-    stall_of_spin, stall_of_wakeup,
+    probe_period, stall_of_spin, stall_of_wakeup,
 };

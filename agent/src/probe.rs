@@ -32,20 +32,17 @@
 //! ```
 
 use std::io;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, mpsc};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
-use nix::errno::Errno;
-use nix::sys::time::TimeSpec;
-use nix::time::{ClockId, ClockNanosleepFlags, clock_nanosleep};
 use serde::{Deserialize, Serialize};
 
 use crate::measure::histogram;
 use crate::stall::{PROBE_PERIOD, StallLog, stall_of_wakeup};
-use crate::sys::{monotonic_ns, pin_current_thread, set_thread_realtime};
+use crate::sys::{monotonic_ns, pin_current_thread, set_thread_realtime, sleep_until};
 
 /// A wake-up later than this is a stall: ten times the tails of the microsecond services
 /// vernier measures, and far beyond what a timer on a core of its own needs.
@@ -69,7 +66,8 @@ pub const DEFAULT_PERIOD: Duration = PROBE_PERIOD;
 /// scheduler puts it. Dropping it stops the thread (within a period) and waits for it.
 pub struct HostProbe {
     cpu: Option<usize>,
-    period: Duration,
+    /// The period, ns, read by the probe's thread at each wake-up.
+    period_ns: Arc<AtomicU64>,
     realtime: bool,
     tally: Arc<Mutex<Tally>>,
     stop: Arc<AtomicBool>,
@@ -80,7 +78,7 @@ impl std::fmt::Debug for HostProbe {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HostProbe")
             .field("cpu", &self.cpu)
-            .field("period", &self.period)
+            .field("period_ns", &self.period_ns)
             .field("realtime", &self.realtime)
             .finish_non_exhaustive()
     }
@@ -170,6 +168,71 @@ fn lock(tally: &Mutex<Tally>) -> MutexGuard<'_, Tally> {
     tally.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// What `tally` holds, swapped for a fresh one counting from now, and now
+/// (`CLOCK_MONOTONIC`, ns). The fresh histogram is allocated before the lock, so that the
+/// thread that records never waits for an allocation.
+fn take_tally(tally: &Mutex<Tally>) -> (Tally, u64) {
+    let mut fresh = Tally::new(0);
+    let mut tally = lock(tally);
+    let now = monotonic_ns();
+    fresh.since_ns = now;
+    std::mem::swap(&mut *tally, &mut fresh);
+    (fresh, now)
+}
+
+/// A worker's own wake-ups as the stall probe of its core: a worker that sleeps until just
+/// before each departure knows the deadline it asked for and when it ran again, as a
+/// probe thread does, so a probe beside it would only add wake-ups (and their cost) to the
+/// core it measures. Its figures come as a [`StallReport`] like a probe's, its `period_us`
+/// the mean time between wake-ups; the stalls themselves ride in the worker's batches.
+#[derive(Clone)]
+pub struct CoreWatch {
+    cpu: Option<usize>,
+    tally: Arc<Mutex<Tally>>,
+}
+
+impl std::fmt::Debug for CoreWatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CoreWatch")
+            .field("cpu", &self.cpu)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CoreWatch {
+    /// The watch of a worker pinned to `cpu` (`None`: unpinned).
+    pub fn new(cpu: Option<usize>) -> CoreWatch {
+        CoreWatch {
+            cpu,
+            tally: Arc::new(Mutex::new(Tally::new(monotonic_ns()))),
+        }
+    }
+
+    /// A wake-up `late_ns` after the deadline the worker slept to.
+    pub fn wakeup(&self, late_ns: u64) {
+        lock(&self.tally).record(late_ns);
+    }
+
+    /// The core watched (`None`: an unpinned worker, wherever the scheduler ran it).
+    pub fn cpu(&self) -> Option<usize> {
+        self.cpu
+    }
+
+    /// What the wake-ups showed since the last take (or since the start), as a probe's
+    /// report: a delta, counting afresh after it. Not real-time: a worker runs at an
+    /// ordinary (raised) priority, so its lateness holds the threads that share its core.
+    pub fn take(&self) -> StallReport {
+        let (fresh, now) = take_tally(&self.tally);
+        let seconds = now.saturating_sub(fresh.since_ns) as f64 / 1e9;
+        let period = if fresh.wakeups > 0 {
+            Duration::from_secs_f64(seconds / fresh.wakeups as f64)
+        } else {
+            Duration::ZERO
+        };
+        fresh.report(self.cpu, period, false, now)
+    }
+}
+
 impl HostProbe {
     /// Starts the probe's thread, pinned to `cpu` if given (the core whose stalls matter:
     /// a worker's), waking every `period`, at a real-time priority when the process may
@@ -186,11 +249,13 @@ impl HostProbe {
         }
         let tally = Arc::new(Mutex::new(Tally::new(monotonic_ns())));
         let stop = Arc::new(AtomicBool::new(false));
+        let period = Arc::new(AtomicU64::new(period_ns));
         let (ready_tx, ready_rx) = mpsc::sync_channel(1);
         let thread = std::thread::Builder::new()
             .name(cpu.map_or("vernier-probe".into(), |c| format!("vernier-probe-{c}")))
             .spawn({
-                let (tally, stop) = (Arc::clone(&tally), Arc::clone(&stop));
+                let (tally, stop, period) =
+                    (Arc::clone(&tally), Arc::clone(&stop), Arc::clone(&period));
                 move || {
                     if let Some(cpu) = cpu
                         && let Err(e) = pin_current_thread(cpu)
@@ -208,7 +273,7 @@ impl HostProbe {
                     let _ = ready_tx.send(Ok(realtime));
                     drop(ready_tx);
                     let core = cpu.and_then(|c| u32::try_from(c).ok());
-                    run(period_ns, core, &tally, &stop);
+                    run(&period, core, &tally, &stop);
                 }
             })?;
         let started = ready_rx.recv();
@@ -227,7 +292,7 @@ impl HostProbe {
         };
         Ok(HostProbe {
             cpu,
-            period,
+            period_ns: period,
             realtime,
             tally,
             stop,
@@ -238,6 +303,21 @@ impl HostProbe {
     /// The core probed (`None`: unpinned).
     pub fn cpu(&self) -> Option<usize> {
         self.cpu
+    }
+
+    /// The time between wake-ups now.
+    pub fn period(&self) -> Duration {
+        Duration::from_nanos(self.period_ns.load(Ordering::Relaxed))
+    }
+
+    /// Wakes every `period` from the next wake-up on (a zero period is ignored): a run
+    /// whose load sends rarely probes no more often than it sends (see
+    /// [`probe_period`](crate::probe_period)).
+    pub fn set_period(&self, period: Duration) {
+        let ns = u64::try_from(period.as_nanos()).unwrap_or(u64::MAX);
+        if ns > 0 {
+            self.period_ns.store(ns, Ordering::Relaxed);
+        }
     }
 
     /// Whether the probe runs at a real-time priority (see [`HostProbe::start`]).
@@ -281,19 +361,10 @@ impl HostProbe {
     /// as an interval on `CLOCK_MONOTONIC` ([`StallLog::since`] moves them to an engine's
     /// clock), at most [`MAX_INTERVALS`](crate::MAX_INTERVALS) of them.
     pub fn take_all(&self) -> (StallReport, StallLog) {
-        // The fresh histogram is allocated before the lock, so that the probe's thread
-        // never waits for an allocation.
-        let mut fresh = Tally::new(0);
-        let now = {
-            let mut tally = lock(&self.tally);
-            let now = monotonic_ns();
-            fresh.since_ns = now;
-            std::mem::swap(&mut *tally, &mut fresh);
-            now
-        };
+        let (mut fresh, now) = take_tally(&self.tally);
         let intervals = std::mem::take(&mut fresh.intervals);
         (
-            fresh.report(self.cpu, self.period, self.realtime, now),
+            fresh.report(self.cpu, self.period(), self.realtime, now),
             intervals,
         )
     }
@@ -310,15 +381,15 @@ impl Drop for HostProbe {
 
 /// The probe's loop: sleep to the deadline, note how late the wake-up came (and the
 /// stall, from the deadline missed, when it is one), next deadline.
-fn run(period_ns: u64, core: Option<u32>, tally: &Mutex<Tally>, stop: &AtomicBool) {
+fn run(period: &AtomicU64, core: Option<u32>, tally: &Mutex<Tally>, stop: &AtomicBool) {
     let mut previous = monotonic_ns();
-    let mut deadline = previous.saturating_add(period_ns);
+    let mut deadline = previous.saturating_add(period.load(Ordering::Relaxed));
     while !stop.load(Ordering::Relaxed) {
         sleep_until(deadline);
         let now = monotonic_ns();
         lock(tally).wakeup(previous, deadline, now, core);
         previous = now;
-        deadline = next_deadline(deadline, period_ns, now);
+        deadline = next_deadline(deadline, period.load(Ordering::Relaxed), now);
     }
 }
 
@@ -331,29 +402,6 @@ pub(crate) fn next_deadline(deadline: u64, period_ns: u64, now: u64) -> u64 {
         next
     } else {
         next.saturating_add((now - next) / period_ns * period_ns + period_ns)
-    }
-}
-
-/// Sleeps until `CLOCK_MONOTONIC` reads `deadline_ns`.
-fn sleep_until(deadline_ns: u64) {
-    let at = TimeSpec::from_duration(Duration::from_nanos(deadline_ns));
-    loop {
-        match clock_nanosleep(
-            ClockId::CLOCK_MONOTONIC,
-            ClockNanosleepFlags::TIMER_ABSTIME,
-            &at,
-        ) {
-            // A signal: the deadline is absolute, so sleeping again loses nothing.
-            Err(Errno::EINTR) => continue,
-            Ok(_) => return,
-            // Not expected on Linux; a relative sleep measures the same lateness.
-            Err(_) => {
-                std::thread::sleep(Duration::from_nanos(
-                    deadline_ns.saturating_sub(monotonic_ns()),
-                ));
-                return;
-            }
-        }
     }
 }
 
@@ -413,11 +461,12 @@ impl std::fmt::Debug for Lateness {
 }
 
 impl StallReport {
-    /// Which probe the report is from, as displays name it: `cpu 1` (pinned to the local
-    /// agents' first core) or `coordinator` (the session's unpinned probe).
+    /// Which core the report is of, as displays name it: `cpu 1` (a probe or a worker
+    /// pinned there) or `unpinned` (unpinned workers, or the session's probe wherever the
+    /// scheduler ran it).
     pub fn name(&self) -> String {
         self.cpu
-            .map_or("coordinator".to_string(), |c| format!("cpu {c}"))
+            .map_or("unpinned".to_string(), |c| format!("cpu {c}"))
     }
 
     /// Adds `other`, a later report of the same probe (or of another: the percentiles are

@@ -63,6 +63,20 @@ use serde::{Deserialize, Serialize};
 /// (`vernier validate --stall-coverage`, docs/RESULTS.md, against a 200 µs probe's).
 pub const PROBE_PERIOD: Duration = Duration::from_micros(1000);
 
+/// The period of a host probe beside a load of `rate` requests a second: [`PROBE_PERIOD`],
+/// or the mean time between the load's requests when that is longer, so that no probe
+/// wakes more often than the load sends (at 100 req/s a 1 ms probe would be ten wake-ups
+/// a request, most of what the run costs the host). The detection limits above hold with
+/// that period for P: at 100 req/s every stall of 10.1 ms or more is seen, and one of 2 ms
+/// a fifth of the time; a request meets such a stall as rarely as the load is light.
+pub fn probe_period(rate: f64) -> Duration {
+    if rate.is_finite() && rate > 0.0 {
+        PROBE_PERIOD.max(Duration::from_secs_f64(1.0 / rate))
+    } else {
+        PROBE_PERIOD
+    }
+}
+
 /// A wake-up, or a spinning worker's poll, later (longer) than this is a stall: a timer
 /// on a core that is ours fires within tens of µs, so what is beyond 100 µs is the host
 /// (or another task) holding the core. The same figure as
@@ -300,6 +314,15 @@ mod tests {
                 assert!(s.start_ns % P == 0 && s.end_ns == b, "{s:?} vs {a}..{b}");
             }
         }
+    }
+
+    #[test]
+    fn a_probe_wakes_no_more_often_than_the_load_sends() {
+        assert_eq!(probe_period(10_000.0), PROBE_PERIOD);
+        assert_eq!(probe_period(1_000.0), PROBE_PERIOD);
+        assert_eq!(probe_period(100.0), Duration::from_millis(10));
+        assert_eq!(probe_period(0.0), PROBE_PERIOD);
+        assert_eq!(probe_period(f64::NAN), PROBE_PERIOD);
     }
 
     #[test]

@@ -43,7 +43,7 @@ mod thread;
 
 pub use clock::{
     ClockMap, ClockPair, ClockReading, PHC_READINGS, PHC_REFRESH, monotonic_ns, read_clocks,
-    realtime_ns,
+    realtime_ns, sleep_until,
 };
 pub use error::SysError;
 pub use ethtool::{TimestampCapabilities, interface_timestamping, interfaces};

@@ -6,7 +6,7 @@
 //! Its files: `interface`, what a session is given and gives back; `target`, the check
 //! of the targets before anything starts; `host`, this host's cores (the affinity check,
 //! the confinement, the stall probes); `link`, the agents' links; `run`, the run's setup,
-//! loop and teardown; `policy`, its timing.
+//! loop and teardown; `threads`, where vernier's own threads ran; `policy`, its timing.
 
 mod host;
 mod interface;
@@ -15,9 +15,10 @@ mod policy;
 mod run;
 mod target;
 mod target_cores;
+mod threads;
 
-pub(crate) use host::{check_affinity, start_probes};
-pub use interface::{Outcome, SessionOptions, Update};
+pub(crate) use host::{check_affinity, check_spin, start_probes};
+pub use interface::{Keep, Outcome, SessionOptions, Update};
 pub(crate) use link::read_pem;
 pub use run::{default_record_dir, run, runtime};
 pub use target::check_targets;

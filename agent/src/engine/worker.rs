@@ -11,9 +11,9 @@
 //! slows down with them.
 
 mod replies;
+mod wait;
 
 use std::collections::VecDeque;
-use std::io;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender, SyncSender, TryRecvError, TrySendError};
 use std::time::Duration;
@@ -27,11 +27,11 @@ use super::arrivals::{Arrival, Arrivals, Due};
 use super::conn::{Conn, TxDrain, dial, register};
 use super::inflight::{Outgoing, StampClock, Timeout};
 use super::nic_clock::NicClock;
-use super::pacer::{Pacer, Reply, SPIN_FOR_REPLY, TIMER};
+use super::pacer::{Pacer, Replies};
 use super::report::{REPORT_EVERY, Reports};
 use super::requests::Generator;
-use super::spin::SpinWatch;
 use super::tally::{DepartureOrder, FirstSampling, PROBE_SEQ, Tally};
+use super::watch::Watch;
 use super::{Command, EngineError, Epoch};
 use crate::config::{AgentKind, LoadSpec};
 use crate::measure::{Batch, Counters};
@@ -39,8 +39,12 @@ use crate::sys::{TimestampMode, Transport, pin_current_thread};
 
 /// The nice value a pinned worker asks for (see `run`).
 const WORKER_NICE: i32 = -10;
-/// How often timeouts and reconnects are checked.
-const HOUSEKEEPING_EVERY: Duration = Duration::from_millis(1);
+/// How often timeouts, late TX stamps and reconnects are checked while a request is in
+/// flight or a connection waits to reopen (otherwise not at all). A request's timeout is a
+/// second by default and a stamp's grace 100 ms, so the report's period is ample, and a
+/// sleeping worker wakes for both at once: at 100 req/s a check every millisecond was
+/// ten wake-ups a request.
+const HOUSEKEEPING_EVERY: Duration = REPORT_EVERY;
 /// How long an answered request may wait for its TX timestamp before it is given up.
 const TX_TIMESTAMP_GRACE: Duration = Duration::from_millis(100);
 /// The longest reconnect back-off.
@@ -62,6 +66,8 @@ const ARRIVALS_PER_TURN: usize = 4 * SENDS_PER_TURN;
 /// What the engine gives a worker thread at its start.
 pub(super) struct Setup {
     pub(super) index: u32,
+    /// Where its wake-ups are tallied for the session.
+    pub(super) watch: crate::probe::CoreWatch,
     pub(super) spec: Arc<LoadSpec>,
     pub(super) conns: std::ops::Range<usize>,
     pub(super) keys: Option<Arc<KeySpace>>,
@@ -71,6 +77,13 @@ pub(super) struct Setup {
     pub(super) spares: Receiver<Batch>,
     pub(super) ready: Sender<Result<(), EngineError>>,
     pub(super) counters: Arc<std::sync::Mutex<Vec<Counters>>>,
+}
+
+/// What a worker keeps of the engine's: the read batches it gets back, and the tally of
+/// its wake-ups the session reads.
+struct Ends {
+    spares: Receiver<Batch>,
+    watch: crate::probe::CoreWatch,
 }
 
 /// One worker's state: its connections, its arrivals and backlog, and what it measures.
@@ -109,13 +122,14 @@ struct Worker {
     tally: Tally,
     /// Cumulative counts since the start.
     counters: Counters,
-    /// The stalls of its core its spins find.
-    spin: SpinWatch,
+    /// Its waits, the stall probe of its core.
+    watch: Watch,
 }
 
 pub(super) fn run(setup: Setup) {
     let Setup {
         index,
+        watch,
         spec,
         conns,
         keys,
@@ -127,7 +141,7 @@ pub(super) fn run(setup: Setup) {
         counters,
     } = setup;
     let pinned = !spec.cpus.is_empty();
-    let mut worker = match Worker::new(index, spec, conns, keys, epoch, spares) {
+    let mut worker = match Worker::new(index, spec, conns, keys, epoch, Ends { spares, watch }) {
         Ok(w) => w,
         Err(e) => {
             let _ = ready.send(Err(e));
@@ -163,7 +177,7 @@ impl Worker {
         conn_ids: std::ops::Range<usize>,
         keys: Option<Arc<KeySpace>>,
         epoch: Epoch,
-        spares: Receiver<Batch>,
+        Ends { spares, watch }: Ends,
     ) -> Result<Worker, EngineError> {
         if let Some(&cpu) = spec.cpus.get(index as usize) {
             pin_current_thread(cpu).map_err(|source| EngineError::Pin {
@@ -174,9 +188,14 @@ impl Worker {
         }
         let seed = worker_seed(spec.seed, index);
         let generator = Generator::new(&spec.protocol, &spec.workload, keys, seed);
-        let (poll, pacer) = Pacer::new(index)?;
         let depth = spec.effective_depth();
         let kernel_timestamps = !matches!(spec.timestamps, TimestampMode::User);
+        let replies = if kernel_timestamps {
+            Replies::Stamped
+        } else {
+            Replies::WakeFor
+        };
+        let (poll, pacer) = Pacer::new(index, spec.poll, replies)?;
         let first = match spec.kind {
             AgentKind::Throughput => FirstSampling::Nothing,
             AgentKind::Symmetric | AgentKind::Latency => FirstSampling::Every,
@@ -211,7 +230,7 @@ impl Worker {
             reports: Reports::new(index, spares),
             tally: Tally::new(index, first, order),
             counters: Counters::default(),
-            spin: SpinWatch::new(spec.cpus.get(index as usize).copied()),
+            watch: Watch::new(watch),
             spec,
         };
         worker.open_connections(conn_ids)?;
@@ -288,31 +307,19 @@ impl Worker {
             let now = self.epoch.now_ns();
             self.generate(now);
             self.dispatch();
-            let timeout = self.wait(next_report.min(next_housekeeping));
-            if let Err(e) = (self.spin).poll(&mut self.poll, &mut events, timeout, self.epoch)
-                && e.kind() != io::ErrorKind::Interrupted
-            {
+            if !self.wait(&mut events, next_report.min(next_housekeeping)) {
                 // The poller itself failing leaves nothing to measure with; report and stop.
                 break;
-            }
-            for event in events.iter() {
-                if event.token() == TIMER {
-                    self.pacer.drain();
-                    continue;
-                }
-                let slot = event.token().0;
-                if event.is_writable() {
-                    self.flush(slot);
-                }
-                let readable = event.is_readable() || event.is_read_closed();
-                if readable || event.is_error() {
-                    self.on_readable(slot, readable);
-                }
             }
             let now = self.epoch.now_ns();
             if now >= next_housekeeping {
                 self.housekeeping(now);
-                next_housekeeping = now + HOUSEKEEPING_EVERY.as_nanos() as u64;
+                next_housekeeping = if self.needs_housekeeping() {
+                    now + HOUSEKEEPING_EVERY.as_nanos() as u64
+                } else {
+                    // Nothing to watch: checked again at the next report.
+                    next_report
+                };
             }
             if now >= next_report {
                 let reader = self.report(batches);
@@ -357,26 +364,6 @@ impl Worker {
         }
     }
 
-    /// How long the poller may sleep (see [`Pacer::timeout`]), woken for the next
-    /// departure or for `next_chore`, a report or housekeeping.
-    fn wait(&mut self, next_chore: u64) -> Option<Duration> {
-        let now = self.epoch.now_ns();
-        let reply = if self.counters.in_flight > 0
-            && now.saturating_sub(self.last_sent) < SPIN_FOR_REPLY.as_nanos() as u64
-        {
-            Reply::Due
-        } else {
-            Reply::NotDue
-        };
-        self.pacer.timeout(
-            self.spec.poll,
-            now,
-            reply,
-            self.arrivals.as_ref(),
-            next_chore,
-        )
-    }
-
     fn apply(&mut self, command: Command) {
         match command {
             Command::Load {
@@ -406,6 +393,7 @@ impl Worker {
                 self.tally
                     .set_sampling(rate, generation, self.seq, &mut self.rng);
             }
+            Command::Tolerance(tolerance) => self.pacer.set_tolerance(tolerance),
             Command::Stop => {}
         }
     }
@@ -614,7 +602,7 @@ impl Worker {
     fn take_batch(&mut self) -> Batch {
         let mut batch =
             (self.reports).take(&mut self.tally, &mut self.counters, &self.conns, self.epoch);
-        self.spin.drain_into(&mut batch.stalls);
+        self.watch.drain_into(&mut batch.stalls);
         batch
     }
 }

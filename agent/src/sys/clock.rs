@@ -4,7 +4,9 @@
 use std::io;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use nix::time::{ClockId, clock_gettime};
+use nix::errno::Errno;
+use nix::sys::time::TimeSpec;
+use nix::time::{ClockId, ClockNanosleepFlags, clock_gettime, clock_nanosleep};
 
 /// `CLOCK_REALTIME` in nanoseconds since the Unix epoch: the clock the kernel's software
 /// timestamps (`SOF_TIMESTAMPING_SOFTWARE`) are taken on, so a departure the caller
@@ -30,6 +32,30 @@ pub fn monotonic_ns() -> u64 {
         u64::try_from(t.tv_sec()).unwrap_or(0) * 1_000_000_000
             + u64::try_from(t.tv_nsec()).unwrap_or(0)
     })
+}
+
+/// Sleeps until `CLOCK_MONOTONIC` reads `deadline_ns` (an absolute deadline: a signal
+/// or a late wake-up does not make the next one drift). One system call.
+pub fn sleep_until(deadline_ns: u64) {
+    let at = TimeSpec::from_duration(Duration::from_nanos(deadline_ns));
+    loop {
+        match clock_nanosleep(
+            ClockId::CLOCK_MONOTONIC,
+            ClockNanosleepFlags::TIMER_ABSTIME,
+            &at,
+        ) {
+            // A signal: the deadline is absolute, so sleeping again loses nothing.
+            Err(Errno::EINTR) => continue,
+            Ok(_) => return,
+            // Not expected on Linux; a relative sleep measures the same lateness.
+            Err(_) => {
+                std::thread::sleep(Duration::from_nanos(
+                    deadline_ns.saturating_sub(monotonic_ns()),
+                ));
+                return;
+            }
+        }
+    }
 }
 
 /// How often a worker re-reads its NIC's PTP hardware clock against the host's clock:

@@ -8,9 +8,9 @@ use super::policy::STALLED_MEDIAN_SHARE;
 use super::queue::Model;
 use crate::coordinator::{HostPart, Part};
 
-/// Host interference from the probes' reports of the point's measuring round: the probes
-/// pinned to the workers' and the target's cores when there are any (the stalls a request
-/// meets), else the coordinator's unpinned one.
+/// Host interference from the probes' reports of the point's measuring round: the workers'
+/// and the target's cores when they are pinned (the stalls a request meets), else the
+/// unpinned ones (workers wherever they ran, or the coordinator's probe).
 pub(super) fn host(
     reports: &[StallReport],
     window_us: Option<f64>,

@@ -99,7 +99,9 @@ pub fn run(args: CompareArgs) -> Result<ExitCode, Error> {
     }
     crate::compare::fixed_rate(&a)?;
     for scenario in [&a, &b] {
-        session::check_affinity(scenario, &vernier_agent::sys::available_cpus())?;
+        let allowed = vernier_agent::sys::available_cpus();
+        session::check_affinity(scenario, &allowed)?;
+        session::check_spin(scenario, &allowed)?;
         session::check_targets(scenario)?;
     }
     let record = args.record.as_deref().map(record_file).transpose()?;

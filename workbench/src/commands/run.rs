@@ -309,7 +309,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Error> {
     }
     // What the scenario asks of this machine before what it asks of the network: workers
     // pinned outside the process's affinity, then a target nothing listens at.
-    session::check_affinity(&scenario, &vernier_agent::sys::available_cpus())?;
+    let allowed = vernier_agent::sys::available_cpus();
+    session::check_affinity(&scenario, &allowed)?;
+    session::check_spin(&scenario, &allowed)?;
     session::check_targets(&scenario)?;
     if let Some(note) = scenario.default_workload_note() {
         eprintln!("vernier: workload: {note}");
@@ -429,7 +431,9 @@ pub(crate) fn run_headless(
     // Headless runs take no commands but Ctrl-C; the sender lives as long as the run.
     let (_commands, rx) = mpsc::unbounded_channel();
     let mut printer = Progress::new(chatter, &scenario.load);
-    runtime.block_on(session::run(scenario, options, rx, |u| printer.update(&u)))
+    let outcome = runtime.block_on(session::run(scenario, options, rx, |u| printer.update(&u)))?;
+    printer.threads(outcome.threads.as_ref());
+    Ok(outcome)
 }
 
 /// The exit code of an outcome; a record that could not be written is an error (1) after

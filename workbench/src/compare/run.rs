@@ -52,13 +52,11 @@ pub fn compare(
     let rate = fixed_rate(a)?;
     let p = a.ci.percentile.fraction();
     let started = Instant::now();
-    let (probes, mut note) = probes_for(a, b);
+    let probes = probes_for(a, b);
     let mut comparison = unmeasured(a, b, rate, options.design);
-    comparison.tail = if probes.is_empty() {
-        Tail::WithStalls
-    } else {
-        Tail::WithoutStalls
-    };
+    // The blocks' workers run in this process and watch their own cores: the tail
+    // without stalls needs no probe thread of its own.
+    comparison.tail = a.ci.tail;
     let (mut side_a, mut side_b): (Samples, Samples) = (Vec::new(), Vec::new());
     let mut rule = StoppingRule::default();
     let mut ending = Ending::ByRule;
@@ -79,7 +77,7 @@ pub fn compare(
         let (samples, mut measured) = block::measure(scenario, place, rate, p, options)?;
         let problem = block::judge(&measured, rate, a.warmup.tolerance);
         measured.problem = problem;
-        let mut line = std::mem::take(&mut note) + &block_line(&measured, &comparison);
+        let mut line = block_line(&measured, &comparison);
         // A stall of the host that left the client behind: the block again, right away,
         // so that its pair stays close in time (up to a share of the pairs).
         let index = comparison.blocks.len();
@@ -241,26 +239,19 @@ fn difference_of(
     }
 }
 
-/// The host probes whose stalls mark a block's requests when A's scenario asks for the
-/// tail without stalls (`ci.tail`, the default): on the workers' first core, on either
-/// side's target cores (named, or found as a run finds a pinned local target's), and on an
-/// unpinned thread, as a run probes them; with the line to say first when none could start
-/// (every request's tail is then compared).
-fn probes_for(a: &Scenario, b: &Scenario) -> (Vec<HostProbe>, String) {
+/// The host probes whose stalls mark a block's requests, beside the workers' own, when A's
+/// scenario asks for the tail without stalls (`ci.tail`, the default): on either side's
+/// target cores (named, or found as a run finds a pinned local target's), as a run probes
+/// them. A probe that cannot start leaves its core to the workers' own watch.
+fn probes_for(a: &Scenario, b: &Scenario) -> Vec<HostProbe> {
     if a.ci.tail != Tail::WithoutStalls {
-        return (Vec::new(), String::new());
+        return Vec::new();
     }
     let (mut cores, _) = with_found_cores(a);
     cores
         .target_cpus
         .extend(with_found_cores(b).0.target_cpus.iter().copied());
-    let (probes, line) = start_probes(&cores, &vernier_agent::sys::available_cpus());
-    let note = if probes.is_empty() {
-        format!("{line}: comparing every request's tail (the tail without stalls needs a probe); ")
-    } else {
-        String::new()
-    };
-    (probes, note)
+    start_probes(&cores, &vernier_agent::sys::available_cpus()).0
 }
 
 /// A look at the CI of B − A, `found` on the pairs so far, at the comparison's `seconds`:

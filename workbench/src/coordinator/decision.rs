@@ -21,6 +21,13 @@ pub enum Action {
         /// The coordinator's name for this sampling, unique over the run.
         generation: u64,
     },
+    /// Departures later than `tolerance` could move the answer asked (the departure
+    /// check's bound): the agents' workers pace to send most within it, spinning no
+    /// longer than this host's wake-ups need for that.
+    Pace {
+        /// The send lag allowed.
+        tolerance: std::time::Duration,
+    },
     /// Stop generating.
     Pause,
     /// Close every connection and open new ones, the workers reseeded for run `run` of a

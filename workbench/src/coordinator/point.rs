@@ -35,6 +35,7 @@ mod interarrival;
 mod lancet;
 mod measure;
 mod own_tail;
+mod pacing;
 mod sampling;
 mod state;
 mod verdict;
@@ -85,6 +86,7 @@ impl Point {
             waived: Vec::new(),
             host: HostSeen::default(),
             result: None,
+            paced_ns: None,
         };
         let why = match run {
             Some(r) => format!("run {r}: fresh connections, load applied"),

@@ -57,6 +57,10 @@ pub(crate) const CLOSED_LOOP_SHARE: f64 = 0.5;
 /// reaches that band: the client's lateness is then not shown to move the answer by more
 /// than the precision asked.
 pub(crate) const DEPARTURE_SHARE_OF_WIDTH: f64 = 0.5;
+/// The agents are told a new pacing tolerance (see `Action::Pace`) when the estimate moves
+/// it by more than this share: a worker's lead follows its tolerance, and a message per
+/// progress tick for a few percent of drift would buy nothing.
+pub(crate) const PACE_CHANGE: f64 = 0.25;
 /// The on-schedule requests must be at least this share of all for their percentile to
 /// stand for the requests the user asked for.
 pub(crate) const MIN_ON_SCHEDULE_SHARE: f64 = 0.2;

@@ -178,9 +178,10 @@ pub struct PointResult {
     /// Per agent.
     pub agents: Vec<AgentResult>,
     /// The host's stalls while the result's round measured (while the point warmed up, when
-    /// it never measured), one report per probe of the session (the local agents' first
-    /// core when pinned, then the coordinator's thread): how late 1 ms timer wake-ups came.
-    /// Remote agents' hosts are not probed. Empty in records that predate the probes.
+    /// it never measured), one report per core watched: the local workers' own wake-ups,
+    /// one report a core (or unpinned), then the probes of the target's cores (or, with
+    /// remote agents only, the coordinator's thread): how late timer wake-ups came. Remote
+    /// agents' hosts are not reported here. Empty in records that predate the probes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub host: Vec<StallReport>,
     /// Where the median's time went: the path's floor, the client, the host, the server

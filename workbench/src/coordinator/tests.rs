@@ -165,6 +165,8 @@ impl FakeAgent {
                 self.generation = *generation;
             }
             Action::Pause => self.rate = 0.0,
+            // The simulated agent sends on schedule whatever it is told.
+            Action::Pace { .. } => {}
             Action::Renew { run } => {
                 // Fresh connections and a fresh seed: nothing of the last run carries over.
                 assert_eq!(self.rate, 0.0, "renewed while loading");
@@ -400,6 +402,37 @@ fn independent_exponential_latencies_converge_with_every_check_reported() {
             .iter()
             .any(|e| matches!(e.kind, EventKind::Progress(_)))
     );
+}
+
+/// The agents are told the send lag that could move the answer asked (the departure
+/// check's tolerance): half an absolute width from the start; for a relative one, the send
+/// path's 10 µs until the point's estimate is seen, then half the width at that estimate,
+/// told again only when it moves by more than a quarter.
+#[test]
+fn the_agents_pace_by_the_answer_asked() {
+    let told = |agent: &FakeAgent| -> Vec<Duration> {
+        (agent.applied.iter())
+            .filter_map(|a| match a {
+                Action::Pace { tolerance } => Some(*tolerance),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut c = Coordinator::new(config(), &LoadPlan::Fixed(20_000.0));
+    let mut agent = FakeAgent::new(1, exp_latency(50.0));
+    drive(&mut c, &mut agent, Duration::from_secs(60));
+    assert_eq!(told(&agent), [Duration::from_micros(25)]);
+    let mut relative = config();
+    relative.ci.width = CiWidth::Relative(0.2);
+    let mut c = Coordinator::new(relative, &LoadPlan::Fixed(20_000.0));
+    let mut agent = FakeAgent::new(1, exp_latency(50.0));
+    drive(&mut c, &mut agent, Duration::from_secs(60));
+    let paced = told(&agent);
+    assert_eq!(paced[0], Duration::from_micros(10), "{paced:?}");
+    // An exponential of mean 50 µs: p99 230 µs, 20% of it 46 µs wide, ±23 µs.
+    let last = paced.last().unwrap().as_secs_f64() * 1e6;
+    assert!((18.0..30.0).contains(&last), "{paced:?}");
+    assert!(paced.len() <= 4, "told too often: {paced:?}");
 }
 
 #[test]

@@ -631,7 +631,7 @@ verdict: n/a
         assert_eq!(
             lines[at + 1],
             "        host: cpu 1 p99 1.2 ms, max 3.4 ms, 7 stalls > 1 ms, 1.3% stalled · \
-             coordinator p99 80 µs, max 1.1 ms, 1 stall > 1 ms, 0.02% stalled",
+             unpinned p99 80 µs, max 1.1 ms, 1 stall > 1 ms, 0.02% stalled",
             "{text}"
         );
         assert_eq!(text.matches("        host: ").count(), 1, "{text}");

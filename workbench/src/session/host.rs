@@ -2,8 +2,13 @@
 //! scenario pins its workers to, vernier's own threads confined beside the workers, and
 //! the host probes that watch the cores a request meets for stalls.
 
-use vernier_agent::{Batch, DEFAULT_PERIOD, HostProbe, StallLog, StallReport};
+use vernier_agent::{
+    Batch, CoreWatch, DEFAULT_PERIOD, HostProbe, StallLog, StallReport, probe_period,
+};
 
+use vernier_agent::PollMode;
+
+use super::interface::Keep;
 use crate::error::Error;
 use crate::scenario::{AgentSpec, Scenario};
 
@@ -13,14 +18,94 @@ use crate::scenario::{AgentSpec, Scenario};
 /// host, and delay it by a scheduler slice at a time: against memcached pinned to core 0
 /// at 10,000 req/s, with the worker on core 1, p99 was 130-200 µs with vernier's threads
 /// floating and 42-66 µs with them on core 1 (the worker, at nice -10, keeps its core).
+/// Workers that spin (`poll: spin`) are another matter: a thread beside them takes the
+/// core for a scheduler slice at a time and every departure due meanwhile leaves late, so
+/// vernier's other threads go to the cores of `allowed` (this process's affinity) that
+/// neither a worker nor the target holds, and [`check_spin`] refuses a run with none.
 /// `None` when nothing is pinned, or when the cores cannot be used (the workers' own
 /// pinning then reports it).
-pub(super) fn confine(scenario: &Scenario) -> Option<vernier_agent::sys::Confinement> {
-    let cpus = local_cpus(scenario);
-    if cpus.is_empty() {
+pub(super) fn confine(
+    scenario: &Scenario,
+    allowed: &[usize],
+) -> Option<(vernier_agent::sys::Confinement, Keep)> {
+    let workers = local_cpus(scenario);
+    if workers.is_empty() {
         return None;
     }
-    vernier_agent::sys::confine_process(cpus).ok()
+    if scenario.poll == PollMode::Spin {
+        let others = spare(scenario, allowed);
+        return vernier_agent::sys::confine_process(&others)
+            .ok()
+            .map(|c| (c, Keep::OffWorkers));
+    }
+    vernier_agent::sys::confine_process(workers)
+        .ok()
+        .map(|c| (c, Keep::WithWorkers))
+}
+
+/// The cores of `allowed` that neither the scenario's local workers nor its target (its
+/// `target_cpus`, named or found) hold.
+fn spare(scenario: &Scenario, allowed: &[usize]) -> Vec<usize> {
+    let workers = local_cpus(scenario);
+    allowed
+        .iter()
+        .copied()
+        .filter(|c| !workers.contains(c) && !scenario.target_cpus.contains(c))
+        .collect()
+}
+
+/// Refuses, before anything starts, workers that spin (`poll: spin`) with no core left
+/// for vernier's other threads: pinned workers and the target holding every core this
+/// process may use (`allowed`), or unpinned workers as many as those cores. Beside the
+/// workers the coordinator's slices would make late the very departures spinning is for;
+/// beside the target (on a 2-core host against memcached at 10,000 req/s: p99 1,346 µs
+/// against 352 with it beside a spinning worker) they would make the target's tail. A
+/// usage error naming what would work.
+pub(crate) fn check_spin(scenario: &Scenario, allowed: &[usize]) -> Result<(), Error> {
+    let local = scenario
+        .agents
+        .iter()
+        .any(|a| matches!(a, AgentSpec::Local { .. }));
+    if scenario.poll != PollMode::Spin || !local || allowed.is_empty() {
+        return Ok(());
+    }
+    let workers = local_cpus(scenario);
+    let held = if workers.is_empty() {
+        (scenario.workers >= allowed.len()).then(|| {
+            format!(
+                "its {} unpinned worker{} would take every CPU this process may use ({})",
+                scenario.workers,
+                if scenario.workers == 1 { "" } else { "s" },
+                join(allowed)
+            )
+        })
+    } else {
+        spare(scenario, allowed).is_empty().then(|| {
+            let target = if scenario.target_cpus.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " and the target runs on CPU {}",
+                    join(&scenario.target_cpus)
+                )
+            };
+            format!(
+                "its workers spin on CPU {}{target}, every CPU this process may use ({})",
+                join(workers),
+                join(allowed)
+            )
+        })
+    };
+    match held {
+        None => Ok(()),
+        Some(held) => Err(Error::Usage(format!(
+            "{}poll: spin needs a core for vernier's other threads besides the spinning workers': {held}; allow another core (taskset -c), or use poll: sleep (the default), which sends as precisely as the answer asked needs",
+            scenario
+                .source
+                .as_ref()
+                .map_or(String::new(), |p| format!("{}: ", p.display())),
+        ))),
+    }
 }
 
 /// The cores the scenario pins its local workers to (empty when it pins none, or has no
@@ -33,23 +118,28 @@ fn local_cpus(scenario: &Scenario) -> &[usize] {
     if local { &scenario.cpus } else { &[] }
 }
 
-/// The session's host probes, in the order of their reports: the local agents' first core
-/// when the scenario pins workers (the stalls a worker suffers), then the cores the
-/// scenario names for a local target (`target_cpus:`: a target's core that stalls, or wakes
-/// slowly from idle, makes a tail the worker's probe cannot see), then the coordinator's
-/// own unpinned thread. Remote agents' hosts are not probed: that would need the agent to
-/// run a probe and ship its reports, which it does not. A target's core outside `allowed`
+/// The session's host probes, in the order of their reports: the cores the scenario names
+/// for a local target (`target_cpus:`: a target's core that stalls, or wakes slowly from
+/// idle, makes a tail the workers cannot see), then, when no agent runs in this process,
+/// the coordinator's own unpinned thread. A local agent's workers are the probes of their
+/// own cores (their waits: [`CoreWatch`]), so no probe thread wakes beside them; a
+/// worker's core is not probed again. Remote agents' workers watch their own cores too,
+/// and their stalls come in their batches. A target's core outside `allowed`
 /// (this process's affinity: a thread could pin itself there, but the process was told to
 /// keep off it) is not probed, and a probe that cannot start is left out; the run goes on
 /// without their figures, and the line returned beside the probes says what runs and what
 /// does not. Each probe sleeps between wake-ups (no spinning), so it shares its core.
 pub(crate) fn start_probes(scenario: &Scenario, allowed: &[usize]) -> (Vec<HostProbe>, String) {
-    let workers = local_cpus(scenario).first().copied();
-    // The target's cores (`target_cpus:`) after the workers', each once.
+    let workers = local_cpus(scenario);
+    let local = scenario
+        .agents
+        .iter()
+        .any(|a| matches!(a, AgentSpec::Local { .. }));
+    // The target's cores (`target_cpus:`), each once.
     let mut target: Vec<usize> = Vec::new();
     let mut outside: Vec<usize> = Vec::new();
     for &cpu in &scenario.target_cpus {
-        if Some(cpu) == workers || target.contains(&cpu) || outside.contains(&cpu) {
+        if workers.contains(&cpu) || target.contains(&cpu) || outside.contains(&cpu) {
             continue;
         }
         if allowed.is_empty() || allowed.contains(&cpu) {
@@ -61,14 +151,10 @@ pub(crate) fn start_probes(scenario: &Scenario, allowed: &[usize]) -> (Vec<HostP
     let mut probes = Vec::new();
     let mut running = Vec::new();
     let mut failed = Vec::new();
-    for (cpu, whose) in workers
-        .map(|c| (Some(c), "the workers'"))
-        .into_iter()
-        .chain(target.into_iter().map(|c| (Some(c), "the target's")))
-        .chain([(None, "")])
-    {
+    let unpinned = (!local).then_some(None);
+    for cpu in target.into_iter().map(Some).chain(unpinned) {
         let name = cpu.map_or("the coordinator's thread".to_string(), |c| {
-            format!("CPU {c} ({whose})")
+            format!("CPU {c} (the target's)")
         });
         match HostProbe::start(cpu, DEFAULT_PERIOD) {
             Ok(probe) => {
@@ -78,13 +164,28 @@ pub(crate) fn start_probes(scenario: &Scenario, allowed: &[usize]) -> (Vec<HostP
             Err(e) => failed.push(format!("{name}: {e}")),
         }
     }
+    // What watches the cores a request meets: the workers themselves, then the probes.
+    let mut watching = Vec::new();
+    if local {
+        watching.push(if workers.is_empty() {
+            "the workers' own waits, wherever they run".to_string()
+        } else {
+            format!("the workers' own waits on CPU {}", join(workers))
+        });
+    }
+    if !running.is_empty() {
+        watching.push(format!(
+            "a sleeping thread's wake-ups every {:?} on {}",
+            DEFAULT_PERIOD,
+            running.join(", ")
+        ));
+    }
     let mut line = format!(
-        "host probes: a sleeping thread's wake-ups every {:?} on {}",
-        DEFAULT_PERIOD,
-        if running.is_empty() {
+        "host probes: {}",
+        if watching.is_empty() {
             "nothing".to_string()
         } else {
-            running.join(", ")
+            watching.join("; ")
         }
     );
     if !outside.is_empty() {
@@ -118,16 +219,43 @@ impl Probes {
         }
     }
 
+    /// The load now sends `rate` requests a second: no probe wakes more often than that
+    /// ([`probe_period`]).
+    pub(super) fn follow(&self, rate: f64) {
+        for probe in &self.probes {
+            probe.set_period(probe_period(rate));
+        }
+    }
+
     /// Whether there is no probe.
     pub(super) fn is_empty(&self) -> bool {
         self.probes.is_empty()
     }
 
-    /// Each probe's report since the last take; their stalls wait for the next batch of
-    /// each agent in this process (`local[i]`: agent `i` is): the host the session probes
-    /// is theirs. A remote agent probes its own host.
-    pub(super) fn take(&mut self, local: &[bool]) -> Vec<StallReport> {
-        let mut reports = Vec::with_capacity(self.probes.len());
+    /// The local workers' wake-ups since the last take (`watches`, one report a core, in
+    /// the order first seen), then each probe's report; the probes' stalls wait for the
+    /// next batch of each agent in this process (`local[i]`: agent `i` is): the host the
+    /// session probes is theirs. A remote agent watches its own host. The workers' stalls
+    /// are in their batches already.
+    pub(super) fn take(&mut self, local: &[bool], watches: &[CoreWatch]) -> Vec<StallReport> {
+        let mut reports: Vec<StallReport> = Vec::with_capacity(watches.len() + self.probes.len());
+        let mut cores: Vec<Option<usize>> = Vec::new();
+        for watch in watches {
+            let report = watch.take();
+            match cores.iter().position(|&c| c == watch.cpu()) {
+                // Two workers on one core watch the same time: their wake-ups pool, the
+                // time they cover does not add up.
+                Some(i) => {
+                    let seconds = reports[i].seconds.max(report.seconds);
+                    reports[i].merge(&report);
+                    reports[i].seconds = seconds;
+                }
+                None => {
+                    cores.push(watch.cpu());
+                    reports.push(report);
+                }
+            }
+        }
         for probe in &self.probes {
             let (report, stalls) = probe.take_all();
             reports.push(report);
@@ -227,6 +355,6 @@ mod tests {
         assert_eq!(attached(2, Some(6_000_000)), [(0, 3_000_000)]);
         // Given once: the next batch has none.
         assert_eq!(attached(0, Some(1_000_000)), []);
-        assert!(probes.take(&[true, false, true]).is_empty());
+        assert!(probes.take(&[true, false, true], &[]).is_empty());
     }
 }

@@ -33,6 +33,20 @@ pub struct Outcome {
     pub timestamps: String,
     /// Writing the record failed (the measurement itself went on): why.
     pub record_error: Option<String>,
+    /// Where each of vernier's threads ran while the agents ran, its CPU and its wake-ups
+    /// (read from /proc; `None` where it cannot be read).
+    pub threads: Option<crate::procfs::Usage>,
+}
+
+/// Where vernier's own threads were kept when the scenario pins its workers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Keep {
+    /// On the workers' cores, off the others (the target's): workers that sleep keep
+    /// their core at a raised priority.
+    #[default]
+    WithWorkers,
+    /// Off the workers' cores: workers that spin (`poll: spin`) have theirs alone.
+    OffWorkers,
 }
 
 /// What a session tells its watcher.
@@ -44,9 +58,12 @@ pub enum Update {
         record: PathBuf,
         /// The timestamp source in use.
         timestamps: String,
-        /// The cores vernier's own threads (all but the pinned workers) were confined to:
-        /// the local workers' cores, when the scenario pins them (empty: not confined).
+        /// The cores vernier's own threads (all but the pinned workers) were confined to
+        /// when the scenario pins them (empty: not confined), and whether beside the
+        /// workers or off their cores.
         confined: Vec<usize>,
+        /// Where `confined` lies, beside the workers or off their cores.
+        keep: Keep,
         /// Where the live figures are served (`--metrics`), the port chosen.
         metrics: Option<std::net::SocketAddr>,
     },

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::sync::mpsc;
 use vernier_agent::client::{AgentClient, ClientTls};
 use vernier_agent::wire::pb;
-use vernier_agent::{Batch, Engine};
+use vernier_agent::{Batch, CoreWatch, Engine};
 use vernier_protocols::InterArrival;
 
 use super::interface::SessionOptions;
@@ -77,6 +77,15 @@ impl Link {
         }
     }
 
+    /// For an agent in this process, its workers' own wake-ups, the stall probes of their
+    /// cores (none for a remote agent, whose host is its own).
+    pub(super) fn core_watches(&self) -> &[CoreWatch] {
+        match self {
+            Link::Local { engine, .. } => engine.core_watches(),
+            Link::Remote { .. } | Link::Gone { .. } => &[],
+        }
+    }
+
     /// Carries out `action` on the agent, its `share` of the load's rate with the
     /// scenario's `interarrival`; a remote agent's failure or silence is an error naming it.
     pub(super) async fn apply(
@@ -89,6 +98,7 @@ impl Link {
             Link::Local { engine, .. } => {
                 match action {
                     Action::Load { rate } => engine.set_load(rate * share, interarrival),
+                    Action::Pace { tolerance } => engine.set_tolerance(tolerance),
                     Action::Sampling { rate, generation } => engine.set_sampling(rate, generation),
                     Action::Pause => engine.pause(),
                     // The session renews links itself (see `renew`).
@@ -109,6 +119,7 @@ impl Link {
                         Action::Sampling { rate, generation } => {
                             client.start_measure(rate, generation).await
                         }
+                        Action::Pace { tolerance } => client.pace(tolerance).await,
                         Action::Pause => client.pause().await,
                         Action::Renew { .. } | Action::Finished => Ok(()),
                     }

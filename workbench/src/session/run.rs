@@ -11,12 +11,14 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use tokio::sync::mpsc;
+use vernier_agent::CoreWatch;
 
-use super::host::{Probes, check_affinity, confine, start_probes};
-use super::interface::{Outcome, SessionOptions, Update};
+use super::host::{Probes, check_affinity, check_spin, confine, start_probes};
+use super::interface::{Keep, Outcome, SessionOptions, Update};
 use super::link::{Link, Message, connect, renew, run_seed};
 use super::policy::{HOST_EVERY, TICK};
 use super::target_cores::with_found_cores;
+use super::threads::Threads;
 use crate::budget::{Baseline, Budget, Figures, Sent};
 use crate::coordinator::{
     Action, Coordinator, Event, EventKind, Input, PointConfig, Taken, UserCommand, Verdict,
@@ -88,6 +90,8 @@ pub async fn run(
         watch(Update::Preparing(line));
     }
     let scenario = &found;
+    // Spinning workers need a core of their own besides the target's, found or named.
+    check_spin(scenario, &allowed)?;
     // Before anything is measured, and kept until the session ends (then put back); the
     // record's machine shows the value in force.
     let _halt_poll = scenario
@@ -104,14 +108,21 @@ pub async fn run(
     };
     // (The server stops when `served` goes, with the session.)
     let baseline = calibrate(scenario, &mut watch).await?;
-    let confinement = confine(scenario);
-    let confined = confinement
+    let confinement = confine(scenario, &allowed);
+    let (confined, keep) = confinement
         .as_ref()
-        .map(|c| c.cpus().to_vec())
+        .map(|(c, keep)| (c.cpus().to_vec(), *keep))
         .unwrap_or_default();
     let metrics = served.as_ref().map(|(addr, _)| *addr);
-    let mut session =
-        Session::start(scenario, options, &allowed, confined, metrics, &mut watch).await?;
+    let mut session = Session::start(
+        scenario,
+        options,
+        &allowed,
+        (confined, keep),
+        metrics,
+        &mut watch,
+    )
+    .await?;
     session
         .drive(&baseline, live.as_ref(), commands, &mut watch)
         .await;
@@ -186,6 +197,8 @@ struct Session<'a> {
     budgets: Vec<Option<Budget>>,
     /// The departures of the point's kept requests, for the budget's queue.
     sent: Sent,
+    /// Where vernier's own threads run.
+    threads: Threads,
 }
 
 impl<'a> Session<'a> {
@@ -197,7 +210,7 @@ impl<'a> Session<'a> {
         scenario: &'a Scenario,
         options: &'a SessionOptions,
         allowed: &[usize],
-        confined: Vec<usize>,
+        (confined, keep): (Vec<usize>, Keep),
         metrics: Option<SocketAddr>,
         watch: &mut impl FnMut(Update),
     ) -> Result<Session<'a>, Error> {
@@ -236,6 +249,7 @@ impl<'a> Session<'a> {
             record: dir.clone(),
             timestamps: timestamps.clone(),
             confined,
+            keep,
             metrics,
         });
         let coordinator = Coordinator::new(
@@ -262,6 +276,7 @@ impl<'a> Session<'a> {
             record_error: None,
             budgets: Vec::new(),
             sent: Sent::new(scenario.budget_probe),
+            threads: Threads::new(),
         })
     }
 
@@ -285,6 +300,9 @@ impl<'a> Session<'a> {
         tokio::pin!(ctrl_c);
         let mut ctrl_c_armed = true;
         let mut decision = self.coordinator.start(started.elapsed());
+        // Local agents' workers report their cores' wake-ups even without a probe.
+        let local_agents = self.links.iter().any(|l| l.clock_origin_ns().is_some());
+        self.threads.look();
         loop {
             self.carry_out(&decision.actions).await;
             self.pass_on(&mut decision.events, baseline, live, watch);
@@ -313,10 +331,13 @@ impl<'a> Session<'a> {
                         ctrl_c_armed = false;
                         Input::Command(UserCommand::Quit)
                     }
-                    _ = host_tick.tick(), if !self.probes.is_empty() => {
+                    _ = host_tick.tick(), if !self.probes.is_empty() || local_agents => {
                         let local: Vec<bool> =
                             self.links.iter().map(|l| l.clock_origin_ns().is_some()).collect();
-                        Input::Host(self.probes.take(&local))
+                        let watches: Vec<CoreWatch> =
+                            self.links.iter().flat_map(Link::core_watches).cloned().collect();
+                        self.threads.look();
+                        Input::Host(self.probes.take(&local, &watches))
                     }
                     _ = tick.tick() => Input::Tick,
                 }
@@ -343,6 +364,9 @@ impl<'a> Session<'a> {
     async fn carry_out(&mut self, actions: &[Action]) {
         let share = 1.0 / self.links.iter().filter(|l| !l.is_closed()).count().max(1) as f64;
         for action in actions {
+            if let Action::Load { rate } = action {
+                self.probes.follow(*rate);
+            }
             if let Action::Renew { .. } = action {
                 // The agents start again on new clocks: the last run's departures only.
                 self.sent = Sent::new(self.sent.probe());
@@ -432,8 +456,11 @@ impl<'a> Session<'a> {
     }
 
     /// Stops the agents and the probes and closes the record: what the run measured.
-    async fn finish(self) -> Outcome {
+    async fn finish(mut self) -> Outcome {
+        // While every thread still runs.
+        self.threads.look();
         let Session {
+            threads,
             links,
             dir,
             timestamps,
@@ -472,6 +499,7 @@ impl<'a> Session<'a> {
             record,
             timestamps,
             record_error,
+            threads: threads.usage(),
         }
     }
 }

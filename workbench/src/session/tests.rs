@@ -1,7 +1,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use super::host::{check_affinity, start_probes};
+use super::host::{Probes, check_affinity, check_spin, start_probes};
 use super::policy::TARGET_CHECK;
 use super::target::check_targets;
 use crate::error::Error;
@@ -31,15 +31,97 @@ fn workers_pinned_outside_the_affinity_are_refused_naming_both_sets() {
     assert!(check_affinity(&s, &[1]).is_ok());
 }
 
+/// Workers that spin need a core for vernier's other threads, or those threads' slices
+/// make late the very departures spinning is for: refused before anything starts, with
+/// what would do.
+#[test]
+fn spinning_workers_with_no_core_left_for_vernier_are_refused() {
+    let pinned = scenario(&format!(
+        "{BASE}cpus: [1]
+poll: spin
+"
+    ));
+    let err = check_spin(&pinned, &[1]).unwrap_err();
+    assert!(matches!(err, Error::Usage(_)), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "s.yaml: poll: spin needs a core for vernier's other threads besides the spinning workers': its workers spin on CPU 1, every CPU this process may use (1); allow another core (taskset -c), or use poll: sleep (the default), which sends as precisely as the answer asked needs"
+    );
+    assert!(check_spin(&pinned, &[0, 1]).is_ok());
+    // The target's core is not spare either: the coordinator there makes the target's tail.
+    let beside = scenario(&format!("{BASE}cpus: [1]\ntarget_cpus: [0]\npoll: spin\n"));
+    let err = check_spin(&beside, &[0, 1]).unwrap_err().to_string();
+    assert!(
+        err.contains("its workers spin on CPU 1 and the target runs on CPU 0, every CPU this process may use (0,1)"),
+        "{err}"
+    );
+    assert!(check_spin(&beside, &[0, 1, 2]).is_ok());
+    // Unpinned: as many workers as cores leave none.
+    let floating = scenario(&format!(
+        "{BASE}workers: 2
+poll: spin
+"
+    ));
+    let err = check_spin(&floating, &[0, 1]).unwrap_err().to_string();
+    assert!(
+        err.contains("its 2 unpinned workers would take every CPU this process may use (0,1)"),
+        "{err}"
+    );
+    assert!(check_spin(&floating, &[0, 1, 2]).is_ok());
+    // Sleeping workers share their core; an affinity unknown refuses nothing.
+    assert!(
+        check_spin(
+            &scenario(&format!(
+                "{BASE}cpus: [1]
+"
+            )),
+            &[1]
+        )
+        .is_ok()
+    );
+    assert!(check_spin(&pinned, &[]).is_ok());
+}
+
+/// Two workers on one core watch the same time: one report for the core, their wake-ups
+/// pooled, its seconds those of either; another core's report comes apart, first seen
+/// first, before the probes'.
+#[test]
+fn the_workers_own_waits_report_once_a_core() {
+    use vernier_agent::CoreWatch;
+    let watches = [
+        CoreWatch::new(Some(1)),
+        CoreWatch::new(Some(1)),
+        CoreWatch::new(Some(0)),
+    ];
+    for (w, late) in watches.iter().zip([5_000, 7_000, 9_000]) {
+        w.wakeup(late);
+        w.wakeup(late);
+    }
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let mut probes = Probes::new(Vec::new(), 1);
+    let reports = probes.take(&[true], &watches);
+    let cores: Vec<Option<usize>> = reports.iter().map(|r| r.cpu).collect();
+    assert_eq!(cores, [Some(1), Some(0)]);
+    assert_eq!((reports[0].wakeups, reports[1].wakeups), (4, 2));
+    assert!(
+        (0.02..1.0).contains(&reports[0].seconds),
+        "{}",
+        reports[0].seconds
+    );
+    assert!(!reports[0].realtime);
+    // Taken: the next report starts afresh.
+    assert_eq!(probes.take(&[true], &watches)[0].wakeups, 0);
+}
+
 #[test]
 fn a_targets_core_outside_the_affinity_is_not_probed_and_the_line_says_so() {
     let s = scenario(&format!("{BASE}target_cpus: [100000]\n"));
     let (probes, line) = start_probes(&s, &[0]);
-    assert_eq!(probes.len(), 1, "{line}");
-    assert_eq!(probes[0].cpu(), None);
+    // The local workers watch their own cores: no probe thread beside them.
+    assert!(probes.is_empty(), "{line}");
     assert_eq!(
         line,
-        "host probes: a sleeping thread's wake-ups every 1ms on the coordinator's thread; not on the target's CPU 100000 (target_cpus), which this process may not use (it may use 0)"
+        "host probes: the workers' own waits, wherever they run; not on the target's CPU 100000 (target_cpus), which this process may not use (it may use 0)"
     );
 }
 

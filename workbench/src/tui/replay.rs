@@ -141,6 +141,7 @@ impl Player {
             record: self.dir.clone(),
             timestamps: self.record.timestamps.clone(),
             confined: Vec::new(),
+            keep: Default::default(),
             metrics: None,
         }));
         app.update(AppEvent::Replay(self.status()));

@@ -4,8 +4,9 @@
 use std::io::Write;
 
 use crate::coordinator::{Event, EventKind, Phase, PointResult};
+use crate::procfs::Usage;
 use crate::scenario::LoadPlan;
-use crate::session::Update;
+use crate::session::{Keep, Update};
 
 /// What a headless run says on stderr besides its result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +44,7 @@ impl Progress {
                 record,
                 timestamps,
                 confined,
+                keep,
                 metrics,
             } => {
                 // Asked for: said even when quiet.
@@ -50,23 +52,27 @@ impl Progress {
                     eprintln!("vernier: live figures at http://{addr}/metrics");
                 }
                 Some(format!(
-                "agents ready ({timestamps} timestamps); recording to {}{}",
-                record.display(),
-                if confined.is_empty() {
-                    String::new()
-                } else {
-                    format!(
-                        "; vernier's own threads kept on core{} {} with the workers, off the others",
-                        if confined.len() == 1 { "" } else { "s" },
-                        confined
-                            .iter()
-                            .map(ToString::to_string)
-                            .collect::<Vec<_>>()
-                            .join(",")
-                    )
-                }
-            ))
-            .filter(|_| !self.quiet)
+                    "agents ready ({timestamps} timestamps); recording to {}{}",
+                    record.display(),
+                    if confined.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            "; vernier's own threads kept on core{} {} {}",
+                            if confined.len() == 1 { "" } else { "s" },
+                            confined
+                                .iter()
+                                .map(ToString::to_string)
+                                .collect::<Vec<_>>()
+                                .join(","),
+                            match keep {
+                                Keep::WithWorkers => "with the workers, off the others",
+                                Keep::OffWorkers => "off the spinning workers' cores",
+                            }
+                        )
+                    }
+                ))
+                .filter(|_| !self.quiet)
             }
             Update::Preparing(line) => Some(line.clone()).filter(|_| !self.quiet),
             Update::Event(e) => self.line(e),
@@ -74,6 +80,13 @@ impl Progress {
         if let Some(line) = line {
             let mut err = std::io::stderr().lock();
             let _ = writeln!(err, "{line}");
+        }
+    }
+
+    /// At the run's end, where vernier's threads ran and what they cost (unless quiet).
+    pub(super) fn threads(&self, usage: Option<&Usage>) {
+        if let Some(line) = usage.and_then(threads_line).filter(|_| !self.quiet) {
+            let _ = writeln!(std::io::stderr().lock(), "{line}");
         }
     }
 
@@ -186,4 +199,39 @@ pub(super) fn verdict_line(r: &PointResult) -> String {
         line.push_str(&format!("\n             host ({}): {host}", host.name()));
     }
     line
+}
+
+/// A thread using less than this, ms of CPU a second, is left out of the threads' line.
+const THREAD_SHOWN_MS_PER_S: f64 = 0.5;
+
+/// `vernier's threads, per second of the run: vernier-worker- on CPU 1, 230 ms of CPU and
+/// 6,558 wake-ups; ...`, the busiest first; `None` when none did anything.
+pub(super) fn threads_line(usage: &Usage) -> Option<String> {
+    let shown: Vec<String> = usage
+        .threads
+        .iter()
+        .filter(|t| t.cpu_ms_per_s >= THREAD_SHOWN_MS_PER_S)
+        .map(|t| {
+            let cpus: Vec<String> = t.cpus.iter().map(ToString::to_string).collect();
+            format!(
+                "{}{} on CPU {}, {:.1} ms of CPU and {:.0} wake-ups",
+                t.name,
+                if t.threads > 1 {
+                    format!(" (×{})", t.threads)
+                } else {
+                    String::new()
+                },
+                cpus.join(","),
+                t.cpu_ms_per_s,
+                t.voluntary_per_s
+            )
+        })
+        .collect();
+    (!shown.is_empty()).then(|| {
+        format!(
+            "vernier's threads, per second of the run ({:.1} s): {}",
+            usage.window_s,
+            shown.join("; ")
+        )
+    })
 }

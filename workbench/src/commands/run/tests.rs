@@ -165,6 +165,7 @@ fn the_table_shows_the_percentiles_from_the_schedule_under_each_point() {
         record: PathBuf::from("runs/x"),
         timestamps: "user".into(),
         record_error: None,
+        threads: None,
     };
     let text = table(&outcome);
     let lines: Vec<&str> = text.lines().collect();
@@ -213,9 +214,44 @@ fn the_verdict_line_has_a_line_per_host_probe() {
         lines[1],
         "             host (cpu 1): wake-ups 1 ms apart came p50 55 µs, p99 1.2 ms, max 3.4 ms late; 7 stalls > 1 ms in 10.0 s (1.3% of the time)"
     );
-    assert!(lines[2].starts_with("             host (coordinator): wake-ups"));
+    assert!(lines[2].starts_with("             host (unpinned): wake-ups"));
     assert!(
         lines[2].ends_with("(an ordinary-priority probe: other threads on its core delay it too)"),
         "{line}"
     );
+}
+
+/// The run's last line says where each of its threads ran, the busiest first, and leaves
+/// out the ones that did next to nothing.
+#[test]
+fn the_threads_line_says_where_each_thread_ran() {
+    use crate::procfs::{ThreadUsage, Usage};
+    let thread = |name: &str, threads, cpu_ms_per_s, wakeups, cpus: &[u32]| ThreadUsage {
+        name: name.into(),
+        threads,
+        cpu_ms_per_s,
+        voluntary_per_s: wakeups,
+        involuntary_per_s: 0.0,
+        cpus: cpus.iter().copied().collect(),
+    };
+    let usage = Usage {
+        window_s: 15.9,
+        process_cpu_s: 4.0,
+        voluntary: 0,
+        involuntary: 0,
+        threads: vec![
+            thread("vernier-worker-", 1, 224.9, 7104.0, &[1]),
+            thread("vernier-session", 2, 1.3, 108.0, &[0, 1]),
+            thread("polars-0", 1, 0.1, 1.0, &[1]),
+        ],
+    };
+    assert_eq!(
+        super::progress::threads_line(&usage).unwrap(),
+        "vernier's threads, per second of the run (15.9 s): vernier-worker- on CPU 1, 224.9 ms of CPU and 7104 wake-ups; vernier-session (×2) on CPU 0,1, 1.3 ms of CPU and 108 wake-ups"
+    );
+    let idle = Usage {
+        threads: vec![thread("polars-0", 1, 0.1, 1.0, &[1])],
+        ..usage
+    };
+    assert_eq!(super::progress::threads_line(&idle), None);
 }

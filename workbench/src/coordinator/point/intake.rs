@@ -2,6 +2,7 @@
 //! to the phase that uses them; a target that only fails is noticed here; and the live
 //! figures (rates, latencies, the round's CCDF) go out as progress events.
 
+use std::borrow::Cow;
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
@@ -39,8 +40,20 @@ impl Point {
         a.load.backlog(batch.worker, c.backlog);
         a.recent.sent += sent;
         a.recent.received += received;
-        let _ = a.recent.latency.add(&batch.latency);
-        let _ = a.recent.send_lag.add(&batch.send_lag);
+        // The live figures from the kept samples, a few µs for a batch's worth, rather
+        // than a walk of every request's histograms (tens of µs, whatever the batch holds);
+        // an agent that keeps none (throughput only) has only those.
+        if batch.samples.is_empty() {
+            let _ = a.recent.latency.add(&batch.latency);
+            let _ = a.recent.send_lag.add(&batch.send_lag);
+        } else {
+            for s in &batch.samples {
+                a.recent.latency.saturating_record(s.latency_ns.max(1));
+                a.recent
+                    .send_lag
+                    .saturating_record(u64::from(s.queueing_ns).max(1));
+            }
+        }
         a.window.sent += sent;
         a.window.received += received;
         a.window.latency_ns += batch.latency.mean() * batch.latency.len() as f64;
@@ -89,14 +102,26 @@ impl Point {
 
     /// The target percentile of this round's samples so far, µs (NaN before any).
     pub(super) fn live_value_us(&self) -> f64 {
-        let mut all = histogram();
-        for a in &self.agents {
-            let _ = all.add(&a.round.latency_kept);
-        }
+        let all = self.kept_latency();
         if all.is_empty() {
             return f64::NAN;
         }
         all.value_at_quantile(self.config.ci.percentile.fraction()) as f64 / 1e3
+    }
+
+    /// This round's kept latencies over the agents: one agent's own histogram as it is,
+    /// several merged (a merge walks every counter of each).
+    fn kept_latency(&self) -> Cow<'_, Histogram<u64>> {
+        match self.agents.as_slice() {
+            [one] => Cow::Borrowed(&one.round.latency_kept),
+            agents => {
+                let mut all = histogram();
+                for a in agents {
+                    let _ = all.add(&a.round.latency_kept);
+                }
+                Cow::Owned(all)
+            }
+        }
     }
 
     pub(super) fn progress(&mut self, at: Duration, out: &mut Decision) {
@@ -108,6 +133,24 @@ impl Point {
         let us = |h: &Histogram<u64>, q: f64| {
             (!h.is_empty()).then(|| h.value_at_quantile(q) as f64 / 1e3)
         };
+        // The agents pace by the answer asked, once its value is seen: this round's kept
+        // samples while measuring, the recent requests' before.
+        let fraction = self.config.ci.percentile.fraction();
+        let live_us = self.live_value_us();
+        let estimate = if self.state == Phase::Measure {
+            live_us
+        } else {
+            self.agents
+                .iter()
+                .filter_map(|a| us(&a.recent.latency, fraction))
+                .fold(f64::NAN, f64::max)
+        };
+        if matches!(
+            self.state,
+            Phase::Warmup | Phase::Interarrival | Phase::Measure
+        ) {
+            self.pace(estimate, out);
+        }
         let lost: Vec<bool> = (0..self.agents.len()).map(|i| self.is_lost(i)).collect();
         let agents: Vec<AgentProgress> = self
             .agents
@@ -147,18 +190,13 @@ impl Point {
             sampling_rate: self.rounds.sampling,
             ci_width_us: self.looks.ci_width_us,
             // A relative target is a share of the live estimate (this round's samples).
-            ci_target_us: Some(self.config.ci.width.target_us(self.live_value_us()))
-                .filter(|t| t.is_finite()),
+            ci_target_us: Some(self.config.ci.width.target_us(live_us)).filter(|t| t.is_finite()),
             tries: self.rounds.tries,
             eta_s,
             max_duration_s: self.config.limits.max_duration.as_secs_f64(),
             elapsed_s: self.active(at).as_secs_f64(),
             ccdf: if self.state == Phase::Measure || self.state == Phase::Done {
-                let mut all = histogram();
-                for a in &self.agents {
-                    let _ = all.add(&a.round.latency_kept);
-                }
-                ccdf(&all)
+                ccdf(&self.kept_latency())
             } else {
                 Vec::new()
             },

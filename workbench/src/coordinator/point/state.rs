@@ -370,6 +370,8 @@ pub(crate) struct Point {
     pub(super) waived: Vec<Reason>,
     pub(super) host: HostSeen,
     pub(super) result: Option<PointResult>,
+    /// The send lag allowed that the agents were last told (see [`Action::Pace`]), ns.
+    pub(super) paced_ns: Option<u32>,
 }
 
 impl Point {

@@ -42,6 +42,8 @@ impl Point {
         self.rounds.sampling = self.measure_sampling();
         self.rounds.wanted = self.config.sampling.samples;
         self.ask_sampling(self.warmup_sampling(), out);
+        // Before this point's own estimate: an absolute width, or the floor.
+        self.pace(f64::NAN, out);
         out.actions.push(Action::Load {
             rate: self.config.rate,
         });

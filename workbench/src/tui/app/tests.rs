@@ -106,6 +106,7 @@ fn running() -> App {
         record: PathBuf::from("runs/x"),
         timestamps: "kernel".into(),
         confined: Vec::new(),
+        keep: Default::default(),
         metrics: None,
     }));
     app.update(event(0.0, 0, phase(Phase::Warmup)));
@@ -166,6 +167,7 @@ fn events_move_the_steps_and_fill_the_rows() {
         record: PathBuf::from("runs/x"),
         timestamps: "kernel".into(),
         confined: Vec::new(),
+        keep: Default::default(),
         metrics: None,
     }));
     assert_eq!(app.live.step, Some(Step::Load));

@@ -29,6 +29,7 @@ fn live_at(until: f64, palette: Palette) -> App {
         record: PathBuf::from("runs/2026-11-22T01-04-41-demo"),
         timestamps: record.timestamps.clone(),
         confined: Vec::new(),
+        keep: Default::default(),
         metrics: None,
     }));
     for e in record.events.iter().filter(|e| e.at <= until) {
@@ -492,6 +493,7 @@ fn first_look(palette: Palette) -> App {
         record: PathBuf::from("runs/2026-11-26T19-00-00-demo"),
         timestamps: "kernel".into(),
         confined: Vec::new(),
+        keep: Default::default(),
         metrics: None,
     }));
     let event = |at: f64, kind: EventKind| {
