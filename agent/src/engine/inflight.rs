@@ -103,7 +103,9 @@ pub(super) struct Received {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Completed {
     pub(super) request: Outgoing,
-    /// When its reply was read, ns since the epoch.
+    /// When its reply arrived, ns since the epoch: its RX stamp on the engine's clock where
+    /// it has one (a sleeping worker reads replies at its next wake-up, after they came),
+    /// else when it was read.
     pub(super) replied: u64,
     /// When it left, ns since the epoch: its TX stamp on the engine's clock, or `sent`
     /// with user timestamps.
@@ -317,7 +319,7 @@ impl Inflight {
         };
         let done = Completed {
             request: p.request,
-            replied: reply.at,
+            replied: latency.map_or(reply.at, |l| departure + l),
             departure,
             latency,
             outcome: reply.outcome,
@@ -534,7 +536,8 @@ mod tests {
         let done = q.pop_completed(&KERNEL).unwrap();
         assert_eq!(done.latency, Some(700));
         assert_eq!(done.departure, 4_000_000);
-        assert_eq!(done.replied, 9_000);
+        // Arrived at its RX stamp, whenever it was read.
+        assert_eq!(done.replied, 4_000_700);
     }
 
     #[test]
