@@ -499,6 +499,7 @@ impl TryFrom<pb::BatchMessage> for Batch {
             send_lag: decode_histogram("send_lag", &m.send_lag)?,
             served: decode_histogram("served", &m.served)?,
             asked: decode_histogram("asked", &m.asked)?,
+            few: crate::measure::Few::default(),
             counts: m.counts.ok_or(WireError::Missing("counts"))?.into(),
             stalls: stall_log(&m.stalls, m.stalls_dropped)?,
         })

@@ -27,6 +27,7 @@ use hdrhistogram::serialization::interval_log::{
 use serde::Serialize;
 
 use crate::error::Error;
+use vernier_agent::Recorded;
 
 /// A point's log file name in a record.
 pub fn file_name(point: usize) -> String {
@@ -113,7 +114,7 @@ impl HlogWriter {
         &mut self,
         origin: Origin,
         end: Duration,
-        latency: &Histogram<u64>,
+        latency: Recorded<'_>,
     ) -> Result<(), Error> {
         let key = (origin.agent, origin.worker);
         let start = self
@@ -139,8 +140,7 @@ impl HlogWriter {
             latency: vernier_agent::histogram(),
         });
         pending.end = end;
-        // Both are `vernier_agent::histogram()`s: the same buckets, so this cannot fail.
-        let _ = pending.latency.add(latency);
+        latency.add_to(&mut pending.latency);
         Ok(())
     }
 
@@ -364,13 +364,13 @@ mod tests {
             agent: 0,
             worker,
         };
-        w.interval(at(0, 0), ms(20), &histogram(&[1_000_000]))
+        w.interval(at(0, 0), ms(20), Recorded::whole(&histogram(&[1_000_000])))
             .unwrap();
-        w.interval(at(1, 0), ms(40), &histogram(&[10_000, 20_000]))
+        w.interval(at(1, 0), ms(40), Recorded::whole(&histogram(&[10_000, 20_000])))
             .unwrap();
-        w.interval(at(1, 1), ms(40), &histogram(&[30_000])).unwrap();
+        w.interval(at(1, 1), ms(40), Recorded::whole(&histogram(&[30_000]))).unwrap();
         // Empty: skipped.
-        w.interval(at(1, 1), ms(60), &histogram(&[])).unwrap();
+        w.interval(at(1, 1), ms(60), Recorded::whole(&histogram(&[]))).unwrap();
         w.flush().unwrap();
         let path = dir.path().join(file_name(0));
         let all = analyze(&path, None, &[0.5, 1.0]).unwrap();
@@ -403,12 +403,12 @@ mod tests {
             worker: 0,
         };
         for (end, value) in [(20, 10_000), (40, 20_000), (60, 30_000)] {
-            w.interval(at, ms(end), &histogram(&[value])).unwrap();
+            w.interval(at, ms(end), Recorded::whole(&histogram(&[value]))).unwrap();
         }
         w.flush().unwrap();
-        w.interval(at, ms(80), &histogram(&[40_000])).unwrap();
+        w.interval(at, ms(80), Recorded::whole(&histogram(&[40_000]))).unwrap();
         // The engine started again (a replication's next run): its clock from zero.
-        w.interval(at, ms(10), &histogram(&[50_000])).unwrap();
+        w.interval(at, ms(10), Recorded::whole(&histogram(&[50_000]))).unwrap();
         w.flush().unwrap();
         let path = dir.path().join(file_name(0));
         let all = analyze(&path, None, &[0.5]).unwrap();

@@ -251,7 +251,7 @@ impl Recorder {
         &mut self,
         origin: Origin,
         end: Duration,
-        latency: &hdrhistogram::Histogram<u64>,
+        latency: vernier_agent::Recorded<'_>,
     ) -> Result<(), Error> {
         self.hlog.interval(origin, end, latency)
     }

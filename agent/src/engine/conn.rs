@@ -369,12 +369,6 @@ impl Conn {
         )
     }
 
-    /// Whether housekeeping has something to watch here: requests in flight (a timeout,
-    /// a TX stamp's grace) or a socket to reopen.
-    pub(super) fn needs_watching(&self) -> bool {
-        self.socket.is_none() || !self.inflight.is_empty()
-    }
-
     /// Whether the socket is gone and its back-off has passed at `now`.
     pub(super) fn reconnect_due(&self, now: u64) -> bool {
         self.socket.is_none() && now >= self.reconnect_at

@@ -1,5 +1,5 @@
-//! A worker's reports: every [`REPORT_EVERY`] the interval's measurements go to the
-//! reader as one [`Batch`] with the counts since the batch before, in a read batch the
+//! A worker's reports: every [`REPORT_EVERY`] (longer at low rates, see
+//! [`Reports::follow`]) the interval's measurements go to the reader as one [`Batch`] with the counts since the batch before, in a read batch the
 //! reader gave back when there is one, so that the worker's loop allocates none.
 
 use std::sync::mpsc::Receiver;
@@ -10,8 +10,28 @@ use super::conn::Conn;
 use super::tally::Tally;
 use crate::measure::{Batch, Counters};
 
-/// How often a worker reports a batch.
+/// How often a worker reports a batch, at the least.
 pub(super) const REPORT_EVERY: Duration = Duration::from_millis(20);
+/// At low rates a worker reports when about this many requests have gone out, not every
+/// [`REPORT_EVERY`]: the reader's work for a batch (merging its histograms, a few tens of
+/// µs whatever they hold) and the worker's wake-up to send it then follow the load. At
+/// 100 req/s a batch of 20 ms held two requests, and the reports alone cost more than
+/// the load's sends.
+const REPORT_REQUESTS: f64 = 5.0;
+/// ... and at least this often: the default warm-up window (`warmup.window: 50ms`), so
+/// that each of its windows still sees a report (a window without one repeats the last
+/// one's latency in the series its stationarity test reads); a paused worker reports at
+/// this pace.
+pub(super) const REPORT_EVERY_MAX: Duration = Duration::from_millis(50);
+
+/// How often a worker sending `rate_per_s` requests a second (none: paused) reports.
+pub(super) fn report_every(rate_per_s: Option<f64>) -> Duration {
+    match rate_per_s {
+        Some(rate) if rate > 0.0 => Duration::from_secs_f64(REPORT_REQUESTS / rate)
+            .clamp(REPORT_EVERY, REPORT_EVERY_MAX),
+        _ => REPORT_EVERY_MAX,
+    }
+}
 
 /// What a worker's reports need between two of them.
 pub(super) struct Reports {
@@ -24,6 +44,8 @@ pub(super) struct Reports {
     /// The counters as of the last batch sent, and the backlog's mark since.
     reported: Counters,
     backlog_max_since: u64,
+    /// How often to report at the load's rate, ns.
+    every_ns: u64,
 }
 
 impl Reports {
@@ -35,7 +57,18 @@ impl Reports {
             unsent: None,
             reported: Counters::default(),
             backlog_max_since: 0,
+            every_ns: REPORT_EVERY.as_nanos() as u64,
         }
+    }
+
+    /// Reports at the pace of a load of `rate_per_s` requests a second (none: paused).
+    pub(super) fn follow(&mut self, rate_per_s: Option<f64>) {
+        self.every_ns = report_every(rate_per_s).as_nanos() as u64;
+    }
+
+    /// How often to report now, ns.
+    pub(super) fn every_ns(&self) -> u64 {
+        self.every_ns
     }
 
     /// Notes that `waiting` requests wait in the backlog: the most since the last batch
@@ -90,4 +123,20 @@ fn thread_cpu_ns() -> u64 {
     nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID)
         .map(|t| Duration::from(t).as_nanos() as u64)
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reports_follow_the_load_between_their_bounds() {
+        assert_eq!(report_every(Some(100_000.0)), REPORT_EVERY);
+        assert_eq!(report_every(Some(250.0)), REPORT_EVERY);
+        assert_eq!(report_every(Some(125.0)), Duration::from_millis(40));
+        assert_eq!(report_every(Some(100.0)), REPORT_EVERY_MAX);
+        assert_eq!(report_every(Some(1.0)), REPORT_EVERY_MAX);
+        assert_eq!(report_every(Some(0.0)), REPORT_EVERY_MAX);
+        assert_eq!(report_every(None), REPORT_EVERY_MAX);
+    }
 }

@@ -9,7 +9,7 @@ use rand::RngExt;
 use rand::rngs::SmallRng;
 
 use super::inflight::Completed;
-use crate::measure::{Batch, Counters, RequestKind, Sample};
+use crate::measure::{Batch, Counters, Few, RequestKind, Sample};
 
 /// The high bit of a path probe's sequence number: probes are numbered apart from the
 /// load's requests, whose sequence (and so the kept samples' thinning and the
@@ -118,7 +118,8 @@ impl Tally {
     /// Records a request's send lag: actual minus scheduled departure, ns.
     #[inline]
     pub(super) fn sent(&mut self, lag_ns: u64) {
-        let _ = self.batch.send_lag.record(lag_ns.max(1));
+        let b = &mut self.batch;
+        Few::record(&mut b.send_lag, &mut b.few.send_lag, lag_ns.max(1));
     }
 
     /// Records a departure; the gap to its predecessor or successor, once both are known,
@@ -186,15 +187,18 @@ impl Tally {
             }
             return;
         }
-        let _ = self
-            .batch
-            .intended
-            .record(done.replied.saturating_sub(p.scheduled).max(1));
+        let b = &mut self.batch;
+        Few::record(
+            &mut b.intended,
+            &mut b.few.intended,
+            done.replied.saturating_sub(p.scheduled).max(1),
+        );
         let Some(latency) = done.latency else {
             counters.tx_timestamps_missing += 1;
             return;
         };
-        let _ = self.batch.latency.record(latency.max(1));
+        let b = &mut self.batch;
+        Few::record(&mut b.latency, &mut b.few.latency, latency.max(1));
         if let Some(ns) = done.served_ns {
             let _ = self.batch.served.record(ns.max(1));
             let _ = self.batch.asked.record(p.service_ns.max(1));

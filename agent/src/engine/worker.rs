@@ -28,7 +28,7 @@ use super::conn::{Conn, TxDrain, dial, register};
 use super::inflight::{Outgoing, StampClock, Timeout};
 use super::nic_clock::NicClock;
 use super::pacer::{Pacer, Replies};
-use super::report::{REPORT_EVERY, Reports};
+use super::report::Reports;
 use super::requests::Generator;
 use super::tally::{DepartureOrder, FirstSampling, PROBE_SEQ, Tally};
 use super::watch::Watch;
@@ -39,12 +39,6 @@ use crate::sys::{TimestampMode, Transport, pin_current_thread};
 
 /// The nice value a pinned worker asks for (see `run`).
 const WORKER_NICE: i32 = -10;
-/// How often timeouts, late TX stamps and reconnects are checked while a request is in
-/// flight or a connection waits to reopen (otherwise not at all). A request's timeout is a
-/// second by default and a stamp's grace 100 ms, so the report's period is ample, and a
-/// sleeping worker wakes for both at once: at 100 req/s a check every millisecond was
-/// ten wake-ups a request.
-const HOUSEKEEPING_EVERY: Duration = REPORT_EVERY;
 /// How long an answered request may wait for its TX timestamp before it is given up.
 const TX_TIMESTAMP_GRACE: Duration = Duration::from_millis(100);
 /// The longest reconnect back-off.
@@ -280,8 +274,7 @@ impl Worker {
             }
         };
         let mut events = Events::with_capacity(256);
-        let mut next_report = self.epoch.now_ns() + REPORT_EVERY.as_nanos() as u64;
-        let mut next_housekeeping = 0;
+        let mut next_report = self.epoch.now_ns() + self.reports.every_ns();
         loop {
             match commands.try_recv() {
                 Ok(Command::Stop) | Err(TryRecvError::Disconnected) => break,
@@ -305,29 +298,28 @@ impl Worker {
                 Err(TryRecvError::Empty) => {}
             }
             let now = self.epoch.now_ns();
+            // A faster load reports sooner from its start.
+            next_report = next_report.min(now + self.reports.every_ns());
             self.generate(now);
             self.dispatch();
-            if !self.wait(&mut events, next_report.min(next_housekeeping)) {
+            if !self.wait(&mut events, next_report) {
                 // The poller itself failing leaves nothing to measure with; report and stop.
                 break;
             }
             let now = self.epoch.now_ns();
-            if now >= next_housekeeping {
-                self.housekeeping(now);
-                next_housekeeping = if self.needs_housekeeping() {
-                    now + HOUSEKEEPING_EVERY.as_nanos() as u64
-                } else {
-                    // Nothing to watch: checked again at the next report.
-                    next_report
-                };
-            }
             if now >= next_report {
+                // Timeouts, late TX stamps and reconnects are checked with the reports
+                // (every 20 to 50 ms): a request's timeout is a second by default and a
+                // stamp's grace 100 ms, and a sleeping worker then wakes for both at
+                // once. Checked every 20 ms on its own while a request was in flight, at
+                // 100 req/s it woke a third as often again as its load asked.
+                self.housekeeping(now);
                 let reader = self.report(batches);
                 publish(self.counters);
                 if !reader {
                     return;
                 }
-                next_report = now + REPORT_EVERY.as_nanos() as u64;
+                next_report = now + self.reports.every_ns();
             }
         }
         // Final report: whatever is still in flight stays counted as such. The engine
@@ -378,9 +370,11 @@ impl Worker {
                     now,
                     &mut self.rng,
                 ));
+                self.reports.follow(Some(rate_per_s));
             }
             Command::Pause => {
                 self.arrivals = None;
+                self.reports.follow(None);
                 self.backlog.clear();
                 self.counters.backlog = 0;
             }

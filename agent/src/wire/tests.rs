@@ -70,6 +70,10 @@ fn batches_round_trip() {
         }],
         interarrivals: vec![10, 20],
         latency,
+        few: crate::measure::Few {
+            latency: vec![12_345],
+            ..Default::default()
+        },
         intended: crate::measure::histogram(),
         send_lag: crate::measure::histogram(),
         served: {
@@ -119,6 +123,8 @@ fn batches_round_trip() {
     assert_eq!(back.counts, batch.counts);
     assert_eq!(back.generation, 7);
     assert_eq!(back.latency.len(), 1);
+    // The values kept beside the histograms stay home: the remote batch merges whole.
+    assert_eq!(back.few, crate::measure::Few::default());
     assert_eq!(
         back.latency.value_at_quantile(0.5),
         batch.latency.value_at_quantile(0.5)

@@ -201,6 +201,7 @@ impl FakeAgent {
                 send_lag: histogram(),
                 served: histogram(),
                 asked: histogram(),
+                few: Default::default(),
                 stalls: Default::default(),
                 counts: Counters {
                     sent: n,
@@ -285,6 +286,7 @@ impl FakeAgent {
             send_lag,
             served: histogram(),
             asked: histogram(),
+            few: Default::default(),
             stalls,
             counts: Counters {
                 sent: n,

@@ -3,8 +3,10 @@
 
 use std::time::Duration;
 
-/// How often the coordinator is told that time passed.
-pub(super) const TICK: Duration = Duration::from_millis(25);
+/// How often the coordinator is told that time passed when no batch told it: every
+/// worker reports at least every 50 ms while it runs, so at any rate a tick comes only
+/// when an agent is silent (its decisions are timed in tenths of seconds and more).
+pub(super) const TICK: Duration = Duration::from_millis(50);
 /// How often the host probes' reports go to the coordinator: a few hundred wake-ups each,
 /// enough for a p99, and few enough inputs to cost nothing.
 pub(super) const HOST_EVERY: Duration = Duration::from_millis(500);

@@ -347,6 +347,12 @@ impl<'a> Session<'a> {
             {
                 link.close();
             }
+            // A batch tells the coordinator the time as a tick does: the clock ticks only
+            // when no batch came for a tick's length, not 40 times a second on top of
+            // them.
+            if matches!(input, Input::Batch { .. }) {
+                tick.reset();
+            }
             decision = self.coordinator.step(at(), input);
             if let Some(taken) = decision.taken.take() {
                 self.keep(taken, live);
@@ -447,7 +453,7 @@ impl<'a> Session<'a> {
         if let Some(live) = live {
             live.latency(point, agent, &batch.latency);
         }
-        if let Err(e) = self.recorder.latency(origin, batch.elapsed, &batch.latency) {
+        if let Err(e) = self.recorder.latency(origin, batch.elapsed, batch.recorded_latency()) {
             self.record_error.get_or_insert(e.to_string());
         }
         if let Some(Link::Local { engine, .. }) = self.links.get(agent) {

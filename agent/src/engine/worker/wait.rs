@@ -9,7 +9,6 @@ use mio::Events;
 
 use super::Worker;
 use crate::engine::arrivals::Arrivals;
-use crate::engine::conn::Conn;
 use crate::engine::pacer::{Reply, SPIN_FOR_REPLY, TIMER, Turn, Wait};
 
 /// A nap whose deadline is closer than this once the sockets are read is skipped: the
@@ -123,11 +122,5 @@ impl Worker {
             }
         }
         true
-    }
-
-    /// Whether housekeeping has anything to watch: a request in flight (its timeout, its
-    /// TX stamp's grace) or a connection waiting to reopen.
-    pub(super) fn needs_housekeeping(&self) -> bool {
-        self.counters.in_flight > 0 || self.conns.iter().any(Conn::needs_watching)
     }
 }

@@ -44,8 +44,8 @@ impl Point {
         // than a walk of every request's histograms (tens of µs, whatever the batch holds);
         // an agent that keeps none (throughput only) has only those.
         if batch.samples.is_empty() {
-            let _ = a.recent.latency.add(&batch.latency);
-            let _ = a.recent.send_lag.add(&batch.send_lag);
+            batch.recorded_latency().add_to(&mut a.recent.latency);
+            batch.recorded_send_lag().add_to(&mut a.recent.send_lag);
         } else {
             for s in &batch.samples {
                 a.recent.latency.saturating_record(s.latency_ns.max(1));
@@ -56,12 +56,13 @@ impl Point {
         }
         a.window.sent += sent;
         a.window.received += received;
-        a.window.latency_ns += batch.latency.mean() * batch.latency.len() as f64;
-        a.window.replies += batch.latency.len();
+        let latency = batch.recorded_latency();
+        a.window.latency_ns += latency.mean() * latency.len() as f64;
+        a.window.replies += latency.len();
         match self.state {
             // Each merge walks the whole histogram: only where its figure is used.
             Phase::Warmup => {
-                let _ = a.window.send_lag.add(&batch.send_lag);
+                batch.recorded_send_lag().add_to(&mut a.window.send_lag);
             }
             Phase::Interarrival if current => a.gaps.extend_from_slice(&batch.interarrivals),
             Phase::Measure if current => {

@@ -224,9 +224,9 @@ impl RoundTally {
         for s in &batch.samples {
             self.latency_kept.saturating_record(s.latency_ns.max(1));
         }
-        let _ = self.send_lag.add(&batch.send_lag);
-        let _ = self.intended.add(&batch.intended);
-        let _ = self.latency.add(&batch.latency);
+        batch.recorded_send_lag().add_to(&mut self.send_lag);
+        batch.recorded_intended().add_to(&mut self.intended);
+        batch.recorded_latency().add_to(&mut self.latency);
     }
 
     pub(super) fn new() -> RoundTally {
