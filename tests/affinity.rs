@@ -260,7 +260,12 @@ limits: {{max_duration: {}s}}
 /// recorded. Its stderr's lines, and the scenario's path.
 fn refused_at_once(cpu: usize, name: &str, yaml: &str) -> (Vec<String>, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
-    let path = scenario(dir.path(), name, yaml, SocketAddr::from(([127, 0, 0, 1], 9)));
+    let path = scenario(
+        dir.path(),
+        name,
+        yaml,
+        SocketAddr::from(([127, 0, 0, 1], 9)),
+    );
     let record = dir.path().join("record");
     let (output, took) = run_on(cpu, &path, &record);
     let err = stderr(&output);

@@ -282,7 +282,11 @@ fn a_sleeping_worker_wakes_no_more_often_than_its_work_asks() {
         intended.add(&b.intended).unwrap();
     }
     let us = |h: &hdrhistogram::Histogram<u64>| h.value_at_quantile(0.5) as f64 / 1e3;
-    eprintln!("p50 {:.1} µs, from schedule {:.1} µs", us(&latency), us(&intended));
+    eprintln!(
+        "p50 {:.1} µs, from schedule {:.1} µs",
+        us(&latency),
+        us(&intended)
+    );
     assert!(
         us(&intended) < us(&latency) + 100.0,
         "p50 {} µs, from schedule {} µs",

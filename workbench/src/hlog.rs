@@ -366,11 +366,17 @@ mod tests {
         };
         w.interval(at(0, 0), ms(20), Recorded::whole(&histogram(&[1_000_000])))
             .unwrap();
-        w.interval(at(1, 0), ms(40), Recorded::whole(&histogram(&[10_000, 20_000])))
+        w.interval(
+            at(1, 0),
+            ms(40),
+            Recorded::whole(&histogram(&[10_000, 20_000])),
+        )
+        .unwrap();
+        w.interval(at(1, 1), ms(40), Recorded::whole(&histogram(&[30_000])))
             .unwrap();
-        w.interval(at(1, 1), ms(40), Recorded::whole(&histogram(&[30_000]))).unwrap();
         // Empty: skipped.
-        w.interval(at(1, 1), ms(60), Recorded::whole(&histogram(&[]))).unwrap();
+        w.interval(at(1, 1), ms(60), Recorded::whole(&histogram(&[])))
+            .unwrap();
         w.flush().unwrap();
         let path = dir.path().join(file_name(0));
         let all = analyze(&path, None, &[0.5, 1.0]).unwrap();
@@ -403,12 +409,15 @@ mod tests {
             worker: 0,
         };
         for (end, value) in [(20, 10_000), (40, 20_000), (60, 30_000)] {
-            w.interval(at, ms(end), Recorded::whole(&histogram(&[value]))).unwrap();
+            w.interval(at, ms(end), Recorded::whole(&histogram(&[value])))
+                .unwrap();
         }
         w.flush().unwrap();
-        w.interval(at, ms(80), Recorded::whole(&histogram(&[40_000]))).unwrap();
+        w.interval(at, ms(80), Recorded::whole(&histogram(&[40_000])))
+            .unwrap();
         // The engine started again (a replication's next run): its clock from zero.
-        w.interval(at, ms(10), Recorded::whole(&histogram(&[50_000]))).unwrap();
+        w.interval(at, ms(10), Recorded::whole(&histogram(&[50_000])))
+            .unwrap();
         w.flush().unwrap();
         let path = dir.path().join(file_name(0));
         let all = analyze(&path, None, &[0.5]).unwrap();

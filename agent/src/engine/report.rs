@@ -27,8 +27,9 @@ pub(super) const REPORT_EVERY_MAX: Duration = Duration::from_millis(50);
 /// How often a worker sending `rate_per_s` requests a second (none: paused) reports.
 pub(super) fn report_every(rate_per_s: Option<f64>) -> Duration {
     match rate_per_s {
-        Some(rate) if rate > 0.0 => Duration::from_secs_f64(REPORT_REQUESTS / rate)
-            .clamp(REPORT_EVERY, REPORT_EVERY_MAX),
+        Some(rate) if rate > 0.0 => {
+            Duration::from_secs_f64(REPORT_REQUESTS / rate).clamp(REPORT_EVERY, REPORT_EVERY_MAX)
+        }
         _ => REPORT_EVERY_MAX,
     }
 }

@@ -453,7 +453,10 @@ impl<'a> Session<'a> {
         if let Some(live) = live {
             live.latency(point, agent, &batch.latency);
         }
-        if let Err(e) = self.recorder.latency(origin, batch.elapsed, batch.recorded_latency()) {
+        if let Err(e) = self
+            .recorder
+            .latency(origin, batch.elapsed, batch.recorded_latency())
+        {
             self.record_error.get_or_insert(e.to_string());
         }
         if let Some(Link::Local { engine, .. }) = self.links.get(agent) {
