@@ -32,7 +32,7 @@ mod stall;
 
 pub use config::{AgentKind, ConfigError, LoadSpec, PollMode, Workload};
 pub use engine::{Engine, EngineError};
-pub use measure::{Batch, Counters, FEW, Few, Outcome, Recorded, RequestKind, Sample, histogram};
+pub use measure::{Batch, Counters, Few, Outcome, Recorded, RequestKind, Sample, histogram};
 pub use probe::{
     CoreWatch, DEFAULT_PERIOD, HostProbe, NOT_OURS_NS, STALL_NS, StallReport, fmt_late,
 };

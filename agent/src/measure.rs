@@ -303,11 +303,6 @@ impl<'a> Recorded<'a> {
         }
     }
 
-    /// The histogram.
-    pub fn histogram(&self) -> &'a Histogram<u64> {
-        self.whole
-    }
-
     /// Its values, when they are all known.
     fn values(&self) -> Option<&'a [u64]> {
         (self.few.len() as u64 == self.whole.len()).then_some(self.few)

@@ -1,6 +1,7 @@
 //! A worker's reports: every [`REPORT_EVERY`] (longer at low rates, see
-//! [`Reports::follow`]) the interval's measurements go to the reader as one [`Batch`] with the counts since the batch before, in a read batch the
-//! reader gave back when there is one, so that the worker's loop allocates none.
+//! [`Reports::follow`]) the interval's measurements go to the reader as one [`Batch`]
+//! with the counts since the batch before, in a read batch the reader gave back when
+//! there is one, so that the worker's loop allocates none.
 
 use std::sync::mpsc::Receiver;
 use std::time::Duration;

@@ -294,12 +294,14 @@ impl Worker {
                     }
                     self.apply(command);
                 }
-                Ok(command) => self.apply(command),
+                Ok(command) => {
+                    self.apply(command);
+                    // A faster load reports sooner from its start.
+                    next_report = next_report.min(self.epoch.now_ns() + self.reports.every_ns());
+                }
                 Err(TryRecvError::Empty) => {}
             }
             let now = self.epoch.now_ns();
-            // A faster load reports sooner from its start.
-            next_report = next_report.min(now + self.reports.every_ns());
             self.generate(now);
             self.dispatch();
             if !self.wait(&mut events, next_report) {
