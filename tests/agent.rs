@@ -671,6 +671,90 @@ fn a_dead_target_is_reported_not_fatal() {
     assert!(err.to_string().contains(&addr.to_string()), "{err}");
 }
 
+/// A duet: one stream whose every request goes to one of two servers by a fair coin,
+/// each side asked its own workload, both sides' connections open throughout. Every
+/// worker holds connections to both; a sample's connection says its side (the target's
+/// `0..connections`, the second server's from `connections` on), each server answered
+/// exactly the requests counted as its side's, the split is a fair coin's (4 standard
+/// deviations), and each side's requests asked its own service time. A second server
+/// that refuses connections is named in the engine's error.
+#[test]
+fn a_duet_sends_each_request_to_one_of_two_servers_by_a_coin() {
+    let a = synthetic_server(vernier_fixtures::Transport::Tcp);
+    let b = synthetic_server(vernier_fixtures::Transport::Tcp);
+    let mut s = spec(
+        a.local_addr(),
+        Protocol::synthetic(),
+        synthetic("fixed:20us"),
+    );
+    s.workers = 2;
+    s.duet = Some(vernier_agent::Duet {
+        server: b.local_addr(),
+        workload: synthetic("fixed:60us"),
+    });
+    assert!(
+        s.to_duet(4) && !s.to_duet(3),
+        "connections {}",
+        s.connections
+    );
+    let r = run(s.clone(), 4_000.0, Duration::from_secs(1));
+    assert_counters_add_up(&r.total);
+    let c = &r.total;
+    assert_eq!((c.failed, c.in_flight), (0, 0), "{c:?}");
+    let samples: Vec<_> = r.batches.iter().flat_map(|b| &b.samples).collect();
+    let (to_b, to_a): (Vec<&vernier_agent::Sample>, Vec<_>) =
+        samples.iter().partition(|x| s.to_duet(x.conn));
+    let n = (to_a.len() + to_b.len()) as f64;
+    let spread = 4.0 * (n * 0.25).sqrt();
+    assert!(
+        (to_a.len() as f64 - n / 2.0).abs() < spread,
+        "{} to A, {} to B",
+        to_a.len(),
+        to_b.len()
+    );
+    // Each side's requests asked its own service: all of B's at least 60 µs, A's median
+    // well under it.
+    assert!(to_b.iter().all(|x| x.latency_ns >= 60_000));
+    let a_us = median(to_a.iter().map(|x| x.latency_ns as f64 / 1e3).collect());
+    assert!(a_us < 60.0, "A's median {a_us} µs");
+    // Both workers sent to both sides, on the connections the spec gives each side.
+    for worker in 0..2u32 {
+        let conns: std::collections::BTreeSet<u16> = (r.batches.iter())
+            .filter(|b| b.worker == worker)
+            .flat_map(|b| b.samples.iter().map(|x| x.conn))
+            .collect();
+        assert!(
+            conns.iter().any(|&k| s.to_duet(k)),
+            "worker {worker}: {conns:?}"
+        );
+        assert!(
+            conns.iter().any(|&k| !s.to_duet(k)),
+            "worker {worker}: {conns:?}"
+        );
+        assert!(conns.iter().all(|&k| k < 8), "worker {worker}: {conns:?}");
+    }
+    // The second server gone: the engine cannot start, and names the server it could not
+    // reach (the first is still up).
+    let served_b = b.stop().unwrap();
+    let err = Engine::start(s.clone()).unwrap_err();
+    assert!(
+        err.to_string().contains(&s.server(true).to_string()),
+        "{err}"
+    );
+    let served_a = a.stop().unwrap();
+    assert_eq!(served_a.count + served_b.count, c.received);
+    let missing = c.tx_timestamps_missing;
+    let (na, nb) = (to_a.len() as u64, to_b.len() as u64);
+    assert!(
+        (na..=na + missing).contains(&served_a.count),
+        "{served_a:?}"
+    );
+    assert!(
+        (nb..=nb + missing).contains(&served_b.count),
+        "{served_b:?}"
+    );
+}
+
 fn configure_request(target: SocketAddr) -> vernier_agent::wire::pb::ConfigureRequest {
     let spec = LoadSpec {
         depth: 2,

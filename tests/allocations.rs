@@ -59,6 +59,7 @@ fn a_loaded_worker_allocates_nothing_per_request_or_batch() {
             poll: vernier_agent::PollMode::Sleep,
             seed: 1,
             timeout: Duration::from_secs(1),
+            duet: None,
         })
         .unwrap();
         engine.set_sampling(1.0, 1);

@@ -1,6 +1,7 @@
-//! `vernier compare`: two variants of one target measured in interleaved blocks, the
-//! answer as JSON and in a record that `vernier report` draws, and the one-line errors of
-//! what cannot be compared. The server is started here on a free port and killed by PID;
+//! `vernier compare`: two variants of one target measured side by side (a duet, the
+//! default) and in interleaved blocks, the answer as JSON and in a record that `vernier
+//! report` draws, a side whose server dies mid-run, and the one-line errors of what cannot
+//! be compared. The server is started here on a free port and killed by PID;
 //! every comparison is bounded by its pairs and blocks.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -13,6 +14,21 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use support::{ServeProcess, machine, vernier};
 
+/// `vernier compare` of the synthetic server at `url` asked for 20 µs of service (A) and
+/// 30 µs (B), with `more` arguments.
+fn variants(url: &str, more: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "compare",
+        url,
+        "--service",
+        "fixed:20us",
+        "--set-b",
+        "service=fixed:30us",
+    ];
+    args.extend_from_slice(more);
+    vernier(&args)
+}
+
 /// A synthetic server whose requests ask for 20 µs (A) and 30 µs (B) of service: B is
 /// slower by 10 µs at every percentile, and at the median, which a busy host's stalls
 /// barely reach, by about that. The answer may be N/A on a host that stalls (then it
@@ -24,29 +40,26 @@ fn a_variant_that_asks_10_us_more_is_found_slower_and_its_record_is_reported() {
     let dir = tempfile::tempdir().unwrap();
     let record = dir.path().join("cmp");
     let url = format!("synthetic://{}", served.addr);
-    let out = vernier(&[
-        "compare",
+    let out = variants(
         &url,
-        "--service",
-        "fixed:20us",
-        "--set-b",
-        "service=fixed:30us",
-        "--load",
-        "2k",
-        "--percentile",
-        "50",
-        "--width",
-        "5us",
-        "--pairs",
-        "8",
-        "--block",
-        "500ms",
-        "--headless",
-        "--output",
-        "json",
-        "--record",
-        record.to_str().unwrap(),
-    ]);
+        &[
+            "--load",
+            "2k",
+            "--percentile",
+            "50",
+            "--width",
+            "5us",
+            "--pairs",
+            "8",
+            "--block",
+            "500ms",
+            "--headless",
+            "--output",
+            "json",
+            "--record",
+            record.to_str().unwrap(),
+        ],
+    );
     let err = String::from_utf8_lossy(&out.stderr);
     let c: Value = serde_json::from_slice(&out.stdout).expect(&err);
     let verdict = c["verdict"].as_str().unwrap();
@@ -57,21 +70,31 @@ fn a_variant_that_asks_10_us_more_is_found_slower_and_its_record_is_reported() {
     );
     assert_ne!(verdict, "faster", "{}", c["reason"]);
     eprintln!("{verdict}: {}", c["reason"]);
-    // The tail compared is the server's own (the default `ci.tail`): every block's
+    // A duet (the default): B differs from A only in what it asks, so one client carries
+    // both, and the answer says they were side by side on one server.
+    assert_eq!(c["design"], "duet", "{err}");
+    assert_eq!(c["side_by_side"]["same_server"], true, "{c}");
+    assert_eq!(c["side_by_side"]["stream_rate"], 4000.0, "{c}");
+    // The tail compared is the server's own (the default `ci.tail`): every window's
     // requests marked by the host probes' stalls and its late sends, the share touched
-    // kept beside every request's percentile.
+    // kept beside every request's percentile. A window's A and B blocks start together.
     assert_eq!(c["tail"], "without_stalls", "{err}");
-    for b in c["blocks"].as_array().unwrap() {
+    let blocks = c["blocks"].as_array().unwrap();
+    for b in blocks {
         let touched = b["touched_share"].as_f64().unwrap();
         assert!((0.0..=1.0).contains(&touched), "{b}");
         assert!(b["value_us"].as_f64().is_some(), "{b}");
-        if touched > 0.25 {
-            assert!(b["problem"].is_string(), "{b}");
-        }
     }
-    // Blocks come in pairs, one of each side, in the order measured; a block set aside
-    // for a stall of the host names why and is measured again.
-    let blocks = c["blocks"].as_array().unwrap();
+    for pair in blocks.chunks(2) {
+        assert_eq!(pair[0]["side"], "A", "{c}");
+        assert!(pair.len() < 2 || pair[1]["side"] == "B", "{c}");
+        assert!(
+            pair.len() < 2 || pair[0]["started_s"] == pair[1]["started_s"],
+            "{c}"
+        );
+    }
+    // Blocks come in pairs, one of each side, in the order measured; a window set aside
+    // (the client behind, or too few untouched requests) names why.
     let mut sides: BTreeMap<u64, Vec<&str>> = BTreeMap::new();
     for (order, b) in blocks.iter().enumerate() {
         assert_eq!(b["order"], order as u64);
@@ -98,12 +121,9 @@ fn a_variant_that_asks_10_us_more_is_found_slower_and_its_record_is_reported() {
             finding["kind"] == "block" || finding["kind"] == "host_stalls_too_often",
             "{c}"
         );
-        assert_eq!(
-            finding["block"].as_u64(),
-            Some(blocks.len() as u64 - 1),
-            "{c}"
-        );
-        assert!(last["problem"].is_string(), "{c}");
+        let named = finding["block"].as_u64().unwrap();
+        assert!(named + 2 >= blocks.len() as u64, "{c}");
+        assert!(blocks[named as usize]["problem"].is_string(), "{c}");
         assert_eq!(verdict, "n/a");
     } else {
         assert!(whole >= 5, "{whole} whole pairs: {c}");
@@ -156,22 +176,146 @@ fn a_variant_that_asks_10_us_more_is_found_slower_and_its_record_is_reported() {
         "{table}"
     );
     // A second comparison into the same record is refused: nothing recorded is lost.
-    let again = vernier(&[
-        "compare",
+    let again = variants(
         &url,
-        "--service",
-        "fixed:20us",
-        "--set-b",
-        "service=fixed:30us",
-        "--load",
-        "2k",
-        "--headless",
-        "--record",
-        record.to_str().unwrap(),
-    ]);
+        &[
+            "--load",
+            "2k",
+            "--headless",
+            "--record",
+            record.to_str().unwrap(),
+        ],
+    );
     let err = String::from_utf8_lossy(&again.stderr);
     assert_eq!(again.status.code(), Some(2), "{err}");
     assert!(err.contains("already recorded"), "{err}");
+}
+
+/// The old design, asked for: interleaved blocks, each its own client, in pairs of A and
+/// B in a random order; a block touched by the host's stalls beyond 25% is never one that
+/// stands.
+#[test]
+fn interleaved_blocks_still_compare_when_asked() {
+    let _m = machine();
+    let served = ServeProcess::start(&[]);
+    let url = format!("synthetic://{}", served.addr);
+    let out = variants(
+        &url,
+        &[
+            "--load",
+            "2k",
+            "--percentile",
+            "50",
+            "--width",
+            "5us",
+            "--pairs",
+            "6",
+            "--block",
+            "300ms",
+            "--design",
+            "blocks",
+            "--headless",
+            "--output",
+            "json",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    let c: Value = serde_json::from_slice(&out.stdout).expect(&err);
+    assert_eq!(c["design"], "blocks", "{err}");
+    assert!(c["side_by_side"].is_null(), "{c}");
+    let blocks = c["blocks"].as_array().unwrap();
+    assert!(blocks.len() >= 2, "{c}");
+    for b in blocks {
+        if b["touched_share"].as_f64().unwrap() > 0.25 {
+            assert!(b["problem"].is_string(), "{b}");
+        }
+    }
+    // Each block started on its own: never two at the same moment.
+    let starts: Vec<f64> = blocks
+        .iter()
+        .map(|b| b["started_s"].as_f64().unwrap())
+        .collect();
+    assert!(starts.windows(2).all(|w| w[1] > w[0]), "{starts:?}");
+    // The old name of the design is still understood.
+    let old = variants(
+        &url,
+        &[
+            "--load",
+            "2k",
+            "--pairs",
+            "5",
+            "--block",
+            "200ms",
+            "--design",
+            "interleaved",
+            "--headless",
+            "--output",
+            "json",
+        ],
+    );
+    let c: Value = {
+        let err = String::from_utf8_lossy(&old.stderr);
+        serde_json::from_slice(&old.stdout).expect(&err)
+    };
+    assert_eq!(c["design"], "blocks");
+}
+
+/// B's server dies while the duet runs: the comparison ends N/A (exit 3) naming B, and
+/// what both sides measured until then is kept in the answer and the record.
+#[test]
+fn a_side_that_dies_mid_run_is_named_and_what_was_measured_is_kept() {
+    let _m = machine();
+    let a = ServeProcess::start_protocol("memcached", &["--service", "fixed:20us"]);
+    let b = ServeProcess::start_protocol(
+        "memcached",
+        &["--service", "fixed:20us", "--duration", "2s"],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("cmp");
+    let out = vernier(&[
+        "compare",
+        &format!("memcached://{}", a.addr),
+        &format!("memcached://{}", b.addr),
+        "--load",
+        "1k",
+        "--block",
+        "400ms",
+        "--pairs",
+        "30",
+        "--width",
+        "0.1us",
+        "--headless",
+        "--output",
+        "json",
+        "--record",
+        record.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let c: Value = serde_json::from_slice(&out.stdout).expect(&err);
+    assert_eq!(out.status.code(), Some(3), "{c}");
+    assert_eq!(c["verdict"], "n/a", "{c}");
+    let reason = c["reason"].as_str().unwrap();
+    assert!(reason.starts_with("B's window"), "{reason}");
+    let blocks = c["blocks"].as_array().unwrap();
+    let named = &blocks[c["finding"]["block"].as_u64().unwrap() as usize];
+    assert_eq!(named["side"], "B", "{c}");
+    // It measured nothing, or too little of its load (it died within the window).
+    let problem = named["problem"].as_str().unwrap();
+    assert!(
+        ["target_failed", "load_not_reached"].contains(&problem),
+        "{problem}: {c}"
+    );
+    // Windows with both sides answering came first, and are kept.
+    assert!(
+        blocks
+            .iter()
+            .any(|b| b["side"] == "B" && b["samples"].as_u64().unwrap() > 0),
+        "{c}"
+    );
+    let recorded: Value =
+        serde_json::from_str(&std::fs::read_to_string(record.join("comparison.json")).unwrap())
+            .unwrap();
+    assert_eq!(recorded, c);
 }
 
 /// What cannot be compared is one line on stderr, exit 2, within a second or two.
@@ -209,5 +353,17 @@ fn what_cannot_be_compared_is_one_line_and_exit_2() {
     refused(
         &with_service(&["--load", "2k", "--set-b", "nonsense=1"]),
         "nonsense",
+    );
+    // A duet asked for where one client cannot carry both sides.
+    refused(
+        &with_service(&[
+            "--load",
+            "2k",
+            "--set-b",
+            "connections=8",
+            "--design",
+            "duet",
+        ]),
+        "differ in connections",
     );
 }

@@ -794,6 +794,7 @@ fn comparison() -> Comparison {
         send_lag_p99_us: 3.0,
         backlog_max: 1,
         failed: 0,
+        errors: 0,
         own_us: None,
         touched_share: None,
         problem: None,
@@ -831,7 +832,7 @@ fn comparison() -> Comparison {
         percentile: 99.0,
         tail: Tail::WithStalls,
         width_us: 4.0,
-        design: Design::Interleaved,
+        design: Design::Blocks,
         verdict: CompareVerdict::Faster,
         finding: Finding::Difference,
         stopped_after: None,
@@ -842,6 +843,7 @@ fn comparison() -> Comparison {
         blocks,
         ccdf_a: ccdf(4.0),
         ccdf_b: ccdf(3.2),
+        side_by_side: None,
         seconds: 13.8,
     }
 }

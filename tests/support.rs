@@ -37,6 +37,7 @@ pub fn load_spec(
         poll: vernier_agent::PollMode::Sleep,
         seed: 7,
         timeout: std::time::Duration::from_secs(1),
+        duet: None,
     }
 }
 

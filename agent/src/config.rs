@@ -121,6 +121,22 @@ pub struct LoadSpec {
     pub seed: u64,
     /// A request unanswered for this long fails (and, on TCP, its connection is replaced).
     pub timeout: Duration,
+    /// A duet's second server and what it is asked (`vernier compare`): every connection
+    /// is opened twice, once to `target` and once to it, and each request goes to one or
+    /// the other by a fair coin, so that both are measured at the same moments. A
+    /// sample's connection says which ([`LoadSpec::to_duet`]). In-process engines only:
+    /// the control plane's Configure carries no duet.
+    pub duet: Option<Duet>,
+}
+
+/// The second server of a duet.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Duet {
+    /// Where its connections go.
+    pub server: SocketAddr,
+    /// What its requests ask (the same as the target's, or a variant: a synthetic
+    /// server's service time).
+    pub workload: Workload,
 }
 
 /// Why a load description cannot run.
@@ -166,11 +182,16 @@ impl LoadSpec {
                 &format!("at least one per worker ({} workers)", self.workers),
             ));
         }
-        if self.connections > u16::MAX as usize {
+        let most = if self.duet.is_some() {
+            u16::MAX as usize / 2
+        } else {
+            u16::MAX as usize
+        };
+        if self.connections > most {
             return Err(invalid(
                 "connections",
                 self.connections.to_string(),
-                "at most 65535",
+                &format!("at most {most}"),
             ));
         }
         if self.depth == 0 {
@@ -195,6 +216,15 @@ impl LoadSpec {
                     self.protocol.name()
                 ),
             ));
+        }
+        if let Some(duet) = &self.duet {
+            // The second server's workload, checked as the target's is.
+            let second = LoadSpec {
+                workload: duet.workload.clone(),
+                duet: None,
+                ..self.clone()
+            };
+            second.validate()?;
         }
         let mismatch = |workload, expected| ConfigError::Mismatch {
             protocol: self.protocol.to_string(),
@@ -233,6 +263,21 @@ impl LoadSpec {
                 w.name(),
                 "a declared protocol or a gRPC method draws its keys from a key-value workload",
             )),
+        }
+    }
+
+    /// Whether the request a sample of connection `conn` measured went to the duet's
+    /// second server: a duet's connection `c + connections` is connection `c`'s twin there.
+    pub fn to_duet(&self, conn: u16) -> bool {
+        self.duet.is_some() && usize::from(conn) >= self.connections
+    }
+
+    /// Where connection slot `second` of a worker goes: the duet's second server, or the
+    /// target.
+    pub fn server(&self, second: bool) -> SocketAddr {
+        match &self.duet {
+            Some(duet) if second => duet.server,
+            _ => self.target,
         }
     }
 

@@ -164,9 +164,17 @@ impl Engine {
     /// (or with the first error). The engine starts idle: call [`Engine::set_load`].
     pub fn start(spec: LoadSpec) -> Result<Engine, EngineError> {
         spec.validate()?;
-        let keys = match &spec.workload {
-            Workload::KeyValue(kv) => Some(Arc::new(KeySpace::new(kv, spec.seed)?)),
-            _ => None,
+        let key_space = |workload: &Workload| -> Result<_, EngineError> {
+            Ok(match workload {
+                Workload::KeyValue(kv) => Some(Arc::new(KeySpace::new(kv, spec.seed)?)),
+                _ => None,
+            })
+        };
+        let keys = key_space(&spec.workload)?;
+        // A duet's second server asked the same draws from the same keys, or its own.
+        let keys = match &spec.duet {
+            Some(duet) if duet.workload != spec.workload => [keys, key_space(&duet.workload)?],
+            _ => [keys.clone(), keys],
         };
         let spec = Arc::new(spec);
         let epoch = Epoch::now();

@@ -30,7 +30,7 @@ mod measure;
 mod probe;
 mod stall;
 
-pub use config::{AgentKind, ConfigError, LoadSpec, PollMode, Workload};
+pub use config::{AgentKind, ConfigError, Duet, LoadSpec, PollMode, Workload};
 pub use engine::{Engine, EngineError};
 pub use measure::{Batch, Counters, Few, Outcome, Recorded, RequestKind, Sample, histogram};
 pub use probe::{

@@ -241,6 +241,7 @@ pub fn load_spec(
         } else {
             r.timeout_ms
         }),
+        duet: None,
     };
     let lease = (r.lease_ms > 0).then(|| Duration::from_millis(r.lease_ms));
     Ok((spec, lease))

@@ -1,7 +1,12 @@
-//! `vernier compare`: is B's percentile lower than A's, and by how much. A and B are
-//! measured in pairs of short blocks, each pair's order drawn at random, each block a fresh
-//! in-process agent with fresh connections (randomized multiple interleaved trials, Abedi &
-//! Brecht, ICPE 2017), so that a host whose speed drifts over minutes reaches both alike.
+//! `vernier compare`: is B's percentile lower than A's, and by how much. By default A and B
+//! are measured at the same moments ([`duet`]): one client keeps both servers' connections
+//! open and sends each request of one open-loop stream to A or to B by a fair coin, and
+//! the stream is cut into windows, each a pair; the host's stalls and drifts reach both
+//! sides alike and cancel in the difference (Bulej et al., ICPE 2020). Where the two
+//! cannot run at once, `--design blocks` measures them in pairs of short blocks, each
+//! pair's order drawn at random, each block a fresh in-process agent with fresh
+//! connections (randomized multiple interleaved trials, Abedi & Brecht, ICPE 2017), so
+//! that a host whose speed drifts over minutes reaches both alike.
 //! After each pair from the [`MIN_PAIRS_TO_LOOK`]-th on, the difference B − A of the
 //! percentile gets its CI by sectioning ([`vernier_stats::difference_ci`]), and the
 //! comparison stops when the CI has been narrower than asked at two looks in a row
@@ -24,14 +29,17 @@
 
 pub(crate) mod block;
 mod comparison;
+mod duet;
 pub mod report;
 mod run;
 mod text;
 mod verdict;
 
 pub use comparison::{
-    Block, CompareOptions, CompareVerdict, Comparison, Design, Finding, Look, Side, Steer,
+    Block, CompareOptions, CompareVerdict, Comparison, Design, Finding, Look, Side, SideBySide,
+    Steer,
 };
+pub use duet::duet_differs;
 pub use run::{compare, fixed_rate};
 pub use text::{render_problem, render_reason};
 pub use vernier_stats::MIN_PAIRS_TO_LOOK;

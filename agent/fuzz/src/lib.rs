@@ -106,6 +106,7 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
         poll: vernier_agent::PollMode::Adaptive,
         seed: 42,
         timeout: Duration::from_millis(250),
+        duet: None,
     };
     let kv = |key_dist: &str| {
         vernier_agent::Workload::KeyValue(vernier_protocols::KvWorkload {

@@ -8,6 +8,7 @@
 
 use std::collections::VecDeque;
 
+use rand::RngExt;
 use rand::rngs::SmallRng;
 use vernier_protocols::{InterArrival, Sampler};
 
@@ -44,6 +45,9 @@ impl Process {
 pub(super) struct Arrivals {
     load: Process,
     probe: Option<Process>,
+    /// A duet: each request goes to one of two servers by a fair coin, drawn as it comes
+    /// due.
+    duet: bool,
 }
 
 /// Which arrival process a request came from: a path probe is numbered, counted and
@@ -56,23 +60,29 @@ pub(super) enum Arrival {
     Probe,
 }
 
-/// A request come due: when, and whether it is a path probe.
+/// A request come due: when, whether it is a path probe, and in a duet which server it
+/// goes to.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Due {
     /// When it was scheduled to leave, ns since the epoch.
     pub(super) at: u64,
     /// The load's, or a path probe.
     pub(super) arrival: Arrival,
+    /// To the duet's second server (false without a duet).
+    pub(super) second: bool,
 }
 
 impl Arrivals {
     /// The processes of a load of `rate_per_s` requests a second with gaps drawn from
     /// `interarrival`, the first requests one gap after `now`; with a synthetic workload
     /// that asks for path probes, their process too (the load's first gap drawn first).
+    /// In a `duet`, each request's server is drawn as it comes due (without one, no draw:
+    /// the schedule's stream of random numbers is what it was).
     pub(super) fn start(
         rate_per_s: f64,
         interarrival: InterArrival,
         workload: &Workload,
+        duet: bool,
         now: u64,
         rng: &mut SmallRng,
     ) -> Arrivals {
@@ -87,7 +97,7 @@ impl Arrivals {
             }
             _ => None,
         };
-        Arrivals { load, probe }
+        Arrivals { load, probe, duet }
     }
 
     /// When the next request, of the load or the probe, is due.
@@ -98,34 +108,37 @@ impl Arrivals {
             .map_or(self.load.next_due, |p| self.load.next_due.min(p.next_due))
     }
 
-    /// Moves the requests that have come due by `now` into `backlog`, `most` at most,
-    /// dropping the oldest there beyond [`MAX_BACKLOG`]. Returns how many it dropped.
+    /// Moves the requests that have come due by `now` into their server's `backlogs` (the
+    /// target's, a duet's second server's), `most` at most, dropping the oldest there
+    /// beyond [`MAX_BACKLOG`]. Returns how many it dropped.
     pub(super) fn generate(
         &mut self,
         now: u64,
         most: usize,
         rng: &mut SmallRng,
-        backlog: &mut VecDeque<Due>,
+        backlogs: &mut [VecDeque<Due>; 2],
     ) -> u64 {
         let mut dropped = 0;
         let mut drawn = 0;
         while drawn < most && self.next() <= now {
             drawn += 1;
+            let (at, arrival) = match &mut self.probe {
+                Some(probe) if probe.next_due < self.load.next_due => {
+                    (probe.advance(rng), Arrival::Probe)
+                }
+                _ => (self.load.advance(rng), Arrival::Load),
+            };
+            let second = self.duet && rng.random::<bool>();
+            let backlog = &mut backlogs[usize::from(second)];
             if backlog.len() >= MAX_BACKLOG {
                 backlog.pop_front();
                 dropped += 1;
             }
-            let due = match &mut self.probe {
-                Some(probe) if probe.next_due < self.load.next_due => Due {
-                    at: probe.advance(rng),
-                    arrival: Arrival::Probe,
-                },
-                _ => Due {
-                    at: self.load.advance(rng),
-                    arrival: Arrival::Load,
-                },
-            };
-            backlog.push_back(due);
+            backlog.push_back(Due {
+                at,
+                arrival,
+                second,
+            });
         }
         dropped
     }

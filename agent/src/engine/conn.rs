@@ -5,6 +5,7 @@
 //! feed the state machine are here.
 
 use std::io;
+use std::net::SocketAddr;
 use std::ops::Range;
 use std::time::Duration;
 
@@ -27,16 +28,21 @@ const FIRST_BACKOFF: Duration = Duration::from_millis(1);
 /// SO_BUSY_POLL budget for latency agents, µs.
 const LATENCY_AGENT_BUSY_POLL_US: u32 = 50;
 
-/// Opens a connection to `spec`'s target and waits (at most `patience`) for the
-/// handshake, so that a connection in the pool is always usable.
-pub(super) fn dial(spec: &LoadSpec, patience: Duration) -> Result<TsSocket, SysError> {
+/// Opens a connection to `addr` (`spec`'s target, or its duet's second server) and waits
+/// (at most `patience`) for the handshake, so that a connection in the pool is always
+/// usable.
+pub(super) fn dial(
+    spec: &LoadSpec,
+    addr: SocketAddr,
+    patience: Duration,
+) -> Result<TsSocket, SysError> {
     let busy = (spec.kind == AgentKind::Latency).then_some(LATENCY_AGENT_BUSY_POLL_US);
-    let socket = TsSocket::connect(spec.target, spec.transport, &spec.timestamps, busy)?;
+    let socket = TsSocket::connect(addr, spec.transport, &spec.timestamps, busy)?;
     socket
         .wait_connected(patience)
         .map_err(|source| SysError::Socket {
             what: "connect",
-            addr: spec.target,
+            addr,
             transport: spec.transport,
             source,
         })?;

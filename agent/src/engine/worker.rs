@@ -39,6 +39,8 @@ use crate::sys::{TimestampMode, Transport, pin_current_thread};
 
 /// The nice value a pinned worker asks for (see `run`).
 const WORKER_NICE: i32 = -10;
+/// What a duet's second server's request draws are seeded apart by.
+const SECOND_SEED: u64 = 0xd0e7_5eed;
 /// How long an answered request may wait for its TX timestamp before it is given up.
 const TX_TIMESTAMP_GRACE: Duration = Duration::from_millis(100);
 /// The longest reconnect back-off.
@@ -64,7 +66,8 @@ pub(super) struct Setup {
     pub(super) watch: crate::probe::CoreWatch,
     pub(super) spec: Arc<LoadSpec>,
     pub(super) conns: std::ops::Range<usize>,
-    pub(super) keys: Option<Arc<KeySpace>>,
+    /// The key spaces of the target's requests and of a duet's second server's.
+    pub(super) keys: [Option<Arc<KeySpace>>; 2],
     pub(super) epoch: Epoch,
     pub(super) commands: Receiver<Command>,
     pub(super) batches: SyncSender<Batch>,
@@ -100,11 +103,20 @@ struct Worker {
     /// Wakes the loop for the next departure.
     pacer: Pacer,
     conns: Vec<Conn>,
-    next_conn: usize,
+    /// The first slot whose connection goes to a duet's second server (all of them
+    /// without a duet): the target's connections come first.
+    second_from: usize,
+    /// The next connection to try, round-robin, among the target's and among the second
+    /// server's.
+    next_conn: [usize; 2],
     generator: Generator,
+    /// A duet's second server's requests.
+    second: Option<Generator>,
     rng: SmallRng,
     arrivals: Option<Arrivals>,
-    backlog: VecDeque<Due>,
+    /// Requests due and not sent: the target's, and a duet's second server's (each
+    /// waits for its own server's connections only).
+    backlog: [VecDeque<Due>; 2],
     seq: u64,
     /// Path probes sent so far (their sequence numbers, under [`PROBE_SEQ`]).
     probe_seq: u64,
@@ -169,7 +181,7 @@ impl Worker {
         index: u32,
         spec: Arc<LoadSpec>,
         conn_ids: std::ops::Range<usize>,
-        keys: Option<Arc<KeySpace>>,
+        keys: [Option<Arc<KeySpace>>; 2],
         epoch: Epoch,
         Ends { spares, watch }: Ends,
     ) -> Result<Worker, EngineError> {
@@ -181,7 +193,13 @@ impl Worker {
             })?;
         }
         let seed = worker_seed(spec.seed, index);
+        let [keys, keys_second] = keys;
         let generator = Generator::new(&spec.protocol, &spec.workload, keys, seed);
+        // A duet's second server's requests are drawn apart, from their own seed.
+        let second = (spec.duet.as_ref()).map(|duet| {
+            let seed = worker_seed(spec.seed ^ SECOND_SEED, index);
+            Generator::new(&spec.protocol, &duet.workload, keys_second, seed)
+        });
         let depth = spec.effective_depth();
         let kernel_timestamps = !matches!(spec.timestamps, TimestampMode::User);
         let replies = if kernel_timestamps {
@@ -213,11 +231,13 @@ impl Worker {
             epoch,
             poll,
             conns: Vec::with_capacity(conn_ids.len()),
-            next_conn: 0,
+            second_from: 0,
+            next_conn: [0; 2],
             generator,
+            second,
             rng: SmallRng::seed_from_u64(seed ^ 0x5a5a_5a5a),
             arrivals: None,
-            backlog: VecDeque::with_capacity(1024),
+            backlog: [VecDeque::with_capacity(1024), VecDeque::new()],
             seq: 0,
             probe_seq: 0,
             last_sent: 0,
@@ -234,16 +254,30 @@ impl Worker {
         Ok(worker)
     }
 
-    /// Opens the connections `conn_ids`, waiting for each (at most [`CONNECT_PATIENCE`]).
+    /// Opens the connections `conn_ids`, waiting for each (at most [`CONNECT_PATIENCE`]);
+    /// in a duet, then their twins to the second server (ids `connections` on).
     fn open_connections(&mut self, conn_ids: std::ops::Range<usize>) -> Result<(), EngineError> {
         let index = self.index;
-        for id in conn_ids {
-            let socket =
-                dial(&self.spec, CONNECT_PATIENCE).map_err(|source| EngineError::Connect {
+        let shift = self.spec.connections;
+        let twins = conn_ids.start + shift..conn_ids.end + shift;
+        let to_target = conn_ids.map(|id| (id, false));
+        let to_second = (self
+            .spec
+            .duet
+            .is_some()
+            .then_some(twins)
+            .into_iter()
+            .flatten())
+        .map(|id| (id, true));
+        for (id, second) in to_target.chain(to_second) {
+            let addr = self.spec.server(second);
+            let socket = dial(&self.spec, addr, CONNECT_PATIENCE).map_err(|source| {
+                EngineError::Connect {
                     worker: index,
-                    target: self.spec.target,
+                    target: addr,
                     source,
-                })?;
+                }
+            })?;
             let slot = self.conns.len();
             register(self.poll.registry(), slot, &socket).map_err(|source| EngineError::Os {
                 worker: index,
@@ -251,6 +285,9 @@ impl Worker {
                 source,
             })?;
             (self.conns).push(Conn::new(id as u16, socket, self.depth, &self.protocol));
+            if !second {
+                self.second_from = self.conns.len();
+            }
             // What a session sends first (a TLS ClientHello) goes now: it may be what the
             // first request waits for.
             self.flush(slot);
@@ -369,6 +406,7 @@ impl Worker {
                     rate_per_s,
                     interarrival,
                     &self.spec.workload,
+                    self.spec.duet.is_some(),
                     now,
                     &mut self.rng,
                 ));
@@ -377,7 +415,7 @@ impl Worker {
             Command::Pause => {
                 self.arrivals = None;
                 self.reports.follow(None);
-                self.backlog.clear();
+                self.backlog.iter_mut().for_each(VecDeque::clear);
                 self.counters.backlog = 0;
             }
             Command::Sampling { rate, generation } => {
@@ -408,22 +446,37 @@ impl Worker {
     /// as its depth allows in one send, which costs the kernel's whole loopback path
     /// (the peer's receive and its wake-up included) once instead of once each. A
     /// worker that keeps up has one due at a time, so this changes nothing for it;
-    /// one that falls behind catches up with fewer system calls.
+    /// one that falls behind catches up with fewer system calls. In a duet each request
+    /// goes to its own server's connections, the older of the two servers' first first: a
+    /// server whose connections are all busy (or gone) holds back its own requests only.
     fn dispatch(&mut self) {
-        let mut no_slot = false;
+        let mut no_slot = [false; 2];
         let mut turn = 0;
-        while turn < SENDS_PER_TURN && !self.backlog.is_empty() {
-            let Some(slot) = self.free_slot() else {
-                no_slot = true;
-                break;
+        while turn < SENDS_PER_TURN {
+            let front = |side: usize| self.backlog[side].front().filter(|_| !no_slot[side]);
+            let side = match (front(0), front(1)) {
+                (Some(a), Some(b)) => usize::from(b.at < a.at),
+                (Some(_), None) => 0,
+                (None, Some(_)) => 1,
+                (None, None) => break,
             };
+            let Some(slot) = self.free_slot(side == 1) else {
+                no_slot[side] = true;
+                continue;
+            };
+            let other = 1 - side;
             let began = self.epoch.now_ns();
-            while let Some(due) = self.backlog.pop_front() {
+            while let Some(due) = self.backlog[side].pop_front() {
                 self.enqueue(slot, due);
                 turn += 1;
+                let next = self.backlog[side].front().map(|d| d.at);
+                let older_other = self.backlog[other]
+                    .front()
+                    .is_some_and(|o| !no_slot[other] && next.is_some_and(|n| o.at < n));
                 if !self.coalesce
                     || turn >= SENDS_PER_TURN
                     || !self.conns[slot].has_slot(self.depth)
+                    || older_other
                 {
                     break;
                 }
@@ -433,23 +486,29 @@ impl Worker {
         }
         // Only requests kept waiting by a lack of slots are the closed-loop backlog; those
         // left by the cap are late because the worker cannot keep up (their send lag says).
-        let waiting = if no_slot {
-            self.backlog.len() as u64
-        } else {
-            0
-        };
+        let waiting = (0..2)
+            .filter(|&side| no_slot[side])
+            .map(|side| self.backlog[side].len() as u64)
+            .sum();
         self.counters.backlog = waiting;
         self.counters.backlog_max = self.counters.backlog_max.max(waiting);
         self.reports.backlog(waiting);
     }
 
-    /// The next connection, round-robin, with room for another request.
-    fn free_slot(&mut self) -> Option<usize> {
-        let n = self.conns.len();
+    /// The next connection, round-robin, with room for another request: among those to
+    /// the duet's `second` server, or to the target.
+    fn free_slot(&mut self, second: bool) -> Option<usize> {
+        let slots = if second {
+            self.second_from..self.conns.len()
+        } else {
+            0..self.second_from
+        };
+        let cursor = &mut self.next_conn[usize::from(second)];
+        let n = slots.len();
         for i in 0..n {
-            let slot = (self.next_conn + i) % n;
+            let slot = slots.start + (*cursor + i) % n;
             if self.conns[slot].has_slot(self.depth) {
-                self.next_conn = (slot + 1) % n;
+                *cursor = (slot - slots.start + 1) % n;
                 return Some(slot);
             }
         }
@@ -468,7 +527,11 @@ impl Worker {
             self.seq += 1;
             self.seq - 1
         };
-        let (request, kind) = self.generator.next(due.arrival, &mut self.rng);
+        let generator = match &mut self.second {
+            Some(second) if due.second => second,
+            _ => &mut self.generator,
+        };
+        let (request, kind) = generator.next(due.arrival, &mut self.rng);
         let conn = &mut self.conns[slot];
         let Ok(len) = conn.encode(&self.protocol, &request, seq as u32) else {
             // The workload was validated, so this is a key or value the protocol cannot
@@ -581,7 +644,8 @@ impl Worker {
     }
 
     fn reconnect(&mut self, slot: usize, now: u64) {
-        match dial(&self.spec, RECONNECT_PATIENCE) {
+        let addr = self.spec.server(slot >= self.second_from);
+        match dial(&self.spec, addr, RECONNECT_PATIENCE) {
             Ok(socket) if register(self.poll.registry(), slot, &socket).is_ok() => {
                 self.conns[slot].reopen(socket, &self.protocol);
                 self.flush(slot);

@@ -19,6 +19,7 @@ fn one_connection(target: SocketAddr, protocol: Protocol, workload: Workload) ->
         poll: PollMode::default(),
         seed: 1,
         timeout: Duration::from_secs(1),
+        duet: None,
     }
 }
 

@@ -360,6 +360,7 @@ impl Calibration {
             timestamps: scenario.timestamps.clone(),
             seed: scenario.seed,
             timeout: Duration::from_secs(1),
+            duet: None,
         };
         let load = Load {
             rate: CLIENT_RATE,

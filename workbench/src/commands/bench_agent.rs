@@ -392,6 +392,7 @@ fn synthetic_spec(
         timestamps,
         seed: 1,
         timeout: Duration::from_secs(1),
+        duet: None,
     }
 }
 
@@ -554,6 +555,7 @@ fn memcached_capacity(
                 poll: args.poll,
                 seed: 1,
                 timeout: Duration::from_secs(1),
+                duet: None,
             };
             // About 200,000 samples: 2,000 beyond the p99.
             let sampling = (200_000.0 / (offered * args.duration.as_secs_f64())).min(1.0);

@@ -1,6 +1,6 @@
-//! `vernier compare A B`: did my change move the tail? A and B measured in interleaved
-//! pairs of blocks at one load, the difference of their percentile with its CI
-//! ([`crate::compare`]).
+//! `vernier compare A B`: did my change move the tail? A and B measured at the same
+//! moments (a duet) or in interleaved pairs of blocks at one load, the difference of their
+//! percentile with its CI ([`crate::compare`]).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -21,10 +21,14 @@ use crate::tui;
 /// What `vernier compare --help` says after the options.
 const COMPARE_HELP: &str = "\
 A and B are two servers' URLs (as vernier run takes them) or scenario files; give one \
-scenario and --set-a/--set-b to compare two variants of it. Both are measured at A's load, percentile and width, with A's connections, workers and cores, in \
-pairs of short blocks whose order within each pair is drawn at random, so that a host whose \
-speed drifts reaches both alike. The answer is B − A and B / A of the percentile with a 95% \
-CI: faster, slower, no difference larger than the width, or N/A with why. On a terminal \
+scenario and --set-a/--set-b to compare two variants of it. Both are measured at A's load, \
+percentile and width, with A's connections, workers and cores. By default both at once (a \
+duet): one client keeps both servers' connections open and sends each request of one stream \
+to A or B by a coin, each side at the load asked, so the host's stalls reach both alike; the \
+stream is cut into windows of --block, each a pair. --design blocks measures short blocks of \
+each in turn (for sides that cannot run at once), --design sequential all of A then all of \
+B. The answer is B − A and B / A of the percentile with a 95% CI: faster, slower, no \
+difference larger than the width, or N/A with why. On a terminal \
 both CCDFs, the blocks over time and the CI narrowing show live (p pauses, q stops with the \
 verdict so far); --headless prints progress lines instead. Exit 0 with an answer, 3 N/A, 2 \
 bad input, 1 error.
@@ -56,19 +60,22 @@ pub struct CompareArgs {
     /// Change a field of B only, after --set (repeatable).
     #[arg(long = "set-b", value_name = "FIELD=VALUE")]
     pub set_b: Vec<String>,
-    /// Each block's measuring time, after a 300 ms warm-up.
+    /// Each window's (a duet's) or block's measuring time, after a 300 ms warm-up.
     #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = duration_arg)]
     pub block: Duration,
-    /// The most pairs of blocks before the verdict.
+    /// The most pairs (windows, or pairs of blocks) before the verdict.
     #[arg(long, value_name = "N", default_value_t = 30)]
     pub pairs: usize,
     /// The seed of the pairs' orders.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Interleaved pairs (the default), or every block of A then every block of B, to see
-    /// what interleaving guards against.
-    #[arg(long, value_enum, default_value_t = Design::Interleaved)]
-    pub design: Design,
+    /// Both at once (duet, the default); interleaved pairs of blocks, each side with its
+    /// own client (blocks); or every block of A then every block of B, to see what
+    /// interleaving guards against (sequential).
+    /// (Default: duet, or blocks when A and B differ in more than their servers and
+    /// workloads, which one client cannot carry; said on stderr.)
+    #[arg(long, value_enum)]
+    pub design: Option<Design>,
     /// Also write the comparison to DIR/comparison.json, for `vernier report DIR`.
     #[arg(long, value_name = "DIR")]
     pub record: Option<PathBuf>,
@@ -105,11 +112,31 @@ pub fn run(args: CompareArgs) -> Result<ExitCode, Error> {
         session::check_targets(scenario)?;
     }
     let record = args.record.as_deref().map(record_file).transpose()?;
+    let design = match args.design {
+        Some(Design::Duet) => {
+            if let Some(field) = crate::compare::duet_differs(&a, &b)? {
+                return Err(Error::Usage(format!(
+                    "--design duet: A and B differ in {field}, which one client cannot carry at once (--design blocks measures each side with its own client)"
+                )));
+            }
+            Design::Duet
+        }
+        Some(design) => design,
+        None => match crate::compare::duet_differs(&a, &b)? {
+            None => Design::Duet,
+            Some(field) => {
+                eprintln!(
+                    "vernier: A and B differ in {field}, which one client cannot carry at once: comparing in interleaved blocks (--design blocks)"
+                );
+                Design::Blocks
+            }
+        },
+    };
     let options = CompareOptions {
         block: args.block,
         max_pairs: args.pairs,
         seed: args.seed,
-        design: args.design,
+        design,
     };
     let comparison = if live(&args) {
         tui::watch(&a, &b, &options)?

@@ -12,11 +12,11 @@ use vernier_stats::{
 use super::comparison::{Block, CompareOptions, Finding, Side};
 use crate::coordinator::ReasonKind;
 use crate::coordinator::policy::{
-    Beyond, DEPARTURE_SHARE_OF_WIDTH, LoadSeen, MAX_TOUCHED_SHARE, OnSchedule, enough_on_schedule,
-    late_shift, lateness_matters, load_problem,
+    Beyond, DEPARTURE_SHARE_OF_WIDTH, LoadSeen, OnSchedule, enough_on_schedule, late_shift,
+    lateness_matters, load_problem,
 };
 use crate::error::Error;
-use crate::load::{Window, resolve, run_load};
+use crate::load::{resolve, run_load};
 use crate::samples::stall_of;
 use crate::scenario::Scenario;
 
@@ -54,44 +54,87 @@ pub(super) fn measure(
     p: f64,
     options: &CompareOptions,
 ) -> Result<(Measured, Block), Error> {
-    let Place {
-        side,
-        pair,
-        order,
-        started,
-        probes,
-    } = place;
     // Stalls seen before the block are not its own.
-    for probe in probes.unwrap_or_default() {
+    for probe in place.probes.unwrap_or_default() {
         probe.take_all();
     }
     let target = scenario
         .targets
         .first()
-        .ok_or_else(|| Error::Usage(format!("{side} names no target")))?;
+        .ok_or_else(|| Error::Usage(format!("{} names no target", place.side)))?;
     let addr = resolve(target)?;
     let mut spec = scenario.load_spec(0, addr);
     // Each block its own requests' draws: the same seed would send the same keys at the
     // same times in every block.
     spec.seed = spec
         .seed
-        .wrapping_add((order as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-    let started_s = started.elapsed().as_secs_f64();
+        .wrapping_add((place.order as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    let started_s = place.started.elapsed().as_secs_f64();
     let window = run_load(spec, crate::load::Load::every_sample(rate, options.block))
-        .map_err(|e| Error::Failed(format!("{side}'s block {}: {e}", pair + 1)))?;
-    let mut samples = Vec::with_capacity(window.samples.len());
+        .map_err(|e| Error::Failed(format!("{}'s block {}: {e}", place.side, place.pair + 1)))?;
+    let mut stalls: Vec<Stall> = window.stalls.intervals.iter().map(stall_of).collect();
+    for probe in place.probes.unwrap_or_default() {
+        let (_, seen) = probe.take_all();
+        stalls.extend(seen.since(window.origin_ns).intervals.iter().map(stall_of));
+    }
+    let c = &window.counters;
+    let taken = Taken {
+        samples: &window.samples,
+        errors: c.error_replies,
+        stalls: place.probes.map(|_| stalls),
+        sent: c.sent,
+        failed: c.failed + c.timeouts,
+        backlog_max: c.backlog_max,
+        seconds: options.block.as_secs_f64(),
+    };
+    Ok(of_requests(&taken, &place, started_s, rate, p))
+}
+
+/// What one side measured over a block (or a duet's window): its requests' departure,
+/// latency and send lag (ns), and the stream's counts for it.
+pub(super) struct Taken<'s> {
+    /// Departure, latency and send lag of each request answered, ns.
+    pub(super) samples: &'s [(u64, u64, u32)],
+    /// Replies that were the server's errors.
+    pub(super) errors: u64,
+    /// The stalls its requests are marked by, on the samples' clock (none: every request's
+    /// tail is compared).
+    pub(super) stalls: Option<Vec<Stall>>,
+    /// Requests sent.
+    pub(super) sent: u64,
+    /// Requests that failed or timed out.
+    pub(super) failed: u64,
+    /// The largest backlog of requests due but not sent.
+    pub(super) backlog_max: u64,
+    /// How long it measured.
+    pub(super) seconds: f64,
+}
+
+/// The block `taken` makes at `place`, started `started_s` into the comparison, at `rate`
+/// and percentile `p`: its samples and its figures, its problem left for [`judge`].
+pub(super) fn of_requests(
+    taken: &Taken<'_>,
+    place: &Place<'_>,
+    started_s: f64,
+    rate: f64,
+    p: f64,
+) -> (Measured, Block) {
+    let mut samples = Vec::with_capacity(taken.samples.len());
     let mut on_time = Vec::new();
-    for &(_, latency_ns, lag_ns) in &window.samples {
+    let mut lags = Vec::with_capacity(taken.samples.len());
+    for &(_, latency_ns, lag_ns) in taken.samples {
         let us = latency_ns as f64 / 1e3;
         samples.push(us);
+        lags.push(f64::from(lag_ns) / 1e3);
         if OnSchedule::SEND_PATH.holds(u64::from(lag_ns)) {
             on_time.push(us);
         }
     }
     samples.sort_unstable_by(f64::total_cmp);
     on_time.sort_unstable_by(f64::total_cmp);
+    lags.sort_unstable_by(f64::total_cmp);
     let value_us = percentile(&samples, p).unwrap_or(f64::NAN);
-    let untouched = probes.and_then(|probes| untouched_of(&window, probes));
+    let untouched = (taken.stalls.clone()).and_then(|stalls| untouched_of(taken.samples, stalls));
     let own_us = untouched.as_ref().map(|u| {
         WeightedSamples::new(u.latency_us.clone(), &u.weights)
             .ok()
@@ -99,19 +142,20 @@ pub(super) fn measure(
             .unwrap_or(f64::NAN)
     });
     let block = Block {
-        side,
-        pair,
-        order,
+        side: place.side,
+        pair: place.pair,
+        order: place.order,
         started_s,
         samples: samples.len(),
         value_us,
-        sent: window.counters.sent,
-        asked: rate * options.block.as_secs_f64(),
+        sent: taken.sent,
+        asked: rate * taken.seconds,
         on_schedule: on_time.len() as f64 / samples.len().max(1) as f64,
         late_shift_us: late_shift(&samples, &on_time, p).unwrap_or(f64::NAN),
-        send_lag_p99_us: window.send_lag.value_at_quantile(0.99) as f64 / 1e3,
-        backlog_max: window.counters.backlog_max,
-        failed: window.counters.failed + window.counters.timeouts,
+        send_lag_p99_us: percentile(&lags, 0.99).unwrap_or(0.0),
+        backlog_max: taken.backlog_max,
+        failed: taken.failed,
+        errors: taken.errors,
         own_us,
         touched_share: untouched.as_ref().map(|u| u.touched_share),
         problem: None,
@@ -123,26 +167,19 @@ pub(super) fn measure(
             values: u.latency_us,
         }
     });
-    Ok((
+    (
         Measured {
             sorted: samples,
             own,
         },
         block,
-    ))
+    )
 }
 
-/// The window's requests marked by the stalls its workers' spins saw and those the
-/// `probes` saw since the block began ([`untouched_sent`], late sends included); `None`
-/// when the marks cannot be made (a stall's figures out of order).
-fn untouched_of(window: &Window, probes: &[HostProbe]) -> Option<Untouched> {
-    let mut stalls: Vec<Stall> = window.stalls.intervals.iter().map(stall_of).collect();
-    for probe in probes {
-        let (_, seen) = probe.take_all();
-        stalls.extend(seen.since(window.origin_ns).intervals.iter().map(stall_of));
-    }
-    let mut sent: Vec<Sent> = window
-        .samples
+/// The requests `samples` marked by `stalls` ([`untouched_sent`], late sends included);
+/// `None` when the marks cannot be made (a stall's figures out of order).
+fn untouched_of(samples: &[(u64, u64, u32)], stalls: Vec<Stall>) -> Option<Untouched> {
+    let mut sent: Vec<Sent> = samples
         .iter()
         .map(|&(departure_ns, latency_ns, late)| Sent {
             departure_ns,
@@ -161,11 +198,19 @@ fn untouched_of(window: &Window, probes: &[HostProbe]) -> Option<Untouched> {
 /// behind that too few requests left on schedule (`departures`), or the host's stalls
 /// touching more than [`MAX_TOUCHED_SHARE`] of the requests when the tail without stalls
 /// is compared (`host_stalls`): the host rather than the side, for which the block is
-/// measured again. None when it stands.
+/// measured again. None when it stands. A duet's window passes `touched_limit` none: its
+/// sides share their stalls, and what the stalls leave is judged by the CI's own needs.
+/// A side that answered more than [`MAX_ERROR_SHARE`] of its requests with errors is
+/// `target_failed` too: its latencies are those of its errors.
 /// (How far the client's lateness moved the percentile is judged over both sides'
 /// blocks, by [`late_sides`].)
-pub(crate) fn judge(block: &Block, rate: f64, tolerance: f64) -> Option<ReasonKind> {
-    if block.samples == 0 {
+pub(crate) fn judge(
+    block: &Block,
+    rate: f64,
+    tolerance: f64,
+    touched_limit: Option<f64>,
+) -> Option<ReasonKind> {
+    if block.samples == 0 || block.errors as f64 > MAX_ERROR_SHARE * block.samples as f64 {
         return Some(ReasonKind::TargetFailed);
     }
     if let Some(kind) = load_problem(&load_seen(block, rate, tolerance), Beyond::Reached) {
@@ -174,11 +219,17 @@ pub(crate) fn judge(block: &Block, rate: f64, tolerance: f64) -> Option<ReasonKi
     if !enough_on_schedule(block.on_schedule) {
         return Some(ReasonKind::Departures);
     }
-    if block.touched_share.is_some_and(|t| t > MAX_TOUCHED_SHARE) {
+    if let Some(limit) = touched_limit
+        && block.touched_share.is_some_and(|t| t > limit)
+    {
         return Some(ReasonKind::HostStalls);
     }
     None
 }
+
+/// The share of a block's replies that may be the server's errors: beyond it, the side
+/// is failing rather than answering.
+pub(crate) const MAX_ERROR_SHARE: f64 = 0.01;
 
 /// The load as `block` saw it, counted over the block: what the methodology's rule judges,
 /// as it judges a load point's warm-up.

@@ -42,18 +42,25 @@ pub struct CompareOptions {
     pub max_pairs: usize,
     /// The seed of the pairs' orders.
     pub seed: u64,
-    /// Interleaved pairs, or all of A then all of B.
+    /// Both at once (a duet), interleaved pairs of blocks, or all of A then all of B.
     pub design: Design,
 }
 
-/// In what order the blocks are measured.
+/// How A and B are laid out in time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
 pub enum Design {
-    /// Pairs of blocks, A and B in a random order within each: a drifting host reaches
-    /// both alike.
+    /// Both at once: one open-loop stream at twice the rate, each request to A or to B by
+    /// a fair coin, so that every moment of the host reaches both alike; cut into windows
+    /// of `--block`, each a pair.
     #[default]
-    Interleaved,
+    Duet,
+    /// Pairs of blocks, A and B in a random order within each, each block its own client
+    /// and connections: a drifting host reaches both alike, a stall only the block it
+    /// meets. For sides that cannot run at once (one port, a restart between).
+    #[serde(alias = "interleaved")]
+    #[value(alias = "interleaved")]
+    Blocks,
     /// Every block of A, then every block of B, as two runs one after the other would be:
     /// what interleaving guards against, kept to show it (`--design sequential`).
     Sequential,
@@ -91,6 +98,9 @@ pub struct Block {
     pub backlog_max: u64,
     /// Requests that failed or timed out.
     pub failed: u64,
+    /// Replies that were the server's errors (counted among the samples).
+    #[serde(default)]
+    pub errors: u64,
     /// The block's percentile of the requests no host stall touched, weighted against the
     /// selection, µs (none: every request's tail is compared; NaN: none was left).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -191,6 +201,13 @@ pub enum Finding {
         /// Its interval, µs.
         high_us: f64,
     },
+    /// A side's server could not be reached: the duet could not start.
+    Refused {
+        /// The side.
+        side: Side,
+        /// Why, as the system said it.
+        error: String,
+    },
     /// The CI of B − A holds zero and is wider than asked after the pairs measured.
     Confidence {
         /// The pairs its width asks for (it narrows as 1/√pairs).
@@ -211,6 +228,7 @@ impl Finding {
             Finding::TooFewPairs { .. } => Some(ReasonKind::TooFewPairs),
             Finding::BlocksTooShort { .. } => Some(ReasonKind::TooFewSamples),
             Finding::Block { block } => blocks.get(*block).and_then(|b| b.problem),
+            Finding::Refused { .. } => Some(ReasonKind::TargetFailed),
             Finding::HostStallsTooOften { .. } => Some(ReasonKind::HostStalls),
             Finding::Departures { .. } => Some(ReasonKind::Departures),
             Finding::Confidence { .. } => Some(ReasonKind::Confidence),
@@ -272,14 +290,33 @@ pub struct Comparison {
     pub percentiles: Vec<DifferenceCi>,
     /// Every look at the CI of B − A, in order.
     pub looks: Vec<Look>,
-    /// Every block, in the order measured.
+    /// Every block, in the order measured (a duet's windows: A's and B's block of each).
     pub blocks: Vec<Block>,
+    /// A duet's two servers side by side: what the comparison means.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub side_by_side: Option<SideBySide>,
     /// A's latencies over all its blocks, as a CCDF.
     pub ccdf_a: Vec<CcdfPoint>,
     /// B's, the same.
     pub ccdf_b: Vec<CcdfPoint>,
     /// The comparison's time, seconds.
     pub seconds: f64,
+}
+
+/// What a duet compared: A and B side by side, each at the rate asked, from one client.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SideBySide {
+    /// The stream's rate, req/s: both sides' together.
+    pub stream_rate: f64,
+    /// The cores the client's workers were pinned to (empty: not pinned).
+    pub client_cpus: Vec<usize>,
+    /// The cores the servers were found on or named (empty: not known).
+    pub server_cpus: Vec<usize>,
+    /// A and B are one server (A against itself): it carried both sides' requests.
+    pub same_server: bool,
+    /// Windows set aside: the client fell behind in them, or the host's stalls left
+    /// either side too few untouched requests for the percentile.
+    pub set_aside: usize,
 }
 
 /// Comparisons recorded before a tail was asked for compared every request.

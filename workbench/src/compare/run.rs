@@ -18,13 +18,14 @@ use super::comparison::{
 };
 use super::text::render_problem;
 use super::verdict::{Ending, conclude, judge};
+use crate::coordinator::policy::MAX_TOUCHED_SHARE;
 use crate::error::Error;
 use crate::report::ccdf_points;
 use crate::scenario::{LoadPlan, Scenario, Tail};
 use crate::session::{start_probes, with_found_cores};
 
 /// One side's samples, per block.
-type Samples = Vec<Measured>;
+pub(super) type Samples = Vec<Measured>;
 
 /// The one rate `scenario` loads at: a comparison measures at one load, and says so (the
 /// command before it opens the live view, and [`compare`] itself).
@@ -49,6 +50,9 @@ pub fn compare(
     options: &CompareOptions,
     mut observe: impl FnMut(&Comparison, &str) -> Steer,
 ) -> Result<Comparison, Error> {
+    if options.design == Design::Duet {
+        return super::duet::compare(a, b, options, observe);
+    }
     let rate = fixed_rate(a)?;
     let p = a.ci.percentile.fraction();
     let started = Instant::now();
@@ -75,7 +79,7 @@ pub fn compare(
             probes: (comparison.tail == Tail::WithoutStalls).then_some(&probes[..]),
         };
         let (samples, mut measured) = block::measure(scenario, place, rate, p, options)?;
-        let problem = block::judge(&measured, rate, a.warmup.tolerance);
+        let problem = block::judge(&measured, rate, a.warmup.tolerance, Some(MAX_TOUCHED_SHARE));
         measured.problem = problem;
         let mut line = block_line(&measured, &comparison);
         // A stall of the host that left the client behind: the block again, right away,
@@ -88,7 +92,8 @@ pub fn compare(
         {
             remeasured += 1;
             queue.push_front((name, pair));
-            let late = render_problem(&comparison.blocks[index]).unwrap_or_default();
+            let late =
+                render_problem(&comparison.blocks[index], options.design).unwrap_or_default();
             line += &format!("; {late}: measured again");
             comparison.seconds = started.elapsed().as_secs_f64();
             if observe(&comparison, &line) == Steer::Stop {
@@ -103,7 +108,6 @@ pub fn compare(
         };
         side.push(samples);
         *ccdf = ccdf_points(&nanoseconds(side));
-        let tail = comparison.tail;
         if let Some(kind) = problem {
             let finding = if block::measured_again(kind) {
                 Finding::HostStallsTooOften {
@@ -119,48 +123,98 @@ pub fn compare(
             observe(&comparison, &line);
             break;
         }
-        let pairs = side_a.len().min(side_b.len());
         let completes_a_pair = match name {
             Side::A => side_a.len() <= side_b.len(),
             Side::B => side_b.len() <= side_a.len(),
         };
-        comparison.seconds = started.elapsed().as_secs_f64();
-        let stop = completes_a_pair
-            && pairs >= MIN_PAIRS_TO_LOOK
-            && look(
-                &mut comparison,
-                difference_of(tail, &side_a, &side_b, p, a.ci.confidence),
-                a,
-                options,
-                &mut rule,
-            );
-        if completes_a_pair && pairs >= MIN_PAIRS_TO_LOOK {
-            line += &look_line(&comparison);
-        }
-        comparison.seconds = started.elapsed().as_secs_f64();
-        if observe(&comparison, &line) == Steer::Stop {
-            ending = Ending::ByWatcher;
-            break;
-        }
-        if stop {
+        let sides = (&side_a, &side_b);
+        let shown = Shown {
+            line,
+            started,
+            complete: completes_a_pair,
+        };
+        if let Some(end) = after_pair(
+            &mut comparison,
+            sides,
+            a,
+            options,
+            &mut rule,
+            shown,
+            &mut observe,
+        ) {
+            ending = end;
             break;
         }
     }
     comparison.seconds = started.elapsed().as_secs_f64();
+    finish(&mut comparison, (&side_a, &side_b), a, options, ending);
+    Ok(comparison)
+}
+
+/// What a block's progress line says after it, and whether it completed a pair.
+pub(super) struct Shown {
+    /// The line so far.
+    pub(super) line: String,
+    /// When the comparison started.
+    pub(super) started: Instant,
+    /// Whether the block (or window) completed a pair, after which the CI is looked at.
+    pub(super) complete: bool,
+}
+
+/// After a block or a window: from the [`MIN_PAIRS_TO_LOOK`]-th complete pair on, a look
+/// at the CI of B − A on the pairs `sides` measured; then the progress line shown to
+/// `observe`. How the comparison ends there (the rule's stop, or the watcher's), if it
+/// does.
+pub(super) fn after_pair(
+    comparison: &mut Comparison,
+    sides: (&Samples, &Samples),
+    a: &Scenario,
+    options: &CompareOptions,
+    rule: &mut StoppingRule,
+    Shown {
+        mut line,
+        started,
+        complete,
+    }: Shown,
+    observe: &mut impl FnMut(&Comparison, &str) -> Steer,
+) -> Option<Ending> {
+    let looks = complete && sides.0.len().min(sides.1.len()) >= MIN_PAIRS_TO_LOOK;
+    comparison.seconds = started.elapsed().as_secs_f64();
+    let p = a.ci.percentile.fraction();
+    let found = || difference_of(comparison.tail, sides.0, sides.1, p, a.ci.confidence);
+    let stop = looks && look(comparison, found(), a, options, rule);
+    if looks {
+        line += &look_line(comparison);
+    }
+    comparison.seconds = started.elapsed().as_secs_f64();
+    if observe(comparison, &line) == Steer::Stop {
+        return Some(Ending::ByWatcher);
+    }
+    stop.then_some(Ending::ByRule)
+}
+
+/// The comparison's other percentiles on the pairs `sides` measured, and its verdict
+/// unless a block or a window already gave it.
+pub(super) fn finish(
+    comparison: &mut Comparison,
+    (side_a, side_b): (&Samples, &Samples),
+    a: &Scenario,
+    options: &CompareOptions,
+    ending: Ending,
+) {
     let tail = comparison.tail;
     comparison.percentiles = a
         .percentiles
         .iter()
-        .filter_map(|q| difference_of(tail, &side_a, &side_b, q.fraction(), a.ci.confidence).ok())
+        .filter_map(|q| difference_of(tail, side_a, side_b, q.fraction(), a.ci.confidence).ok())
         .collect();
     if comparison.finding == Finding::Unjudged {
-        judge(&mut comparison, options, ending);
+        judge(comparison, options, ending);
     }
-    Ok(comparison)
 }
 
 /// The last look's figures for the progress line (nothing when it found no CI).
-fn look_line(comparison: &Comparison) -> String {
+pub(super) fn look_line(comparison: &Comparison) -> String {
     match comparison.ci {
         Some(ci) if comparison.finding == Finding::Unjudged => format!(
             "; B − A {:+.1} µs [{:+.1}, {:+.1}], {:.1} µs wide (asked {:.1}) on {} pairs",
@@ -177,7 +231,7 @@ fn look_line(comparison: &Comparison) -> String {
 
 /// What a block measured, for the progress line: the compared tail's percentile, and
 /// with the tail without stalls every request's beside it and the share touched.
-fn block_line(block: &Block, comparison: &Comparison) -> String {
+pub(super) fn block_line(block: &Block, comparison: &Comparison) -> String {
     let mut line = format!(
         "{} block {}: p{} {:.1} µs ({} samples",
         block.side,
@@ -198,7 +252,7 @@ fn block_line(block: &Block, comparison: &Comparison) -> String {
 
 /// The CI of B − A at `p` on the pairs both sides have, on `tail`: every request's
 /// blocks, or the untouched requests' weighted ones.
-fn difference_of(
+pub(super) fn difference_of(
     tail: Tail,
     a: &Samples,
     b: &Samples,
@@ -243,7 +297,7 @@ fn difference_of(
 /// scenario asks for the tail without stalls (`ci.tail`, the default): on either side's
 /// target cores (named, or found as a run finds a pinned local target's), as a run probes
 /// them. A probe that cannot start leaves its core to the workers' own watch.
-fn probes_for(a: &Scenario, b: &Scenario) -> Vec<HostProbe> {
+pub(super) fn probes_for(a: &Scenario, b: &Scenario) -> Vec<HostProbe> {
     if a.ci.tail != Tail::WithoutStalls {
         return Vec::new();
     }
@@ -258,7 +312,7 @@ fn probes_for(a: &Scenario, b: &Scenario) -> Vec<HostProbe> {
 /// the CI and the look kept in `comparison`; true when the comparison should stop there
 /// (the rule says narrow enough, or blocks too short for the percentile, which is then its
 /// finding).
-fn look(
+pub(super) fn look(
     comparison: &mut Comparison,
     found: Result<DifferenceCi, StatsError>,
     a: &Scenario,
@@ -292,7 +346,7 @@ fn look(
 
 /// A comparison of `a` and `b` at `rate` before its first block: no width until the first
 /// look gives A's value to take it from, and N/A until judged.
-fn unmeasured(a: &Scenario, b: &Scenario, rate: f64, design: Design) -> Comparison {
+pub(super) fn unmeasured(a: &Scenario, b: &Scenario, rate: f64, design: Design) -> Comparison {
     Comparison {
         a: a.targets.join(","),
         b: b.targets.join(","),
@@ -311,16 +365,17 @@ fn unmeasured(a: &Scenario, b: &Scenario, rate: f64, design: Design) -> Comparis
         blocks: Vec::new(),
         ccdf_a: Vec::new(),
         ccdf_b: Vec::new(),
+        side_by_side: None,
         seconds: 0.0,
     }
 }
 
 /// The blocks in the order measured: (side, pair). Interleaved, each pair's order drawn
-/// from the seed; sequential, every A then every B.
+/// from the seed; sequential, every A then every B; a duet, none.
 pub(super) fn schedule(options: &CompareOptions) -> VecDeque<(Side, usize)> {
     let n = options.max_pairs;
     match options.design {
-        Design::Interleaved => {
+        Design::Blocks => {
             let mut rng = SmallRng::seed_from_u64(options.seed);
             (0..n)
                 .flat_map(|pair| {
@@ -336,11 +391,13 @@ pub(super) fn schedule(options: &CompareOptions) -> VecDeque<(Side, usize)> {
             .map(|pair| (Side::A, pair))
             .chain((0..n).map(|pair| (Side::B, pair)))
             .collect(),
+        // A duet measures both at once: no blocks to order.
+        Design::Duet => VecDeque::new(),
     }
 }
 
 /// A side's latencies over all its blocks, ns, for its CCDF.
-fn nanoseconds(side: &Samples) -> Vec<u64> {
+pub(super) fn nanoseconds(side: &Samples) -> Vec<u64> {
     side.iter()
         .flat_map(|m| &m.sorted)
         .map(|&us| (us * 1e3).round() as u64)

@@ -7,6 +7,7 @@ use vernier_stats::DifferenceCi;
 use super::verdict::{Ending, judge};
 use super::*;
 use crate::coordinator::ReasonKind;
+use crate::coordinator::policy::MAX_TOUCHED_SHARE;
 use crate::scenario::Tail;
 
 fn options() -> CompareOptions {
@@ -14,7 +15,7 @@ fn options() -> CompareOptions {
         block: Duration::from_secs(1),
         max_pairs: 10,
         seed: 1,
-        design: Design::Interleaved,
+        design: Design::Blocks,
     }
 }
 
@@ -42,7 +43,7 @@ fn comparison(low: f64, high: f64, width_us: f64) -> Comparison {
         percentile: 99.0,
         tail: Tail::WithStalls,
         width_us,
-        design: Design::Interleaved,
+        design: Design::Blocks,
         verdict: CompareVerdict::NotAvailable,
         finding: Finding::Unjudged,
         stopped_after: None,
@@ -53,6 +54,7 @@ fn comparison(low: f64, high: f64, width_us: f64) -> Comparison {
         blocks: Vec::new(),
         ccdf_a: Vec::new(),
         ccdf_b: Vec::new(),
+        side_by_side: None,
         seconds: 40.0,
     }
 }
@@ -117,6 +119,7 @@ fn block() -> Block {
         send_lag_p99_us: 5.0,
         backlog_max: 0,
         failed: 0,
+        errors: 0,
         own_us: None,
         touched_share: None,
         problem: None,
@@ -125,7 +128,10 @@ fn block() -> Block {
 
 #[test]
 fn a_block_is_judged_as_a_load_point_is() {
-    use super::block::{judge as judge_block, measured_again};
+    use super::block::measured_again;
+    let judge_block = |block: &Block, rate: f64, tolerance: f64| {
+        super::block::judge(block, rate, tolerance, Some(MAX_TOUCHED_SHARE))
+    };
     assert_eq!(judge_block(&block(), 1_000.0, 0.05), None);
     // A Poisson count: 1,880 of 2,000 is within 5% + 3/√2000 (11.7%), 1,700 is not.
     let sent = |sent| Block { sent, ..block() };
@@ -188,9 +194,38 @@ fn a_block_is_judged_as_a_load_point_is() {
     };
     assert_eq!(problem.problem, Some(ReasonKind::HostStalls));
     assert!(measured_again(ReasonKind::HostStalls));
-    let said = super::render_problem(&problem).unwrap();
+    let said = super::render_problem(&problem, Design::Blocks).unwrap();
     assert!(
         said.contains("touched 40% of A's block 3") && said.contains("25%"),
+        "{said}"
+    );
+    // A duet's window has no ceiling on the share touched (its sides share their
+    // stalls): only a side left too few untouched requests is set aside, and says so.
+    let duet = |block: &Block| super::block::judge(block, 1_000.0, 0.05, None);
+    assert_eq!(duet(&touched(0.6)), None);
+    let short = Block {
+        problem: Some(ReasonKind::HostStalls),
+        ..touched(0.6)
+    };
+    let said = super::render_problem(&short, Design::Duet).unwrap();
+    assert!(
+        said.contains("touched 60% of A's window 3") && said.contains("too few untouched"),
+        "{said}"
+    );
+    // A side that answers with errors has failed: its latencies are its errors'.
+    let erring = |errors| Block { errors, ..block() };
+    assert_eq!(duet(&erring(20)), None);
+    assert_eq!(duet(&erring(21)), Some(ReasonKind::TargetFailed));
+    let said = super::render_problem(
+        &Block {
+            problem: duet(&erring(500)),
+            ..erring(500)
+        },
+        Design::Duet,
+    )
+    .unwrap();
+    assert!(
+        said.contains("500 of its 2000 replies were the server's errors"),
         "{said}"
     );
     // The tail compared is the one each block's value is read from.
@@ -279,4 +314,47 @@ fn the_designs_order_blocks_in_pairs_or_side_by_side() {
     .collect();
     assert!(sequential[..10].iter().all(|&(side, _)| side == Side::A));
     assert!(sequential[10..].iter().all(|&(side, _)| side == Side::B));
+}
+
+/// A duet's answer says what it compared: side by side, the stream's rate, the cores, and
+/// one server carrying both when A and B are one; a side that could not be reached is
+/// named.
+#[test]
+fn a_duet_says_its_sides_were_side_by_side() {
+    let mut c = comparison(5.0, 15.0, 30.0);
+    c.design = Design::Duet;
+    c.side_by_side = Some(SideBySide {
+        stream_rate: 10_000.0,
+        client_cpus: vec![1],
+        server_cpus: vec![0],
+        same_server: false,
+        set_aside: 2,
+    });
+    let table = super::report::render_table(&c);
+    assert!(
+        table.contains("side by side (a duet): one stream of 10000 req/s")
+            && table.contains("the client on cores 1, the servers on cores 0")
+            && table.contains("each server takes time from the other")
+            && table.contains("2 windows set aside"),
+        "{table}"
+    );
+    c.side_by_side.as_mut().unwrap().same_server = true;
+    let table = super::report::render_table(&c);
+    assert!(table.contains("one server, which carried both"), "{table}");
+    super::verdict::conclude(
+        &mut c,
+        CompareVerdict::NotAvailable,
+        Finding::Refused {
+            side: Side::B,
+            error: "connection refused".into(),
+        },
+    );
+    assert!(
+        c.reason
+            .starts_with("B's server could not be reached (connection refused)")
+    );
+    assert_eq!(c.finding.kind(&c.blocks), Some(ReasonKind::TargetFailed));
+    // A record of the old design's name reads back as blocks.
+    let old: Design = serde_json::from_str("\"interleaved\"").unwrap();
+    assert_eq!(old, Design::Blocks);
 }

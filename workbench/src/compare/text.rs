@@ -4,16 +4,25 @@
 
 use vernier_stats::MIN_PAIRS_TO_LOOK;
 
-use super::comparison::{Block, Comparison, Finding, Side};
+use super::comparison::{Block, Comparison, Design, Finding, Side};
 use crate::coordinator::ReasonKind;
 use crate::coordinator::policy::MAX_TOUCHED_SHARE;
 use crate::scenario::Tail;
 
-/// Why `block` cannot stand for its side, in a sentence (`None` when it can).
-pub fn render_problem(block: &Block) -> Option<String> {
+/// Why `block` of a comparison of `design` cannot stand for its side, in a sentence
+/// (`None` when it can).
+pub fn render_problem(block: &Block, design: Design) -> Option<String> {
     let kind = block.problem?;
-    let name = format!("{}'s block {}", block.side, block.pair + 1);
+    let part = match design {
+        Design::Duet => "window",
+        Design::Blocks | Design::Sequential => "block",
+    };
+    let name = format!("{}'s {part} {}", block.side, block.pair + 1);
     Some(match kind {
+        ReasonKind::TargetFailed if block.samples > 0 => format!(
+            "{name}: {} of its {} replies were the server's errors (target_failed)",
+            block.errors, block.samples
+        ),
         ReasonKind::TargetFailed => format!(
             "{name} measured nothing ({} sent, {} failed)",
             block.sent, block.failed
@@ -29,6 +38,10 @@ pub fn render_problem(block: &Block) -> Option<String> {
         ReasonKind::Departures => format!(
             "{name} sent {:.0}% of its requests on schedule (departures: the client fell behind its load)",
             block.on_schedule * 100.0
+        ),
+        ReasonKind::HostStalls if design == Design::Duet => format!(
+            "the host's stalls touched {:.0}% of {name}'s requests and left too few untouched for the percentile: set aside with its pair (host_stalls)",
+            block.touched_share.unwrap_or(f64::NAN) * 100.0
         ),
         ReasonKind::HostStalls => format!(
             "the host's stalls touched {:.0}% of {name}'s requests, more than the {:.0}% the tail without stalls is judged at (host_stalls)",
@@ -78,14 +91,22 @@ pub fn render_reason(c: &Comparison) -> String {
         Finding::Block { block } => c
             .blocks
             .get(*block)
-            .and_then(render_problem)
+            .and_then(|b| render_problem(b, c.design))
             .unwrap_or_default(),
         Finding::HostStallsTooOften { block, remeasured } => format!(
-            "{}, after {remeasured} blocks measured again for the same reason: the host stalls too often for a comparison now",
+            "{}, after {remeasured} {} for the same reason: the host stalls too often for a comparison now",
             c.blocks
                 .get(*block)
-                .and_then(render_problem)
-                .unwrap_or_default()
+                .and_then(|b| render_problem(b, c.design))
+                .unwrap_or_default(),
+            if c.design == Design::Duet {
+                "windows set aside"
+            } else {
+                "blocks measured again"
+            }
+        ),
+        Finding::Refused { side, error } => format!(
+            "{side}'s server could not be reached ({error}): nothing was compared (target_failed)"
         ),
         Finding::Departures {
             pairs,

@@ -2149,6 +2149,7 @@ fn block_seeing(rates: [f64; 3], backlog_max: u64, span_s: f64) -> crate::compar
         send_lag_p99_us: 5.0,
         backlog_max,
         failed: 0,
+        errors: 0,
         own_us: None,
         touched_share: None,
         problem: None,
@@ -2163,7 +2164,12 @@ fn block_seeing(rates: [f64; 3], backlog_max: u64, span_s: f64) -> crate::compar
 fn a_point_and_a_comparison_s_block_judge_the_same_load_alike() {
     let tolerance = config().warmup.tolerance;
     let judge = |block: &crate::compare::Block, rate: f64| {
-        crate::compare::block::judge(block, rate, tolerance)
+        crate::compare::block::judge(
+            block,
+            rate,
+            tolerance,
+            Some(crate::coordinator::policy::MAX_TOUCHED_SHARE),
+        )
     };
     // The load not reached: an agent that answers 150,000 of the 1,000,000 a second asked.
     let mut c = Coordinator::new(config(), &LoadPlan::Fixed(1_000_000.0));

@@ -374,6 +374,7 @@ impl Scenario {
                 .seed
                 .wrapping_add((agent as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
             timeout: self.timeout,
+            duet: None,
         }
     }
 }

@@ -31,7 +31,10 @@ impl Worker {
         let plan = self.pacer.plan(Turn {
             now,
             reply,
-            backlogged: !self.backlog.is_empty(),
+            // Every server's requests wait for a slot: only a reply moves them. In a duet
+            // with one server's waiting, the next departure may be the other's.
+            backlogged: !self.backlog[0].is_empty()
+                && (self.second.is_none() || !self.backlog[1].is_empty()),
             departure: self.arrivals.as_ref().map(Arrivals::next),
             chore: next_chore,
         });

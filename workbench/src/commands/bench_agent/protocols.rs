@@ -210,5 +210,6 @@ fn spec(args: &Options, target: std::net::SocketAddr, protocol: &Protocol) -> Lo
         timestamps: TimestampMode::Kernel,
         seed: 1,
         timeout: Duration::from_secs(1),
+        duet: None,
     }
 }

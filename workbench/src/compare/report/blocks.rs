@@ -33,7 +33,8 @@ pub(super) fn draw(c: &Comparison, label_a: String, label_b: String) -> Figure<B
             .collect(),
     };
     let design = match c.design {
-        Design::Interleaved => "pairs of blocks, A and B in a random order within each",
+        Design::Duet => "windows of one stream, A and B at the same moments (a duet)",
+        Design::Blocks => "pairs of blocks, A and B in a random order within each",
         Design::Sequential => "every block of A, then every block of B",
     };
     let mut caption = vec![format!(

@@ -2,7 +2,7 @@
 //! prints it again.
 
 use crate::compare::comparison::Comparison;
-use crate::compare::comparison::Side;
+use crate::compare::comparison::{Design, Side};
 use crate::compare::text::render_problem;
 use crate::scenario::Tail;
 
@@ -35,17 +35,56 @@ fn tail(c: &Comparison) -> String {
     }
 }
 
+/// How A and B were laid out in time, in words: side by side (a duet, with what that
+/// means), or in blocks.
+pub(crate) fn design(c: &Comparison) -> String {
+    match (c.design, &c.side_by_side) {
+        (Design::Duet, Some(s)) => {
+            let cores = |cpus: &[usize], whose: &str| {
+                if cpus.is_empty() {
+                    String::new()
+                } else {
+                    let list: Vec<String> = cpus.iter().map(usize::to_string).collect();
+                    format!(", {whose} on cores {}", list.join(","))
+                }
+            };
+            let same = if s.same_server {
+                "; A and B are one server, which carried both sides' requests"
+            } else {
+                "; each server takes time from the other where they share cores"
+            };
+            format!(
+                "side by side (a duet): one stream of {:.0} req/s, each request to A or B by a coin{}{}{same}{}",
+                s.stream_rate,
+                cores(&s.client_cpus, "the client"),
+                cores(&s.server_cpus, "the servers"),
+                if s.set_aside > 0 {
+                    format!("; {} windows set aside", s.set_aside)
+                } else {
+                    String::new()
+                }
+            )
+        }
+        (Design::Duet, None) => "side by side (a duet)".to_string(),
+        (Design::Blocks, _) => {
+            "in interleaved pairs of blocks, each block its own client and connections".to_string()
+        }
+        (Design::Sequential, _) => "every block of A, then every block of B".to_string(),
+    }
+}
+
 /// Both sides' percentiles, the difference and the ratio with their CIs, each block that
 /// could not stand for its side and why, then the verdict and why (last, where a script
 /// that reads one line finds it).
 pub fn render_table(c: &Comparison) -> String {
     let mut out = format!(
-        "A {}\nB {}\nat {:.0} req/s, p{}, {}\n",
+        "A {}\nB {}\nat {:.0} req/s, p{}, {}\n{}\n",
         c.a,
         c.b,
         c.rate,
         c.percentile,
-        tail(c)
+        tail(c),
+        design(c)
     );
     if let Some(ci) = c.ci {
         out += &format!(
@@ -64,7 +103,7 @@ pub fn render_table(c: &Comparison) -> String {
             q.high
         );
     }
-    for problem in c.blocks.iter().filter_map(render_problem) {
+    for problem in c.blocks.iter().filter_map(|b| render_problem(b, c.design)) {
         out += &format!("  problem: {problem}\n");
     }
     out += &format!(

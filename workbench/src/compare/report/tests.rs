@@ -27,6 +27,7 @@ fn block(side: Side, pair: usize, order: usize, started_s: f64, value_us: f64) -
         send_lag_p99_us: 3.0,
         backlog_max: 1,
         failed: 0,
+        errors: 0,
         own_us: None,
         touched_share: None,
         problem: None,
@@ -86,7 +87,7 @@ fn comparison() -> Comparison {
         percentile: 99.0,
         tail: Tail::WithStalls,
         width_us: 4.0,
-        design: Design::Interleaved,
+        design: Design::Blocks,
         verdict: CompareVerdict::Faster,
         finding: Finding::Difference,
         stopped_after: None,
@@ -101,6 +102,7 @@ fn comparison() -> Comparison {
         blocks,
         ccdf_a: ccdf(4.0),
         ccdf_b: ccdf(3.2),
+        side_by_side: None,
         seconds: 13.8,
     }
 }
@@ -283,7 +285,7 @@ fn the_table_says_the_verdict_last_and_each_block_problem() {
         "at 1000 req/s, p99, the tail without stalls (the requests no host stall touched)"
     );
     assert!(table.contains("  B − A -8.0 µs [-11.0, -5.0]\n"), "{table}");
-    let problem = crate::compare::render_problem(&comparison().blocks[5]).unwrap();
+    let problem = crate::compare::render_problem(&comparison().blocks[5], Design::Blocks).unwrap();
     assert!(problem.starts_with("B's block 3 sent 10% of its requests on schedule"));
     assert!(
         table.contains(&format!("  problem: {problem}\n")),

@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 
 use super::super::app::Key;
 use super::super::theme::Palette;
-use crate::compare::{CompareOptions, Comparison, Side};
+use crate::compare::{CompareOptions, Comparison, Design, Side};
 use crate::scenario::{LoadPlan, Scenario};
 
 /// Progress lines kept for the log (the screen shows the last few).
@@ -30,6 +30,8 @@ pub struct Setup {
     pub max_pairs: usize,
     /// Each block's measuring time, seconds.
     pub block_s: f64,
+    /// How A and B are laid out in time.
+    pub design: Design,
 }
 
 impl Setup {
@@ -47,6 +49,7 @@ impl Setup {
             width: a.ci.width.to_string(),
             max_pairs: options.max_pairs,
             block_s: options.block.as_secs_f64(),
+            design: options.design,
         }
     }
 }

@@ -33,6 +33,7 @@ fn setup() -> Setup {
         width: "20 µs".into(),
         max_pairs: 30,
         block_s: 2.0,
+        design: Design::Duet,
     }
 }
 
@@ -61,6 +62,7 @@ fn block(side: Side, pair: usize, order: usize, value_us: f64) -> Block {
         send_lag_p99_us: 3.0,
         backlog_max: 0,
         failed: 0,
+        errors: 0,
         own_us: None,
         touched_share: None,
         problem: None,
@@ -105,7 +107,7 @@ fn comparison(pairs: usize) -> Comparison {
         percentile: 99.0,
         tail: Tail::WithStalls,
         width_us: if looks.is_empty() { f64::NAN } else { 20.0 },
-        design: Design::Interleaved,
+        design: Design::Blocks,
         verdict: CompareVerdict::NotAvailable,
         finding: Finding::Unjudged,
         stopped_after: None,
@@ -116,6 +118,7 @@ fn comparison(pairs: usize) -> Comparison {
         blocks,
         ccdf_a: ccdf(60.0),
         ccdf_b: ccdf(50.0),
+        side_by_side: None,
         seconds: pairs as f64 * 4.8,
     }
 }

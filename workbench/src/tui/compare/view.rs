@@ -11,7 +11,7 @@ use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 use super::super::theme::Theme;
 use super::charts;
 use super::state::CompareView;
-use crate::compare::CompareVerdict;
+use crate::compare::{CompareVerdict, Design};
 
 /// The smallest area the charts are drawn in; a smaller one says so in words.
 pub const MIN_SIZE: (u16, u16) = (50, 14);
@@ -96,6 +96,11 @@ fn header(frame: &mut Frame, view: &CompareView, theme: Theme, area: Rect) {
         Span::raw("  vs  "),
         Span::styled("B ", theme.other_series().add_modifier(Modifier::BOLD)),
         Span::raw(setup.b.clone()),
+        Span::raw(match setup.design {
+            Design::Duet => " · duet",
+            Design::Blocks => " · blocks",
+            Design::Sequential => " · A then B",
+        }),
     ]);
     let width = match view.comparison.as_ref().map(|c| c.width_us) {
         Some(w) if w > 0.0 => format!("{w:.1} µs"),
@@ -140,7 +145,7 @@ fn progress(frame: &mut Frame, view: &CompareView, theme: Theme, area: Rect) {
         .map(|l| {
             if l.contains("cannot stand") {
                 Line::styled(l.clone(), theme.bad())
-            } else if l.contains("measured again") {
+            } else if l.contains("measured again") || l.contains("set aside") {
                 Line::styled(l.clone(), theme.accent())
             } else {
                 Line::raw(l.clone())
