@@ -80,6 +80,7 @@ pub(super) fn measure(
     let c = &window.counters;
     let taken = Taken {
         samples: &window.samples,
+        before: &[],
         errors: c.error_replies,
         stalls: place.probes.map(|_| stalls),
         sent: c.sent,
@@ -95,6 +96,10 @@ pub(super) fn measure(
 pub(super) struct Taken<'s> {
     /// Departure, latency and send lag of each request answered, ns.
     pub(super) samples: &'s [(u64, u64, u32)],
+    /// The same of the requests just before (a duet's previous window, on the same clock):
+    /// marked with these, so that a stall's drain across the boundary reaches them, and
+    /// not kept.
+    pub(super) before: &'s [(u64, u64, u32)],
     /// Replies that were the server's errors.
     pub(super) errors: u64,
     /// The stalls its requests are marked by, on the samples' clock (none: every request's
@@ -134,7 +139,8 @@ pub(super) fn of_requests(
     on_time.sort_unstable_by(f64::total_cmp);
     lags.sort_unstable_by(f64::total_cmp);
     let value_us = percentile(&samples, p).unwrap_or(f64::NAN);
-    let untouched = (taken.stalls.clone()).and_then(|stalls| untouched_of(taken.samples, stalls));
+    let untouched =
+        (taken.stalls.clone()).and_then(|stalls| untouched_of(taken.before, taken.samples, stalls));
     let own_us = untouched.as_ref().map(|u| {
         WeightedSamples::new(u.latency_us.clone(), &u.weights)
             .ok()
@@ -176,18 +182,58 @@ pub(super) fn of_requests(
     )
 }
 
-/// The requests `samples` marked by `stalls` ([`untouched_sent`], late sends included);
-/// `None` when the marks cannot be made (a stall's figures out of order).
-fn untouched_of(samples: &[(u64, u64, u32)], stalls: Vec<Stall>) -> Option<Untouched> {
-    let mut sent: Vec<Sent> = samples
-        .iter()
-        .map(|&(departure_ns, latency_ns, late)| Sent {
-            departure_ns,
-            late_ns: u64::from(late),
-            latency_ns,
-        })
+/// The requests `samples` marked by `stalls` ([`untouched_sent`], late sends included),
+/// together with the requests `before` them (a duet's previous window: the queue a stall
+/// left at its end still drains into this one's first requests, which marked alone would
+/// seem to find it empty), whose own marks are then dropped; `None` when the marks cannot
+/// be made (a stall's figures out of order).
+pub(super) fn untouched_of(
+    before: &[(u64, u64, u32)],
+    samples: &[(u64, u64, u32)],
+    stalls: Vec<Stall>,
+) -> Option<Untouched> {
+    let sent = |&(departure_ns, latency_ns, late): &(u64, u64, u32)| Sent {
+        departure_ns,
+        late_ns: u64::from(late),
+        latency_ns,
+    };
+    if before.is_empty() {
+        let mut own: Vec<Sent> = samples.iter().map(sent).collect();
+        return untouched_sent(&mut own, stalls, STALL_THRESHOLD_NS).ok();
+    }
+    // In send order (the order `untouched_sent` keeps, its sort being stable), each with
+    // whether it is the window's own.
+    let mut all: Vec<(Sent, bool)> = (before.iter().map(|s| (sent(s), false)))
+        .chain(samples.iter().map(|s| (sent(s), true)))
         .collect();
-    untouched_sent(&mut sent, stalls, STALL_THRESHOLD_NS).ok()
+    all.sort_by_key(|(s, _)| s.departure_ns);
+    let (mut requests, own): (Vec<Sent>, Vec<bool>) = all.into_iter().unzip();
+    let marked = untouched_sent(&mut requests, stalls, STALL_THRESHOLD_NS).ok()?;
+    let mut kept = (marked.latency_us.iter()).zip(&marked.weights);
+    let (mut latency_us, mut weights, mut touched) = (Vec::new(), Vec::new(), Vec::new());
+    for (&is_own, &was_touched) in own.iter().zip(&marked.touched) {
+        let value = if was_touched { None } else { kept.next() };
+        if !is_own {
+            continue;
+        }
+        touched.push(was_touched);
+        if let Some((&latency, &weight)) = value {
+            latency_us.push(latency);
+            weights.push(weight);
+        }
+    }
+    // Weights against the selection, scaled to mean 1 over the window's own.
+    let mean = weights.iter().sum::<f64>() / weights.len().max(1) as f64;
+    if mean > 0.0 {
+        weights.iter_mut().for_each(|w| *w /= mean);
+    }
+    Some(Untouched {
+        touched_share: touched.iter().filter(|&&t| t).count() as f64 / touched.len().max(1) as f64,
+        requests: touched.len(),
+        latency_us,
+        weights,
+        touched,
+    })
 }
 
 /// Why `block` cannot stand for its side at `rate`, judged as a load point is, by the

@@ -124,6 +124,8 @@ pub(super) fn compare(
     let mut rule = StoppingRule::default();
     let mut ending = Ending::ByRule;
     let mut stalls_before: Vec<Stall> = Vec::new();
+    // Each side's requests of the window before, marked with the next one's.
+    let mut before: [Vec<(u64, u64, u32)>; 2] = Default::default();
     let allowed = block::remeasures_allowed(options.max_pairs);
     let least = (MIN_TAIL_PER_BLOCK / p.min(1.0 - p)).ceil() as usize;
     let mut window = 0;
@@ -151,6 +153,7 @@ pub(super) fn compare(
             let unanswered = taken.sent.saturating_sub(taken.answered);
             let side_taken = Taken {
                 samples: &own.samples,
+                before: &before[i],
                 errors: own.errors,
                 stalls: with_probes.map(|_| marks.clone()),
                 // The stream's sends and losses fall to the sides as their coin does:
@@ -176,6 +179,7 @@ pub(super) fn compare(
             comparison.blocks.push(block);
             measured.push(m);
         }
+        before = taken.sides.map(|side| side.samples);
         window += 1;
         let mut line = window_line(&comparison, indices);
         comparison.seconds = started.elapsed().as_secs_f64();

@@ -358,3 +358,36 @@ fn a_duet_says_its_sides_were_side_by_side() {
     let old: Design = serde_json::from_str("\"interleaved\"").unwrap();
     assert_eq!(old, Design::Blocks);
 }
+
+/// A duet's window is marked together with the window before it: a stall that ended just
+/// before the window still drains into its first requests (the request sent at 150 µs is
+/// in flight until 250 µs, so the queue has not emptied when the window's first leaves at
+/// 210 µs). Marked alone, the window would see nothing in flight at its first send and
+/// take the drain to be over.
+#[test]
+fn a_window_is_marked_with_the_one_before_it() {
+    use super::block::untouched_of;
+    use vernier_stats::Stall;
+    let us = |t: u64| t * 1_000;
+    let before = [(0, us(20), 0), (us(50), us(20), 0), (us(150), us(100), 0)];
+    let window = [
+        (us(210), us(60), 0),
+        (us(400), us(20), 0),
+        (us(500), us(20), 0),
+    ];
+    let stall = || {
+        vec![Stall {
+            start: 100_000.0,
+            end: 180_000.0,
+        }]
+    };
+    let with = untouched_of(&before, &window, stall()).unwrap();
+    assert_eq!(with.touched, [true, false, false]);
+    assert_eq!(with.requests, 3);
+    assert_eq!(with.latency_us, [20.0, 20.0]);
+    assert!((with.touched_share - 1.0 / 3.0).abs() < 1e-12);
+    let mean = with.weights.iter().sum::<f64>() / with.weights.len() as f64;
+    assert!((mean - 1.0).abs() < 1e-12, "{:?}", with.weights);
+    let alone = untouched_of(&[], &window, stall()).unwrap();
+    assert_eq!(alone.touched, [false, false, false]);
+}
