@@ -283,6 +283,13 @@ fn lateness_both_sides_share_cancels_lateness_shown_to_differ_is_na() {
     c.blocks = shifted(&shifts);
     judge(&mut c, &options(), Ending::ByRule);
     assert_eq!(c.verdict, CompareVerdict::NoDifference, "{}", c.reason);
+    // In a duet the coin draws each request's side apart from when it leaves: the 12 µs
+    // is the servers' (B drains a stall's queue more slowly), and the verdict stands.
+    let mut c = comparison(-3.0, 4.0, 10.0);
+    c.design = Design::Duet;
+    c.blocks = shifted(&shifts);
+    judge(&mut c, &options(), Ending::ByRule);
+    assert_eq!(c.verdict, CompareVerdict::NoDifference, "{}", c.reason);
 }
 
 #[test]

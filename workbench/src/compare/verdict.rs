@@ -2,7 +2,7 @@
 //! are [`super::text`]'s).
 
 use super::block::late_sides;
-use super::comparison::{CompareOptions, CompareVerdict, Comparison, Finding};
+use super::comparison::{CompareOptions, CompareVerdict, Comparison, Design, Finding};
 use super::text::render_reason;
 
 /// How the comparison came to its end.
@@ -43,7 +43,12 @@ fn decide(comparison: &Comparison, options: &CompareOptions) -> (CompareVerdict,
         );
     };
     let w = comparison.width_us;
-    if let Some(late) = late_sides(&comparison.blocks, w, ci.confidence) {
+    // In a duet each request's side is drawn apart from when it leaves: the client's
+    // lateness reaches both sides alike by construction, and a side its late sends move
+    // further (a slower server drains a stall's queue more slowly) shows the server's
+    // doing, which the difference is to measure.
+    let blocks_apart = comparison.design != Design::Duet;
+    if blocks_apart && let Some(late) = late_sides(&comparison.blocks, w, ci.confidence) {
         return (CompareVerdict::NotAvailable, late);
     }
     if ci.high < 0.0 {
