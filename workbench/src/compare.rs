@@ -32,6 +32,7 @@ mod comparison;
 mod duet;
 pub mod report;
 mod run;
+mod steps;
 mod text;
 mod verdict;
 
@@ -40,9 +41,28 @@ pub use comparison::{
     Steer,
 };
 pub use duet::duet_differs;
-pub use run::{compare, fixed_rate};
+pub use steps::fixed_rate;
 pub use text::{render_problem, render_reason};
 pub use vernier_stats::MIN_PAIRS_TO_LOOK;
+
+/// Compares `a` and `b` at the load and percentile `a` asks for (B's scenario gives only
+/// its target and workload; the load, CI and width are A's), as `options.design` lays them
+/// out in time. After every block (a duet's: every window) `observe` is shown the
+/// comparison so far and a line saying what was measured (and the look that followed);
+/// it answers [`Steer::Stop`] to end the comparison there, with the verdict on the pairs
+/// measured. A watcher that pauses the comparison simply returns later: nothing is
+/// measured into a pair while it holds the call.
+pub fn compare(
+    a: &crate::scenario::Scenario,
+    b: &crate::scenario::Scenario,
+    options: &CompareOptions,
+    observe: impl FnMut(&Comparison, &str) -> Steer,
+) -> Result<Comparison, crate::error::Error> {
+    match options.design {
+        Design::Duet => duet::compare(a, b, options, observe),
+        Design::Blocks | Design::Sequential => run::in_blocks(a, b, options, observe),
+    }
+}
 
 #[cfg(test)]
 mod tests;

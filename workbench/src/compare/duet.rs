@@ -19,18 +19,20 @@
 //! The two servers take time from each other where they share cores: the answer says
 //! "side by side" ([`SideBySide`]), and A against A measures what that costs.
 
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use vernier_agent::{Batch, Duet, Engine, EngineError, LoadSpec, StallLog};
+use vernier_agent::{Batch, Duet, Engine, EngineError, HostProbe, LoadSpec, StallLog};
 use vernier_protocols::InterArrival;
 use vernier_stats::{MIN_TAIL_PER_BLOCK, Stall, StoppingRule};
 
 use super::block::{self, Measured, Place, Taken};
 use super::comparison::{
-    CompareOptions, CompareVerdict, Comparison, Design, Finding, Side, SideBySide, Steer,
+    Block, CompareOptions, CompareVerdict, Comparison, Design, Finding, Side, SideBySide, Steer,
 };
-use super::run::{
-    Samples, Shown, after_pair, block_line, finish, nanoseconds, probes_for, unmeasured,
+use super::steps::{
+    Looking, Samples, Shown, after_pair, block_line, finish, fixed_rate, nanoseconds, probes_for,
+    unmeasured,
 };
 use super::verdict::{Ending, conclude};
 use crate::coordinator::ReasonKind;
@@ -55,16 +57,108 @@ const POLL: Duration = Duration::from_millis(50);
 const PATIENCE: Duration = Duration::from_secs(2);
 
 /// Compares `a` and `b` as a duet (see the module's documentation): `observe` is shown
-/// the comparison after every window, as [`super::compare`] shows it after every block.
+/// the comparison after every window, as blocks show it after every block.
 pub(super) fn compare(
     a: &Scenario,
     b: &Scenario,
     options: &CompareOptions,
     mut observe: impl FnMut(&Comparison, &str) -> Steer,
 ) -> Result<Comparison, Error> {
-    let rate = super::fixed_rate(a)?;
-    let p = a.ci.percentile.fraction();
+    let rate = fixed_rate(a)?;
     let started = Instant::now();
+    let (spec, mut comparison, addr_a) = prepare(a, b, rate)?;
+    let probes = probes_for(a, b);
+    let engine = match Engine::start(spec.clone()) {
+        Ok(engine) => engine,
+        Err(EngineError::Connect { target, source, .. }) => {
+            let side = if target == addr_a { Side::A } else { Side::B };
+            let error = source.to_string();
+            conclude(
+                &mut comparison,
+                CompareVerdict::NotAvailable,
+                Finding::Refused { side, error },
+            );
+            comparison.seconds = started.elapsed().as_secs_f64();
+            observe(&comparison, &comparison.reason.clone());
+            return Ok(comparison);
+        }
+        Err(e) => return Err(Error::Failed(format!("the duet's client: {e}"))),
+    };
+    warm_up(&engine, 2.0 * rate, &probes);
+    let p = a.ci.percentile.fraction();
+    let judged = Judged {
+        rate,
+        p,
+        least: (MIN_TAIL_PER_BLOCK / p.min(1.0 - p)).ceil() as usize,
+        tolerance: a.warmup.tolerance,
+        started,
+        length: options.block,
+        probes: (comparison.tail == Tail::WithoutStalls).then_some(&probes[..]),
+    };
+    let mut sides: (Samples, Samples) = (Vec::new(), Vec::new());
+    let mut rule = StoppingRule::default();
+    let mut ending = Ending::ByRule;
+    let mut carried = Carried::default();
+    let allowed = block::remeasures_allowed(options.max_pairs);
+    while sides.0.len() < options.max_pairs {
+        let [(m_a, block_a), (m_b, block_b)] =
+            measure_window(&mut carried, &engine, &spec, &judged);
+        let indices = [comparison.blocks.len(), comparison.blocks.len() + 1];
+        comparison.blocks.extend([block_a, block_b]);
+        let mut line = window_line(&comparison, indices);
+        comparison.seconds = started.elapsed().as_secs_f64();
+        match fate(&mut comparison, indices, allowed) {
+            Fate::Ends(finding) => {
+                conclude(&mut comparison, CompareVerdict::NotAvailable, finding);
+                line += "; the window cannot stand for its side";
+                observe(&comparison, &line);
+                break;
+            }
+            Fate::SetAside => {
+                line += "; set aside";
+                if observe(&comparison, &line) == Steer::Stop {
+                    ending = Ending::ByWatcher;
+                    break;
+                }
+                continue;
+            }
+            Fate::Stands => {}
+        }
+        sides.0.push(m_a);
+        sides.1.push(m_b);
+        comparison.ccdf_a = ccdf_points(&nanoseconds(&sides.0));
+        comparison.ccdf_b = ccdf_points(&nanoseconds(&sides.1));
+        let shown = Shown {
+            line,
+            started,
+            complete: true,
+        };
+        let looking = Looking {
+            a,
+            options,
+            rule: &mut rule,
+        };
+        let both = (&sides.0, &sides.1);
+        if let Some(end) = after_pair(&mut comparison, both, looking, shown, &mut observe) {
+            ending = end;
+            break;
+        }
+    }
+    engine.pause();
+    let _ = engine.stop();
+    comparison.seconds = started.elapsed().as_secs_f64();
+    finish(&mut comparison, (&sides.0, &sides.1), a, options, ending);
+    Ok(comparison)
+}
+
+/// The duet's client (A's load spec with B's server and workload beside), the comparison
+/// before its first window (saying what side by side means here), and A's address; a
+/// usage error when the sides' clients differ in more than that.
+fn prepare(
+    a: &Scenario,
+    b: &Scenario,
+    rate: f64,
+) -> Result<(LoadSpec, Comparison, SocketAddr), Error> {
     let addr_a = resolve(first_target(a, Side::A)?)?;
     let addr_b = resolve(first_target(b, Side::B)?)?;
     let mut spec = a.load_spec(0, addr_a);
@@ -91,24 +185,13 @@ pub(super) fn compare(
         same_server: addr_a == addr_b,
         set_aside: 0,
     });
-    let probes = probes_for(a, b);
-    let engine = match Engine::start(spec.clone()) {
-        Ok(engine) => engine,
-        Err(EngineError::Connect { target, source, .. }) => {
-            let side = if target == addr_a { Side::A } else { Side::B };
-            let error = source.to_string();
-            conclude(
-                &mut comparison,
-                CompareVerdict::NotAvailable,
-                Finding::Refused { side, error },
-            );
-            comparison.seconds = started.elapsed().as_secs_f64();
-            observe(&comparison, &comparison.reason.clone());
-            return Ok(comparison);
-        }
-        Err(e) => return Err(Error::Failed(format!("the duet's client: {e}"))),
-    };
-    engine.set_load(2.0 * rate, &InterArrival::Exp);
+    Ok((spec, comparison, addr_a))
+}
+
+/// The stream at `stream_rate` for [`WARMUP`], nothing kept; the stalls the `probes` saw
+/// meanwhile dropped.
+fn warm_up(engine: &Engine, stream_rate: f64, probes: &[HostProbe]) {
+    engine.set_load(stream_rate, &InterArrival::Exp);
     engine.set_sampling(0.0, WARMING);
     let warming = Instant::now();
     while warming.elapsed() < WARMUP {
@@ -116,151 +199,134 @@ pub(super) fn compare(
             engine.recycle(batch);
         }
     }
-    for probe in &probes {
+    for probe in probes {
         probe.take_all();
     }
-    let with_probes = (comparison.tail == Tail::WithoutStalls).then_some(&probes[..]);
-    let mut sides: (Samples, Samples) = (Vec::new(), Vec::new());
-    let mut rule = StoppingRule::default();
-    let mut ending = Ending::ByRule;
-    let mut stalls_before: Vec<Stall> = Vec::new();
-    // Each side's requests of the window before, marked with the next one's.
-    let mut before: [Vec<(u64, u64, u32)>; 2] = Default::default();
-    let allowed = block::remeasures_allowed(options.max_pairs);
-    let least = (MIN_TAIL_PER_BLOCK / p.min(1.0 - p)).ceil() as usize;
-    let mut window = 0;
-    while sides.0.len() < options.max_pairs {
-        let started_s = started.elapsed().as_secs_f64();
-        let generation = FIRST_WINDOW + window as u64;
-        let taken = take_window(&engine, &spec, options.block, generation);
-        // The stalls the window's requests are marked by: its own, its workers', and the
-        // window before's (a stall the probe reported late still reaches its requests).
-        let mut stalls: Vec<Stall> = taken.stalls.intervals.iter().map(stall_of).collect();
-        for probe in with_probes.unwrap_or_default() {
-            let (_, seen) = probe.take_all();
-            let seen = seen.since(engine.clock_origin_ns());
-            stalls.extend(seen.intervals.iter().map(stall_of));
-        }
-        let marks: Vec<Stall> = stalls_before.iter().chain(&stalls).copied().collect();
-        stalls_before = stalls;
-        let mut measured: Vec<Measured> = Vec::with_capacity(2);
-        let mut indices = [0; 2];
-        let held = held_back(&taken);
-        for (i, side) in Side::BOTH.into_iter().enumerate() {
-            let own = &taken.sides[i];
-            let answered = own.samples.len() as u64;
-            let half = |n: u64| n as f64 / 2.0;
-            let unanswered = taken.sent.saturating_sub(taken.answered);
-            let side_taken = Taken {
-                samples: &own.samples,
-                before: &before[i],
-                errors: own.errors,
-                stalls: with_probes.map(|_| marks.clone()),
-                // The stream's sends and losses fall to the sides as their coin does:
-                // half each, beside what each answered.
-                sent: answered + half(unanswered).round() as u64,
-                failed: half(taken.failed).round() as u64,
-                backlog_max: if held[i] { taken.backlog_max } else { 0 },
-                seconds: taken.seconds,
-            };
-            let place = Place {
-                side,
-                pair: window,
-                order: 2 * window + i,
-                started,
-                probes: None,
-            };
-            let (m, mut block) = block::of_requests(&side_taken, &place, started_s, rate, p);
-            block.problem = block::judge(&block, rate, a.warmup.tolerance, None).or_else(|| {
-                let short = m.own.as_ref().is_some_and(|o| o.values.len() < least);
-                short.then_some(ReasonKind::HostStalls)
-            });
-            indices[i] = comparison.blocks.len();
-            comparison.blocks.push(block);
-            measured.push(m);
-        }
-        before = taken.sides.map(|side| side.samples);
-        window += 1;
-        let mut line = window_line(&comparison, indices);
-        comparison.seconds = started.elapsed().as_secs_f64();
-        let problems = indices.map(|i| comparison.blocks[i].problem);
-        // A side that failed, or could not carry the load: the comparison ends, naming the
-        // side (what both measured until then is kept), a side that measured nothing
-        // before one that only fell behind.
-        let ends = |i: &&usize| {
-            (comparison.blocks[**i].problem).is_some_and(|k| !block::measured_again(k))
-        };
-        let failed = |i: &&usize| comparison.blocks[**i].problem == Some(ReasonKind::TargetFailed);
-        if let Some(&index) = (indices.iter().find(failed)).or_else(|| indices.iter().find(ends)) {
-            conclude(
-                &mut comparison,
-                CompareVerdict::NotAvailable,
-                Finding::Block { block: index },
-            );
-            line += "; the window cannot stand for its side";
-            observe(&comparison, &line);
-            ending = Ending::ByRule;
-            break;
-        }
-        // The client fell behind, or the stalls left a side too few untouched requests:
-        // the window is set aside with its pair.
-        if problems.iter().any(Option::is_some) {
-            let set_aside = comparison.side_by_side.as_mut().map_or(0, |s| {
-                s.set_aside += 1;
-                s.set_aside
-            });
-            let index = indices[usize::from(problems[0].is_none())];
-            if set_aside > allowed {
-                conclude(
-                    &mut comparison,
-                    CompareVerdict::NotAvailable,
-                    Finding::HostStallsTooOften {
-                        block: index,
-                        remeasured: set_aside - 1,
-                    },
-                );
-                observe(&comparison, &line);
-                break;
-            }
-            line += "; set aside";
-            if observe(&comparison, &line) == Steer::Stop {
-                ending = Ending::ByWatcher;
-                break;
-            }
-            continue;
-        }
-        let mut both = measured.into_iter();
-        let (Some(m_a), Some(m_b)) = (both.next(), both.next()) else {
-            break;
-        };
-        sides.0.push(m_a);
-        sides.1.push(m_b);
-        comparison.ccdf_a = ccdf_points(&nanoseconds(&sides.0));
-        comparison.ccdf_b = ccdf_points(&nanoseconds(&sides.1));
-        let shown = Shown {
-            line,
-            started,
-            complete: true,
-        };
-        let both = (&sides.0, &sides.1);
-        if let Some(end) = after_pair(
-            &mut comparison,
-            both,
-            a,
-            options,
-            &mut rule,
-            shown,
-            &mut observe,
-        ) {
-            ending = end;
-            break;
-        }
+}
+
+/// What every window is measured and judged by.
+struct Judged<'p> {
+    rate: f64,
+    p: f64,
+    /// The untouched requests a side needs in a window for the percentile.
+    least: usize,
+    /// The warm-up tolerance a load is judged at.
+    tolerance: f64,
+    started: Instant,
+    /// A window's length.
+    length: Duration,
+    /// The host probes whose stalls mark the requests (none: every request's tail).
+    probes: Option<&'p [HostProbe]>,
+}
+
+/// What a window passes to the next: the stalls it saw and each side's requests, which
+/// mark the next window's with its own, and its number.
+#[derive(Default)]
+struct Carried {
+    stalls: Vec<Stall>,
+    requests: [Vec<(u64, u64, u32)>; 2],
+    window: usize,
+}
+
+/// The next window of the stream: each side's samples and block, its problem judged
+/// (with no ceiling on the share touched; short of untouched requests for the percentile
+/// is `host_stalls`).
+fn measure_window(
+    carried: &mut Carried,
+    engine: &Engine,
+    spec: &LoadSpec,
+    judged: &Judged<'_>,
+) -> [(Measured, Block); 2] {
+    let started_s = judged.started.elapsed().as_secs_f64();
+    let window = carried.window;
+    let taken = take_window(engine, spec, judged.length, FIRST_WINDOW + window as u64);
+    // The stalls the window's requests are marked by: its own, its workers', and the
+    // window before's (a stall the probe reported late still reaches its requests).
+    let mut stalls: Vec<Stall> = taken.stalls.intervals.iter().map(stall_of).collect();
+    for probe in judged.probes.unwrap_or_default() {
+        let (_, seen) = probe.take_all();
+        let seen = seen.since(engine.clock_origin_ns());
+        stalls.extend(seen.intervals.iter().map(stall_of));
     }
-    engine.pause();
-    let _ = engine.stop();
-    comparison.seconds = started.elapsed().as_secs_f64();
-    finish(&mut comparison, (&sides.0, &sides.1), a, options, ending);
-    Ok(comparison)
+    let marks: Vec<Stall> = carried.stalls.iter().chain(&stalls).copied().collect();
+    carried.stalls = stalls;
+    let held = held_back(&taken);
+    let unanswered = taken.sent.saturating_sub(taken.answered);
+    let half = |n: u64| (n as f64 / 2.0).round() as u64;
+    let block_of = |i: usize, side: Side| {
+        let own = &taken.sides[i];
+        let side_taken = Taken {
+            samples: &own.samples,
+            before: &carried.requests[i],
+            errors: own.errors,
+            stalls: judged.probes.map(|_| marks.clone()),
+            // The stream's sends and losses fall to the sides as their coin does: half
+            // each, beside what each answered.
+            sent: own.samples.len() as u64 + half(unanswered),
+            failed: half(taken.failed),
+            backlog_max: if held[i] { taken.backlog_max } else { 0 },
+            seconds: taken.seconds,
+        };
+        let place = Place {
+            side,
+            pair: window,
+            order: 2 * window + i,
+            started: judged.started,
+            probes: None,
+        };
+        let (m, mut block) =
+            block::of_requests(&side_taken, &place, started_s, judged.rate, judged.p);
+        block.problem = block::judge(&block, judged.rate, judged.tolerance, None).or_else(|| {
+            let short = m
+                .own
+                .as_ref()
+                .is_some_and(|o| o.values.len() < judged.least);
+            short.then_some(ReasonKind::HostStalls)
+        });
+        (m, block)
+    };
+    let both = [block_of(0, Side::A), block_of(1, Side::B)];
+    carried.requests = taken.sides.map(|side| side.samples);
+    carried.window += 1;
+    both
+}
+
+/// What becomes of a window.
+enum Fate {
+    /// It ends the comparison, N/A for this finding.
+    Ends(Finding),
+    /// It is set aside with its pair.
+    SetAside,
+    /// Its pair stands.
+    Stands,
+}
+
+/// The fate of the window whose blocks are at `indices` of `comparison`'s: a side that
+/// failed or could not carry the load ends the comparison naming the side (a side that
+/// measured nothing before one that only fell behind); the client behind, or too few
+/// untouched requests, sets it aside, up to `allowed` windows (then N/A `host_stalls`).
+fn fate(comparison: &mut Comparison, indices: [usize; 2], allowed: usize) -> Fate {
+    let problems = indices.map(|i| comparison.blocks[i].problem);
+    let failed = |k: &Option<ReasonKind>| *k == Some(ReasonKind::TargetFailed);
+    let ends = |k: &Option<ReasonKind>| k.is_some_and(|k| !block::measured_again(k));
+    if let Some(i) = (problems.iter().position(failed)).or_else(|| problems.iter().position(ends)) {
+        return Fate::Ends(Finding::Block { block: indices[i] });
+    }
+    if problems.iter().all(Option::is_none) {
+        return Fate::Stands;
+    }
+    let set_aside = comparison.side_by_side.as_mut().map_or(0, |s| {
+        s.set_aside += 1;
+        s.set_aside
+    });
+    if set_aside > allowed {
+        let block = indices[usize::from(problems[0].is_none())];
+        return Fate::Ends(Finding::HostStallsTooOften {
+            block,
+            remeasured: set_aside - 1,
+        });
+    }
+    Fate::SetAside
 }
 
 /// The first field in which A's and B's clients differ, which a duet cannot carry (none:
