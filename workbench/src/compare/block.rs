@@ -82,7 +82,7 @@ pub(super) fn measure(
         samples: &window.samples,
         before: &[],
         errors: c.error_replies,
-        stalls: place.probes.map(|_| stalls),
+        stalls: place.probes.map(|_| &stalls[..]),
         sent: c.sent,
         failed: c.failed + c.timeouts,
         backlog_max: c.backlog_max,
@@ -104,7 +104,7 @@ pub(super) struct Taken<'s> {
     pub(super) errors: u64,
     /// The stalls its requests are marked by, on the samples' clock (none: every request's
     /// tail is compared).
-    pub(super) stalls: Option<Vec<Stall>>,
+    pub(super) stalls: Option<&'s [Stall]>,
     /// Requests sent.
     pub(super) sent: u64,
     /// Requests that failed or timed out.
@@ -139,8 +139,8 @@ pub(super) fn of_requests(
     on_time.sort_unstable_by(f64::total_cmp);
     lags.sort_unstable_by(f64::total_cmp);
     let value_us = percentile(&samples, p).unwrap_or(f64::NAN);
-    let untouched =
-        (taken.stalls.clone()).and_then(|stalls| untouched_of(taken.before, taken.samples, stalls));
+    let untouched = (taken.stalls)
+        .and_then(|stalls| untouched_of(taken.before, taken.samples, stalls.to_vec()));
     let own_us = untouched.as_ref().map(|u| {
         WeightedSamples::new(u.latency_us.clone(), &u.weights)
             .ok()

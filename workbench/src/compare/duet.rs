@@ -251,7 +251,12 @@ fn measure_window(
     let marks: Vec<Stall> = carried.stalls.iter().chain(&stalls).copied().collect();
     carried.stalls = stalls;
     let held = held_back(&taken);
-    let unanswered = taken.sent.saturating_sub(taken.answered);
+    let answered = taken
+        .sides
+        .iter()
+        .map(|side| side.samples.len() as u64)
+        .sum();
+    let unanswered = taken.sent.saturating_sub(answered);
     let half = |n: u64| (n as f64 / 2.0).round() as u64;
     let block_of = |i: usize, side: Side| {
         let own = &taken.sides[i];
@@ -259,7 +264,7 @@ fn measure_window(
             samples: &own.samples,
             before: &carried.requests[i],
             errors: own.errors,
-            stalls: judged.probes.map(|_| marks.clone()),
+            stalls: judged.probes.map(|_| &marks[..]),
             // The stream's sends and losses fall to the sides as their coin does: half
             // each, beside what each answered.
             sent: own.samples.len() as u64 + half(unanswered),
@@ -380,7 +385,6 @@ struct Window {
     sides: [SideTaken; 2],
     stalls: StallLog,
     sent: u64,
-    answered: u64,
     failed: u64,
     backlog_max: u64,
     seconds: f64,
@@ -397,7 +401,6 @@ fn take_window(engine: &Engine, spec: &LoadSpec, length: Duration, generation: u
         sides: Default::default(),
         stalls: StallLog::default(),
         sent: 0,
-        answered: 0,
         failed: 0,
         backlog_max: 0,
         seconds: 0.0,
@@ -428,7 +431,6 @@ fn add(window: &mut Window, batch: &Batch, spec: &LoadSpec) {
     }
     let c = &batch.counts;
     window.sent += c.sent;
-    window.answered += batch.samples.len() as u64;
     window.failed += c.failed + c.timeouts;
     window.backlog_max = window.backlog_max.max(c.backlog_max);
     window.stalls.append(&batch.stalls);
