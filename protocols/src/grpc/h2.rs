@@ -517,6 +517,17 @@ impl Session for Connection {
     }
 }
 
+/// The length of the first HTTP/2 frame in `buf` once it is whole (`None` before), or why
+/// it is not a frame as its kind requires: the codec every connection reads with, public
+/// for its fuzz target.
+pub fn frame_len(buf: &[u8]) -> Result<Option<usize>, ParseError> {
+    match decode(buf) {
+        Ok(Decoded::Incomplete) => Ok(None),
+        Ok(Decoded::Frame(_, n)) => Ok(Some(n)),
+        Err(e) => Err(ParseError::new(super::NAME, e.to_string(), buf)),
+    }
+}
+
 /// The header block of a unary call to `path` at `authority`: literals without indexing
 /// (RFC 7541 6.2.2), the names from the static table where it has them.
 pub(super) fn request_headers(path: &str, authority: &str, tls: bool) -> Vec<u8> {
