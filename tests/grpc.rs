@@ -5,10 +5,16 @@
 //! end to end, converged or an honest N/A; and the bad inputs (a .proto that does not
 //! parse, a method it lacks, a streaming method), each an error that names what and where.
 //!
+//! A server that rotates its connections (grpcio's `max_connection_age`) costs no call, and
+//! a GOAWAY with an error code (from a raw HTTP/2 server, `grpc/goaway.rs`) fails exactly
+//! the calls it names, the ones above its last stream sent again.
+//!
 //! Every load here is bounded (≤ 25 s at ≤ 1,000 calls/s) and goes to 127.0.0.1.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "grpc/goaway.rs"]
+mod goaway;
 mod support;
 
 use std::path::{Path, PathBuf};
@@ -67,16 +73,10 @@ fn run(spec: LoadSpec, rate: f64, duration: Duration) -> (Vec<Batch>, Counters) 
     support::run_engine(spec, rate, duration, Duration::from_millis(500))
 }
 
-fn grpc(method: &str, request: &str, server: &GrpcServer) -> Protocol {
+/// A protocol calling `method` of bench.proto with `request` at `addr`.
+fn grpc(method: &str, request: &str, addr: std::net::SocketAddr) -> Protocol {
     let descriptors = compile_proto(&fixtures().join("bench.proto"), &[]).unwrap();
-    Grpc::protocol(
-        &descriptors,
-        method,
-        request,
-        &server.addr.to_string(),
-        None,
-    )
-    .unwrap()
+    Grpc::protocol(&descriptors, method, request, &addr.to_string(), None).unwrap()
 }
 
 #[test]
@@ -86,7 +86,7 @@ fn unary_calls_to_a_grpcio_server_are_answered_and_kernel_stamped() {
     let protocol = grpc(
         "bench.Echo/Call",
         r#"{"key": "{key}", "seq": "{seq}", "payload": "{random:32}"}"#,
-        &server,
+        server.addr,
     );
     let (batches, c) = run(
         spec(server.addr, protocol, keys()),
@@ -106,7 +106,7 @@ fn unary_calls_to_a_grpcio_server_are_answered_and_kernel_stamped() {
 fn an_error_status_is_counted_as_an_outcome() {
     let _one = support::machine();
     let server = GrpcServer::start();
-    let protocol = grpc("bench.Echo/Fail", r#"{"key": "{key}"}"#, &server);
+    let protocol = grpc("bench.Echo/Fail", r#"{"key": "{key}"}"#, server.addr);
     let (batches, c) = run(
         spec(server.addr, protocol, keys()),
         300.0,
@@ -167,6 +167,74 @@ fn vernier_run_measures_a_grpc_url() {
         "grpc at 1000/s: {} ({} samples)",
         point["verdict"], point["samples"]
     );
+}
+
+/// grpcio sending each connection a GOAWAY once it is 1 s old (as grpc-go's
+/// MaxConnectionAge and Envoy's drains do): over 5 s the connections are replaced several
+/// times and no call fails; a call the server refused unprocessed is sent again, counted.
+#[test]
+fn a_server_rotating_its_connections_costs_no_call() {
+    let _one = support::machine();
+    let server = GrpcServer::start_with(&["--max-connection-age-ms", "1000"]);
+    let protocol = grpc(
+        "bench.Echo/Call",
+        r#"{"key": "{key}", "seq": "{seq}"}"#,
+        server.addr,
+    );
+    let (batches, c) = run(
+        spec(server.addr, protocol, keys()),
+        300.0,
+        Duration::from_secs(5),
+    );
+    eprintln!("max_connection_age 1 s, 300 calls/s for 5 s: {c:?}");
+    assert!(c.received > 1_200, "{c:?}");
+    // Four connections, each at least 1 s old by the end: at least one rotation each.
+    assert!(c.reconnects >= 4, "{c:?}");
+    assert_eq!((c.timeouts, c.in_flight), (0, 0), "{c:?}");
+    assert_eq!(c.sent, c.received + c.failed + c.retried, "{c:?}");
+    support::assert_all_answered(&batches, &c);
+}
+
+/// A raw server's GOAWAY with an error code on the first connection, after it answered
+/// [`goaway::ANSWERED`] calls and held [`goaway::HELD`]: the held calls, which the GOAWAY
+/// names as perhaps processed, fail, exactly those; every call above its last stream is
+/// sent again on a new connection and answered there. With NO_ERROR, none fails.
+#[test]
+fn a_goaway_with_an_error_fails_exactly_the_calls_it_names() {
+    let _one = support::machine();
+    // NO_ERROR, PROTOCOL_ERROR, ENHANCE_YOUR_CALM.
+    for (code, fail) in [(0x0, 0), (0x1, goaway::HELD), (0xb, goaway::HELD)] {
+        let server = goaway::GoAwayServer::start(code);
+        // One connection deep enough to hold the held calls and those after them.
+        let spec = LoadSpec {
+            connections: 1,
+            depth: 16,
+            ..spec(
+                server.addr,
+                grpc("bench.Echo/Call", r#"{"key": "{key}"}"#, server.addr),
+                keys(),
+            )
+        };
+        let (batches, c) = run(spec, 200.0, Duration::from_millis(1_500));
+        eprintln!(
+            "GOAWAY code {code}: {c:?}, {} above its last stream",
+            server.above_last()
+        );
+        assert_eq!(c.failed, u64::from(fail), "code {code}: {c:?}");
+        assert!(
+            server.above_last() >= u64::from(goaway::EXTRA),
+            "code {code}"
+        );
+        assert_eq!(c.retried, server.above_last(), "code {code}: {c:?}");
+        assert_eq!(
+            (c.error_replies, c.parse_errors, c.timeouts),
+            (0, 0, 0),
+            "{c:?}"
+        );
+        assert_eq!(c.sent, c.received + c.failed + c.retried, "{c:?}");
+        assert!(c.reconnects >= 1 && c.received > 200, "{c:?}");
+        assert_eq!(outcomes(&batches, Outcome::Ok) as u64, c.received);
+    }
 }
 
 /// Over TLS (h2 by ALPN) against grpcio's TLS, the server's certificate checked against a

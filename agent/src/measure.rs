@@ -76,8 +76,8 @@ impl Outcome {
 /// Counts of one worker: cumulative (from the start, as [`crate::Engine::counters`] gives
 /// them) or over one interval (as a [`Batch`] carries them: the totals counted in it, the
 /// gauges `in_flight` and `backlog` as at its end, `backlog_max` the most in it). Every
-/// request sent is, at any instant, exactly one of received, failed or in flight: from
-/// the start, `sent = received + failed + in_flight`.
+/// send is, at any instant, exactly one of received, failed, retried or in flight: from
+/// the start, `sent = received + failed + retried + in_flight`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Counters {
     /// Requests handed to the socket.
@@ -92,6 +92,10 @@ pub struct Counters {
     pub error_replies: u64,
     /// Of `failed`, those that timed out.
     pub timeouts: u64,
+    /// Sends the server refused unprocessed (an HTTP/2 stream above a GOAWAY's last stream
+    /// id, or reset with REFUSED_STREAM), each sent again with its original schedule (and
+    /// counted in `sent` again): neither answered nor failed.
+    pub retried: u64,
     /// Bytes written.
     pub bytes_sent: u64,
     /// Bytes read.

@@ -296,7 +296,7 @@ macro_rules! counters {
 }
 
 counters!(
-    totals: sent, received, failed, error_replies, timeouts, bytes_sent, bytes_received,
+    totals: sent, received, failed, error_replies, timeouts, retried, bytes_sent, bytes_received,
         reconnects, connect_failures, parse_errors, tx_timestamps_missing, cpu_ns, send_ns,
         send_calls, read_calls, probes_sent, probes_received;
     gauges: in_flight, backlog;

@@ -19,6 +19,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::{Deserialize, Serialize};
 
+pub use h2::frame_len;
 pub use message::{GrpcError, Method, compile_proto, read_descriptor_set};
 pub use tls::TlsMapping;
 

@@ -95,6 +95,13 @@ pub trait Session: Send + fmt::Debug {
     /// Whether another request may go now (a stream free, room in the windows).
     fn ready(&self) -> bool;
 
+    /// Whether the connection is of no more use: the peer asked for no new requests
+    /// (HTTP/2's GOAWAY) and those it will still answer are answered. The caller then
+    /// replaces it; requests still open on it fail.
+    fn spent(&self) -> bool {
+        false
+    }
+
     /// Appends `request` to `out`, as [`Speak::encode`].
     fn encode(
         &mut self,
@@ -239,6 +246,10 @@ pub enum ReplyKind {
     /// Success with no more specific meaning (Redis `+OK` and integers, HTTP 2xx, echo,
     /// synthetic).
     Ok,
+    /// The server refused the request before processing any of it (an HTTP/2 stream above
+    /// a GOAWAY's last stream id, or reset with REFUSED_STREAM): safe to send again, and
+    /// sent again, on a connection that takes it. Neither a success nor an error.
+    Refused,
     /// The server reported an error (memcached `ERROR`/`CLIENT_ERROR`/`SERVER_ERROR`, Redis
     /// `-ERR`, binary error statuses, HTTP statuses other than 2xx and 404).
     Error,

@@ -42,12 +42,13 @@ impl Window {
         match self.opened_for {
             None => "the worker never acknowledged the measurement".to_string(),
             Some(t) => format!(
-                "over {:.0} ms from the worker's acknowledgement: {} sent, {} answered, {} failed ({} timed out), {} connection attempts failed, {} answered without their TX timestamp",
+                "over {:.0} ms from the worker's acknowledgement: {} sent, {} answered, {} failed ({} timed out), {} refused and sent again, {} connection attempts failed, {} answered without their TX timestamp",
                 t.as_secs_f64() * 1e3,
                 c.sent,
                 c.received,
                 c.failed,
                 c.timeouts,
+                c.retried,
                 c.connect_failures,
                 c.tx_timestamps_missing
             ),

@@ -411,7 +411,7 @@ impl Collector for AgentFigures {
             vec![(none(), f.asked_rate)],
         )?;
         type Field = fn(&vernier_agent::Counters) -> u64;
-        let fields: [(&str, &str, Field); 6] = [
+        let fields: [(&str, &str, Field); 7] = [
             ("vernier_agent_sent", "Requests sent in the session.", |c| {
                 c.sent
             }),
@@ -429,6 +429,11 @@ impl Collector for AgentFigures {
                 "vernier_agent_timeouts",
                 "Requests that timed out in the session.",
                 |c| c.timeouts,
+            ),
+            (
+                "vernier_agent_retried",
+                "Requests the server refused unprocessed (HTTP/2 GOAWAY, REFUSED_STREAM) and sent again in the session.",
+                |c| c.retried,
             ),
             (
                 "vernier_agent_in_flight",

@@ -318,6 +318,25 @@ impl Conn {
         }
     }
 
+    /// The server refused the request that `opaque` names, unprocessed (see
+    /// [`Inflight::refuse`]): the request, to be sent again. Only a protocol matched by id
+    /// refuses requests (HTTP/2); for another, a refusal is out of step.
+    pub(super) fn refuse(
+        &mut self,
+        matching: Matching,
+        opaque: Option<u32>,
+    ) -> Result<Outgoing, OutOfStep> {
+        match (matching, opaque) {
+            (Matching::ById { mask }, Some(id)) => self.inflight.refuse(id, mask),
+            _ => Err(OutOfStep),
+        }
+    }
+
+    /// Whether the connection's session is of no more use (see [`Session::spent`]).
+    pub(super) fn spent(&self) -> bool {
+        self.session.as_ref().is_some_and(|s| s.spent())
+    }
+
     /// Matches the TX timestamps on the socket's error queue to the requests they cover,
     /// reading until no request waits for one (or the queue is empty): the queue
     /// positions stamped, for [`stamp`](Conn::stamp), and how many stamps were read. With

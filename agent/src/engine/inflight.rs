@@ -277,6 +277,23 @@ impl Inflight {
         Ok(())
     }
 
+    /// The server refused the request carrying `id` (its sequence number's `mask` bits)
+    /// unprocessed: it leaves the queue without a reply, to be sent again, and is returned.
+    pub(super) fn refuse(&mut self, id: u32, mask: u32) -> Result<Outgoing, OutOfStep> {
+        let index = self
+            .queue
+            .iter()
+            .position(|p| p.reply.is_none() && (p.request.seq as u32) & mask == id & mask)
+            .ok_or(OutOfStep)?;
+        if index < self.stamped {
+            self.stamped -= 1;
+        }
+        let pending = self.queue.remove(index).ok_or(OutOfStep)?;
+        // Unanswered requests that were the last of the queue still are.
+        self.awaiting -= 1;
+        Ok(pending.request)
+    }
+
     fn answer(&mut self, index: usize, reply: Received) {
         if self.in_order && index != self.queue.len() - self.awaiting {
             self.in_order = false;
@@ -459,6 +476,30 @@ mod tests {
         let latencies: Vec<_> = done.iter().map(|c| c.latency).collect();
         assert_eq!(latencies, [Some(100), Some(200), Some(300)]);
         assert!(done.iter().all(|c| c.departure == 4_000_000));
+        assert!(q.is_empty());
+    }
+
+    #[test]
+    fn a_refused_request_leaves_the_queue_and_the_rest_complete_in_order() {
+        let mut q = tcp(&[10, 10, 10]);
+        assert_eq!(q.on_tx(19, 5_000_000), 0..2);
+        // The server refused the first (stamped) request unprocessed: it comes back whole.
+        let refused = q.refuse(0, u32::MAX).unwrap();
+        assert_eq!((refused.seq, refused.scheduled), (0, 0));
+        assert_eq!((q.awaiting(), q.unstamped()), (2, 1));
+        assert_eq!(q.refuse(0, u32::MAX), Err(OutOfStep), "already gone");
+        // An answered request is not refused.
+        q.on_reply_id(got(9_000, Some(5_000_100), Outcome::Ok), 1, u32::MAX)
+            .unwrap();
+        assert_eq!(q.refuse(1, u32::MAX), Err(OutOfStep));
+        assert_eq!(q.on_tx(29, 5_000_050), 1..2);
+        q.on_reply(got(9_500, Some(5_000_200), Outcome::Ok))
+            .unwrap();
+        let done: Vec<_> = drain(&mut q, &KERNEL)
+            .iter()
+            .map(|c| c.request.seq)
+            .collect();
+        assert_eq!(done, [1, 2]);
         assert!(q.is_empty());
     }
 

@@ -89,9 +89,10 @@ fn batches_round_trip() {
         },
         generation: 7,
         counts: Counters {
-            sent: 5,
+            sent: 6,
             received: 4,
             in_flight: 1,
+            retried: 1,
             probes_sent: 2,
             probes_received: 1,
             ..Counters::default()

@@ -32,3 +32,63 @@ pub fn check_parser(protocol: Protocol, data: &[u8]) {
 pub fn check_declared(declared: &Declared, data: &[u8]) {
     check_parser(Protocol::new(declared.clone()), data);
 }
+
+/// Reads `data` as back-to-back HTTP/2 frames, as a gRPC connection does, and checks: no
+/// panic; a frame takes its 9-byte head and its payload, no more than there are; it reads
+/// the same alone as with bytes after it; one byte short of its end it is incomplete.
+pub fn check_frames(data: &[u8]) {
+    use vernier_protocols::grpc::frame_len;
+    let mut rest = data;
+    while let Ok(Some(n)) = frame_len(rest) {
+        assert!((9..=rest.len()).contains(&n), "took {n} of {} bytes", rest.len());
+        assert_eq!(frame_len(&rest[..n]), Ok(Some(n)), "the frame alone reads differently");
+        assert_eq!(frame_len(&rest[..n - 1]), Ok(None), "one byte short is not incomplete");
+        rest = &rest[n..];
+    }
+}
+
+/// The calls [`check_session`] sends before the server's bytes are read.
+const CALLS: u32 = 8;
+
+/// A gRPC method of the test fixtures' `bench.proto`, compiled once.
+static GRPC: std::sync::LazyLock<Protocol> = std::sync::LazyLock::new(|| {
+    let proto = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/grpc/bench.proto");
+    let descriptors = vernier_protocols::grpc::compile_proto(&proto, &[])
+        .expect("fixtures/grpc/bench.proto compiles");
+    let request = r#"{"key": "{key}", "seq": "{seq}"}"#;
+    vernier_protocols::grpc::Grpc::protocol(&descriptors, "bench.Echo/Call", request, "x:1", None)
+        .expect("the fuzz target's method is bench.proto's")
+});
+
+/// Opens a gRPC session, sends [`CALLS`] calls, and parses `data` as the server's bytes
+/// until it is incomplete or an error: no panic; each step takes no more bytes than there
+/// are; a step that takes none hands back a reply, and no more of those than calls sent.
+pub fn check_session(data: &[u8]) {
+    use vernier_protocols::Request;
+    let mut session = GRPC.session().expect("gRPC keeps a session per connection");
+    let mut out = Vec::new();
+    session.open(&mut out);
+    for opaque in 0..CALLS {
+        let request = Request::Template {
+            index: 0,
+            key: b"user:7",
+            entropy: 0,
+        };
+        session
+            .encode(&request, opaque, &mut out)
+            .expect("a call fits a new connection");
+    }
+    let (mut rest, mut replies_without_bytes) = (data, 0);
+    while let Ok(Some((reply, n))) = session.parse(rest, &mut out) {
+        assert!(n <= rest.len(), "took {n} of {} bytes", rest.len());
+        if n == 0 {
+            assert!(reply.is_some(), "a step that took nothing and gave nothing");
+            replies_without_bytes += 1;
+            assert!(replies_without_bytes <= CALLS, "more replies than calls");
+        }
+        rest = &rest[n..];
+        let _ = session.spent();
+        let _ = session.ready();
+    }
+}

@@ -3,13 +3,25 @@
 //! the peer is owed (SETTINGS and PING acknowledgements, window updates), and reads the
 //! server's frames one at a time into replies. Request headers are written as literals
 //! without indexing (always legal, no encoder table to keep in step); the server's are
-//! decoded with its dynamic table and Huffman codes by `loona-hpack`.
+//! decoded with its dynamic table and Huffman codes by `loona-hpack`. As in hyperium/h2,
+//! [`frame`] holds the frames as types, [`codec`] turns bytes into frames and back, and
+//! [`Connection`] is the state that reacts to them.
+//!
+//! A GOAWAY is honoured as RFC 9113 §6.8 says: no stream opens after it; streams at or
+//! below its last stream id finish; those above (and streams reset with REFUSED_STREAM)
+//! were never processed and come back as [`ReplyKind::Refused`], for the caller to send
+//! again on a new connection; the connection is [spent](Session::spent) once its streams
+//! are done, or at once when the GOAWAY carries an error (the server is closing it, and
+//! the streams it named fail with it).
 //!
 //! What a timestamp means here: several requests' frames may leave in one segment, and
 //! several replies arrive in one. A request's TX stamp is its DATA frame's last byte's;
 //! its reply is complete when the frame ending its stream (the trailers) has arrived, and
 //! the RX stamp is that of the read which completed it: exact for the last reply of the
 //! read, an upper bound for those before it (as for any pipelined protocol).
+
+mod codec;
+pub(crate) mod frame;
 
 use std::collections::HashMap;
 
@@ -18,29 +30,12 @@ use loona_hpack::Decoder;
 use crate::protocol::{EncodeError, ParseError, Reply, ReplyKind, Request, Session};
 
 use super::Grpc;
+pub(crate) use codec::{Decoded, MAX_FRAME, decode};
+use frame::{ErrorCode, Flags, Frame, GoAway, Kind, MAX_STREAM, SettingId, Settings};
 
 /// The client's connection preface.
 const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
-const DATA: u8 = 0x0;
-const HEADERS: u8 = 0x1;
-const RST_STREAM: u8 = 0x3;
-const SETTINGS: u8 = 0x4;
-const PUSH_PROMISE: u8 = 0x5;
-const PING: u8 = 0x6;
-const GOAWAY: u8 = 0x7;
-const WINDOW_UPDATE: u8 = 0x8;
-const CONTINUATION: u8 = 0x9;
-
-const END_STREAM: u8 = 0x1;
-const ACK: u8 = 0x1;
-const END_HEADERS: u8 = 0x4;
-const PADDED: u8 = 0x8;
-const PRIORITY: u8 = 0x20;
-
-/// The frame size every endpoint accepts before SETTINGS say more; the client never says
-/// more, so no frame it reads is larger.
-const MAX_FRAME: usize = 16_384;
 /// The window HTTP/2 starts every stream and the connection with.
 const DEFAULT_WINDOW: i64 = 65_535;
 /// The largest window: the client gives every stream and the connection this much, so
@@ -52,13 +47,12 @@ const WINDOW_REFILL: u32 = 1 << 30;
 const HEADER_TABLE: usize = 4096;
 /// The largest header block (with its CONTINUATIONs) accepted.
 const MAX_HEADER_BLOCK: usize = 256 << 10;
-/// The highest stream id a client may open.
-const LAST_STREAM: u32 = (1 << 31) - 1;
 
 /// gRPC's length prefix: a compressed flag and a 4-byte big-endian length.
 pub(super) const GRPC_PREFIX: usize = 5;
 
-/// One HTTP/2 connection's client side.
+/// One HTTP/2 connection's client side: the streams open on it and what the server has
+/// said about the connection (its settings, its windows, its GOAWAY).
 pub(super) struct Connection {
     grpc: Grpc,
     decoder: Decoder<'static>,
@@ -75,10 +69,15 @@ pub(super) struct Connection {
     peer_max_frame: usize,
     /// Reply data received since the connection's window was last topped up.
     received: u32,
-    /// A header block being continued: its stream, whether it ends the stream, its bytes.
-    continued: Option<(u32, bool, Vec<u8>)>,
+    /// A header block being continued in CONTINUATION frames.
+    continued: Option<Continued>,
     /// The last request's DATA size: another waits until the window holds as much.
     last_data: i64,
+    /// The server's GOAWAY, once it sent one: no stream opens after it.
+    going_away: Option<GoingAway>,
+    /// The opaques of requests the server never processed (above a GOAWAY's last stream,
+    /// or reset with REFUSED_STREAM), each handed back once as a refused reply.
+    refused: Vec<u32>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -88,8 +87,25 @@ impl std::fmt::Debug for Connection {
             .field("next_stream", &self.next_stream)
             .field("open_streams", &self.streams.len())
             .field("send_window", &self.send_window)
+            .field("going_away", &self.going_away)
             .finish_non_exhaustive()
     }
+}
+
+/// A header block whose end has not arrived: its stream, whether the stream ends with it,
+/// and its bytes so far.
+struct Continued {
+    stream: u32,
+    end_stream: bool,
+    block: Vec<u8>,
+}
+
+/// What a GOAWAY left of the connection (RFC 9113 §6.8): streams up to `last_stream` may
+/// finish, none opens, and with an error `code` the connection is closing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct GoingAway {
+    last_stream: u32,
+    code: ErrorCode,
 }
 
 /// What one stream's reply has brought so far.
@@ -120,6 +136,8 @@ impl Connection {
             received: 0,
             continued: None,
             last_data: 0,
+            going_away: None,
+            refused: Vec::new(),
         }
     }
 
@@ -128,145 +146,145 @@ impl Connection {
         ParseError::new(super::NAME, problem, bytes)
     }
 
-    /// A frame read in full: what it means for the streams, and what to answer.
+    /// A frame read in full (`bytes`, for errors to quote): what it means for the
+    /// streams, and what to answer.
     fn frame(
         &mut self,
-        kind: u8,
-        flags: u8,
-        stream: u32,
-        payload: &[u8],
+        frame: Frame<'_>,
+        bytes: &[u8],
         answer: &mut Vec<u8>,
     ) -> Result<Option<Reply>, ParseError> {
-        if let Some((continued, _, _)) = &self.continued
-            && (kind != CONTINUATION || stream != *continued)
+        if let Some(c) = &self.continued
+            && !matches!(frame, Frame::Continuation { stream, .. } if stream == c.stream)
         {
             return Err(self.malformed(
-                "a header block interrupted by another frame (RFC 9113 6.10)",
-                payload,
+                format!(
+                    "a header block on stream {} interrupted by {frame:?} (RFC 9113 6.10)",
+                    c.stream
+                ),
+                bytes,
             ));
         }
-        match kind {
-            DATA => self.data(flags, stream, payload, answer),
-            HEADERS => {
-                let block = unpad(flags, payload)
-                    .and_then(|b| skip_priority(flags, b))
-                    .ok_or_else(|| {
-                        self.malformed("a HEADERS frame shorter than its padding", payload)
-                    })?;
-                let ends = flags & END_STREAM != 0;
-                if flags & END_HEADERS == 0 {
-                    return self.continue_block(stream, ends, block.to_vec());
-                }
-                self.header_block(stream, ends, block)
-            }
-            CONTINUATION => {
-                let Some((stream, ends, mut block)) = self.continued.take() else {
-                    return Err(self.malformed("a CONTINUATION with no header block open", payload));
+        match frame {
+            Frame::Data {
+                stream,
+                end_stream,
+                data,
+                flow_len,
+            } => Ok(self.data(stream, end_stream, data, flow_len, answer)),
+            Frame::Headers {
+                stream,
+                end_stream,
+                end_headers: false,
+                block,
+            } => self.continue_block(stream, end_stream, block.to_vec()),
+            Frame::Headers {
+                stream,
+                end_stream,
+                block,
+                ..
+            } => self.header_block(stream, end_stream, block),
+            Frame::Continuation {
+                end_headers, block, ..
+            } => {
+                let Some(mut c) = self.continued.take() else {
+                    return Err(self.malformed("a CONTINUATION with no header block open", bytes));
                 };
-                block.extend_from_slice(payload);
-                if flags & END_HEADERS == 0 {
-                    return self.continue_block(stream, ends, block);
+                c.block.extend_from_slice(block);
+                if !end_headers {
+                    return self.continue_block(c.stream, c.end_stream, c.block);
                 }
-                self.header_block(stream, ends, &block)
+                self.header_block(c.stream, c.end_stream, &c.block)
             }
-            SETTINGS if flags & ACK == 0 => {
-                self.settings(payload)?;
-                frame_header(answer, 0, SETTINGS, ACK, 0);
+            Frame::Settings {
+                ack: false,
+                settings,
+            } => {
+                self.settings(settings);
+                codec::settings_ack(answer);
                 Ok(None)
             }
-            PING if flags & ACK == 0 => {
-                frame_header(answer, payload.len(), PING, ACK, 0);
-                answer.extend_from_slice(payload);
+            Frame::Ping {
+                ack: false,
+                payload,
+            } => {
+                codec::ping_ack(answer, &payload);
                 Ok(None)
             }
-            WINDOW_UPDATE => {
-                let increment = be32(payload).map(|w| w & MAX_WINDOW).unwrap_or(0);
+            Frame::WindowUpdate { stream, increment } => {
                 if stream == 0 {
                     self.send_window += i64::from(increment);
                 }
                 Ok(None)
             }
-            RST_STREAM => {
-                let code = be32(payload).unwrap_or(0);
-                Ok(self.streams.remove(&stream).map(|s| Reply {
-                    opaque: Some(s.opaque),
-                    status: u16::try_from(code).ok(),
-                    ..Reply::new(ReplyKind::Error, s.data)
-                }))
+            Frame::RstStream { stream, code } => Ok(self.reset(stream, code)),
+            Frame::GoAway(go_away) => {
+                self.go_away(go_away);
+                Ok(None)
             }
-            GOAWAY => {
-                let last = be32(payload).unwrap_or(0) & LAST_STREAM;
-                let code = payload.get(4..8).and_then(be32).unwrap_or(0);
-                let debug = String::from_utf8_lossy(payload.get(8..).unwrap_or_default());
-                Err(self.malformed(
-                    format!(
-                        "the server sent GOAWAY (error code {code}, last stream {last}, \
-                         {debug:?}): the connection is replaced"
-                    ),
-                    payload,
-                ))
-            }
-            PUSH_PROMISE => {
-                Err(self.malformed("a PUSH_PROMISE, which the client disabled", payload))
-            }
+            Frame::PushPromise { stream } => Err(self.malformed(
+                format!("a PUSH_PROMISE on stream {stream}, which the client disabled"),
+                bytes,
+            )),
             // PRIORITY, SETTINGS and PING acknowledgements, unknown extensions: nothing to do.
-            _ => Ok(None),
+            Frame::Settings { ack: true, .. }
+            | Frame::Ping { ack: true, .. }
+            | Frame::Ignored { .. } => Ok(None),
         }
     }
 
     /// A DATA frame: the reply message's bytes, counted against the connection's window.
     fn data(
         &mut self,
-        flags: u8,
         stream: u32,
-        payload: &[u8],
+        end_stream: bool,
+        data: &[u8],
+        flow_len: usize,
         answer: &mut Vec<u8>,
-    ) -> Result<Option<Reply>, ParseError> {
-        self.received += payload.len() as u32;
+    ) -> Option<Reply> {
+        // At most MAX_FRAME bytes a frame, so the sum stays far below u32::MAX.
+        self.received += flow_len as u32;
         if self.received >= WINDOW_REFILL {
-            window_update(answer, 0, self.received);
+            codec::window_update(answer, 0, self.received);
             self.received = 0;
         }
-        let data = unpad(flags, payload)
-            .ok_or_else(|| self.malformed("a DATA frame shorter than its padding", payload))?;
-        let Some(s) = self.streams.get_mut(&stream) else {
-            // A stream given up (reset) may still have data in flight.
-            return Ok(None);
-        };
+        // A stream given up (reset) may still have data in flight.
+        let s = self.streams.get_mut(&stream)?;
         // The messages' bytes without their prefixes: a unary reply has one message, which
         // a frame boundary may cut anywhere.
         s.data += data.len();
-        if flags & END_STREAM == 0 {
-            return Ok(None);
-        }
         // Data ending the stream without trailers: gRPC says that is an error.
-        Ok(self.finish(stream))
+        end_stream.then(|| self.finish(stream)).flatten()
     }
 
-    /// The start of a header block continued in CONTINUATION frames (`ends`: its stream
-    /// ends with it), kept until its end arrives. Only then is a block copied: a block in
-    /// one frame is decoded where it lies.
+    /// The start of a header block continued in CONTINUATION frames (`end_stream`: its
+    /// stream ends with it), kept until its end arrives. Only then is a block copied: a
+    /// block in one frame is decoded where it lies.
     fn continue_block(
         &mut self,
         stream: u32,
-        ends: bool,
+        end_stream: bool,
         block: Vec<u8>,
     ) -> Result<Option<Reply>, ParseError> {
         if block.len() > MAX_HEADER_BLOCK {
             return Err(self.malformed(
-                format!("a header block over {MAX_HEADER_BLOCK} bytes"),
+                format!("a header block on stream {stream} over {MAX_HEADER_BLOCK} bytes"),
                 &block,
             ));
         }
-        self.continued = Some((stream, ends, block));
+        self.continued = Some(Continued {
+            stream,
+            end_stream,
+            block,
+        });
         Ok(None)
     }
 
-    /// A complete header block (`ends`: its stream ends with it).
+    /// A complete header block (`end_stream`: its stream ends with it).
     fn header_block(
         &mut self,
         stream: u32,
-        ends: bool,
+        end_stream: bool,
         block: &[u8],
     ) -> Result<Option<Reply>, ParseError> {
         let (mut http_status, mut grpc_status) = (None, None);
@@ -280,14 +298,21 @@ impl Connection {
                 }
             })
             .map_err(|e| {
-                self.malformed(format!("a header block HPACK cannot decode: {e}"), block)
+                self.malformed(
+                    format!("a header block on stream {stream} HPACK cannot decode: {e}"),
+                    block,
+                )
             })?;
         let Some(s) = self.streams.get_mut(&stream) else {
             return Ok(None);
         };
         s.http_status = s.http_status.or(http_status);
         s.grpc_status = s.grpc_status.or(grpc_status);
-        Ok(if ends { self.finish(stream) } else { None })
+        Ok(if end_stream {
+            self.finish(stream)
+        } else {
+            None
+        })
     }
 
     /// The stream ended: its reply, a success when HTTP said 200 and gRPC said OK.
@@ -303,26 +328,66 @@ impl Connection {
         })
     }
 
-    /// The server's SETTINGS: its stream limit, its initial window and its frame size.
-    fn settings(&mut self, payload: &[u8]) -> Result<(), ParseError> {
-        if !payload.len().is_multiple_of(6) {
-            return Err(self.malformed("a SETTINGS frame not a multiple of 6 bytes", payload));
+    /// The server reset `stream` with `code`: refused (never processed, so sent again,
+    /// RFC 9113 §8.7), or failed with the code as its status.
+    fn reset(&mut self, stream: u32, code: ErrorCode) -> Option<Reply> {
+        let s = self.streams.remove(&stream)?;
+        if code == ErrorCode::REFUSED_STREAM {
+            return Some(refused(s.opaque));
         }
-        for setting in payload.chunks_exact(6) {
-            let id = u16::from_be_bytes([setting[0], setting[1]]);
-            let value = be32(&setting[2..]).unwrap_or(0);
+        Some(Reply {
+            opaque: Some(s.opaque),
+            status: u16::try_from(code.0).ok(),
+            ..Reply::new(ReplyKind::Error, s.data)
+        })
+    }
+
+    /// The server's GOAWAY (RFC 9113 §6.8): no stream opens after it; the streams above
+    /// its last stream id were never processed and are handed back as refused, to be
+    /// sent again; those at or below it may finish. A later GOAWAY may only lower the
+    /// last stream id.
+    fn go_away(&mut self, go_away: GoAway<'_>) {
+        let last_stream = (self.going_away).map_or(go_away.last_stream, |g| {
+            g.last_stream.min(go_away.last_stream)
+        });
+        self.going_away = Some(GoingAway {
+            last_stream,
+            code: go_away.code,
+        });
+        let refused = &mut self.refused;
+        self.streams.retain(|&id, s| {
+            let processed = id <= last_stream;
+            if !processed {
+                refused.push(s.opaque);
+            }
+            processed
+        });
+    }
+
+    /// The server's SETTINGS: its stream limit, its initial window and its frame size.
+    fn settings(&mut self, settings: Settings<'_>) {
+        for (id, value) in settings.iter() {
             match id {
-                0x3 => self.max_streams = value as usize,
-                0x4 => {
+                SettingId::MaxConcurrentStreams => self.max_streams = value as usize,
+                SettingId::InitialWindowSize => {
                     // A change applies to open streams too; the client's requests are
                     // sent whole, so only new ones are affected.
                     self.stream_window = i64::from(value.min(MAX_WINDOW));
                 }
-                0x5 => self.peer_max_frame = (value as usize).clamp(MAX_FRAME, 1 << 24),
+                SettingId::MaxFrameSize => {
+                    self.peer_max_frame = (value as usize).clamp(MAX_FRAME, 1 << 24);
+                }
                 _ => {}
             }
         }
-        Ok(())
+    }
+}
+
+/// The reply handing back request `opaque`, which the server never processed.
+fn refused(opaque: u32) -> Reply {
+    Reply {
+        opaque: Some(opaque),
+        ..Reply::new(ReplyKind::Refused, 0)
     }
 }
 
@@ -330,17 +395,34 @@ impl Session for Connection {
     fn open(&mut self, out: &mut Vec<u8>) {
         out.extend_from_slice(PREFACE);
         // No server push; every stream's window as large as can be.
-        frame_header(out, 12, SETTINGS, 0, 0);
-        out.extend_from_slice(&[0, 0x2, 0, 0, 0, 0]);
-        out.extend_from_slice(&[0, 0x4]);
-        out.extend_from_slice(&MAX_WINDOW.to_be_bytes());
-        window_update(out, 0, MAX_WINDOW - DEFAULT_WINDOW as u32);
+        codec::settings(
+            out,
+            &[
+                (SettingId::EnablePush, 0),
+                (SettingId::InitialWindowSize, MAX_WINDOW),
+            ],
+        );
+        codec::window_update(out, 0, MAX_WINDOW - DEFAULT_WINDOW as u32);
     }
 
     fn ready(&self) -> bool {
-        self.streams.len() < self.max_streams
+        self.going_away.is_none()
+            && self.streams.len() < self.max_streams
             && self.send_window >= self.last_data
-            && self.next_stream <= LAST_STREAM
+            && self.next_stream <= MAX_STREAM
+    }
+
+    /// Spent once a GOAWAY's streams have all finished (at once, for a GOAWAY with an
+    /// error: the server closes the connection, RFC 9113 §5.4.1, and the streams it
+    /// named fail), or once no stream id is left and none is open.
+    fn spent(&self) -> bool {
+        if !self.refused.is_empty() {
+            return false;
+        }
+        match self.going_away {
+            Some(g) => g.code != ErrorCode::NO_ERROR || self.streams.is_empty(),
+            None => self.next_stream > MAX_STREAM && self.streams.is_empty(),
+        }
     }
 
     fn encode(
@@ -353,7 +435,7 @@ impl Session for Connection {
             return Err(EncodeError::unsupported(super::NAME, request));
         };
         let stream = self.next_stream;
-        if stream > LAST_STREAM {
+        if stream > MAX_STREAM {
             return Err(EncodeError::Exhausted {
                 protocol: super::NAME,
                 what: "stream ids",
@@ -362,11 +444,11 @@ impl Session for Connection {
         let start = out.len();
         // HEADERS: the method's header block, the same for every call.
         let block = self.grpc.header_block();
-        frame_header(out, block.len(), HEADERS, END_HEADERS, stream);
+        codec::head(out, block.len(), Kind::Headers, Flags::END_HEADERS, stream);
         out.extend_from_slice(block);
         // DATA: the gRPC message, its prefix back-patched once its length is known.
         let data_at = out.len();
-        frame_header(out, 0, DATA, END_STREAM, stream);
+        codec::head(out, 0, Kind::Data, Flags::END_STREAM, stream);
         out.extend_from_slice(&[0; GRPC_PREFIX]);
         let message_at = out.len();
         if let Err(e) = self.grpc.encode_message(key, opaque, entropy, out) {
@@ -388,13 +470,17 @@ impl Session for Connection {
             out[data_at..data_at + 3].copy_from_slice(&(data as u32).to_be_bytes()[1..]);
         } else {
             // Larger than a frame: split into frames the server accepts.
-            let payload = out.split_off(data_at + 9);
+            let payload = out.split_off(data_at + frame::HEAD_LEN);
             out.truncate(data_at);
             let chunks = payload.chunks(self.peer_max_frame);
             let last = chunks.len() - 1;
             for (i, chunk) in chunks.enumerate() {
-                let flags = if i == last { END_STREAM } else { 0 };
-                frame_header(out, chunk.len(), DATA, flags, stream);
+                let flags = if i == last {
+                    Flags::END_STREAM
+                } else {
+                    Flags::NONE
+                };
+                codec::head(out, chunk.len(), Kind::Data, flags, stream);
                 out.extend_from_slice(chunk);
             }
         }
@@ -416,60 +502,30 @@ impl Session for Connection {
         buf: &[u8],
         answer: &mut Vec<u8>,
     ) -> Result<Option<(Option<Reply>, usize)>, ParseError> {
-        let Some(header) = buf.get(..9) else {
-            return Ok(None);
-        };
-        let len = u32::from_be_bytes([0, header[0], header[1], header[2]]) as usize;
-        if len > MAX_FRAME {
-            return Err(self.malformed(
-                format!("a frame of {len} bytes, over the {MAX_FRAME} the client allows"),
-                header,
-            ));
+        // Requests a GOAWAY handed back come first, one at a time: they consume no bytes.
+        if let Some(opaque) = self.refused.pop() {
+            return Ok(Some((Some(refused(opaque)), 0)));
         }
-        let Some(payload) = buf.get(9..9 + len) else {
-            return Ok(None);
-        };
-        let (kind, flags) = (header[3], header[4]);
-        let stream = be32(&header[5..]).unwrap_or(0) & LAST_STREAM;
-        let reply = self.frame(kind, flags, stream, payload, answer)?;
-        Ok(Some((reply, 9 + len)))
+        match decode(buf) {
+            Ok(Decoded::Incomplete) => Ok(None),
+            Ok(Decoded::Frame(frame, n)) => {
+                let reply = self.frame(frame, &buf[..n], answer)?;
+                Ok(Some((reply, n)))
+            }
+            Err(e) => Err(self.malformed(e.to_string(), buf)),
+        }
     }
 }
 
-/// Appends a frame header.
-fn frame_header(out: &mut Vec<u8>, len: usize, kind: u8, flags: u8, stream: u32) {
-    out.extend_from_slice(&(len as u32).to_be_bytes()[1..]);
-    out.extend_from_slice(&[kind, flags]);
-    out.extend_from_slice(&stream.to_be_bytes());
-}
-
-/// Appends a WINDOW_UPDATE.
-fn window_update(out: &mut Vec<u8>, stream: u32, increment: u32) {
-    frame_header(out, 4, WINDOW_UPDATE, 0, stream);
-    out.extend_from_slice(&increment.to_be_bytes());
-}
-
-/// A frame's payload without its padding (when PADDED); `None` if too short.
-fn unpad(flags: u8, payload: &[u8]) -> Option<&[u8]> {
-    if flags & PADDED == 0 {
-        return Some(payload);
+/// The length of the first HTTP/2 frame in `buf` once it is whole (`None` before), or why
+/// it is not a frame as its kind requires: the codec every connection reads with, public
+/// for its fuzz target.
+pub fn frame_len(buf: &[u8]) -> Result<Option<usize>, ParseError> {
+    match decode(buf) {
+        Ok(Decoded::Incomplete) => Ok(None),
+        Ok(Decoded::Frame(_, n)) => Ok(Some(n)),
+        Err(e) => Err(ParseError::new(super::NAME, e.to_string(), buf)),
     }
-    let (&pad, rest) = payload.split_first()?;
-    rest.get(..rest.len().checked_sub(pad as usize)?)
-}
-
-/// A HEADERS payload without its priority fields (when PRIORITY).
-fn skip_priority(flags: u8, payload: &[u8]) -> Option<&[u8]> {
-    if flags & PRIORITY == 0 {
-        Some(payload)
-    } else {
-        payload.get(5..)
-    }
-}
-
-/// A big-endian u32 from the first 4 bytes.
-fn be32(bytes: &[u8]) -> Option<u32> {
-    Some(u32::from_be_bytes(bytes.get(..4)?.try_into().ok()?))
 }
 
 /// The header block of a unary call to `path` at `authority`: literals without indexing

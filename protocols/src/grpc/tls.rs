@@ -148,6 +148,10 @@ impl Session for TlsSession {
         self.conn.as_ref().is_ok_and(|c| !c.is_handshaking()) && self.inner.ready()
     }
 
+    fn spent(&self) -> bool {
+        self.plain.is_empty() && self.inner.spent()
+    }
+
     fn encode(
         &mut self,
         request: &Request<'_>,

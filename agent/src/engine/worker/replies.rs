@@ -4,10 +4,13 @@
 
 use std::io;
 
+use vernier_protocols::ReplyKind;
+
 use super::Worker;
+use crate::engine::arrivals::{Arrival, Due};
 use crate::engine::conn::{Read, ReadError, TxDrain};
-use crate::engine::inflight::Received;
-use crate::measure::Outcome;
+use crate::engine::inflight::{Outgoing, Received};
+use crate::measure::{Outcome, RequestKind};
 
 impl Worker {
     /// The poller reported the socket: `readable` (data, or the peer's close), or only
@@ -58,6 +61,14 @@ impl Worker {
             let conn = &mut self.conns[slot];
             match conn.parse(&self.protocol, used) {
                 Ok(Some((None, n))) => used += n,
+                Ok(Some((Some(reply), n))) if reply.kind == ReplyKind::Refused => {
+                    used += n;
+                    let Ok(request) = conn.refuse(self.matching, reply.opaque) else {
+                        conn.consume(used);
+                        return false;
+                    };
+                    self.retry(slot, request);
+                }
                 Ok(Some((Some(reply), n))) => {
                     used += n;
                     let outcome = Outcome::of(reply.kind);
@@ -96,10 +107,45 @@ impl Worker {
         }
         self.conns[slot].consume(used);
         self.finish_front(slot);
+        if self.conns[slot].spent() {
+            self.replace(slot);
+            return true;
+        }
         // A session's answers (acknowledgements, window updates) go out at once.
         if self.conns[slot].has_output() {
             self.flush(slot);
         }
         true
+    }
+
+    /// A request the server refused unprocessed goes back into the backlog at its place in
+    /// the schedule, to leave again on a connection that takes it: its latency still runs
+    /// from when it was scheduled.
+    fn retry(&mut self, slot: usize, request: Outgoing) {
+        self.counters.retried += 1;
+        self.counters.in_flight -= 1;
+        let arrival = match request.kind {
+            RequestKind::Probe => Arrival::Probe,
+            _ => Arrival::Load,
+        };
+        let second = slot >= self.second_from;
+        let due = Due {
+            at: request.scheduled,
+            arrival,
+            second,
+        };
+        let backlog = &mut self.backlog[usize::from(second)];
+        backlog.insert(backlog.partition_point(|d| d.at <= due.at), due);
+    }
+
+    /// The connection's session is spent (its GOAWAY's streams are done): it is closed,
+    /// what is still open on it failing with it, and replaced at once, so that the next
+    /// requests need not wait for the housekeeping's reconnect.
+    fn replace(&mut self, slot: usize) {
+        if self.kernel_timestamps {
+            self.drain_tx(slot, TxDrain::WhileUnstamped);
+        }
+        self.lose(slot);
+        self.reconnect(slot, self.epoch.now_ns());
     }
 }
