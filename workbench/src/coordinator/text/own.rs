@@ -1,6 +1,6 @@
 //! The words of the tail without the host's stalls.
 
-use super::super::result::{OwnShort, Probed, WithoutStalls};
+use super::super::result::{CalledBy, OwnShort, Probed, TouchedSide, WithoutStalls};
 
 /// Why the tail without stalls did not converge, in words (`None` when it did).
 pub fn own_short(own: &WithoutStalls) -> Option<String> {
@@ -29,6 +29,23 @@ pub fn own_short(own: &WithoutStalls) -> Option<String> {
             sampling * 100.0
         ),
     })
+}
+
+/// How the share touched was called when its interval still straddled the bound at the
+/// set time, in words (`None` when it was not, or its interval decided).
+pub fn own_call(own: &WithoutStalls) -> Option<String> {
+    let call = own.touched_call.filter(|c| c.by == CalledBy::Estimate)?;
+    let side = match call.side {
+        TouchedSide::Under => "within",
+        TouchedSide::Over => "beyond",
+    };
+    Some(format!(
+        "after {:.0} s of requests the share touched, {:.1}% [{:.1}, {:.1}], still straddled the bound, so its estimate called it {side}",
+        call.seen_s,
+        call.share * 100.0,
+        call.low * 100.0,
+        call.high * 100.0
+    ))
 }
 
 /// Whose stalls the tail without stalls leaves out, in words.
