@@ -8,7 +8,7 @@ use vernier_agent::StallReport;
 use vernier_stats::Percentile;
 
 use super::budget_parts::Budget;
-use super::reason::Reason;
+use super::reason::{MoreTime, Reason};
 use crate::scenario::Tail;
 
 /// A load point's verdict.
@@ -410,6 +410,12 @@ pub struct WithoutStalls {
     /// was (its interval wholly above, or still straddling it at the set time).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub touched_call: Option<TouchedCall>,
+    /// What more time would buy this tail when it did not settle in time: the samples its
+    /// last look predicted the precision asked needs, and how long they would take at the
+    /// point's rate; `None` when it settled, or when more time would not help (touched,
+    /// thinned, no probe).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub more_time: Option<MoreTime>,
 }
 
 /// The share touched, called against the most the tail without stalls is judged at: which

@@ -16,7 +16,7 @@ use super::super::decision::Decision;
 use super::super::event::{Check, CheckKind, CheckRole};
 use super::super::policy::{HEAVY_TAIL_ALSO_AT, HEAVY_TAIL_FACTOR, STOPPING_RULE};
 use super::super::reason::{
-    Awaited, Confidence, HeavyTail, Narrow, Reason, TooFewForCi, TooFewSamples, Why, Wide,
+    Awaited, Confidence, HeavyTail, MoreTime, Narrow, Reason, TooFewForCi, TooFewSamples, Why, Wide,
 };
 use super::super::result::Verdict;
 use super::super::text;
@@ -153,6 +153,8 @@ impl Point {
     /// request's, judged on what the point holds now.
     pub(super) fn end_unsettled(&mut self, at: Duration, reason: Reason, out: &mut Decision) {
         let mut reasons = if self.looks.own {
+            self.looks.own_more = (self.more_time().zip(self.looks.needed))
+                .map(|(seconds, samples)| MoreTime { samples, seconds });
             let snapshot = self.snapshot();
             let count = snapshot.agents.len().max(1);
             match self.whole_at_stop(at, &snapshot, count) {

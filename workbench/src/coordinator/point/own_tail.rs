@@ -268,6 +268,19 @@ impl Point {
         at.saturating_sub(self.looks.touched_at) >= every && self.touched_beyond(at, out)
     }
 
+    /// `touched` when the share `touched_share` of the requests at the end is beyond the
+    /// most this tail is judged at: once called, by the call; else by its estimate.
+    fn touched_at_end(&self, touched_share: f64) -> Option<OwnShort> {
+        let over = match self.looks.touched_call {
+            Some(call) => call.side == TouchedSide::Over,
+            None => touched_share > MAX_TOUCHED_SHARE,
+        };
+        over.then_some(OwnShort::Touched {
+            share: touched_share,
+            most: MAX_TOUCHED_SHARE,
+        })
+    }
+
     /// The tail without the host's stalls at the point's end (`None` under `method:
     /// lancet`, whose samples were thinned until independent).
     pub(super) fn without_stalls(&mut self, percentiles: &[Percentile]) -> Option<WithoutStalls> {
@@ -328,16 +341,7 @@ impl Point {
             .find(|(q, _, _)| q.same(self.config.ci.percentile));
         let ci_width_us = target.and_then(|(_, r, _)| Some(r.ci_high? - r.ci_low?));
         let asked = self.config.ci.tail == Tail::WithoutStalls;
-        // Called, the call stands; else the share's estimate at the end.
-        let over = match self.looks.touched_call {
-            Some(call) => call.side == TouchedSide::Over,
-            None => touched_share > MAX_TOUCHED_SHARE,
-        };
-        let touched = over.then_some(OwnShort::Touched {
-            share: touched_share,
-            most: MAX_TOUCHED_SHARE,
-        });
-        let short = match self.own_unjudgeable(stalls).or(touched) {
+        let short = match (self.own_unjudgeable(stalls)).or(self.touched_at_end(touched_share)) {
             Some(why) => Some(why),
             None => match target {
                 None => Some(OwnShort::TooFew {
@@ -370,6 +374,14 @@ impl Point {
                 },
             },
         };
+        // More time would buy what the tail's last look predicted only when it was short
+        // of samples, not of untouched requests or of a probe.
+        let more_time = self.looks.own_more.filter(|_| {
+            matches!(
+                short,
+                Some(OwnShort::Wide { .. } | OwnShort::TooFew { .. } | OwnShort::Unsettled { .. })
+            )
+        });
         Some(WithoutStalls {
             verdict: if short.is_none() {
                 Verdict::Converged
@@ -385,6 +397,7 @@ impl Point {
             stalls,
             probed,
             touched_call: self.looks.touched_call,
+            more_time,
         })
     }
 }

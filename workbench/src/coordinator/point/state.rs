@@ -13,7 +13,7 @@ use vernier_stats::NeedMore;
 use super::super::config::PointConfig;
 use super::super::decision::{Action, Decision};
 use super::super::event::{Check, Event, EventKind, Phase};
-use super::super::reason::{Narrow, Reason};
+use super::super::reason::{MoreTime, Narrow, Reason};
 use super::super::result::{InterarrivalResult, PointResult, TouchedCall};
 use crate::scenario::Limits;
 
@@ -345,6 +345,10 @@ pub(super) struct Looks {
     /// The last look's need when it planned the stop beyond the samples the time left
     /// allows: the next look, on the rule's least step, ends the point if it does too.
     pub(super) beyond: Option<Beyond>,
+    /// What more time would buy the tail without stalls, read when the point ended before
+    /// the rule stopped on it (before every request's tail is judged, whose need then
+    /// replaces `needed`).
+    pub(super) own_more: Option<MoreTime>,
 }
 
 /// A look that planned the stop beyond the samples the time left allows.

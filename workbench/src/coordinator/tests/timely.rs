@@ -152,3 +152,30 @@ fn looks_whose_stop_cannot_fit_in_the_time_left_end_the_point_at_once() {
         "{more} against {predicted}"
     );
 }
+
+/// The tail asked for is the answer, and so is its N/A's figure: a tail without stalls
+/// still wide at the end says what more time would buy it (its own need, not every
+/// request's, which the stalls make far larger), and the point's `more_time_s` is that.
+#[test]
+fn an_unsettled_tail_without_stalls_says_what_more_time_would_buy_it() {
+    let mut asked = vernier();
+    asked.ci.tail = Tail::WithoutStalls;
+    asked.ci.width = CiWidth::Absolute(Duration::from_micros(8));
+    asked.limits.max_duration = Duration::from_secs(30);
+    let mut c = Coordinator::new(asked, &LoadPlan::Fixed(2_000.0));
+    let mut agent = FakeAgent::new(71, exp_latency(50.0));
+    // 3 ms taken away every 200 ms: 1.5% of the requests touched.
+    agent.host_stall = (10, 3_000.0);
+    drive(&mut c, &mut agent, Duration::from_secs(60));
+    let result = &c.results()[0];
+    let w = result.without_stalls.as_ref().unwrap();
+    assert_eq!(result.answer(), Verdict::NotAvailable, "{w:?}");
+    let more = w.more_time.unwrap_or_else(|| panic!("{w:?}"));
+    assert!(more.samples > w.samples && more.seconds > 0.0, "{more:?}");
+    assert_eq!(result.more_time_s, Some(more.seconds));
+    let whole = result.reasons.iter().find_map(|r| r.more_time);
+    assert!(
+        whole.is_none_or(|m| m.seconds > more.seconds),
+        "{whole:?} {more:?}"
+    );
+}

@@ -2,8 +2,22 @@
 
 use super::super::result::{CalledBy, OwnShort, Probed, TouchedSide, WithoutStalls};
 
-/// Why the tail without stalls did not converge, in words (`None` when it did).
+/// Why the tail without stalls did not converge, in words (`None` when it did), with what
+/// more time would buy it when it would.
 pub fn own_short(own: &WithoutStalls) -> Option<String> {
+    let why = own_why(own)?;
+    Some(match own.more_time {
+        Some(more) => format!(
+            "{why}; the {} untouched samples its precision needs would take {} more at this rate (c while it measures; or --duration, limits.max_duration)",
+            more.samples,
+            humantime::format_duration(std::time::Duration::from_secs(more.seconds.ceil() as u64))
+        ),
+        None => why,
+    })
+}
+
+/// Why the tail without stalls did not converge, in words.
+fn own_why(own: &WithoutStalls) -> Option<String> {
     own.short.as_ref().map(|s| match s {
         OwnShort::Wide {
             width_us,
