@@ -667,6 +667,8 @@ fn the_ccdf_draws_the_tail_without_stalls_beside_every_requests() {
         samples: 4400,
         stalls: 50,
         probed: Probed::ClientAndTarget,
+        touched_call: None,
+        more_time: None,
     });
     recorder.event(&verdict(0, point)).unwrap();
     recorder.finish(None, Some(Verdict::Converged)).unwrap();

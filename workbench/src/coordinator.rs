@@ -44,8 +44,9 @@ pub use event::{
 pub use input::{Input, UserCommand};
 pub use reason::{Reason, ReasonKind, Why};
 pub use result::{
-    AcrossRuns, AgentResult, CiDependence, InterarrivalResult, OwnShort, PercentileResult,
-    PointResult, Probed, Replication, SchedulePercentile, Spread, Verdict, WithoutStalls,
+    AcrossRuns, AgentResult, CalledBy, CiDependence, InterarrivalResult, OwnShort,
+    PercentileResult, PointResult, Probed, Replication, SchedulePercentile, Spread, TouchedCall,
+    TouchedSide, Verdict, WithoutStalls,
 };
 
 use crate::scenario::{LoadPlan, OnAgentLoss, Replications, SloSearch};

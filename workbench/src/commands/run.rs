@@ -139,7 +139,7 @@ pub struct UrlFlags {
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub cpus: Option<Vec<usize>>,
     /// The most time a load point may take, warm-up included, before it is N/A [default:
-    /// 5m].
+    /// 1m: a first run answers within about a minute; an N/A says how much more would do].
     #[arg(long, value_name = "DURATION")]
     pub duration: Option<String>,
     /// synthetic:// only: the service time each request asks for (exp:20us, fixed:5us).
@@ -558,6 +558,9 @@ pub(crate) fn table(outcome: &Outcome) -> String {
                 "    without stalls{asked}: without {}",
                 text::own_scope(own)
             ));
+            if let Some(call) = text::own_call(own) {
+                s.push_str(&format!("; {call}"));
+            }
             match text::own_short(own) {
                 Some(why) => s.push_str(&format!("; n/a: {why}\n")),
                 None => s.push('\n'),

@@ -4,7 +4,8 @@
 //! One file per phase, as the TUI's step bar shows them: `warmup.rs`, `interarrival.rs`,
 //! `measure.rs` (rounds, stationarity, the samples wanted), `sampling.rs` (the share of
 //! requests kept), `independence.rs` (Lancet's gate, vernier's report), `confidence.rs`
-//! (`method: vernier`'s CI step; `lancet.rs` Lancet's), `departures.rs` (vernier's check
+//! (`method: vernier`'s CI step; `lancet.rs` Lancet's; `plan.rs` where its looks go, or
+//! when they end the point), `departures.rs` (vernier's check
 //! of the departures by their effect) and `verdict.rs` (the result, and an N/A's cause).
 //! `intake.rs` takes the agents' batches in and sends the live figures out; `state.rs`
 //! holds the phases' states, each a struct, and the helpers every phase uses,
@@ -36,6 +37,7 @@ mod lancet;
 mod measure;
 mod own_tail;
 mod pacing;
+mod plan;
 mod sampling;
 mod state;
 mod verdict;

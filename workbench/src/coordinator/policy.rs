@@ -6,6 +6,7 @@ use std::time::Duration;
 use vernier_stats::{Percentile, Rule};
 
 use super::reason::ReasonKind;
+use super::result::{CalledBy, TouchedSide};
 
 /// Inter-arrival tests before the point is N/A (`method: lancet`, or an enforced test).
 pub(crate) const INTERARRIVAL_TRIES: u32 = 5;
@@ -121,6 +122,23 @@ pub(crate) const TOUCHED_EVERY: Duration = Duration::from_secs(5);
 /// thread, which shares the workers' core; every 5 s at 200 s of 10,000 req/s it would take
 /// 8% of that core, every eighth of the round 1.6%.
 pub(crate) const TOUCHED_EVERY_SHARE: u32 = 8;
+/// Once this many seconds of requests are in, a share touched whose interval still
+/// straddles [`MAX_TOUCHED_SHARE`] is called by its estimate ([`call_touched`]), and the
+/// result says so. The interval narrows as 1/√t, so a share within a point of the bound
+/// straddles it for minutes (memcached at 10,000 req/s, 27.5% touched, ran its 5-minute
+/// limit undecided, 2026-11-27); twice [`TOUCHED_SEEN_FOR_S`] reads the share over more
+/// than one of this host's bursts of seconds, and leaves two thirds of a one-minute point
+/// for the looks of the tail it decides.
+pub(crate) const TOUCHED_CALL_AFTER_S: f64 = 20.0;
+/// A look whose stop (with the look that confirms it) is planned beyond the samples the
+/// time left allows is looked at again on twice its samples (the rule's largest step, half
+/// of them new); the point ends N/A then if that look plans beyond too, with a need at
+/// least this share of the first's. A width that narrows as 1/√n keeps its need (a
+/// dependence that needs 8 million samples needs them at every look); a width inflated by
+/// a few stalls early on narrows faster, and its need falls far more: memcached at 10,000
+/// req/s here was 39.3 µs wide at 61,000 samples and 7.5 at 218,000, a need 8.5 times
+/// smaller in 3.6 times the samples, about a third per doubling. That point goes on.
+pub(crate) const BEYOND_REACH_HOLDS: f64 = 0.75;
 
 // ---- steps and margins of the sample counts ----
 
@@ -322,6 +340,30 @@ pub(crate) fn load_problem(seen: &LoadSeen, beyond: Beyond) -> Option<ReasonKind
         });
     }
     None
+}
+
+/// How the share touched stands against [`MAX_TOUCHED_SHARE`]: its interval `[low, high]`
+/// wholly above it is over, called by the interval; still straddling it after
+/// [`TOUCHED_CALL_AFTER_S`] of requests (`seen_s`), its estimate `share` calls it; `None`
+/// while it may yet go either way, or lies wholly below.
+pub(crate) fn call_touched(
+    share: f64,
+    low: f64,
+    high: f64,
+    seen_s: f64,
+) -> Option<(TouchedSide, CalledBy)> {
+    if low > MAX_TOUCHED_SHARE {
+        return Some((TouchedSide::Over, CalledBy::Interval));
+    }
+    if high < MAX_TOUCHED_SHARE || seen_s < TOUCHED_CALL_AFTER_S {
+        return None;
+    }
+    let side = if share > MAX_TOUCHED_SHARE {
+        TouchedSide::Over
+    } else {
+        TouchedSide::Under
+    };
+    Some((side, CalledBy::Estimate))
 }
 
 /// How late a request may leave and still count as sent on schedule.

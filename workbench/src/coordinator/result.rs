@@ -8,7 +8,7 @@ use vernier_agent::StallReport;
 use vernier_stats::Percentile;
 
 use super::budget_parts::Budget;
-use super::reason::Reason;
+use super::reason::{MoreTime, Reason};
 use crate::scenario::Tail;
 
 /// A load point's verdict.
@@ -406,6 +406,54 @@ pub struct WithoutStalls {
     pub stalls: usize,
     /// Whose stalls were known: the client's cores only, or the target's too.
     pub probed: Probed,
+    /// How the share touched was called against the most this tail is judged at, when it
+    /// was (its interval wholly above, or still straddling it at the set time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub touched_call: Option<TouchedCall>,
+    /// What more time would buy this tail when it did not settle in time: the samples its
+    /// last look predicted the precision asked needs, and how long they would take at the
+    /// point's rate; `None` when it settled, or when more time would not help (touched,
+    /// thinned, no probe).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub more_time: Option<MoreTime>,
+}
+
+/// The share touched, called against the most the tail without stalls is judged at: which
+/// side, by what, and the figures it was called on.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct TouchedCall {
+    /// The side it was called on.
+    pub side: TouchedSide,
+    /// Whether its interval lay wholly on that side, or only its estimate did.
+    pub by: CalledBy,
+    /// The share touched when called.
+    pub share: f64,
+    /// Its interval's lower bound.
+    pub low: f64,
+    /// Its interval's upper bound.
+    pub high: f64,
+    /// Seconds of requests it was read over.
+    pub seen_s: f64,
+}
+
+/// Which side of the bound a share touched was called on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TouchedSide {
+    /// At most the bound: the tail without stalls is judged.
+    Under,
+    /// Beyond it: the tail without stalls is N/A `touched`.
+    Over,
+}
+
+/// What called a share touched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CalledBy {
+    /// Its interval lay wholly on one side.
+    Interval,
+    /// Its interval still straddled the bound at the set time: its estimate decided.
+    Estimate,
 }
 
 /// Whose cores the probes watched.

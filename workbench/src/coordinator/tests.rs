@@ -18,6 +18,8 @@ use super::reason::{
 use super::*;
 use crate::coordinator::ReasonKind;
 
+mod timely;
+
 /// The figures of a reason of the kind the pattern names, or a panic naming what it was.
 macro_rules! figures {
     ($reason:expr, $($pattern:pat => $figures:expr),+ $(,)?) => {
@@ -115,6 +117,10 @@ struct FakeAgent {
     /// batch's start (the requests sent meanwhile wait it out), and a probe reports it:
     /// (batches, µs); 0 batches for never.
     host_stall: (u64, f64),
+    /// Each stall of `host_stall` lasts its µs times a factor drawn uniformly from
+    /// [1 − this, 1 + this] (0: every stall as long), so that the share touched varies
+    /// from one stretch of the load to the next as a host's does.
+    host_stall_spread: f64,
     /// The run of a replicated point (from 1; renewed by the coordinator).
     run: u32,
     /// Each run after the first adds this many µs to every latency (a bias that holds for
@@ -147,6 +153,7 @@ impl FakeAgent {
             late: (0.0, 0.0),
             blips: (0, 0),
             host_stall: (0, 0.0),
+            host_stall_spread: 0.0,
             run: 1,
             run_shift_us: 0.0,
             renewals: 0,
@@ -218,9 +225,15 @@ impl FakeAgent {
         let mut interarrivals = Vec::new();
         let gap_mean = 1e9 / self.rate.max(1.0);
         let (every, stall_us) = self.host_stall;
-        let stall_end = (every > 0
-            && (self.clock_ns / BATCH.as_nanos() as u64).is_multiple_of(every))
-        .then(|| self.clock_ns + (stall_us * 1e3) as u64);
+        let stalls_now =
+            every > 0 && (self.clock_ns / BATCH.as_nanos() as u64).is_multiple_of(every);
+        // Drawn only when asked, so that the other tests' draws stay as they were.
+        let stall_us = if stalls_now && self.host_stall_spread > 0.0 {
+            stall_us * (1.0 + self.host_stall_spread * (2.0 * self.rng.random::<f64>() - 1.0))
+        } else {
+            stall_us
+        };
+        let stall_end = stalls_now.then(|| self.clock_ns + (stall_us * 1e3) as u64);
         for i in 0..n {
             let departure_ns = self.clock_ns + i * (BATCH.as_nanos() as u64) / n.max(1);
             let held_us =

@@ -22,7 +22,7 @@ mod ci;
 mod own;
 
 use ci::{narrow, wide, wide_beyond, wide_found, wide_heavy};
-pub use own::{own_scope, own_short};
+pub use own::{own_call, own_scope, own_short};
 
 impl Reason {
     /// The sentence a person reads.
@@ -52,7 +52,7 @@ pub fn reason(reason: &Reason) -> String {
     let mut text = why(&reason.why);
     if let Some(more) = &reason.more_time {
         text += &format!(
-            "; the {} samples the precision asked needs would take {} more at this rate (c while it measures, or a longer limits.max_duration)",
+            "; the {} samples the precision asked needs would take {} more at this rate (c while it measures; or give more time: --duration on the command line, limits.max_duration in a file)",
             more.samples,
             humantime::format_duration(Duration::from_secs(more.seconds.ceil() as u64))
         );
@@ -181,7 +181,7 @@ pub fn suggestion(kind: ReasonKind) -> &'static str {
             "the host deschedules the server or the client for milliseconds: measure on a quieter host (dedicated cores, no CPU overcommit), or ask for a lower percentile or a wider CI"
         }
         ReasonKind::TooFewSamples | ReasonKind::Confidence | ReasonKind::HeavyTail => {
-            "ask for less (a wider ci.width or a lower percentile) or allow more (limits.max_duration, max_tries; c continues live)"
+            "ask for less (a wider ci.width or a lower percentile) or allow more (--duration or limits.max_duration, max_tries; c continues live)"
         }
         ReasonKind::Quit => "stopped by the user: run again for a verdict",
         ReasonKind::AgentLost => {

@@ -217,7 +217,7 @@ fn unstated_fields_take_their_defaults() {
         s.limits,
         Limits {
             max_tries: 10,
-            max_duration: Duration::from_secs(300)
+            max_duration: Duration::from_secs(60)
         }
     );
     assert_eq!(

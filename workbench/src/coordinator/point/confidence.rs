@@ -14,16 +14,15 @@ use vernier_stats::{DependentCi, NeedMore, Percentile, Step, effective_tail, per
 use super::super::checks::Interval;
 use super::super::decision::Decision;
 use super::super::event::{Check, CheckKind, CheckRole};
-use super::super::policy::{
-    COLLECT_SHARE_OF_TIME, FAR_BEYOND_REACH, HEAVY_TAIL_ALSO_AT, HEAVY_TAIL_FACTOR, STOPPING_RULE,
-};
+use super::super::policy::{HEAVY_TAIL_ALSO_AT, HEAVY_TAIL_FACTOR, STOPPING_RULE};
 use super::super::reason::{
-    Awaited, Confidence, HeavyTail, Narrow, Reason, TooFewForCi, TooFewSamples, Why, Wide,
+    Awaited, Confidence, HeavyTail, MoreTime, Narrow, Reason, TooFewForCi, TooFewSamples, Why, Wide,
 };
 use super::super::result::Verdict;
 use super::super::text;
 use super::estimate::{Estimate, Snapshot};
 use super::heavy::{heaviness_at, heavy_too_few};
+use super::plan::{Look, Next};
 use super::state::Point;
 
 impl Point {
@@ -33,61 +32,6 @@ impl Point {
             .iter()
             .flat_map(|&i| self.agents[i].latencies_in_send_order())
             .collect()
-    }
-
-    /// The samples per agent the point can hold by its time limit at the current rate,
-    /// with a tenth of the time left kept back for the last evaluation.
-    pub(super) fn reachable(&self, at: Duration) -> usize {
-        let fewest = self.fewest_samples();
-        let left = self.seconds_left(at);
-        let per_agent = self.config.rate / self.live_count() as f64 * self.rounds.sampling;
-        fewest + (COLLECT_SHARE_OF_TIME * left * per_agent) as usize
-    }
-
-    /// Where the point goes after `look`, which did not stop, planned within the samples
-    /// the time left can give: the rule's next look, taken earlier when the full step
-    /// would leave no room for the look that confirms it (a need predicted from the
-    /// samples so far is noisy, so judge again on what can be had); N/A now when the
-    /// precision asked needs far more than the limit holds ([`FAR_BEYOND_REACH`]), or when
-    /// no look is left whose stop fits. With an SLO a last look at the limit can still
-    /// decide: its CI may lie wholly on one side.
-    fn plan(&self, at: Duration, look: &Look<'_>) -> Next {
-        let reach = self.reachable(at);
-        // In the samples the look counts (the untouched ones, for the tail without
-        // stalls); the next look comes at a count of those kept.
-        let limit = (reach as f64 / self.looks.per_counted.max(1.0)) as usize * look.count;
-        let needed = self.looks.needed.unwrap_or(0);
-        if needed as f64 > FAR_BEYOND_REACH * limit as f64 {
-            return Next::FarBeyond { limit };
-        }
-        match STOPPING_RULE.within(look.step, look.n, limit) {
-            Some(total) => Next::Look(self.kept_for(total).div_ceil(look.count).max(look.floor)),
-            None if self.config.slo.is_some() && reach >= look.floor => Next::Look(reach),
-            None => Next::NoRoom,
-        }
-    }
-
-    /// The check's decision when `next` ends the point; `None` when it looks again.
-    fn ending(next: &Next, needed: usize) -> Option<String> {
-        match next {
-            Next::Look(_) => None,
-            Next::FarBeyond { limit } => Some(format!(
-                "N/A now: about {needed} samples in all would do, more than {FAR_BEYOND_REACH}× the {limit} the time left allows"
-            )),
-            Next::NoRoom => Some(
-                "N/A now: no look is left whose stop (and its confirmation) fits before the time limit"
-                    .into(),
-            ),
-        }
-    }
-
-    /// Goes on to the next look, or ends the point N/A with `reason` (and the time the
-    /// samples the precision asked needs would take) when `next` says no stop can come.
-    fn follow(&mut self, at: Duration, next: Next, reason: Reason, out: &mut Decision) {
-        match next {
-            Next::Look(wanted) => self.extend_look(at, wanted, vec![reason], out),
-            Next::FarBeyond { .. } | Next::NoRoom => self.end_unsettled(at, reason, out),
-        }
     }
 
     /// `method: vernier`'s confidence step: dependence-valid CIs per agent and combined,
@@ -209,6 +153,8 @@ impl Point {
     /// request's, judged on what the point holds now.
     pub(super) fn end_unsettled(&mut self, at: Duration, reason: Reason, out: &mut Decision) {
         let mut reasons = if self.looks.own {
+            self.looks.own_more = (self.more_time().zip(self.looks.needed))
+                .map(|(seconds, samples)| MoreTime { samples, seconds });
             let snapshot = self.snapshot();
             let count = snapshot.agents.len().max(1);
             match self.whole_at_stop(at, &snapshot, count) {
@@ -599,42 +545,4 @@ struct Asked<'s> {
     sorted: Cow<'s, [f64]>,
     /// Whether it is the tail without stalls.
     own: bool,
-}
-
-/// Where the point goes after a look that did not stop.
-enum Next {
-    /// Look again once every agent holds this many samples.
-    Look(usize),
-    /// The precision asked needs more than [`FAR_BEYOND_REACH`] times the samples (in all)
-    /// the time left allows, `limit`: N/A now.
-    FarBeyond {
-        /// The samples in all the point can hold by its limit.
-        limit: usize,
-    },
-    /// No look is left whose stop fits before the limit: N/A now.
-    NoRoom,
-}
-
-/// One look of `method: vernier`'s confidence step: what its outcomes share.
-struct Look<'a> {
-    /// The target percentile.
-    p: Percentile,
-    /// The confidence asked.
-    conf: f64,
-    /// The measuring agents (at least 1).
-    count: usize,
-    /// The fewest samples per agent the next look may ask for.
-    floor: usize,
-    /// The combined samples, ascending, µs.
-    sorted: &'a [f64],
-    /// How many there are.
-    n: usize,
-    /// The combined estimate of the percentile, µs.
-    value: f64,
-    /// The look's number (from 1).
-    look: u32,
-    /// The width asked, µs.
-    target_us: f64,
-    /// What the stopping rule decided.
-    step: Step,
 }

@@ -24,6 +24,9 @@ impl Point {
         self.looks.confirming = false;
         self.looks.needed = None;
         self.looks.narrow = None;
+        self.looks.touched_call = None;
+        self.looks.beyond = None;
+        self.looks.own_more = None;
         self.host.stale = true;
         for a in &mut self.agents {
             a.round = RoundTally::new();

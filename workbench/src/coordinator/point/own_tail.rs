@@ -12,10 +12,11 @@ use super::super::checks::Interval;
 use super::super::decision::Decision;
 use super::super::event::{Check, CheckKind, CheckRole};
 use super::super::policy::{
-    MAX_TOUCHED_SHARE, TOUCHED_EVERY, TOUCHED_EVERY_SHARE, TOUCHED_SEEN_FOR_S,
+    MAX_TOUCHED_SHARE, TOUCHED_EVERY, TOUCHED_EVERY_SHARE, TOUCHED_SEEN_FOR_S, call_touched,
 };
 use super::super::result::{
-    CiDependence, OwnShort, PercentileResult, Probed, Verdict, WithoutStalls,
+    CalledBy, CiDependence, OwnShort, PercentileResult, Probed, TouchedCall, TouchedSide, Verdict,
+    WithoutStalls,
 };
 use super::estimate::Estimate;
 use super::state::Point;
@@ -33,6 +34,13 @@ pub(super) struct OwnLook {
 
 /// Batches of the touched share's interval, and the fewest requests each holds.
 const TOUCHED_BATCHES: usize = 20;
+
+/// The share touched as read at one moment: its figures (as a call under by its interval,
+/// until called) and the requests it was read on.
+struct TouchedSeen {
+    call: TouchedCall,
+    requests: usize,
+}
 
 impl Point {
     /// The measuring agents' stalls, each on its own samples' clock, as intervals in ns.
@@ -95,12 +103,9 @@ impl Point {
         }
         let measuring: Vec<usize> = self.measuring().collect();
         let (mut agents, mut latency, mut weights) = (Vec::new(), Vec::new(), Vec::new());
-        let (mut touched, mut requests) = (0.0, 0);
         let mut one = None;
         for i in measuring {
             let part = self.agent_part(i)?;
-            touched += part.touched_share * part.requests as f64;
-            requests += part.requests;
             latency.extend_from_slice(&part.latency_us);
             weights.extend_from_slice(&part.weights);
             let samples = WeightedSamples::new(part.latency_us, &part.weights).ok()?;
@@ -111,11 +116,9 @@ impl Point {
             agents.push((i, samples.len(), interval));
             one = estimate;
         }
-        // Touched beyond what the method is checked at: every request's tail is what
-        // there is to look at.
-        if touched / requests.max(1) as f64 > MAX_TOUCHED_SHARE {
-            return None;
-        }
+        // However many the stalls touch, this is the tail asked for: until the share is
+        // called over (which ends the point), a share that hovers at the bound does not
+        // hand the looks to every request's tail and back.
         let samples = WeightedSamples::new(latency, &weights).ok()?;
         // With one agent its estimate is the combined one.
         let estimate = match one.filter(|_| agents.len() == 1) {
@@ -133,9 +136,9 @@ impl Point {
     /// touched, with its interval at `confidence`: the marks in send order, one agent after
     /// another, cut into [`TOUCHED_BATCHES`] batches whose means are close to independent
     /// (a stall's marks span milliseconds, a batch a second or more), Student's t on them.
-    /// `(share, low, high, requests)`; `None` with fewer than [`TOUCHED_BATCHES`] requests a
-    /// batch, or over less than [`TOUCHED_SEEN_FOR_S`] of the load.
-    fn touched_ci(&mut self, confidence: f64) -> Option<(f64, f64, f64, usize)> {
+    /// `None` with fewer than [`TOUCHED_BATCHES`] requests a batch, or over less than
+    /// [`TOUCHED_SEEN_FOR_S`] of the load.
+    fn touched_ci(&mut self, confidence: f64) -> Option<TouchedSeen> {
         let measuring: Vec<usize> = self.measuring().collect();
         let mut marks: Vec<bool> = Vec::new();
         for i in measuring {
@@ -150,16 +153,28 @@ impl Point {
             .map(|b| b.iter().filter(|&&t| t).count() as f64 / size as f64)
             .collect();
         let ci = mean_ci(&means, confidence).ok()?;
-        Some((ci.mean, ci.low, ci.high, marks.len()))
+        Some(TouchedSeen {
+            call: TouchedCall {
+                side: TouchedSide::Under,
+                by: CalledBy::Interval,
+                share: ci.mean,
+                low: ci.low,
+                high: ci.high,
+                seen_s,
+            },
+            requests: marks.len(),
+        })
     }
 
-    /// Ends the point at this look when the tail without stalls is asked for and the
-    /// host's stalls surely touch more of the requests than that tail is judged at
-    /// ([`MAX_TOUCHED_SHARE`]): the share's interval ([`Point::touched_ci`]) lies wholly
-    /// above it. More time would not bring the share under while the host stalls this
-    /// often, so the answer is known now: every request's tail is judged on what the point
-    /// holds (as when the rule stops on the tail without stalls), and the tail without
-    /// stalls is N/A `touched`. True when it ended the point.
+    /// Reads the share touched when the tail without stalls is asked for, and calls it
+    /// ([`call_touched`]): over, the point ends at this look (true); called under, the tail
+    /// without stalls drives the looks from now on, said in a check. Over is its interval
+    /// wholly above [`MAX_TOUCHED_SHARE`] (more time would not bring the share under while
+    /// the host stalls this often), or, once the set time has passed with the interval
+    /// still straddling the bound, its estimate beyond it (more time would only narrow the
+    /// interval around a share this near the bound). Either way the answer is known now:
+    /// every request's tail is judged on what the point holds (as when the rule stops on
+    /// the tail without stalls), and the tail without stalls is N/A `touched`.
     pub(super) fn touched_beyond(&mut self, at: Duration, out: &mut Decision) -> bool {
         // Read once at a moment: a look that comes in the tick the share was read between
         // looks would only mark the same requests again.
@@ -170,11 +185,22 @@ impl Point {
             return false;
         }
         self.looks.touched_at = at;
-        let conf = self.config.ci.confidence;
-        let Some((share, low, high, n)) = self.touched_ci(conf) else {
+        let Some(seen) = self.touched_ci(self.config.ci.confidence) else {
             return false;
         };
-        if low <= MAX_TOUCHED_SHARE {
+        let c = seen.call;
+        let Some((side, by)) = call_touched(c.share, c.low, c.high, c.seen_s) else {
+            return false;
+        };
+        // A call by the estimate is made once; only the interval overrules it.
+        if by == CalledBy::Estimate && self.looks.touched_call.is_some() {
+            return false;
+        }
+        let call = TouchedCall { side, by, ..c };
+        if side == TouchedSide::Under {
+            self.looks.touched_call = Some(call);
+            let check = self.touched_check(call, seen.requests);
+            self.check(at, check, out);
             return false;
         }
         let snapshot = self.snapshot();
@@ -183,27 +209,8 @@ impl Point {
         if whole_us.is_none() {
             return false;
         }
-        let check = Check {
-            check: CheckKind::Confidence,
-            agent: None,
-            pass: false,
-            role: CheckRole::Gate,
-            statistic: Some(share),
-            pvalue: None,
-            n,
-            detail: format!(
-                "the host's stalls touched {:.1}% of the requests, {:.0}% CI [{:.1}, {:.1}] (batch means)",
-                share * 100.0,
-                conf * 100.0,
-                low * 100.0,
-                high * 100.0
-            ),
-            decision: format!(
-                "N/A now for the tail without stalls: surely more than the {:.0}% it is judged at, and more time would not bring it under while the host stalls this often; every request's tail judged on what the point holds",
-                MAX_TOUCHED_SHARE * 100.0
-            ),
-            data: None,
-        };
+        self.looks.touched_call = Some(call);
+        let check = self.touched_check(call, seen.requests);
         self.check(at, check, out);
         match whole {
             None => self.finish(at, Verdict::Converged, Vec::new(), out),
@@ -216,12 +223,62 @@ impl Point {
         true
     }
 
+    /// The check that says how the share touched was called, on `requests` requests.
+    fn touched_check(&self, call: TouchedCall, requests: usize) -> Check {
+        let conf = self.config.ci.confidence;
+        let most = MAX_TOUCHED_SHARE * 100.0;
+        let decision = match (call.side, call.by) {
+            (TouchedSide::Over, CalledBy::Interval) => format!(
+                "N/A now for the tail without stalls: surely more than the {most:.0}% it is judged at, and more time would not bring it under while the host stalls this often; every request's tail judged on what the point holds"
+            ),
+            (TouchedSide::Over, CalledBy::Estimate) => format!(
+                "N/A now for the tail without stalls: after {:.0} s of requests its interval still straddles the {most:.0}% it is judged at, and its estimate is beyond (called so; more time would only narrow the interval around a share this near the bound); every request's tail judged on what the point holds",
+                call.seen_s
+            ),
+            (TouchedSide::Under, _) => format!(
+                "called under: after {:.0} s of requests its interval still straddles the {most:.0}% it is judged at, and its estimate is within; the tail without stalls drives the looks to the end",
+                call.seen_s
+            ),
+        };
+        Check {
+            check: CheckKind::Confidence,
+            agent: None,
+            pass: call.side == TouchedSide::Under,
+            role: CheckRole::Gate,
+            statistic: Some(call.share),
+            pvalue: None,
+            n: requests,
+            detail: format!(
+                "the host's stalls touched {:.1}% of the requests, {:.0}% CI [{:.1}, {:.1}] (batch means)",
+                call.share * 100.0,
+                conf * 100.0,
+                call.low * 100.0,
+                call.high * 100.0
+            ),
+            decision,
+            data: None,
+        }
+    }
+
     /// Between looks, [`Point::touched_beyond`] once [`TOUCHED_EVERY`] has passed since the
     /// share was last read (at a look or between), or a [`TOUCHED_EVERY_SHARE`]th of the
     /// round's time so far when that is longer: true when it ended the point.
     pub(super) fn touched_between_looks(&mut self, at: Duration, out: &mut Decision) -> bool {
         let every = TOUCHED_EVERY.max(at.saturating_sub(self.rounds.started) / TOUCHED_EVERY_SHARE);
         at.saturating_sub(self.looks.touched_at) >= every && self.touched_beyond(at, out)
+    }
+
+    /// `touched` when the share `touched_share` of the requests at the end is beyond the
+    /// most this tail is judged at: once called, by the call; else by its estimate.
+    fn touched_at_end(&self, touched_share: f64) -> Option<OwnShort> {
+        let over = match self.looks.touched_call {
+            Some(call) => call.side == TouchedSide::Over,
+            None => touched_share > MAX_TOUCHED_SHARE,
+        };
+        over.then_some(OwnShort::Touched {
+            share: touched_share,
+            most: MAX_TOUCHED_SHARE,
+        })
     }
 
     /// The tail without the host's stalls at the point's end (`None` under `method:
@@ -284,11 +341,7 @@ impl Point {
             .find(|(q, _, _)| q.same(self.config.ci.percentile));
         let ci_width_us = target.and_then(|(_, r, _)| Some(r.ci_high? - r.ci_low?));
         let asked = self.config.ci.tail == Tail::WithoutStalls;
-        let touched = (touched_share > MAX_TOUCHED_SHARE).then_some(OwnShort::Touched {
-            share: touched_share,
-            most: MAX_TOUCHED_SHARE,
-        });
-        let short = match self.own_unjudgeable(stalls).or(touched) {
+        let short = match (self.own_unjudgeable(stalls)).or(self.touched_at_end(touched_share)) {
             Some(why) => Some(why),
             None => match target {
                 None => Some(OwnShort::TooFew {
@@ -321,6 +374,14 @@ impl Point {
                 },
             },
         };
+        // More time would buy what the tail's last look predicted only when it was short
+        // of samples, not of untouched requests or of a probe.
+        let more_time = self.looks.own_more.filter(|_| {
+            matches!(
+                short,
+                Some(OwnShort::Wide { .. } | OwnShort::TooFew { .. } | OwnShort::Unsettled { .. })
+            )
+        });
         Some(WithoutStalls {
             verdict: if short.is_none() {
                 Verdict::Converged
@@ -335,6 +396,8 @@ impl Point {
             samples: samples.len(),
             stalls,
             probed,
+            touched_call: self.looks.touched_call,
+            more_time,
         })
     }
 }

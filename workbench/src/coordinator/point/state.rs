@@ -13,8 +13,8 @@ use vernier_stats::NeedMore;
 use super::super::config::PointConfig;
 use super::super::decision::{Action, Decision};
 use super::super::event::{Check, Event, EventKind, Phase};
-use super::super::reason::{Narrow, Reason};
-use super::super::result::{InterarrivalResult, PointResult};
+use super::super::reason::{MoreTime, Narrow, Reason};
+use super::super::result::{InterarrivalResult, PointResult, TouchedCall};
 use crate::scenario::Limits;
 
 /// One closed warm-up window, all agents.
@@ -339,6 +339,25 @@ pub(super) struct Looks {
     pub(super) per_counted: f64,
     /// When the share touched was last read (at a look or between looks).
     pub(super) touched_at: Duration,
+    /// The share touched, once called (see `policy::call_touched`): called under, the tail
+    /// without stalls drives the looks to the end whatever the share's estimate does next.
+    pub(super) touched_call: Option<TouchedCall>,
+    /// The last look's need when it planned the stop beyond the samples the time left
+    /// allows: the next look, on the rule's least step, ends the point if it does too.
+    pub(super) beyond: Option<Beyond>,
+    /// What more time would buy the tail without stalls, read when the point ended before
+    /// the rule stopped on it (before every request's tail is judged, whose need then
+    /// replaces `needed`).
+    pub(super) own_more: Option<MoreTime>,
+}
+
+/// A look that planned the stop beyond the samples the time left allows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Beyond {
+    /// The samples (in all, those the look counted) it predicted the precision needs.
+    pub(super) needed: usize,
+    /// Whether it judged the tail without stalls (needs of two tails do not compare).
+    pub(super) own: bool,
 }
 
 /// The host's stalls while the current phase loads (warm-up, or a measuring round), per

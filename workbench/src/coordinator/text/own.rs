@@ -1,9 +1,23 @@
 //! The words of the tail without the host's stalls.
 
-use super::super::result::{OwnShort, Probed, WithoutStalls};
+use super::super::result::{CalledBy, OwnShort, Probed, TouchedSide, WithoutStalls};
 
-/// Why the tail without stalls did not converge, in words (`None` when it did).
+/// Why the tail without stalls did not converge, in words (`None` when it did), with what
+/// more time would buy it when it would.
 pub fn own_short(own: &WithoutStalls) -> Option<String> {
+    let why = own_why(own)?;
+    Some(match own.more_time {
+        Some(more) => format!(
+            "{why}; the {} untouched samples its precision needs would take {} more at this rate (c while it measures; or --duration, limits.max_duration)",
+            more.samples,
+            humantime::format_duration(std::time::Duration::from_secs(more.seconds.ceil() as u64))
+        ),
+        None => why,
+    })
+}
+
+/// Why the tail without stalls did not converge, in words.
+fn own_why(own: &WithoutStalls) -> Option<String> {
     own.short.as_ref().map(|s| match s {
         OwnShort::Wide {
             width_us,
@@ -29,6 +43,23 @@ pub fn own_short(own: &WithoutStalls) -> Option<String> {
             sampling * 100.0
         ),
     })
+}
+
+/// How the share touched was called when its interval still straddled the bound at the
+/// set time, in words (`None` when it was not, or its interval decided).
+pub fn own_call(own: &WithoutStalls) -> Option<String> {
+    let call = own.touched_call.filter(|c| c.by == CalledBy::Estimate)?;
+    let side = match call.side {
+        TouchedSide::Under => "within",
+        TouchedSide::Over => "beyond",
+    };
+    Some(format!(
+        "after {:.0} s of requests the share touched, {:.1}% [{:.1}, {:.1}], still straddled the bound, so its estimate called it {side}",
+        call.seen_s,
+        call.share * 100.0,
+        call.low * 100.0,
+        call.high * 100.0
+    ))
 }
 
 /// Whose stalls the tail without stalls leaves out, in words.

@@ -173,7 +173,7 @@ fn flags_set_their_fields_and_defaults_the_rest() {
     );
     assert_eq!(s.ci.percentile, vernier_stats::Percentile::P99);
     assert_eq!(s.ci.width, CiWidth::Relative(0.2));
-    assert_eq!(s.limits.max_duration, Duration::from_secs(300));
+    assert_eq!(s.limits.max_duration, Duration::from_secs(60));
 
     let s = from_url(
         "redis://127.0.0.1:6379",
@@ -466,7 +466,7 @@ timestamps: user
 # depth: 1
 # interarrival: exp
 # percentiles: [50, 90, 99, 99.9]
-# limits: {max_tries: 10, max_duration: 5m}
+# limits: {max_tries: 10, max_duration: 1m}
 # timeout: 1s
 # seed: 1
 ";

@@ -195,6 +195,8 @@ fn a_point_with_its_tail_without_stalls_shows_both_and_the_share_touched() {
         samples: 36_512,
         stalls: 41,
         probed: Probed::ClientAndTarget,
+        touched_call: None,
+        more_time: None,
     });
     let text = screen(&app, 160, 48);
     // Under every request's row, the server's own: its verdict, samples, p99 and CI.

@@ -236,8 +236,11 @@ fn reasons(app: &App, theme: Theme, finished: &Finished) -> Vec<(String, Style)>
             let agents: Vec<String> = (own.touched_by_agent.iter().enumerate())
                 .map(|(i, t)| format!("agent {i} {:.1}%", t * 100.0))
                 .collect();
+            let call = crate::coordinator::text::own_call(own)
+                .map_or(String::new(), |call| format!("; {call}"));
             let why = crate::coordinator::text::own_short(own)
                 .map_or(String::new(), |why| format!("; n/a: {why}"));
+            let why = format!("{call}{why}");
             items.push((
                 format!(
                     "· {} req/s without stalls (own): {:.1}% of requests touched by a stall ({}){why}",
