@@ -119,6 +119,10 @@ pub struct AgentResult {
     pub backlog_max: u64,
     /// Requests that failed (timeouts, lost connections) or were answered with an error.
     pub errors: u64,
+    /// Requests the server refused unprocessed (an HTTP/2 GOAWAY above them, or
+    /// REFUSED_STREAM) and the agent sent again, from their schedule: not errors.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub retried: u64,
     /// Samples kept.
     pub samples: usize,
     /// The target percentile from this agent's samples alone, with its CI: agents that
@@ -578,4 +582,9 @@ impl std::fmt::Display for PercentileResult {
             _ => write!(f, "{:.1} [no CI]", self.value),
         }
     }
+}
+
+/// Whether a count is zero: such a count is left out of the JSON.
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

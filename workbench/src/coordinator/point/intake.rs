@@ -38,6 +38,7 @@ impl Point {
         a.load
             .answered(at, received, c.failed + c.error_replies, c.connect_failures);
         a.load.backlog(batch.worker, c.backlog);
+        a.load.retried += c.retried;
         a.recent.sent += sent;
         a.recent.received += received;
         // The live figures from the kept samples, a few µs for a batch's worth, rather

@@ -97,6 +97,9 @@ pub(super) struct AgentLoad {
     pub(super) backlog_max: u64,
     /// Requests that failed or were answered with an error.
     pub(super) errors: u64,
+    /// Requests the server refused unprocessed (an HTTP/2 GOAWAY's or REFUSED_STREAM's)
+    /// and the agent sent again.
+    pub(super) retried: u64,
     /// Replies.
     pub(super) received: u64,
     /// Since when it has seen only failures, when it has.

@@ -358,6 +358,7 @@ impl Point {
                     .then(|| a.round.send_lag.value_at_quantile(0.99) as f64 / 1e3),
                 backlog_max: a.load.backlog_max,
                 errors: a.load.errors,
+                retried: a.load.retried,
                 samples: a.round.samples.len(),
             })
             .collect()
