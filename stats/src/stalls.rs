@@ -507,7 +507,13 @@ mod tests {
         assert_eq!(marks.free_time(10.0), 80.0);
         assert_eq!(marks.free_time(45.0), 50.0);
         assert_eq!(marks.free_time(60.0), 50.0);
-        let stalls = [stalls[0], Stall { start: 70.0, end: 80.0 }];
+        let stalls = [
+            stalls[0],
+            Stall {
+                start: 70.0,
+                end: 80.0,
+            },
+        ];
         let marks = mark(spans(&send, &latency), &stalls, Reach::StallOnly).unwrap();
         // Closed gaps of 40 and 20, an open one of 20.
         assert_eq!(marks.free_time(10.0), 30.0 + 10.0 + 20.0);
@@ -533,7 +539,15 @@ mod tests {
         // to the last reply, 51) open.
         let (_, weights) = untouched(spans(&send, &latency), &marks, &latency);
         let free = |w: f64| 40.0 - w + 1.0;
-        let raw = [free(5.0), free(9.0), free(2.0), free(10.0), free(1.0), free(1.0)].map(|f| 1.0 / f);
+        let raw = [
+            free(5.0),
+            free(9.0),
+            free(2.0),
+            free(10.0),
+            free(1.0),
+            free(1.0),
+        ]
+        .map(|f| 1.0 / f);
         let mean = raw.iter().sum::<f64>() / raw.len() as f64;
         for (w, r) in weights.iter().zip(raw) {
             assert!((w - r / mean).abs() < 1e-12, "{weights:?}");
