@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::SysError;
+use super::error::SysError;
 
 const CPUIDLE: &str = "/sys/devices/system/cpu/cpuidle";
 const HALT_POLL_NS: &str = "/sys/module/haltpoll/parameters/guest_halt_poll_ns";
