@@ -6,8 +6,8 @@
 use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
-use super::Epoch;
 use super::conn::Conn;
+use super::epoch::Epoch;
 use super::tally::Tally;
 use crate::measure::{Batch, Counters};
 
