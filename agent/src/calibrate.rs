@@ -28,58 +28,26 @@
 //! ```
 
 mod clocks;
+mod error;
 mod jitter;
+mod options;
 mod pingpong;
 mod sources;
-
-use std::time::Duration;
+mod spread;
 
 use serde::Serialize;
-use thiserror::Error;
 
-use crate::sys::{SysError, available_cpus};
+use crate::sys::available_cpus;
 
 pub use clocks::ClockReadCost;
+pub use error::CalibrateError;
 pub use jitter::CoreJitter;
+pub use options::{CalibrateOptions, PingPong, WARMUP_ROUND_TRIPS};
 pub use pingpong::{LoopbackRtt, STALL as PING_PONG_STALL, Wait};
 pub use sources::{
     InterfaceSource, KernelTimestampCheck, LoopbackKernelTimestamps, TimestampSources,
 };
-
-/// What to measure, and for how long.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CalibrateOptions {
-    /// The cores to use: the ping-pong client runs on the first and its server on the
-    /// second, and the jitter spin runs on each. Empty: the first two CPUs this process
-    /// may use (one, on a one-CPU host).
-    pub cpus: Vec<usize>,
-    /// Round trips of the ping-pong (after a warm-up of [`WARMUP_ROUND_TRIPS`]).
-    pub round_trips: u64,
-    /// Run the ping-pong for this long instead of a number of round trips.
-    pub duration: Option<Duration>,
-    /// How long to spin on each core for the jitter test.
-    pub jitter: Duration,
-    /// The interfaces whose timestamping to report. `None`: every interface.
-    pub interfaces: Option<Vec<String>>,
-}
-
-/// Round trips run before the ping-pong's measured ones, to warm caches, branch
-/// predictors and the TCP connection (the first round trips take the slow paths).
-pub const WARMUP_ROUND_TRIPS: u64 = 1_000;
-
-impl Default for CalibrateOptions {
-    /// 100,000 round trips (about a second on loopback) and a 1 s spin per core: a few
-    /// seconds in all.
-    fn default() -> Self {
-        CalibrateOptions {
-            cpus: Vec::new(),
-            round_trips: 100_000,
-            duration: None,
-            jitter: Duration::from_secs(1),
-            interfaces: None,
-        }
-    }
-}
+pub use spread::Spread;
 
 /// The floor under measurements on this host; printed as JSON by `vernier calibrate`.
 #[derive(Debug, Clone, Serialize)]
@@ -99,41 +67,6 @@ pub struct Calibration {
     pub contributors: Vec<Contributor>,
     /// Caveats about these figures (e.g. client and server sharing a core).
     pub notes: Vec<String>,
-}
-
-/// The spread of one contributor's figure.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
-pub struct Spread {
-    /// The least seen: the nearest the figures come to this contributor's floor on this
-    /// host.
-    pub min: f64,
-    /// The typical value, nearest rank.
-    pub p50: f64,
-    /// The value one in a hundred exceeds, nearest rank: what this contributor adds to a
-    /// tail.
-    pub p99: f64,
-    /// The most seen: one stall or interrupt can set it, so it is read beside the p99.
-    pub max: f64,
-    /// How many values the spread is of.
-    pub count: u64,
-}
-
-impl Spread {
-    /// The spread of ascending values (nearest rank); zeros when empty.
-    pub fn of_sorted(sorted: &[f64]) -> Spread {
-        let Some((&min, &max)) = sorted.first().zip(sorted.last()) else {
-            return Spread::default();
-        };
-        let rank =
-            |q: f64| sorted[((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1];
-        Spread {
-            min,
-            p50: rank(0.5),
-            p99: rank(0.99),
-            max,
-            count: sorted.len() as u64,
-        }
-    }
 }
 
 /// One row of the contributors' table.
@@ -198,51 +131,6 @@ fn contributors(
         });
     }
     rows
-}
-
-/// Why a calibration could not be completed.
-#[derive(Debug, Error)]
-pub enum CalibrateError {
-    /// A figure the options ask for cannot be measured (e.g. no round trips at all).
-    #[error("{0}")]
-    Options(String),
-    /// A thread could not be pinned to a core asked for (or another system call failed).
-    #[error(transparent)]
-    Sys(#[from] SysError),
-    /// A socket or thread of the measurement failed; `what` says which.
-    #[error("{what}: {source}")]
-    Io {
-        /// The step that failed.
-        what: &'static str,
-        /// The operating system's error.
-        source: std::io::Error,
-    },
-    /// A measurement thread panicked (a bug).
-    #[error("the {0} thread panicked")]
-    Panicked(&'static str),
-    /// The ping-pong reached its time limit still warming up: the host is too slow (or
-    /// stalls too often) for a floor.
-    #[error(
-        "the ping-pong reached its limit of {limit:?} after {done} of its {} warm-up round trips",
-        WARMUP_ROUND_TRIPS
-    )]
-    Limit {
-        /// The limit.
-        limit: Duration,
-        /// Warm-up round trips done by then.
-        done: u64,
-    },
-}
-
-impl CalibrateError {
-    /// Whether the error is the options' fault (a bad core, a zero duration) rather than
-    /// the host's.
-    pub fn is_usage(&self) -> bool {
-        matches!(
-            self,
-            CalibrateError::Options(_) | CalibrateError::Sys(SysError::Pin { .. })
-        )
-    }
 }
 
 /// Measures everything [`Calibration`] holds. Takes about `jitter` plus the ping-pong's
@@ -366,40 +254,10 @@ pub fn loopback(ping_pong: &PingPong) -> Result<LoopbackRtt, CalibrateError> {
     )
 }
 
-/// A ping-pong for [`loopback`].
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PingPong {
-    /// The client's core (it times the round trips).
-    pub client_cpu: usize,
-    /// The server's core; the client's own makes the ends block rather than spin.
-    pub server_cpu: usize,
-    /// Round trips measured after the warm-up of [`WARMUP_ROUND_TRIPS`].
-    pub round_trips: u64,
-    /// Stop after this long, warm-up included, with the round trips measured by then (a
-    /// host that stalls): [`LoopbackRtt::stopped_at_limit`] says so.
-    pub limit: Duration,
-}
-
-/// Joins a measurement thread, turning its panic into an error.
-fn join<T>(
-    handle: std::thread::JoinHandle<Result<T, CalibrateError>>,
-    name: &'static str,
-) -> Result<T, CalibrateError> {
-    handle.join().map_err(|_| CalibrateError::Panicked(name))?
-}
-
-/// Nanoseconds as microseconds (exact to the nanosecond).
-fn us(ns: u64) -> f64 {
-    ns as f64 / 1_000.0
-}
-
-/// Nanoseconds as microseconds, rounded to the nanosecond.
-fn us_f(ns: f64) -> f64 {
-    ns.round() / 1_000.0
-}
-
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     #[test]

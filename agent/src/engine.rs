@@ -5,7 +5,10 @@
 //! command channel each and receives [`Batch`]es (interval deltas) on a shared channel.
 
 mod arrivals;
+mod command;
 mod conn;
+mod epoch;
+mod error;
 mod inflight;
 mod nic_clock;
 mod pacer;
@@ -20,107 +23,15 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use thiserror::Error;
-use vernier_protocols::{InterArrival, KeySpace, WorkloadError};
+use vernier_protocols::{InterArrival, KeySpace};
 
-use crate::config::{ConfigError, LoadSpec, Workload};
+use crate::config::{LoadSpec, Workload};
 use crate::measure::{Batch, Counters};
 use crate::probe::CoreWatch;
-use crate::sys::SysError;
 
-/// Why the engine could not start or run.
-#[derive(Debug, Error)]
-pub enum EngineError {
-    /// The load description is invalid.
-    #[error("invalid load: {0}")]
-    Config(#[from] ConfigError),
-    /// The key-value workload could not be generated.
-    #[error("invalid workload: {0}")]
-    Workload(#[from] WorkloadError),
-    /// A connection to the target could not be opened at start.
-    #[error("worker {worker}: cannot connect to {target}: {source}")]
-    Connect {
-        /// The worker.
-        worker: u32,
-        /// The target.
-        target: std::net::SocketAddr,
-        /// Why.
-        source: SysError,
-    },
-    /// A worker could not be pinned to its core.
-    #[error("worker {worker}: cannot pin to cpu {cpu}: {source}")]
-    Pin {
-        /// The worker.
-        worker: u32,
-        /// The core.
-        cpu: usize,
-        /// Why.
-        source: SysError,
-    },
-    /// The operating system refused a thread or a poller.
-    #[error("worker {worker}: {what}: {source}")]
-    Os {
-        /// The worker.
-        worker: u32,
-        /// What was being done.
-        what: &'static str,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// A worker did not report ready in time.
-    #[error("worker {0} did not start within {1:?}")]
-    StartTimeout(u32, Duration),
-    /// A worker thread panicked (a bug: please report it).
-    #[error("worker {0} stopped unexpectedly")]
-    WorkerDied(u32),
-}
-
-/// A command to a worker.
-#[derive(Debug, Clone)]
-pub(crate) enum Command {
-    /// Generate load at this rate (this worker's share) with these gaps.
-    Load {
-        rate_per_s: f64,
-        interarrival: InterArrival,
-    },
-    /// Stop generating (connections stay open; requests in flight are still measured).
-    Pause,
-    /// Keep every round(1/rate)-th request sent from now on, in batches of this
-    /// generation (the worker first ends the batch of the previous one).
-    Sampling { rate: f64, generation: u64 },
-    /// Departures later than this could move the answer asked: the pacer spins as much
-    /// as this host's wake-ups need for most to leave within it.
-    Tolerance(Duration),
-    /// Report and exit.
-    Stop,
-}
-
-/// The common time origin of all workers: every reported time is relative to it.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Epoch {
-    pub(crate) mono: Instant,
-    /// CLOCK_MONOTONIC at `mono`, ns (`Instant` reads the same clock): what a host probe's
-    /// intervals are shifted by to reach the samples' clock.
-    pub(crate) mono_ns: u64,
-    /// CLOCK_REALTIME at `mono`, ns: kernel software timestamps are on this clock.
-    pub(crate) realtime_ns: u64,
-}
-
-impl Epoch {
-    fn now() -> Self {
-        Epoch {
-            mono: Instant::now(),
-            mono_ns: crate::sys::monotonic_ns(),
-            realtime_ns: crate::sys::realtime_ns(),
-        }
-    }
-
-    /// Monotonic ns since the epoch.
-    #[inline]
-    pub(crate) fn now_ns(&self) -> u64 {
-        self.mono.elapsed().as_nanos() as u64
-    }
-}
+use command::Command;
+use epoch::Epoch;
+pub use error::EngineError;
 
 struct WorkerHandle {
     commands: Sender<Command>,

@@ -25,11 +25,10 @@
 //! a core taken away answers nothing, and sends nothing, until it is back. So the interval
 //! meets every request the stall touched, and no request that had finished before the
 //! stall began. Recorded from the previous wake-up instead (the start's bound), an
-//! interval also met requests that were done before the stall: on this project's KVM
-//! guest (2026-11-27, memcached at 5,000 req/s), whose probes saw wake-ups late by
-//! 100-700 µs (p10-p90) about 120 times a second per core, those intervals covered 28.9%
-//! of a run's time, and the intervals from the deadlines 8.0% (`vernier validate
-//! --stall-coverage` measures what either does to the tail without stalls).
+//! interval would also meet requests that were done before the stall, and on a host that
+//! stalls often cover several times as much of a run (docs/RESULTS.md, "What a probe's
+//! interval covers"; `vernier validate --stall-coverage` measures what either does to the
+//! tail without stalls).
 //!
 //! # The clock
 //!
@@ -51,16 +50,12 @@ use serde::{Deserialize, Serialize};
 /// those of 0.6 ms, and place a stall's start to within 1 ms (the stalls that move a
 /// microsecond server's tail on a virtual machine last 0.2 to 10 ms).
 ///
-/// Why not shorter, measured on this project's 2-vCPU KVM guest (2026-11-26/27): a probe at
-/// 200 µs took 13-14% of an idle core (5,000 wake-ups a second at about 27 µs each: an idle
-/// vCPU's wake-up costs the guest a VM exit and a timer reprogramming) against 3% at 1 ms;
-/// and `vernier demo --headless` run four times, alternating the two periods with nothing
-/// else running, saw the host not ours 4.9-30.8% of each point's time (median 11.3%) with
-/// the session's probes at 200 µs against 0.9-10.1% (median 3.1%) at 1 ms, and p50
-/// 130-367 µs (median 210) against 114-208 (median 137): the probes disturb what they
-/// measure. The price of 1 ms: stalls under 1.1 ms in which no wake-up was due go unseen,
-/// the requests they held stay in the tail without stalls, and its CI then covers less
-/// (`vernier validate --stall-coverage`, docs/RESULTS.md, against a 200 µs probe's).
+/// Not shorter, because on a virtual machine each wake-up of an idle vCPU costs a VM exit,
+/// and probes waking more often disturb what they measure (docs/RESULTS.md, "Why the probe
+/// wakes every 1 ms anyway"). The price of 1 ms: stalls under 1.1 ms in which no wake-up was
+/// due go unseen, the requests they held stay in the tail without stalls, and its CI then
+/// covers less (`vernier validate --stall-coverage`, docs/RESULTS.md, against a 200 µs
+/// probe's).
 pub const PROBE_PERIOD: Duration = Duration::from_micros(1000);
 
 /// The period of a host probe beside a load of `rate` requests a second: [`PROBE_PERIOD`],

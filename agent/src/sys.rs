@@ -40,6 +40,7 @@ mod mode;
 mod phc;
 mod socket;
 mod thread;
+mod transport;
 
 pub use clock::{
     ClockMap, ClockPair, ClockReading, PHC_READINGS, PHC_REFRESH, monotonic_ns, read_clocks,
@@ -48,10 +49,11 @@ pub use clock::{
 pub use error::SysError;
 pub use ethtool::{TimestampCapabilities, interface_timestamping, interfaces};
 pub use idle::{HaltPoll, IdleState};
-pub use mode::{TimestampMode, Transport};
+pub use mode::TimestampMode;
 pub use phc::Phc;
 pub use socket::{BusyPoll, TsSocket};
 pub use thread::{
     Confinement, available_cpus, confine_process, pin_current_thread, set_thread_nice,
     set_thread_realtime,
 };
+pub use transport::Transport;

@@ -59,14 +59,12 @@ const MAX_BATCHES: usize = 256;
 pub(crate) const TAIL_PER_BATCH: f64 = 1.0;
 /// The fewest tail samples the interval is built on, counted at their effective number
 /// (n·min(p, 1−p)/VIF). The textbook condition for the normal approximation of a
-/// proportion is np ≥ 10, but tail samples of a queue come in clusters: at 10 effective
-/// samples the share below the true p99 of M/M/1 at ρ = 0.9 is skewed (−0.66, measured
-/// over 300 runs), and a series is let through as soon as its variance estimate happens to
-/// be low enough, so those that stop first are those whose variance was underestimated
-/// (coverage 0.90-0.92 over three sets of 400 replications). At 30 the skew is about
-/// halved and the stop is decided where the estimate is steadier: 0.94-0.96 in the same
-/// replications (with [`SAFETY_DOUBLINGS`]). A 20%-wide p99 CI of an exponential tail needs
-/// about 18 effective samples anyway, so the methodology seldom waits for this one.
+/// proportion is np ≥ 10, but tail samples of a queue come in clusters: at 10 the share
+/// below a queue's true p99 is skewed, and the series that stop first are those whose
+/// variance was underestimated; at 30 the skew is about halved and the coverage holds
+/// (docs/RESULTS.md, "Figures behind the code's constants"). A 20%-wide p99 CI of an
+/// exponential tail needs about 18 effective samples anyway, so the methodology seldom
+/// waits for this one.
 pub const MIN_EFFECTIVE_TAIL: f64 = 30.0;
 /// Once the lag-1 search accepts a batch size, it is doubled this many times more while
 /// [`SAFE_MIN_BATCHES`] batches remain. Batch means underestimate the variance by a term

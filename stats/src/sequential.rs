@@ -46,11 +46,9 @@
 //!    [`Rule::min_growth`] (a smaller step when the full one would pass it), so that a
 //!    narrow look's confirmation fits, and says when no stop can come before the limit.
 //!
-//! What each part buys, measured by the coverage harness (100 replications each, the
-//! stalling server's p90 at a target of 20% of its value): steps alone 0.84, with the
-//! confirmation 0.90, with both guards 0.93 (`cargo run --release --example stopping_rule`
-//! in fixtures/). The rule's coverage, with the samples at the stop and how often the limit
-//! came first, is measured at 5%, 10% and 20% of the value in docs/RESULTS.md.
+//! What each part buys (`cargo run --release --example stopping_rule` in fixtures/), and the
+//! rule's coverage at 5%, 10% and 20% of the value with the samples at the stop and how
+//! often the limit came first, are in docs/RESULTS.md ("Time to a verdict").
 
 use crate::dependent::{DependentCi, MIN_EFFECTIVE_TAIL, NeedMore};
 

@@ -5,7 +5,8 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::{CalibrateError, Spread, join};
+use super::error::{CalibrateError, join};
+use super::spread::Spread;
 use crate::sys::{monotonic_ns, pin_current_thread, realtime_ns};
 
 /// Reads timed together, so that the cost of the two `Instant` reads around them is

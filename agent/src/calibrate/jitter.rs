@@ -5,7 +5,8 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use super::{CalibrateError, Spread, join, us};
+use super::error::{CalibrateError, join};
+use super::spread::{Spread, us};
 use crate::sys::pin_current_thread;
 
 /// A gap longer than this is time the spinning thread did not run (an interrupt, a

@@ -19,7 +19,9 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use super::{CalibrateError, WARMUP_ROUND_TRIPS, join, us, us_f};
+use super::error::{CalibrateError, join};
+use super::options::WARMUP_ROUND_TRIPS;
+use super::spread::{us, us_f};
 use crate::sys::pin_current_thread;
 
 /// The message size, both ways.
@@ -102,9 +104,9 @@ pub struct LoopbackRtt {
 /// How much of the ping-pong to run.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) struct Length {
-    /// Round trips to measure after the warm-up...
+    /// Round trips to measure after the warm-up (unless `duration` is given).
     pub round_trips: u64,
-    /// ... or as many as fit in this long, when given.
+    /// Measure as many round trips as fit in this long instead, when given.
     pub duration: Option<Duration>,
     /// Stop after this long whatever is left, warm-up included (a host that stalls); the
     /// round trips measured by then stand.

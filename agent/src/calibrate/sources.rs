@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::us;
+use super::spread::us;
 use crate::sys::{
     TimestampCapabilities, TimestampMode, Transport, TsSocket, interface_timestamping, interfaces,
 };

@@ -4,8 +4,9 @@
 
 use std::io;
 
+use super::epoch::Epoch;
+use super::error::EngineError;
 use super::inflight::StampClock;
-use super::{EngineError, Epoch};
 use crate::sys::{ClockMap, PHC_READINGS, PHC_REFRESH, Phc, TimestampMode, read_clocks};
 
 /// The PTP hardware clock of the NIC that takes the hardware timestamps, read against the

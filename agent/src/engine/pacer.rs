@@ -26,7 +26,7 @@ use mio::{Interest, Poll, Token};
 use nix::sys::time::TimeSpec;
 use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
 
-use super::EngineError;
+use super::error::EngineError;
 use crate::config::PollMode;
 
 /// The poller's token of the departure timer (sockets use their slot index).

@@ -6,8 +6,8 @@
 use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
-use super::Epoch;
 use super::conn::Conn;
+use super::epoch::Epoch;
 use super::tally::Tally;
 use crate::measure::{Batch, Counters};
 
@@ -19,10 +19,10 @@ pub(super) const REPORT_EVERY: Duration = Duration::from_millis(20);
 /// 100 req/s a batch of 20 ms held two requests, and the reports alone cost more than
 /// the load's sends.
 const REPORT_REQUESTS: f64 = 5.0;
-/// ... and at least this often: the default warm-up window (`warmup.window: 50ms`), so
-/// that each of its windows still sees a report (a window without one repeats the last
-/// one's latency in the series its stationarity test reads); a paused worker reports at
-/// this pace.
+/// The longest a worker goes without reporting, whatever its rate: the default warm-up
+/// window (`warmup.window: 50ms`), so that each of its windows still sees a report (a
+/// window without one repeats the last one's latency in the series its stationarity test
+/// reads); a paused worker reports at this pace.
 pub(super) const REPORT_EVERY_MAX: Duration = Duration::from_millis(50);
 
 /// How often a worker sending `rate_per_s` requests a second (none: paused) reports.

@@ -50,11 +50,12 @@ pub(super) struct Tally {
     /// Whether departures come from TX timestamps, out of order, or in send order.
     order: DepartureOrder,
     sampling: f64,
-    /// Keep every this-many-th request ...
+    /// Keep every this-many-th request, from `sample_from` on.
     sample_every: u64,
-    /// ... starting here ...
+    /// A random offset: a request is kept when its sequence number plus this is a multiple
+    /// of `sample_every`.
     sample_phase: u64,
-    /// ... from this request on (the first sent under the current generation).
+    /// The first request sampling applies to (the first sent under the current generation).
     sample_from: u64,
     /// The sampling generation the current batch is kept under.
     generation: u64,

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use mio::{Events, Poll};
 
-use super::Epoch;
+use super::epoch::Epoch;
 use crate::probe::CoreWatch;
 use crate::stall::{StallLog, stall_of_spin, stall_of_wakeup};
 

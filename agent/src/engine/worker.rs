@@ -24,7 +24,10 @@ use rand::rngs::SmallRng;
 use vernier_protocols::{KeySpace, Matching, Protocol, Request, worker_seed};
 
 use super::arrivals::{Arrival, Arrivals, Due};
+use super::command::Command;
 use super::conn::{Conn, TxDrain, dial, register};
+use super::epoch::Epoch;
+use super::error::EngineError;
 use super::inflight::{Outgoing, StampClock, Timeout};
 use super::nic_clock::NicClock;
 use super::pacer::{Pacer, Replies};
@@ -32,7 +35,6 @@ use super::report::Reports;
 use super::requests::Generator;
 use super::tally::{DepartureOrder, FirstSampling, PROBE_SEQ, Tally};
 use super::watch::Watch;
-use super::{Command, EngineError, Epoch};
 use crate::config::{AgentKind, LoadSpec};
 use crate::measure::{Batch, Counters};
 use crate::sys::{TimestampMode, Transport, pin_current_thread};

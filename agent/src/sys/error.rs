@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 
 use thiserror::Error;
 
-use super::Transport;
+use super::transport::Transport;
 
 /// An error from the [`sys`](super) layer.
 #[derive(Debug, Error)]

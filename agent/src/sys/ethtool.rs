@@ -12,7 +12,7 @@ use nix::net::if_::{if_nameindex, if_nametoindex};
 use nix::sys::socket::{AddressFamily, SockFlag, SockType, socket};
 use serde::Serialize;
 
-use super::SysError;
+use super::error::SysError;
 
 /// `ETHTOOL_GET_TS_INFO` from `<linux/ethtool.h>` (libc does not export it).
 const ETHTOOL_GET_TS_INFO: u32 = 0x41;

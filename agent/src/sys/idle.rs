@@ -1,16 +1,15 @@
 //! How this host's idle CPUs wait, and the one setting that decides a virtual machine's
 //! wake-up cost: the guest's halt polling (the `haltpoll` cpuidle driver's
 //! `guest_halt_poll_ns`). With it at 0 an idle vCPU halts at once, and the next packet or
-//! timer has to wake it through the hypervisor: on this project's KVM guest that added
-//! ~30 µs to memcached's median at 10,000 req/s (37.3 µs, against 7.1 with 200 µs of
-//! halt polling, the loopback floor being 5.5). See README, "Where the median goes".
+//! timer has to wake it through the hypervisor, which can be most of a microsecond server's
+//! median (docs/RESULTS.md, "Where the median goes").
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::SysError;
+use super::error::SysError;
 
 const CPUIDLE: &str = "/sys/devices/system/cpu/cpuidle";
 const HALT_POLL_NS: &str = "/sys/module/haltpoll/parameters/guest_halt_poll_ns";

@@ -1,13 +1,14 @@
 //! The orthogonal choices a socket is made with: where its timestamps come from, and its
-//! transport.
+//! transport (the type in `transport.rs`), each parsed from its command-line spelling.
 
 use std::fmt;
 use std::str::FromStr;
 
 use serde::{Serialize, Serializer};
 
-use super::SysError;
+use super::error::SysError;
 use super::ethtool::{interface_timestamping, interfaces};
+use super::transport::Transport;
 
 /// Where a socket's timestamps come from.
 ///
@@ -118,16 +119,6 @@ impl Serialize for TimestampMode {
     }
 }
 
-/// The transport a socket speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Transport {
-    /// A byte stream: TX timestamps are keyed by byte offset.
-    Tcp,
-    /// Datagrams: TX timestamps are keyed by datagram count.
-    Udp,
-}
-
 impl FromStr for Transport {
     type Err = SysError;
 
@@ -141,15 +132,6 @@ impl FromStr for Transport {
                 expected: "tcp, udp",
             }),
         }
-    }
-}
-
-impl fmt::Display for Transport {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Transport::Tcp => "tcp",
-            Transport::Udp => "udp",
-        })
     }
 }
 

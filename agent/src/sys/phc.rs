@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 
 use nix::time::{ClockId, clock_gettime};
 
-use super::SysError;
 use super::clock::ClockPair;
+use super::error::SysError;
 use super::ethtool::interface_timestamping;
 
 /// `CLOCKFD` from the kernel's `posix-timers.h`: the low bits that mark a clock id as a

@@ -44,8 +44,10 @@ use nix::sys::socket::{
 use nix::sys::time::TimeSpec;
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 
+use super::error::SysError;
 use super::ethtool::enable_hardware_timestamping;
-use super::{SysError, TimestampMode, Transport};
+use super::mode::TimestampMode;
+use super::transport::Transport;
 
 /// How long [`TsSocket::connect`] waits for a TCP handshake on a kernel too old for
 /// `SOF_TIMESTAMPING_OPT_ID_TCP` (the only case in which it waits at all).

@@ -4,7 +4,7 @@
 use nix::sched::{CpuSet, sched_getaffinity, sched_setaffinity};
 use nix::unistd::Pid;
 
-use super::SysError;
+use super::error::SysError;
 
 /// Pins the calling thread to one CPU (`sched_setaffinity` on thread id 0, i.e. this
 /// thread only; the rest of the process keeps its mask).
