@@ -46,10 +46,10 @@ const WORKBENCH_LAYERS: &[&[&str]] = &[
 /// The crates whose files are held short, their functions too, and without glob imports.
 const CRATES: &[&str] = &["stats", "protocols", "agent", "fixtures", "workbench"];
 
-/// The crates whose files must not import each other round a circle. The other three still
+/// The crates whose files must not import each other round a circle. The other two still
 /// have a parent that both holds a type and re-exports the child that builds on it
 /// (docs/ARCHITECTURE.md lists them).
-const ACYCLIC_CRATES: &[&str] = &["stats", "workbench"];
+const ACYCLIC_CRATES: &[&str] = &["stats", "protocols", "workbench"];
 
 /// The longest a file under `*/src` may be, lines, its tests not counted.
 const MAX_FILE_LINES: usize = 700;
