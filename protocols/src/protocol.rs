@@ -243,6 +243,30 @@ mod tests {
         );
     }
 
+    /// A protocol whose connections are alike speaks through a session that forwards to
+    /// its encode and parse, and says so without building one.
+    #[test]
+    fn a_stateless_protocol_s_session_is_its_encode_and_parse() {
+        let knock: Protocol = "knock".parse().unwrap();
+        assert!(!knock.keeps_state());
+        let mut session = knock.session();
+        assert!(session.ready() && !session.spent());
+        let mut out = Vec::new();
+        session.open(&mut out);
+        assert!(out.is_empty(), "nothing to send first");
+        session
+            .encode(&Request::Get { key: b"door" }, 0, &mut out)
+            .unwrap();
+        assert_eq!(out, b"KNOCK door\n");
+        let mut answer = Vec::new();
+        assert_eq!(session.parse(b"ok", &mut answer), Ok(Parsed::Incomplete));
+        assert_eq!(
+            session.parse(b"ok\nno\n", &mut answer),
+            Ok(Parsed::Reply(Reply::new(ReplyKind::Ok, 0), 3))
+        );
+        assert!(answer.is_empty(), "nothing answered");
+    }
+
     #[test]
     fn every_entry_has_its_own_name_and_scheme() {
         let entries = Protocol::all();
