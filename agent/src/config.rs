@@ -207,7 +207,7 @@ impl LoadSpec {
         if self.timeout.is_zero() {
             return Err(invalid("timeout", "0s".into(), "a positive duration"));
         }
-        if self.transport == Transport::Udp && self.protocol.session().is_some() {
+        if self.transport == Transport::Udp && self.protocol.keeps_state() {
             return Err(invalid(
                 "transport",
                 "udp".into(),

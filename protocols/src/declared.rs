@@ -57,7 +57,7 @@ pub use declaration::{
 pub use error::{DeclareError, TemplateError};
 pub use template::Template;
 
-use crate::protocol::{EncodeError, ParseError, Reply};
+use crate::protocol::vocab::{EncodeError, ParseError, Reply};
 
 use error::NAME;
 use field::Format;

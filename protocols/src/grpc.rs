@@ -8,6 +8,7 @@
 //! `{grpc: {method, request, authority, descriptors, tls}}`, the descriptors an encoded
 //! `FileDescriptorSet` in base64, so that an agent needs no file of the user's.
 
+mod call;
 mod h2;
 pub mod message;
 mod tls;
@@ -23,15 +24,14 @@ pub use h2::frame_len;
 pub use message::{GrpcError, Method, compile_proto, read_descriptor_set};
 pub use tls::TlsMapping;
 
-use crate::protocol::{
-    EncodeError, Entry, Matching, ParseError, Protocol, Reply, Request, Session, Speak,
-    WorkloadKind,
+use crate::protocol::vocab::{
+    EncodeError, Entry, MappingForm, Matching, ParseError, Protocol, Reply, Request, Session,
+    Speak, WorkloadKind,
 };
+use call::{Call, NAME};
 
 /// The key of a gRPC protocol's mapping.
-pub(crate) const KEY: &str = "grpc";
-
-pub(crate) const NAME: &str = "grpc";
+const KEY: &str = "grpc";
 
 pub(crate) static ENTRY: Entry = GRPC;
 
@@ -54,6 +54,13 @@ const GRPC: Entry = Entry {
                 .to_owned(),
         )
     },
+    mapping: Some(MappingForm {
+        key: Some(KEY),
+        parse: |mut mapping| {
+            let value = mapping.remove(KEY).unwrap_or_default();
+            Grpc::from_mapping(value)
+        },
+    }),
 };
 
 /// `grpcs://`: the same calls over TLS (HTTP/2 by ALPN), the server's certificate checked
@@ -91,9 +98,8 @@ pub struct Grpc(Arc<Inner>);
 
 struct Inner {
     mapping: GrpcMapping,
-    method: Method,
-    /// The HPACK block every call sends.
-    headers: Vec<u8>,
+    /// What every call has, shared with the connections.
+    call: Arc<Call>,
     /// The TLS client's configuration, over TLS.
     tls: Option<tls::Tls>,
 }
@@ -128,14 +134,13 @@ impl Grpc {
         let headers = h2::request_headers(method.path(), &mapping.authority, tls.is_some());
         Ok(Grpc(Arc::new(Inner {
             mapping,
-            method,
-            headers,
+            call: Arc::new(Call::new(method, headers)),
             tls,
         })))
     }
 
     /// The protocol of a mapping's `grpc:` value, as [`Protocol`]'s serde form writes it.
-    pub(crate) fn from_mapping(value: serde_json::Value) -> Result<Protocol, String> {
+    fn from_mapping(value: serde_json::Value) -> Result<Protocol, String> {
         let mapping: GrpcMapping =
             serde_json::from_value(value).map_err(|e| format!("grpc: {e}"))?;
         let descriptors = BASE64
@@ -146,24 +151,9 @@ impl Grpc {
         ))
     }
 
-    fn header_block(&self) -> &[u8] {
-        &self.0.headers
-    }
-
-    /// Appends the request message for `key` and request `seq`.
-    fn encode_message(
-        &self,
-        key: &[u8],
-        seq: u32,
-        entropy: u64,
-        out: &mut Vec<u8>,
-    ) -> Result<(), EncodeError> {
-        (self.0.method)
-            .encode(key, u64::from(seq), entropy, out)
-            .map_err(|e| EncodeError::Invalid {
-                protocol: NAME,
-                problem: e.to_string(),
-            })
+    /// What every call has, for a connection to write calls from.
+    fn call(&self) -> Arc<Call> {
+        self.0.call.clone()
     }
 }
 
@@ -211,8 +201,12 @@ impl Speak for Grpc {
         Matching::ById { mask: u32::MAX }
     }
 
+    fn keeps_state(&self) -> bool {
+        true
+    }
+
     fn session(&self) -> Option<Box<dyn Session>> {
-        let h2 = Box::new(h2::Connection::new(self.clone()));
+        let h2 = Box::new(h2::Connection::new(self.call()));
         Some(match &self.0.tls {
             Some(tls) => tls.session(h2),
             None => h2,

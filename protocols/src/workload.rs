@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 pub use key_dist::KeyDist;
 
 use crate::dist::SizeDist;
-use crate::protocol::{MAX_VALUE_LEN, Request};
+use crate::protocol::vocab::{MAX_VALUE_LEN, Request};
 
 /// The longest key generated: memcached's limit, the strictest of the protocols.
 const MAX_KEY_LEN: usize = 250;

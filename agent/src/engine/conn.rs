@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use mio::unix::SourceFd;
 use mio::{Interest, Registry, Token};
-use vernier_protocols::{EncodeError, Matching, ParseError, Protocol, Reply, Request, Session};
+use vernier_protocols::{EncodeError, Matching, ParseError, Parsed, Protocol, Request, Session};
 
 use super::inflight::{
     Completed, Expired, Inflight, Lost, OutOfStep, Outgoing, Received, StampClock,
@@ -101,8 +101,10 @@ pub(super) struct Conn {
     input: Vec<u8>,
     filled: usize,
     inflight: Inflight,
-    /// The protocol's state for this socket, for a protocol that keeps one (HTTP/2).
-    session: Option<Box<dyn Session>>,
+    /// The protocol's state for this socket (HTTP/2's streams and windows; nothing, for a
+    /// protocol whose connections are alike), through which every request is encoded and
+    /// every reply parsed.
+    session: Box<dyn Session>,
     /// When to try reconnecting, ns since the epoch, while `socket` is None.
     reconnect_at: u64,
     backoff: Duration,
@@ -120,8 +122,8 @@ pub(super) struct SocketCalls {
 }
 
 impl Conn {
-    /// A connection on `socket`, speaking `protocol` (whose session, if it keeps one,
-    /// opens with what it sends first).
+    /// A connection on `socket`, speaking `protocol` (whose session opens with what it
+    /// sends first, if anything).
     pub(super) fn new(id: u16, socket: TsSocket, depth: usize, protocol: &Protocol) -> Conn {
         let transport = socket.transport();
         let mut conn = Conn {
@@ -132,24 +134,21 @@ impl Conn {
             input: vec![0; READ_CHUNK],
             filled: 0,
             inflight: Inflight::new(transport, depth * 2 + 4),
-            session: None,
+            session: protocol.session(),
             reconnect_at: 0,
             backoff: FIRST_BACKOFF,
             wants_write: false,
             calls: SocketCalls::default(),
         };
-        conn.open_session(protocol);
+        conn.open_session();
         conn
     }
 
     /// A new socket's session: what it sends first is queued, and counted as no request's.
-    fn open_session(&mut self, protocol: &Protocol) {
-        self.session = protocol.session();
-        if let Some(session) = self.session.as_mut() {
-            let before = self.out.len();
-            session.open(&mut self.out);
-            self.inflight.skip((self.out.len() - before) as u64);
-        }
+    fn open_session(&mut self) {
+        let before = self.out.len();
+        self.session.open(&mut self.out);
+        self.inflight.skip((self.out.len() - before) as u64);
     }
 
     /// Index within the agent.
@@ -160,25 +159,18 @@ impl Conn {
     /// Whether another request may go out on this connection.
     #[inline]
     pub(super) fn has_slot(&self, depth: usize) -> bool {
-        self.socket.is_some()
-            && self.inflight.awaiting() < depth
-            && self.session.as_ref().is_none_or(|s| s.ready())
+        self.socket.is_some() && self.inflight.awaiting() < depth && self.session.ready()
     }
 
-    /// Appends one request to the output, through the connection's session if it keeps
-    /// one: its length, or the error with the output as it was.
+    /// Appends one request to the output, through the connection's session: its length,
+    /// or the error with the output as it was.
     pub(super) fn encode(
         &mut self,
-        protocol: &Protocol,
         request: &Request<'_>,
         opaque: u32,
     ) -> Result<u64, EncodeError> {
         let before = self.out.len();
-        let result = match self.session.as_mut() {
-            Some(session) => session.encode(request, opaque, &mut self.out),
-            None => protocol.encode(request, opaque, &mut self.out),
-        };
-        match result {
+        match self.session.encode(request, opaque, &mut self.out) {
             Ok(()) => Ok((self.out.len() - before) as u64),
             Err(e) => {
                 self.out.truncate(before);
@@ -187,25 +179,19 @@ impl Conn {
         }
     }
 
-    /// Parses the first reply in the input from `from`, through the connection's session
-    /// if it keeps one: `Ok(Some((reply, n)))`, `n` bytes read, a reply among them or
-    /// not (a session's control frame, whose answer is queued and counted as no
-    /// request's); `Ok(None)`, incomplete.
+    /// Parses the next unit of the input from `from`, through the connection's session:
+    /// a reply, bytes of the session's own (a control frame, whose answer is queued and
+    /// counted as no request's), or incomplete. The caller advances `from` by what was
+    /// taken and [consumes](Conn::consume) the input once per read, not per unit.
     #[inline]
-    pub(super) fn parse(
-        &mut self,
-        protocol: &Protocol,
-        from: usize,
-    ) -> Result<Option<(Option<Reply>, usize)>, ParseError> {
+    pub(super) fn parse(&mut self, from: usize) -> Result<Parsed, ParseError> {
         let buf = &self.input[from..self.filled];
-        let Some(session) = self.session.as_mut() else {
-            return protocol
-                .parse(buf)
-                .map(|r| r.map(|(reply, n)| (Some(reply), n)));
-        };
         let before = self.out.len();
-        let parsed = session.parse(buf, &mut self.out);
-        self.inflight.skip((self.out.len() - before) as u64);
+        let parsed = self.session.parse(buf, &mut self.out);
+        let answered = self.out.len() - before;
+        if answered > 0 {
+            self.inflight.skip(answered as u64);
+        }
         parsed
     }
 
@@ -334,7 +320,7 @@ impl Conn {
 
     /// Whether the connection's session is of no more use (see [`Session::spent`]).
     pub(super) fn spent(&self) -> bool {
-        self.session.as_ref().is_some_and(|s| s.spent())
+        self.session.spent()
     }
 
     /// Matches the TX timestamps on the socket's error queue to the requests they cover,
@@ -428,6 +414,7 @@ impl Conn {
         self.filled = 0;
         self.wants_write = false;
         self.backoff = FIRST_BACKOFF;
-        self.open_session(protocol);
+        self.session = protocol.session();
+        self.open_session();
     }
 }

@@ -535,7 +535,7 @@ impl Worker {
         };
         let (request, kind) = generator.next(due.arrival, &mut self.rng);
         let conn = &mut self.conns[slot];
-        let Ok(len) = conn.encode(&self.protocol, &request, seq as u32) else {
+        let Ok(len) = conn.encode(&request, seq as u32) else {
             // The workload was validated, so this is a key or value the protocol cannot
             // carry; count it rather than send garbage.
             self.counters.failed += 1;

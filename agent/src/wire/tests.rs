@@ -313,6 +313,6 @@ fn a_grpc_method_reaches_the_agent_with_its_descriptors() {
         assert!(sent.spec.is_empty() && sent.declared.contains("descriptors"));
         let (received, _) = load_spec(&request, target).unwrap();
         assert_eq!(received.protocol, spec.protocol);
-        assert!(received.protocol.session().is_some());
+        assert!(received.protocol.keeps_state());
     }
 }

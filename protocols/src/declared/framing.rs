@@ -1,7 +1,7 @@
 //! Where a frame ends: by a length field, a delimiter, or a fixed size, never past
 //! `max_frame`.
 
-use crate::protocol::{MAX_VALUE_LEN, ParseError};
+use crate::protocol::vocab::{MAX_VALUE_LEN, ParseError};
 
 use super::declaration::{ByteOrder, Framing};
 use super::error::{DeclareError, NAME};

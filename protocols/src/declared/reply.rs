@@ -1,6 +1,6 @@
 //! Reading a reply's frame: its id, if replies carry one, and whether it is ok.
 
-use crate::protocol::{ParseError, Reply, ReplyKind};
+use crate::protocol::vocab::{ParseError, Reply, ReplyKind};
 
 use super::declaration::{ByteOrder, OkCheck, ReplyDeclaration, ReplyMatch};
 use super::error::{DeclareError, NAME};

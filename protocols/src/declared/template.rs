@@ -5,7 +5,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use crate::dist::Sampler;
-use crate::protocol::{EncodeError, MAX_VALUE_LEN};
+use crate::protocol::vocab::{EncodeError, MAX_VALUE_LEN};
 
 use super::error::{NAME, TemplateError};
 use super::field::{self, Field, Format};

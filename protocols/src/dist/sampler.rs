@@ -4,7 +4,8 @@ use rand::RngExt;
 use rand::distr::{Distribution, Uniform};
 use rand_distr::{Exp, LogNormal, Pareto};
 
-use super::{Dist, Magnitude};
+use super::magnitude::Magnitude;
+use super::shape::Dist;
 
 /// Draws values, in base units (nanoseconds for durations, bytes for sizes), from a
 /// [`Dist`]; made by [`Dist::sampler`].

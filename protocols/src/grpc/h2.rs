@@ -27,9 +27,11 @@ use std::collections::HashMap;
 
 use loona_hpack::Decoder;
 
-use crate::protocol::{EncodeError, ParseError, Reply, ReplyKind, Request, Session};
+use std::sync::Arc;
 
-use super::Grpc;
+use crate::protocol::vocab::{EncodeError, ParseError, Parsed, Reply, ReplyKind, Request, Session};
+
+use super::call::{Call, NAME};
 pub(crate) use codec::{Decoded, MAX_FRAME, decode};
 use frame::{ErrorCode, Flags, Frame, GoAway, Kind, MAX_STREAM, SettingId, Settings};
 
@@ -54,7 +56,7 @@ pub(super) const GRPC_PREFIX: usize = 5;
 /// One HTTP/2 connection's client side: the streams open on it and what the server has
 /// said about the connection (its settings, its windows, its GOAWAY).
 pub(super) struct Connection {
-    grpc: Grpc,
+    call: Arc<Call>,
     decoder: Decoder<'static>,
     /// The next stream id to open (odd).
     next_stream: u32,
@@ -83,7 +85,7 @@ pub(super) struct Connection {
 impl std::fmt::Debug for Connection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Connection")
-            .field("grpc", &self.grpc)
+            .field("call", &self.call)
             .field("next_stream", &self.next_stream)
             .field("open_streams", &self.streams.len())
             .field("send_window", &self.send_window)
@@ -121,11 +123,11 @@ struct Stream {
 }
 
 impl Connection {
-    pub(super) fn new(grpc: Grpc) -> Connection {
+    pub(super) fn new(call: Arc<Call>) -> Connection {
         let mut decoder = Decoder::new();
         decoder.set_max_allowed_table_size(HEADER_TABLE);
         Connection {
-            grpc,
+            call,
             decoder,
             next_stream: 1,
             streams: HashMap::new(),
@@ -143,7 +145,7 @@ impl Connection {
 
     /// The malformed-reply error for `problem`, quoting `bytes`.
     fn malformed(&self, problem: impl Into<String>, bytes: &[u8]) -> ParseError {
-        ParseError::new(super::NAME, problem, bytes)
+        ParseError::new(NAME, problem, bytes)
     }
 
     /// A frame read in full (`bytes`, for errors to quote): what it means for the
@@ -432,18 +434,18 @@ impl Session for Connection {
         out: &mut Vec<u8>,
     ) -> Result<(), EncodeError> {
         let Request::Template { key, entropy, .. } = *request else {
-            return Err(EncodeError::unsupported(super::NAME, request));
+            return Err(EncodeError::unsupported(NAME, request));
         };
         let stream = self.next_stream;
         if stream > MAX_STREAM {
             return Err(EncodeError::Exhausted {
-                protocol: super::NAME,
+                protocol: NAME,
                 what: "stream ids",
             });
         }
         let start = out.len();
         // HEADERS: the method's header block, the same for every call.
-        let block = self.grpc.header_block();
+        let block = self.call.header_block();
         codec::head(out, block.len(), Kind::Headers, Flags::END_HEADERS, stream);
         out.extend_from_slice(block);
         // DATA: the gRPC message, its prefix back-patched once its length is known.
@@ -451,7 +453,7 @@ impl Session for Connection {
         codec::head(out, 0, Kind::Data, Flags::END_STREAM, stream);
         out.extend_from_slice(&[0; GRPC_PREFIX]);
         let message_at = out.len();
-        if let Err(e) = self.grpc.encode_message(key, opaque, entropy, out) {
+        if let Err(e) = self.call.encode_message(key, opaque, entropy, out) {
             out.truncate(start);
             return Err(e);
         }
@@ -460,7 +462,7 @@ impl Session for Connection {
         if data as i64 > self.stream_window.min(self.send_window) || message > u32::MAX as usize {
             out.truncate(start);
             return Err(EncodeError::ValueTooLarge {
-                protocol: super::NAME,
+                protocol: NAME,
                 len: data,
                 max: self.stream_window.min(self.send_window).max(0) as usize,
             });
@@ -497,21 +499,17 @@ impl Session for Connection {
         Ok(())
     }
 
-    fn parse(
-        &mut self,
-        buf: &[u8],
-        answer: &mut Vec<u8>,
-    ) -> Result<Option<(Option<Reply>, usize)>, ParseError> {
+    fn parse(&mut self, buf: &[u8], answer: &mut Vec<u8>) -> Result<Parsed, ParseError> {
         // Requests a GOAWAY handed back come first, one at a time: they consume no bytes.
         if let Some(opaque) = self.refused.pop() {
-            return Ok(Some((Some(refused(opaque)), 0)));
+            return Ok(Parsed::Reply(refused(opaque), 0));
         }
         match decode(buf) {
-            Ok(Decoded::Incomplete) => Ok(None),
-            Ok(Decoded::Frame(frame, n)) => {
-                let reply = self.frame(frame, &buf[..n], answer)?;
-                Ok(Some((reply, n)))
-            }
+            Ok(Decoded::Incomplete) => Ok(Parsed::Incomplete),
+            Ok(Decoded::Frame(frame, n)) => Ok(match self.frame(frame, &buf[..n], answer)? {
+                Some(reply) => Parsed::Reply(reply, n),
+                None => Parsed::Consumed(n),
+            }),
             Err(e) => Err(self.malformed(e.to_string(), buf)),
         }
     }
@@ -524,7 +522,7 @@ pub fn frame_len(buf: &[u8]) -> Result<Option<usize>, ParseError> {
     match decode(buf) {
         Ok(Decoded::Incomplete) => Ok(None),
         Ok(Decoded::Frame(_, n)) => Ok(Some(n)),
-        Err(e) => Err(ParseError::new(super::NAME, e.to_string(), buf)),
+        Err(e) => Err(ParseError::new(NAME, e.to_string(), buf)),
     }
 }
 

@@ -35,134 +35,22 @@
 //! the messages around it. [`Method::encode`] writes the template, computing those lengths
 //! per call, without allocating beyond the output's growth.
 
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 use prost_reflect::{DescriptorPool, DynamicMessage, Kind, MessageDescriptor, MethodDescriptor};
 use serde_json::Value as Json;
 
+use error::mismatch;
+pub use error::{GrpcError, MAX_RANDOM};
 use template::Template;
 use walk::{Hole, Holes};
 
+mod error;
 mod number;
 mod template;
 #[cfg(test)]
 mod tests;
 mod walk;
-
-/// The most bytes (or hex digits) one `{random:N}` writes: 4 MiB, the message size gRPC
-/// servers accept by default.
-pub const MAX_RANDOM: usize = 4 << 20;
-
-/// What can go wrong finding a method and reading its request. The message names what and
-/// where, and what was expected.
-#[derive(Debug, thiserror::Error)]
-pub enum GrpcError {
-    /// A file that cannot be read (a missing `.proto` file or descriptor set).
-    #[error("cannot read {}: {source}", path.display())]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// A `.proto` file that does not compile (does not parse, imports a missing file,
-    /// names an undefined type...).
-    #[error("cannot compile {}: {location}: {message}", path.display())]
-    Proto {
-        /// The file compiled.
-        path: PathBuf,
-        /// Where the mistake is, `file:line:column` (1-based), as the file is named in its
-        /// include path (it may be an imported one), or only the file when protox gives no
-        /// position.
-        location: String,
-        /// protox's message.
-        message: String,
-    },
-    /// Descriptors that do not decode as an encoded `FileDescriptorSet`.
-    #[error(
-        "{from}: not an encoded FileDescriptorSet (as `protoc --include_imports -o` writes): \
-         {problem}"
-    )]
-    Descriptors {
-        /// Where they came from: a file, or `descriptors`.
-        from: String,
-        /// prost-reflect's message.
-        problem: String,
-    },
-    /// A method not written as `package.Service/Method`.
-    #[error("method {method:?}: expected package.Service/Method, as in bench.Echo/Call")]
-    MethodName {
-        /// The method as written.
-        method: String,
-    },
-    /// A service the descriptors do not have.
-    #[error("no service {service} in the descriptors: they have {known}")]
-    NoService {
-        /// The service asked for.
-        service: String,
-        /// The services they have, full names.
-        known: String,
-    },
-    /// A method the service does not have.
-    #[error("service {service} has no method {method}: it has {known}")]
-    NoMethod {
-        /// The service.
-        service: String,
-        /// The method asked for.
-        method: String,
-        /// The methods it has.
-        known: String,
-    },
-    /// A streaming method.
-    #[error("{method} is a {kind} method: only unary methods are measured")]
-    Streaming {
-        /// The method, `package.Service/Method`.
-        method: String,
-        /// `client streaming`, `server streaming` or `bidirectional streaming`.
-        kind: &'static str,
-    },
-    /// A request that is not JSON.
-    #[error("the request for {message_type} is not JSON: {problem}")]
-    Json {
-        /// The request message's full name.
-        message_type: String,
-        /// serde_json's message.
-        problem: String,
-    },
-    /// A request that does not match its message type (an unknown field, a wrong type).
-    #[error("the request does not match message {message_type}: {problem}")]
-    Mismatch {
-        /// The request message's full name.
-        message_type: String,
-        /// prost-reflect's message.
-        problem: String,
-    },
-    /// A placeholder that cannot be read (unknown, unclosed, a bad size) or is refused
-    /// where it is (a map key, a free-form type).
-    #[error("request field {field}: {problem}")]
-    Placeholder {
-        /// The field, as a path in the JSON: `inner.name`, `tags[1]`, `attrs["k"]`.
-        field: String,
-        /// What is wrong, at which byte of the string, and what was expected.
-        problem: String,
-    },
-    /// A placeholder in a field whose type cannot hold it.
-    #[error("request field {field} is {kind}: it cannot hold {placeholder}; {hint}")]
-    Unfit {
-        /// The field, as a path in the JSON.
-        field: String,
-        /// The field's type: `int32`, `bool`, `enum bench.Color`, `message ...`.
-        kind: String,
-        /// The first placeholder it cannot hold.
-        placeholder: String,
-        /// Where it could go.
-        hint: &'static str,
-    },
-    /// TLS cannot be set up as asked (a CA file that is not PEM, a bad server name).
-    #[error("{0}")]
-    Tls(String),
-}
 
 /// Compiles the `.proto` file at `path` into an encoded `FileDescriptorSet`, its imports
 /// included so that it is self-contained. Imports are looked up in `includes`, in order,
@@ -336,11 +224,4 @@ fn request_template(desc: &MessageDescriptor, request: &str) -> Result<Template,
     };
     let message = DynamicMessage::deserialize(desc.clone(), json).map_err(|e| mismatch(desc, e))?;
     Template::new(&message, &holes)
-}
-
-fn mismatch(desc: &MessageDescriptor, problem: impl fmt::Display) -> GrpcError {
-    GrpcError::Mismatch {
-        message_type: desc.full_name().to_owned(),
-        problem: problem.to_string(),
-    }
 }

@@ -12,7 +12,7 @@ use rustls::pki_types::{CertificateDer, ServerName};
 use rustls::{ClientConfig, ClientConnection, RootCertStore};
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::{EncodeError, ParseError, Reply, Request, Session};
+use crate::protocol::vocab::{EncodeError, ParseError, Parsed, Request, Session};
 
 /// How a gRPC connection speaks TLS, as agents receive it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -92,6 +92,7 @@ impl Tls {
             conn,
             inner,
             plain: Vec::new(),
+            parsed: 0,
             scratch: Vec::new(),
         })
     }
@@ -104,8 +105,10 @@ struct TlsSession {
     /// with the reason).
     conn: Result<ClientConnection, String>,
     inner: Box<dyn Session>,
-    /// Decrypted bytes not yet parsed by `inner`.
+    /// Decrypted bytes, parsed by `inner` up to `parsed`: the front is dropped only when
+    /// all is parsed or before more is decrypted, not per frame.
     plain: Vec<u8>,
+    parsed: usize,
     /// The inner session's bytes before encryption.
     scratch: Vec<u8>,
 }
@@ -149,7 +152,7 @@ impl Session for TlsSession {
     }
 
     fn spent(&self) -> bool {
-        self.plain.is_empty() && self.inner.spent()
+        self.parsed == self.plain.len() && self.inner.spent()
     }
 
     fn encode(
@@ -171,47 +174,77 @@ impl Session for TlsSession {
         sealed
     }
 
-    fn parse(
-        &mut self,
-        buf: &[u8],
-        answer: &mut Vec<u8>,
-    ) -> Result<Option<(Option<Reply>, usize)>, ParseError> {
+    fn parse(&mut self, buf: &[u8], answer: &mut Vec<u8>) -> Result<Parsed, ParseError> {
         if let Err(problem) = &self.conn {
             return Err(error(problem, buf));
         }
         // A frame already decrypted comes first: it consumes none of `buf`.
-        let mut control = Vec::new();
-        if let Some((reply, n)) = self.inner.parse(&self.plain, &mut control)? {
-            self.plain.drain(..n);
-            self.seal(&control, answer).map_err(|e| error(e, buf))?;
-            return Ok(Some((reply, 0)));
+        if let Some(parsed) = self.parse_plain(buf, answer)? {
+            return Ok(parsed);
         }
         if buf.is_empty() {
-            return Ok(None);
+            return Ok(Parsed::Incomplete);
         }
         // A failed session returned its error above.
         let Ok(conn) = self.conn.as_mut() else {
-            return Ok(None);
+            return Ok(Parsed::Incomplete);
         };
         let read = conn.read_tls(&mut &buf[..]).map_err(|e| error(e, buf))?;
         if read == 0 {
-            return Ok(None);
+            return Ok(Parsed::Incomplete);
         }
         let state = conn
             .process_new_packets()
             .map_err(|e| error(format!("TLS: {e}"), buf))?;
-        if state.plaintext_bytes_to_read() > 0 {
+        let new = state.plaintext_bytes_to_read();
+        if new > 0 {
+            // What `inner` has parsed goes now, once per read of records.
+            self.plain.drain(..self.parsed);
+            self.parsed = 0;
             let at = self.plain.len();
-            self.plain.resize(at + state.plaintext_bytes_to_read(), 0);
+            self.plain.resize(at + new, 0);
             conn.reader()
                 .read_exact(&mut self.plain[at..])
                 .map_err(|e| error(e, buf))?;
         }
-        if state.peer_has_closed() && self.plain.is_empty() {
+        if state.peer_has_closed() && self.parsed == self.plain.len() {
             return Err(error("the server closed the TLS session", buf));
         }
         // Handshake messages, key updates: sent at once.
         self.seal(&[], answer).map_err(|e| error(e, buf))?;
-        Ok(Some((None, read)))
+        Ok(Parsed::Consumed(read))
+    }
+}
+
+impl TlsSession {
+    /// The next unit `inner` reads in the decrypted bytes, taking none of `buf` (`None`
+    /// when they hold no whole unit), what it answers sealed into `answer`.
+    fn parse_plain(
+        &mut self,
+        buf: &[u8],
+        answer: &mut Vec<u8>,
+    ) -> Result<Option<Parsed>, ParseError> {
+        let mut control = Vec::new();
+        let parsed = (self.inner).parse(&self.plain[self.parsed..], &mut control)?;
+        let reply = match parsed {
+            Parsed::Incomplete => return Ok(None),
+            Parsed::Consumed(n) => {
+                self.parsed += n;
+                None
+            }
+            Parsed::Reply(reply, n) => {
+                self.parsed += n;
+                Some(reply)
+            }
+        };
+        if self.parsed == self.plain.len() {
+            self.plain.clear();
+            self.parsed = 0;
+        }
+        self.seal(&control, answer).map_err(|e| error(e, buf))?;
+        Ok(Some(match reply {
+            Some(reply) => Parsed::Reply(reply, 0),
+            None => Parsed::Consumed(0),
+        }))
     }
 }

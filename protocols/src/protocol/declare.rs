@@ -2,10 +2,11 @@
 //! [`crate::declared`]), as the registry sees it: its URL scheme is `tcp`, and its spec is a
 //! mapping, not a name.
 
-use super::{
-    EncodeError, Entry, Matching, ParseError, Protocol, Reply, Request, Speak, WorkloadKind,
+use super::vocab::{
+    EncodeError, Entry, MappingForm, Matching, ParseError, Protocol, Reply, Request, Speak,
+    WorkloadKind,
 };
-use crate::declared::Declared;
+use crate::declared::{Declaration, DeclareError, Declared};
 
 const NAME: &str = "declared";
 
@@ -27,6 +28,16 @@ pub(super) static ENTRY: Entry = Entry {
                 .to_owned(),
         )
     },
+    // Any mapping without another protocol's key is a declaration.
+    mapping: Some(MappingForm {
+        key: None,
+        parse: |mapping| {
+            let declaration: Declaration =
+                serde_json::from_value(serde_json::Value::Object(mapping))
+                    .map_err(|e| e.to_string())?;
+            Protocol::declare(declaration).map_err(|e| e.to_string())
+        },
+    }),
 };
 
 impl Speak for Declared {
@@ -67,10 +78,6 @@ impl Speak for Declared {
         }
     }
 
-    fn declared(&self) -> Option<&Declared> {
-        Some(self)
-    }
-
     /// The declaration: plain data (strings, numbers), which always serialises.
     fn mapping(&self) -> Option<serde_json::Value> {
         serde_json::to_value(self.declaration()).ok()
@@ -78,6 +85,16 @@ impl Speak for Declared {
 }
 
 impl Protocol {
+    /// A protocol declared in a scenario, checked.
+    pub fn declare(declaration: Declaration) -> Result<Protocol, DeclareError> {
+        Ok(Protocol::new(Declared::new(declaration)?))
+    }
+
+    /// The declaration, for a declared protocol.
+    pub fn declared(&self) -> Option<&Declared> {
+        self.speak().downcast_ref::<Declared>()
+    }
+
     /// Whether this is a protocol declared in a scenario rather than a built-in one.
     pub fn is_declared(&self) -> bool {
         self.declared().is_some()

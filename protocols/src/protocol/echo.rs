@@ -3,11 +3,11 @@
 
 use std::num::NonZeroUsize;
 
-use super::wire::{Reader, Step, finish, push_filler};
-use super::{
+use super::vocab::{
     EncodeError, Entry, MAX_VALUE_LEN, ParseError, Protocol, Reply, ReplyKind, Request, Speak,
     WorkloadKind,
 };
+use super::wire::{Reader, Step, finish, push_filler};
 
 pub(super) static ENTRY: Entry = Entry {
     name: "echo",
@@ -18,6 +18,7 @@ pub(super) static ENTRY: Entry = Entry {
     workload: WorkloadKind::Fixed,
     default_path: None,
     url_method: false,
+    mapping: None,
     about: "N bytes out, the same N back (an echo server)",
     build,
 };

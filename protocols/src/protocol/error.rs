@@ -137,7 +137,10 @@ pub enum EncodeError {
 }
 
 impl EncodeError {
-    pub(crate) fn unsupported(protocol: &'static str, request: &super::Request<'_>) -> Self {
+    pub(crate) fn unsupported(
+        protocol: &'static str,
+        request: &super::request::Request<'_>,
+    ) -> Self {
         EncodeError::Unsupported {
             protocol,
             request: request.name(),

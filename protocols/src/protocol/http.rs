@@ -3,9 +3,9 @@
 //! reply that says the connection will close is flagged so the agent reconnects.
 
 use super::simple::{Simple, bare};
+use super::vocab::{EncodeError, MAX_VALUE_LEN, Reply, ReplyKind, Request};
+use super::vocab::{Entry, Protocol, WorkloadKind};
 use super::wire::{Reader, Step, Stop, check_key, decimal};
-use super::{EncodeError, MAX_VALUE_LEN, Reply, ReplyKind, Request};
-use super::{Entry, Protocol, WorkloadKind};
 
 const NAME: &str = "http";
 
@@ -18,6 +18,7 @@ pub(super) static ENTRY: Entry = Entry {
     workload: WorkloadKind::KeyValue,
     default_path: Some("/"),
     url_method: false,
+    mapping: None,
     about: "HTTP/1.1 GET /KEY on a kept-alive connection",
     build: |params| bare(NAME, params, Protocol::http),
 };

@@ -2,10 +2,10 @@
 //! protocol takes: this file and one line in the registry. `knock`: a request is `KNOCK
 //! KEY\n`, a reply is `ok\n` or `no\n`.
 
-use super::wire::{Reader, finish};
-use super::{
+use super::vocab::{
     EncodeError, Entry, ParseError, Protocol, Reply, ReplyKind, Request, Speak, WorkloadKind,
 };
+use super::wire::{Reader, finish};
 
 pub(super) static ENTRY: Entry = Entry {
     name: "knock",
@@ -16,6 +16,7 @@ pub(super) static ENTRY: Entry = Entry {
     workload: WorkloadKind::KeyValue,
     default_path: None,
     url_method: false,
+    mapping: None,
     about: "a made-up protocol for the registry's tests",
     build: |_| Ok(Protocol::new(Knock)),
 };

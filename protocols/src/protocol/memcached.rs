@@ -1,11 +1,11 @@
 //! memcached's text protocol (`protocol.txt` in memcached's sources): `get` and `set`.
 
 use super::simple::{Simple, bare};
+use super::vocab::{EncodeError, Reply, ReplyKind, Request};
+use super::vocab::{Entry, Protocol, WorkloadKind};
 use super::wire::{
     MEMCACHED_MAX_KEY, Reader, Step, check_key, check_value_len, decimal, push_decimal, push_filler,
 };
-use super::{EncodeError, Reply, ReplyKind, Request};
-use super::{Entry, Protocol, WorkloadKind};
 
 const NAME: &str = "memcached";
 
@@ -18,6 +18,7 @@ pub(super) static ENTRY: Entry = Entry {
     workload: WorkloadKind::KeyValue,
     default_path: None,
     url_method: false,
+    mapping: None,
     about: "memcached's text protocol: get, set",
     build: |params| bare(NAME, params, Protocol::memcached),
 };

@@ -2,10 +2,10 @@
 //! each carrying an opaque that the reply echoes, so a reply can be matched to its request
 //! however the server orders them.
 
+use super::vocab::{EncodeError, Reply, ReplyKind, Request};
+use super::vocab::{Entry, ParseError, Protocol, Speak, WorkloadKind};
 use super::wire::finish;
 use super::wire::{MEMCACHED_MAX_KEY, Reader, Step, check_key, check_value_len, push_filler};
-use super::{EncodeError, Reply, ReplyKind, Request};
-use super::{Entry, ParseError, Protocol, Speak, WorkloadKind};
 
 const NAME: &str = "memcached-binary";
 
@@ -18,6 +18,7 @@ pub(super) static ENTRY: Entry = Entry {
     workload: WorkloadKind::KeyValue,
     default_path: None,
     url_method: false,
+    mapping: None,
     about: "memcached's binary protocol: GET (or GETK), SET, each with an opaque",
     build: |params| match params {
         None => Ok(Protocol::memcached_binary(false)),

@@ -2,9 +2,9 @@
 //! arrays of bulk strings, the form every Redis client uses.
 
 use super::simple::{Simple, bare};
+use super::vocab::{EncodeError, Reply, ReplyKind, Request};
+use super::vocab::{Entry, Protocol, WorkloadKind};
 use super::wire::{Reader, Step, check_value_len, push_decimal, push_filler, signed_decimal};
-use super::{EncodeError, Reply, ReplyKind, Request};
-use super::{Entry, Protocol, WorkloadKind};
 
 const NAME: &str = "redis";
 
@@ -17,6 +17,7 @@ pub(super) static ENTRY: Entry = Entry {
     workload: WorkloadKind::KeyValue,
     default_path: None,
     url_method: false,
+    mapping: None,
     about: "Redis's RESP2: GET, SET",
     build: |params| bare(NAME, params, Protocol::redis),
 };

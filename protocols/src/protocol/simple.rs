@@ -2,8 +2,8 @@
 //! one that encodes a request and one that parses a reply. memcached's text protocol,
 //! Redis, HTTP and the synthetic protocol are each one of these.
 
+use super::vocab::{EncodeError, Entry, ParseError, Protocol, Reply, Request, Speak};
 use super::wire::{Step, finish};
-use super::{EncodeError, Entry, ParseError, Protocol, Reply, Request, Speak};
 
 /// A protocol that is its entry and its two functions.
 #[derive(Debug)]

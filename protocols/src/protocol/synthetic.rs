@@ -6,8 +6,8 @@
 //! service time asked of every request is known.
 
 use super::simple::{Simple, bare};
+use super::vocab::{EncodeError, Entry, Protocol, Reply, ReplyKind, Request, WorkloadKind};
 use super::wire::{Reader, Step};
-use super::{EncodeError, Entry, Protocol, Reply, ReplyKind, Request, WorkloadKind};
 
 const NAME: &str = "synthetic";
 
@@ -20,6 +20,7 @@ pub(super) static ENTRY: Entry = Entry {
     workload: WorkloadKind::Service,
     default_path: None,
     url_method: false,
+    mapping: None,
     about: "vernier's synthetic server: each request carries the service time to spin",
     build: |params| bare(NAME, params, Protocol::synthetic),
 };

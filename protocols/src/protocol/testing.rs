@@ -1,6 +1,6 @@
 //! The checks every parser's tests make: every split point, coalesced replies, goldens.
 
-use super::{Protocol, Reply, Request};
+use super::vocab::{Protocol, Reply, Request};
 
 /// The bytes `protocol` sends for `request` (opaque 0).
 pub(super) fn encoded(protocol: &Protocol, request: &Request<'_>) -> Vec<u8> {

@@ -5,7 +5,7 @@
 //! [`Stop::Incomplete`] when the buffer ends early, so `?` carries "need more bytes" out as
 //! readily as a malformed reply (the approach of mini-redis's frame parser).
 
-use super::{EncodeError, MAX_VALUE_LEN, ParseError, Reply};
+use super::vocab::{EncodeError, MAX_VALUE_LEN, ParseError, Reply};
 
 /// The longest line accepted. Reply lines in these protocols are short (a memcached `VALUE`
 /// line with a 250-byte key is under 300 bytes); without a limit, a peer that never sends

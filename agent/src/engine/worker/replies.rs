@@ -4,7 +4,7 @@
 
 use std::io;
 
-use vernier_protocols::ReplyKind;
+use vernier_protocols::{Parsed, ReplyKind};
 
 use super::Worker;
 use crate::engine::arrivals::{Arrival, Due};
@@ -59,9 +59,9 @@ impl Worker {
         let mut used = 0;
         loop {
             let conn = &mut self.conns[slot];
-            match conn.parse(&self.protocol, used) {
-                Ok(Some((None, n))) => used += n,
-                Ok(Some((Some(reply), n))) if reply.kind == ReplyKind::Refused => {
+            match conn.parse(used) {
+                Ok(Parsed::Consumed(n)) => used += n,
+                Ok(Parsed::Reply(reply, n)) if reply.kind == ReplyKind::Refused => {
                     used += n;
                     let Ok(request) = conn.refuse(self.matching, reply.opaque) else {
                         conn.consume(used);
@@ -69,7 +69,7 @@ impl Worker {
                     };
                     self.retry(slot, request);
                 }
-                Ok(Some((Some(reply), n))) => {
+                Ok(Parsed::Reply(reply, n)) => {
                     used += n;
                     let outcome = Outcome::of(reply.kind);
                     let received = Received {
@@ -98,7 +98,7 @@ impl Worker {
                         return true;
                     }
                 }
-                Ok(None) => break,
+                Ok(Parsed::Incomplete) => break,
                 Err(_) => {
                     self.conns[slot].consume(used);
                     return false;

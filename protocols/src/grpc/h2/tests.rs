@@ -6,9 +6,9 @@ use std::path::Path;
 use loona_hpack::Encoder;
 
 use super::*;
-use crate::grpc::{GrpcMapping, compile_proto};
+use crate::grpc::{Grpc, GrpcMapping, compile_proto};
 
-fn grpc() -> Grpc {
+fn grpc() -> Arc<Call> {
     let proto = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/grpc/bench.proto");
     let descriptors = compile_proto(&proto, &[]).unwrap();
     let mapping = GrpcMapping {
@@ -18,7 +18,7 @@ fn grpc() -> Grpc {
         descriptors: String::new(),
         tls: None,
     };
-    Grpc::new(mapping, &descriptors).unwrap()
+    Grpc::new(mapping, &descriptors).unwrap().call()
 }
 
 const DATA: Kind = Kind::Data;
@@ -67,9 +67,15 @@ fn frames(mut bytes: &[u8]) -> Vec<(Kind, Flags, u32, Vec<u8>)> {
 /// Parses every frame of `bytes`: the replies, and what was answered.
 fn read(conn: &mut Connection, bytes: &[u8]) -> (Vec<Reply>, Vec<u8>) {
     let (mut replies, mut answer, mut used) = (Vec::new(), Vec::new(), 0);
-    while let Some((reply, n)) = conn.parse(&bytes[used..], &mut answer).unwrap() {
-        used += n;
-        replies.extend(reply);
+    loop {
+        match conn.parse(&bytes[used..], &mut answer).unwrap() {
+            Parsed::Incomplete => break,
+            Parsed::Consumed(n) => used += n,
+            Parsed::Reply(reply, n) => {
+                used += n;
+                replies.push(reply);
+            }
+        }
     }
     assert_eq!(used, bytes.len(), "bytes left unread");
     (replies, answer)
@@ -151,7 +157,10 @@ fn a_reply_ends_with_its_trailers_and_finds_its_request_by_stream() {
         server.extend(frame(HEADERS, END_HEADERS | END_STREAM, stream, &t));
     }
     // Cut anywhere, the frames read the same once whole.
-    assert_eq!(conn.parse(&server[..20], &mut Vec::new()), Ok(None));
+    assert_eq!(
+        conn.parse(&server[..20], &mut Vec::new()),
+        Ok(Parsed::Incomplete)
+    );
     let (replies, answer) = read(&mut conn, &server);
     assert!(answer.is_empty());
     let ok = |opaque| Reply {
@@ -261,8 +270,8 @@ fn bad_frames_are_errors_that_say_what() {
         let mut used = 0;
         loop {
             match conn.parse(&bytes[used..], &mut Vec::new()) {
-                Ok(Some((_, n))) => used += n,
-                Ok(None) => panic!("no error in {bytes:?}"),
+                Ok(Parsed::Consumed(n) | Parsed::Reply(_, n)) => used += n,
+                Ok(Parsed::Incomplete) => panic!("no error in {bytes:?}"),
                 Err(e) => return e.to_string(),
             }
         }
@@ -586,7 +595,7 @@ fn a_goaway_with_an_error_spends_the_connection_at_once() {
         let bytes = goaway(1, code);
         assert!(matches!(
             conn.parse(&bytes, &mut answer),
-            Ok(Some((None, 17)))
+            Ok(Parsed::Consumed(17))
         ));
         assert!(!conn.spent(), "refused requests are handed back first");
         let (replies, _) = read(&mut conn, b"");

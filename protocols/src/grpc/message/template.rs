@@ -11,9 +11,9 @@ use prost_reflect::{
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
+use super::error::{GrpcError, mismatch};
 use super::number::Number;
 use super::walk::{Hole, Holes, Piece, Slot, kind_name};
-use super::{GrpcError, mismatch};
 
 /// A request template: the bytes every request has, and what is written per request.
 #[derive(Debug, Clone, PartialEq, Eq)]

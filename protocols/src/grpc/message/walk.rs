@@ -5,8 +5,8 @@ use std::fmt;
 use prost_reflect::{FieldDescriptor, Kind, MapKey, MessageDescriptor};
 use serde_json::Value as Json;
 
+use super::error::{GrpcError, MAX_RANDOM, mismatch};
 use super::number::Number;
-use super::{GrpcError, MAX_RANDOM, mismatch};
 
 /// The placeholders, for messages.
 const KNOWN: &str = "expected {key}, {seq} or {random:N} ({{ and }} for literal braces)";
