@@ -39,7 +39,8 @@ pub use budget_parts::{Budget, HostPart, Part, ProbeWindow};
 pub use config::PointConfig;
 pub use decision::{Action, Decision, Taken};
 pub use event::{
-    AgentProgress, Check, CheckData, CheckKind, CheckRole, Event, EventKind, Phase, Progress,
+    AgentProgress, Check, CheckData, CheckKind, CheckOutcome, CheckRole, Event, EventKind, Phase,
+    Progress,
 };
 pub use input::{Input, UserCommand};
 pub use reason::{Reason, ReasonKind, Why};
