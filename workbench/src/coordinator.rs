@@ -16,6 +16,7 @@
 //! live in the files below, re-exported here.
 
 mod budget_parts;
+pub mod check_next;
 mod checks;
 mod config;
 mod decision;

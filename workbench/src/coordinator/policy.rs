@@ -426,3 +426,158 @@ pub(crate) fn lateness_matters(shift_us: f64, low: f64, high: f64, allowed_us: f
     }
     beyond && (low > allowed_us || high < -allowed_us)
 }
+
+// ---- each threshold above applied by one function, which every caller asks ----
+
+/// Whether a tail `heaviness` times an exponential's width is heavy ([`HEAVY_TAIL_FACTOR`]).
+pub(crate) fn is_heavy(heaviness: f64) -> bool {
+    heaviness > HEAVY_TAIL_FACTOR
+}
+
+/// Whether a backlog in `backlogged_share` of the round's reports is the load's own: a
+/// closed loop rather than a pause or a stall ([`CLOSED_LOOP_SHARE`]).
+pub(crate) fn is_closed_loop(backlogged_share: f64) -> bool {
+    backlogged_share > CLOSED_LOOP_SHARE
+}
+
+/// Whether the host's stalls touched too large a share of the requests for the tail
+/// without stalls to be judged ([`MAX_TOUCHED_SHARE`]).
+pub(crate) fn too_touched(share: f64) -> bool {
+    share > MAX_TOUCHED_SHARE
+}
+
+/// Whether `seen_s` seconds of requests are enough to read the share touched
+/// ([`TOUCHED_SEEN_FOR_S`]).
+pub(crate) fn touched_seen_long_enough(seen_s: f64) -> bool {
+    seen_s >= TOUCHED_SEEN_FOR_S
+}
+
+/// Whether a percentile estimate with `beyond` samples beyond it stands
+/// ([`MIN_TAIL_SAMPLES`]).
+pub(crate) fn tail_estimate_stands(beyond: f64) -> bool {
+    beyond >= MIN_TAIL_SAMPLES
+}
+
+/// Whether the host's longest lateness `late_max_us` can account for the longest send lag
+/// `lag_max_us` ([`HOST_STALL_SHARE_OF_LAG`]).
+pub(crate) fn host_explains_lag(late_max_us: f64, lag_max_us: f64) -> bool {
+    late_max_us >= HOST_STALL_SHARE_OF_LAG * lag_max_us
+}
+
+/// Whether the host's stalls, reaching `reach_us` and taking `stalled_share` of the time,
+/// are a cause of a percentile whose value is `value_us` and whose tail is the share
+/// `tail` of requests ([`HOST_REACH_OF_LONGEST`], [`HOST_REACH_OF_VALUE`],
+/// [`HOST_SHARE_OF_TAIL`]); the reach is the longer of the lateness's p99 and a share of
+/// its longest.
+pub(crate) fn stalls_reach(stalls: HostStallFigures, value_us: f64, tail: f64) -> bool {
+    stalls
+        .late_p99_us
+        .max(HOST_REACH_OF_LONGEST * stalls.late_max_us)
+        >= HOST_REACH_OF_VALUE * value_us
+        && stalls.stalled_share >= HOST_SHARE_OF_TAIL * tail
+}
+
+/// The figures of the host's stalls [`stalls_reach`] judges.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct HostStallFigures {
+    /// The p99 of the probe's lateness, µs.
+    pub(crate) late_p99_us: f64,
+    /// The longest lateness, µs.
+    pub(crate) late_max_us: f64,
+    /// The share of the time stalled.
+    pub(crate) stalled_share: f64,
+}
+
+/// Whether a sampling rate `rate` is below the least the independence search may reach
+/// ([`MIN_SAMPLING`]).
+pub(crate) fn too_thin(rate: f64) -> bool {
+    rate < MIN_SAMPLING
+}
+
+/// Whether an agent failing for `failing_for` means the target failed
+/// ([`TARGET_FAILED_AFTER`]).
+pub(crate) fn target_failed_after(failing_for: Duration) -> bool {
+    failing_for >= TARGET_FAILED_AFTER
+}
+
+/// Whether another inter-arrival test may follow `tries` of them ([`INTERARRIVAL_TRIES`]).
+pub(crate) fn interarrival_tries_left(tries: u32) -> bool {
+    tries < INTERARRIVAL_TRIES
+}
+
+/// Whether a pacing tolerance of `ns` differs enough from the one told, `was`, to be told
+/// again ([`PACE_CHANGE`]).
+pub(crate) fn pace_changed(ns: u32, was: u32) -> bool {
+    (f64::from(ns) - f64::from(was)).abs() > PACE_CHANGE * f64::from(was)
+}
+
+/// Whether `needed` samples are so far beyond the `limit` the point can hold that it ends
+/// at once ([`FAR_BEYOND_REACH`]).
+pub(crate) fn far_beyond_reach(needed: usize, limit: usize) -> bool {
+    needed as f64 > FAR_BEYOND_REACH * limit as f64
+}
+
+/// Whether a need of `needed` samples, looked at again, holds the `first` one
+/// ([`BEYOND_REACH_HOLDS`]).
+pub(crate) fn beyond_reach_holds(needed: usize, first: usize) -> bool {
+    needed as f64 >= BEYOND_REACH_HOLDS * first as f64
+}
+
+/// Whether an agent keeping `kept_per_second` samples a second is held at the cap
+/// ([`MAX_KEPT_PER_SECOND`], within [`AT_KEPT_CAP`]).
+pub(crate) fn at_kept_cap(kept_per_second: f64) -> bool {
+    kept_per_second >= MAX_KEPT_PER_SECOND * AT_KEPT_CAP
+}
+
+/// Whether `closed` of warm-up's `windows` judged windows are enough to judge it hopeless
+/// ([`HOPELESS_AFTER_WINDOWS_DIVISOR`]).
+pub(crate) fn warmup_judgeable(closed: usize, windows: usize) -> bool {
+    closed >= windows / HOPELESS_AFTER_WINDOWS_DIVISOR
+}
+
+/// Whether a median send lag of `median_ns` means the agent cannot generate the load
+/// ([`HOPELESS_SEND_LAG_NS`]).
+pub(crate) fn send_lag_hopeless(median_ns: u64) -> bool {
+    median_ns > HOPELESS_SEND_LAG_NS
+}
+
+/// Whether a progress event is due `since` the last ([`PROGRESS_EVERY`]).
+pub(crate) fn progress_due(since: Duration) -> bool {
+    since >= PROGRESS_EVERY
+}
+
+/// Whether `n` gaps are enough to look for a floor under them ([`GAP_FLOOR_RANK`]).
+pub(crate) fn floor_testable(n: usize) -> bool {
+    n >= GAP_FLOOR_RANK
+}
+
+/// Whether gaps whose 0.5th percentile is `floor` (of mean `mean`), below which an
+/// exponential would have `below_share` of its gaps, have a floor ([`GAP_FLOOR_FACTOR`],
+/// [`EXP_GAP_FLOOR`], [`GAP_FLOOR_MIN_SHARE`]).
+pub(crate) fn has_gap_floor(floor: f64, mean: f64, below_share: f64) -> bool {
+    floor > GAP_FLOOR_FACTOR * EXP_GAP_FLOOR * mean && below_share > GAP_FLOOR_MIN_SHARE
+}
+
+/// Whether a share `seen` of short gaps, where an exponential has `expected`, means
+/// bursts ([`BURST_FACTOR`]).
+pub(crate) fn bursty(seen: f64, expected: f64) -> bool {
+    seen > BURST_FACTOR * expected
+}
+
+/// Whether fixed gaps with coefficient of variation `cv` fit ([`FIXED_MAX_CV`]).
+pub(crate) fn fixed_gaps_fit(cv: f64) -> bool {
+    cv <= FIXED_MAX_CV
+}
+
+/// The departure check's tolerance for a CI width asked of `asked_us`: the shift of the
+/// percentile allowed, µs ([`DEPARTURE_SHARE_OF_WIDTH`]).
+pub(crate) fn lateness_allowed_us(asked_us: f64) -> f64 {
+    DEPARTURE_SHARE_OF_WIDTH * asked_us
+}
+
+/// The departure check's pass condition, as a point and `vernier bench-agent` apply it:
+/// enough requests sent on schedule ([`enough_on_schedule`]), and their percentile agrees
+/// with every request's (`agrees`: [`lateness_matters`] says no).
+pub(crate) fn departures_hold(on_schedule_share: f64, agrees: bool) -> bool {
+    enough_on_schedule(on_schedule_share) && agrees
+}

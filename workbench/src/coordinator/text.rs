@@ -19,6 +19,7 @@ use super::reason::{
     TooFewForCi, TooFewSamples, Why,
 };
 
+pub mod check;
 mod ci;
 mod own;
 
