@@ -35,13 +35,13 @@ mod intake;
 mod interarrival;
 mod lancet;
 mod measure;
-mod own_tail;
 mod pacing;
 mod plan;
 mod sampling;
 mod state;
 mod verdict;
 mod warmup;
+mod without_stalls;
 
 pub(crate) use state::Point;
 

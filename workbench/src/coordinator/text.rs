@@ -21,10 +21,10 @@ use super::reason::{
 
 pub mod check;
 mod ci;
-mod own;
+mod without_stalls;
 
 use ci::{narrow, wide, wide_beyond, wide_found, wide_heavy};
-pub use own::{own_call, own_scope, own_short};
+pub use without_stalls::{without_stalls_call, without_stalls_scope, without_stalls_short};
 
 impl Reason {
     /// The sentence a person reads.

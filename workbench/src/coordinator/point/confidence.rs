@@ -52,7 +52,7 @@ impl Point {
             intervals,
             estimate,
             sorted,
-            own: asked_own,
+            without_stalls: asked_without_stalls,
         }) = self.asked_estimates(snapshot, p, conf)
         else {
             return;
@@ -60,8 +60,8 @@ impl Point {
         let sorted = &sorted[..];
         let n = sorted.len();
         let kept: usize = snapshot.agents.iter().map(|a| a.in_order.len()).sum();
-        self.looks.own = asked_own;
-        self.looks.per_counted = if asked_own {
+        self.looks.without_stalls = asked_without_stalls;
+        self.looks.per_counted = if asked_without_stalls {
             kept as f64 / n.max(1) as f64
         } else {
             1.0
@@ -145,7 +145,7 @@ impl Point {
                 CheckNext::DecidedBySlo
             });
             self.check(at, check, out);
-            let value = (!asked_own).then_some(estimate.value);
+            let value = (!asked_without_stalls).then_some(estimate.value);
             self.stopped(at, snapshot, count, value, out);
             return;
         }
@@ -157,8 +157,8 @@ impl Point {
     /// result says why it did not settle, and the point's verdict and reasons are every
     /// request's, judged on what the point holds now.
     pub(super) fn end_unsettled(&mut self, at: Duration, reason: Reason, out: &mut Decision) {
-        let mut reasons = if self.looks.own {
-            self.looks.own_more = (self.more_time().zip(self.looks.needed))
+        let mut reasons = if self.looks.without_stalls {
+            self.looks.without_stalls_more = (self.more_time().zip(self.looks.needed))
                 .map(|(seconds, samples)| MoreTime { samples, seconds });
             let snapshot = self.snapshot();
             let count = snapshot.agents.len().max(1);
@@ -192,7 +192,7 @@ impl Point {
         let (whole_us, whole) = match whole_us {
             Some(value) => (Some(value), None),
             None => {
-                self.looks.own_stopped = true;
+                self.looks.without_stalls_stopped = true;
                 self.whole_at_stop(at, snapshot, count)
             }
         };
@@ -217,12 +217,12 @@ impl Point {
         p: Percentile,
         conf: f64,
     ) -> Option<Asked<'s>> {
-        if let Some(own) = self.own_look(p, conf) {
+        if let Some(own) = self.without_stalls_look(p, conf) {
             return Some(Asked {
                 intervals: own.agents,
                 estimate: own.estimate,
                 sorted: Cow::Owned(own.sorted),
-                own: true,
+                without_stalls: true,
             });
         }
         let (intervals, estimate) = self.whole_estimates(snapshot, p, conf)?;
@@ -230,7 +230,7 @@ impl Point {
             intervals,
             estimate,
             sorted: Cow::Borrowed(&snapshot.combined()?.sorted[..]),
-            own: false,
+            without_stalls: false,
         })
     }
 
@@ -555,5 +555,5 @@ struct Asked<'s> {
     /// The samples it counts, ascending, µs.
     sorted: Cow<'s, [f64]>,
     /// Whether it is the tail without stalls.
-    own: bool,
+    without_stalls: bool,
 }

@@ -28,7 +28,7 @@ impl Point {
         self.looks.narrow = None;
         self.looks.touched_call = None;
         self.looks.beyond = None;
-        self.looks.own_more = None;
+        self.looks.without_stalls_more = None;
         self.host.stale = true;
         for a in &mut self.agents {
             a.round = RoundTally::new();

@@ -77,12 +77,17 @@ impl Point {
         if end <= limit as f64 {
             return Reach::Within;
         }
-        let own = self.looks.own;
-        let held = before.is_some_and(|b| b.own == own && beyond_reach_holds(needed, b.needed));
+        let without_stalls = self.looks.without_stalls;
+        let held = before.is_some_and(|b| {
+            b.without_stalls == without_stalls && beyond_reach_holds(needed, b.needed)
+        });
         if held {
             return Reach::Beyond;
         }
-        self.looks.beyond = Some(Beyond { needed, own });
+        self.looks.beyond = Some(Beyond {
+            needed,
+            without_stalls,
+        });
         let largest = (look.n as f64 * STOPPING_RULE.max_growth).ceil() as usize;
         Reach::LookAgain(Step::More {
             samples: largest.max(look.n + 1),

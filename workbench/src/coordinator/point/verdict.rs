@@ -278,10 +278,10 @@ impl Point {
         .then(|| self.more_time())
         .flatten();
         // The tail asked for is the answer: what more time would buy it, when it has that.
-        let own_more = (without_stalls.as_ref())
+        let without_stalls_more = (without_stalls.as_ref())
             .filter(|_| self.config.ci.tail == crate::scenario::Tail::WithoutStalls)
             .and_then(|w| w.more_time);
-        let more_time_s = own_more.map(|m| m.seconds).or(more_time_s);
+        let more_time_s = without_stalls_more.map(|m| m.seconds).or(more_time_s);
         PointResult {
             verdict,
             reasons,

@@ -29,7 +29,7 @@ use crate::scenario::Tail;
 /// The tail without stalls as one look of the confidence step reads it (when `ci.tail`
 /// asks for it): each measuring agent's estimate, as `(agent, samples, interval)`, the
 /// combined estimate and the untouched samples ascending.
-pub(super) struct OwnLook {
+pub(super) struct WithoutStallsLook {
     pub(super) agents: Vec<(usize, usize, Option<Interval>)>,
     pub(super) estimate: Estimate,
     pub(super) sorted: Vec<f64>,
@@ -98,7 +98,11 @@ impl Point {
     /// One look at the tail without stalls, for the confidence step when `ci.tail` asks
     /// for it: `None` when it is not asked, cannot be judged, or has no samples (the step
     /// then reads every request). Each agent's interval width is what its row shows.
-    pub(super) fn own_look(&mut self, p: Percentile, conf: f64) -> Option<OwnLook> {
+    pub(super) fn without_stalls_look(
+        &mut self,
+        p: Percentile,
+        conf: f64,
+    ) -> Option<WithoutStallsLook> {
         if self.config.ci.tail != Tail::WithoutStalls
             || self.own_unjudgeable(self.stall_count()).is_some()
         {
@@ -128,7 +132,7 @@ impl Point {
             Some(e) => e,
             None => Estimate::of_weighted(&samples, p, conf)?,
         };
-        Some(OwnLook {
+        Some(WithoutStallsLook {
             agents,
             estimate,
             sorted: samples.sorted().to_vec(),
@@ -344,7 +348,7 @@ impl Point {
                                 width_us: width,
                                 target_us,
                             })
-                        } else if asked && !self.looks.own_stopped {
+                        } else if asked && !self.looks.without_stalls_stopped {
                             Some(OwnShort::Unsettled {
                                 width_us: width,
                                 target_us,
@@ -358,7 +362,7 @@ impl Point {
         };
         // More time would buy what the tail's last look predicted only when it was short
         // of samples, not of untouched requests or of a probe.
-        let more_time = self.looks.own_more.filter(|_| {
+        let more_time = self.looks.without_stalls_more.filter(|_| {
             matches!(
                 short,
                 Some(OwnShort::Wide { .. } | OwnShort::TooFew { .. } | OwnShort::Unsettled { .. })
