@@ -306,7 +306,7 @@ const MIN_LATE_PAIRS: usize = 3;
 /// least [`MIN_REMEASURED`]): beyond it the host stalls too often for the comparison, and it
 /// ends N/A saying so.
 const REMEASURED_SHARE: f64 = 0.2;
-/// ... and never fewer than this.
+/// The fewest blocks that may be measured again, whatever [`REMEASURED_SHARE`] gives.
 const MIN_REMEASURED: usize = 3;
 
 /// How many blocks may be measured again in a comparison of at most `max_pairs` pairs.
