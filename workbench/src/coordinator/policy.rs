@@ -188,7 +188,7 @@ pub(crate) const GAP_FLOOR_RANK: usize = 200;
 /// An exponential's 0.5th percentile, as a share of its mean (−ln 0.995 ≈ 0.005).
 pub(crate) const EXP_GAP_FLOOR: f64 = 0.005;
 /// The gaps have a floor when their 0.5th percentile is more than this many times an
-/// exponential's, and ([`GAP_FLOOR_MIN_SHARE`]) ...
+/// exponential's (and [`GAP_FLOOR_MIN_SHARE`] holds).
 pub(crate) const GAP_FLOOR_FACTOR: f64 = 4.0;
 /// The gaps have a floor (with [`GAP_FLOOR_FACTOR`]) only when an exponential would have
 /// more than this share of its gaps below it: the agent then cannot draw the short gaps.
