@@ -697,3 +697,153 @@ fn the_checks_see_what_they_look_for() {
         vec![("seven".to_string(), 1, 7), ("seven".to_string(), 7, 7)]
     );
 }
+
+/// The constants a policy file declares (`const NAME`, in items and impls), outside tests.
+#[derive(Default)]
+struct PolicyConstants(BTreeSet<String>);
+
+impl<'a> Visit<'a> for PolicyConstants {
+    fn visit_item_mod(&mut self, m: &'a syn::ItemMod) {
+        if !is_test_cfg(&m.attrs) {
+            syn::visit::visit_item_mod(self, m);
+        }
+    }
+    fn visit_item_const(&mut self, c: &'a syn::ItemConst) {
+        self.0.insert(c.ident.to_string());
+    }
+    fn visit_impl_item_const(&mut self, c: &'a syn::ImplItemConst) {
+        self.0.insert(c.ident.to_string());
+    }
+}
+
+/// The comparisons (`<`, `>`, `<=`, `>=`) outside tests that have one of `names` as an
+/// operand, or inside an operand's arithmetic: (the constant, the line).
+struct ComparedConstants<'n> {
+    names: &'n BTreeSet<String>,
+    found: Vec<(String, usize)>,
+}
+
+impl ComparedConstants<'_> {
+    /// The policy constants an operand names: itself, or in its arithmetic, brackets,
+    /// negation, casts and references (not inside calls, which may be policy's own).
+    fn named_in(&self, e: &syn::Expr, out: &mut Vec<(String, usize)>) {
+        match e {
+            syn::Expr::Path(p) => {
+                if let Some(last) = p.path.segments.last() {
+                    let name = last.ident.to_string();
+                    if self.names.contains(&name) {
+                        out.push((name, last.ident.span().start().line));
+                    }
+                }
+            }
+            syn::Expr::Binary(b) => {
+                self.named_in(&b.left, out);
+                self.named_in(&b.right, out);
+            }
+            syn::Expr::Paren(p) => self.named_in(&p.expr, out),
+            syn::Expr::Unary(u) => self.named_in(&u.expr, out),
+            syn::Expr::Cast(c) => self.named_in(&c.expr, out),
+            syn::Expr::Reference(r) => self.named_in(&r.expr, out),
+            syn::Expr::Field(f) => self.named_in(&f.base, out),
+            _ => {}
+        }
+    }
+}
+
+impl<'a> Visit<'a> for ComparedConstants<'_> {
+    fn visit_item_mod(&mut self, m: &'a syn::ItemMod) {
+        if !is_test_cfg(&m.attrs) {
+            syn::visit::visit_item_mod(self, m);
+        }
+    }
+    fn visit_item_fn(&mut self, f: &'a syn::ItemFn) {
+        if !is_test_cfg(&f.attrs) {
+            syn::visit::visit_item_fn(self, f);
+        }
+    }
+    fn visit_item_impl(&mut self, i: &'a syn::ItemImpl) {
+        if !is_test_cfg(&i.attrs) {
+            syn::visit::visit_item_impl(self, i);
+        }
+    }
+    fn visit_expr_binary(&mut self, b: &'a syn::ExprBinary) {
+        if matches!(
+            b.op,
+            syn::BinOp::Lt(_) | syn::BinOp::Gt(_) | syn::BinOp::Le(_) | syn::BinOp::Ge(_)
+        ) {
+            let mut found = Vec::new();
+            self.named_in(&b.left, &mut found);
+            self.named_in(&b.right, &mut found);
+            self.found.extend(found);
+        }
+        syn::visit::visit_expr_binary(self, b);
+    }
+}
+
+/// Whether a source is a policy file (`policy.rs`, wherever it is).
+fn is_policy(source: &Source) -> bool {
+    source.module.last().is_some_and(|m| m == "policy")
+}
+
+/// Every threshold compared outside the policy files: "file:line: NAME".
+fn thresholds_compared_outside_policy(sources: &[Source]) -> Vec<String> {
+    let mut names = PolicyConstants::default();
+    for source in sources.iter().filter(|s| is_policy(s)) {
+        names.visit_file(&source.syntax);
+    }
+    let mut wrong = Vec::new();
+    for source in sources.iter().filter(|s| !is_policy(s) && !s.is_tests()) {
+        let mut compared = ComparedConstants {
+            names: &names.0,
+            found: Vec::new(),
+        };
+        compared.visit_file(&source.syntax);
+        for (name, line) in compared.found {
+            wrong.push(format!("{}:{line}: {name}", source.name()));
+        }
+    }
+    wrong
+}
+
+/// A threshold of the methodology is applied by one function of a policy file, which
+/// every caller asks (`policy::is_heavy(h)`), so two paths that judge the same figures
+/// never disagree: no constant a policy file declares is compared (`<`, `>`, `<=`, `>=`)
+/// anywhere else, outside tests.
+#[test]
+fn no_threshold_is_compared_outside_policy() {
+    let wrong = thresholds_compared_outside_policy(&sources("workbench"));
+    assert!(
+        wrong.is_empty(),
+        "policy constants compared outside a policy.rs (give policy.rs a function that \
+         applies the threshold, and call it):\n{}",
+        wrong.join("\n")
+    );
+    // The check sees what it looks for: a threshold compared in a point's file, inside
+    // arithmetic too, but not in the policy file, nor a constant that is only printed.
+    let file = |module: &[&str], text: &str| Source {
+        module: module.iter().map(|s| s.to_string()).collect(),
+        path: root().join(format!("made-up/{}.rs", module.join("/"))),
+        text: text.to_string(),
+        syntax: syn::parse_file(text).unwrap(),
+    };
+    let made_up = vec![
+        file(
+            &["coordinator", "policy"],
+            "pub const HEAVY: f64 = 2.0; pub fn is_heavy(h: f64) -> bool { h > HEAVY }",
+        ),
+        file(
+            &["coordinator", "point"],
+            "fn a(h: f64) -> bool { h >= policy::HEAVY }\n\
+             fn b(h: f64, w: f64) -> bool { (2.0 * HEAVY) * w < h }\n\
+             fn c() -> String { format!(\"{}\", HEAVY) }\n\
+             fn d(h: f64) -> bool { is_heavy(h) }",
+        ),
+    ];
+    assert_eq!(
+        thresholds_compared_outside_policy(&made_up),
+        vec![
+            "made-up/coordinator/point.rs:1: HEAVY".to_string(),
+            "made-up/coordinator/point.rs:2: HEAVY".to_string(),
+        ]
+    );
+}

@@ -16,6 +16,7 @@
 //! live in the files below, re-exported here.
 
 mod budget_parts;
+pub mod check_next;
 mod checks;
 mod config;
 mod decision;
@@ -39,7 +40,8 @@ pub use budget_parts::{Budget, HostPart, Part, ProbeWindow};
 pub use config::PointConfig;
 pub use decision::{Action, Decision, Taken};
 pub use event::{
-    AgentProgress, Check, CheckData, CheckKind, CheckRole, Event, EventKind, Phase, Progress,
+    AgentProgress, Check, CheckData, CheckKind, CheckOutcome, CheckRole, Event, EventKind, Phase,
+    Progress,
 };
 pub use input::{Input, UserCommand};
 pub use reason::{Reason, ReasonKind, Why};

@@ -17,11 +17,11 @@ mod ccdf;
 mod correlogram;
 mod interarrival;
 mod load;
-mod own;
 mod plot;
 mod points;
 mod runs;
 mod table;
+mod without_stalls;
 
 use std::path::{Path, PathBuf};
 
@@ -360,7 +360,7 @@ fn ccdf_series(
             continue;
         };
         if let Some((values, weights, touched)) =
-            own::untouched(samples, stalls, m.point, m.result.round)?
+            without_stalls::untouched(samples, stalls, m.point, m.result.round)?
         {
             series.push(ccdf::Series {
                 label: format!(
@@ -369,7 +369,7 @@ fn ccdf_series(
                     touched * 100.0,
                     values.len()
                 ),
-                points: own::weighted_ccdf_points(&values, &weights),
+                points: without_stalls::weighted_ccdf_points(&values, &weights),
                 marked: None,
             });
         }

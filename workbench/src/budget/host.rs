@@ -4,7 +4,7 @@
 
 use vernier_agent::StallReport;
 
-use super::policy::STALLED_MEDIAN_SHARE;
+use super::policy::median_movable;
 use super::queue::Model;
 use crate::coordinator::{HostPart, Part};
 
@@ -63,7 +63,7 @@ pub(super) fn host(
         Part::known(0.0, how_share)
     } else {
         match model {
-            Some(m) if share < STALLED_MEDIAN_SHARE => {
+            Some(m) if median_movable(share) => {
                 match (m.quantile(0.5 / (1.0 - share)), m.quantile(0.5)) {
                     (Some(moved), Some(p50)) => Part::known(
                         moved - p50,

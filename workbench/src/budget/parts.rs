@@ -8,7 +8,7 @@ use vernier_protocols::Dist;
 use super::grid::median_of_sum;
 use super::host::host;
 use super::policy::{
-    ALL_KEPT, AS_SENT_MAX_RATE, BUDGET_PERCENTILE, MIN_SENT_DEPARTURES, MIN_SPREAD_CONNECTIONS,
+    AS_SENT_MAX_RATE, BUDGET_PERCENTILE, all_kept, beyond_as_sent, enough_for_spread,
 };
 use super::queue::{Model, Queue, served_beyond};
 use super::start;
@@ -230,14 +230,10 @@ impl Baseline {
     ) -> Queue {
         let poisson = Queue::poisson(m);
         let as_sent = match sent {
-            Some(Ok(departures)) if sampling_rate >= ALL_KEPT => match sent_rate(&departures) {
-                Some(rate)
-                    if rate > AS_SENT_MAX_RATE && departures.len() >= MIN_SENT_DEPARTURES =>
-                {
-                    Err(format!(
-                        "the point sent {rate:.0} req/s, beyond the {AS_SENT_MAX_RATE:.0} a second the model fed the requests as sent is checked at"
-                    ))
-                }
+            Some(Ok(departures)) if all_kept(sampling_rate) => match sent_rate(&departures) {
+                Some(rate) if beyond_as_sent(rate, departures.len()) => Err(format!(
+                    "the point sent {rate:.0} req/s, beyond the {AS_SENT_MAX_RATE:.0} a second the model fed the requests as sent is checked at"
+                )),
                 _ => self.sent_queue(m, &departures),
             },
             Some(Ok(_)) => Err(format!(
@@ -423,10 +419,10 @@ impl Baseline {
 /// How far the connections' paths differ: the standard deviation of their medians less
 /// what each median's own sampling error explains (the method of moments of a
 /// random-effects model, as DerSimonian and Laird's τ), from (median, standard error)
-/// pairs; `None` for fewer than [`MIN_SPREAD_CONNECTIONS`].
+/// pairs; `None` for fewer than [`MIN_SPREAD_CONNECTIONS`](super::policy::MIN_SPREAD_CONNECTIONS).
 fn connection_spread(medians: &[(f64, f64)]) -> Option<f64> {
     let n = medians.len();
-    if n < MIN_SPREAD_CONNECTIONS {
+    if !enough_for_spread(n) {
         return None;
     }
     let mean = medians.iter().map(|m| m.0).sum::<f64>() / n as f64;

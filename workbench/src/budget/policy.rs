@@ -72,3 +72,48 @@ pub(super) const CONNECTION_CI_LEVEL: f64 = 0.95;
 /// The standard normal's 97.5% quantile: a 95% CI's width over twice this is the standard
 /// error of the figure it bounds.
 pub(super) const Z_95: f64 = 1.959_964;
+
+// ---- each threshold above applied by one function, which every caller asks ----
+
+/// Whether the host's stalls took a small enough `share` of the time for the median they
+/// move to be read from the model ([`STALLED_MEDIAN_SHARE`]).
+pub(super) fn median_movable(share: f64) -> bool {
+    share < STALLED_MEDIAN_SHARE
+}
+
+/// Whether a point at `sampling_rate` kept every request ([`ALL_KEPT`]).
+pub(super) fn all_kept(sampling_rate: f64) -> bool {
+    sampling_rate >= ALL_KEPT
+}
+
+/// Whether `departures` sent at `rate` req/s are beyond what the model fed the requests as
+/// sent is checked at ([`AS_SENT_MAX_RATE`], with enough of them to say so).
+pub(super) fn beyond_as_sent(rate: f64, departures: usize) -> bool {
+    rate > AS_SENT_MAX_RATE && enough_departures(departures)
+}
+
+/// Whether `departures` are enough for a queue ([`MIN_SENT_DEPARTURES`]).
+pub(super) fn enough_departures(departures: usize) -> bool {
+    departures >= MIN_SENT_DEPARTURES
+}
+
+/// Whether `connections` medians are enough for their spread ([`MIN_SPREAD_CONNECTIONS`]).
+pub(super) fn enough_for_spread(connections: usize) -> bool {
+    connections >= MIN_SPREAD_CONNECTIONS
+}
+
+/// Whether `requests` are enough for a probe window ([`MIN_PROBE_REQUESTS`]).
+pub(super) fn enough_probe_requests(requests: usize) -> bool {
+    requests >= MIN_PROBE_REQUESTS
+}
+
+/// Whether a connection's `samples` are enough for its median ([`MIN_CONNECTION_SAMPLES`]).
+pub(super) fn enough_connection_samples(samples: usize) -> bool {
+    samples >= MIN_CONNECTION_SAMPLES
+}
+
+/// Whether a served median `served_p50` falls short of the asked one `asked_p50` (µs)
+/// beyond the model's own noise ([`SERVED_SHARE_OF_ASKED`], [`SERVED_SLACK_US`]).
+pub(super) fn served_below_asked(served_p50: f64, asked_p50: f64) -> bool {
+    served_p50 < asked_p50 * SERVED_SHARE_OF_ASKED - SERVED_SLACK_US
+}

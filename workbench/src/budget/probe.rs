@@ -23,14 +23,14 @@
 use vernier_stats::{percentile, percentile_ci, percentile_ci_dependent};
 
 use super::grid::on_grid;
-use super::policy::{MIN_PROBE_REQUESTS, PROBE_CI_LEVEL};
+use super::policy::{PROBE_CI_LEVEL, enough_probe_requests};
 use crate::coordinator::ProbeWindow;
 
 impl ProbeWindow {
     /// The window of `latencies` (ns, in the order they were sent: the CI's batches follow
-    /// it) at `rate` over `connections`; `None` for fewer than [`MIN_PROBE_REQUESTS`].
+    /// it) at `rate` over `connections`; `None` for fewer than [`MIN_PROBE_REQUESTS`](super::policy::MIN_PROBE_REQUESTS).
     pub fn from_latencies(rate: f64, connections: usize, latencies: &[u64]) -> Option<ProbeWindow> {
-        if latencies.len() < MIN_PROBE_REQUESTS {
+        if !enough_probe_requests(latencies.len()) {
             return None;
         }
         let series: Vec<f64> = latencies.iter().map(|&ns| ns as f64 / 1e3).collect();

@@ -7,8 +7,7 @@ use vernier_protocols::Dist;
 
 use super::grid::{grid, median_of_sum, on_grid};
 use super::policy::{
-    MIN_SENT_DEPARTURES, MODEL_REQUESTS, SERVED_SHARE_OF_ASKED, SERVED_SLACK_US, SERVICE_DRAWS,
-    WAIT_INSTANTS,
+    MODEL_REQUESTS, SERVICE_DRAWS, WAIT_INSTANTS, enough_departures, served_below_asked,
 };
 use crate::coordinator::Part;
 
@@ -134,7 +133,7 @@ impl Queue {
     /// admitted among the others (they leave the queue as it was).
     pub(super) fn as_sent(m: &Model, departures: &[u64], seed: u64) -> Result<Queue, String> {
         use rand::{RngExt, SeedableRng};
-        if departures.len() < MIN_SENT_DEPARTURES {
+        if !enough_departures(departures.len()) {
             return Err(format!(
                 "{} departures are too few for a queue",
                 departures.len()
@@ -189,7 +188,7 @@ pub(super) fn served_beyond(
     measured_us: Option<f64>,
 ) -> Part {
     let (served_p50, asked_p50) = (served[served.len() / 2], asked[asked.len() / 2]);
-    let below = served_p50 < asked_p50 * SERVED_SHARE_OF_ASKED - SERVED_SLACK_US;
+    let below = served_below_asked(served_p50, asked_p50);
     let above = measured_us.is_some_and(|p50| served_p50 > p50);
     if below || above {
         return Part::unknown(format!(

@@ -10,7 +10,7 @@ use vernier_agent::{Batch, Outcome, Sample};
 
 use super::grid::histogram_grid;
 use super::parts::During;
-use super::policy::{CONNECTION_CI_LEVEL, MIN_CONNECTION_SAMPLES, Z_95};
+use super::policy::{CONNECTION_CI_LEVEL, Z_95, enough_connection_samples};
 use crate::coordinator::ProbeWindow;
 
 /// What the budget takes of one point's last measuring round: its kept requests'
@@ -119,7 +119,7 @@ impl Sent {
         let connections = this
             .latencies
             .into_values()
-            .filter(|l| l.len() >= MIN_CONNECTION_SAMPLES)
+            .filter(|l| enough_connection_samples(l.len()))
             .filter_map(|mut l| {
                 l.sort_unstable_by(f64::total_cmp);
                 let p50 = vernier_stats::percentile(&l, 0.5)?;

@@ -255,13 +255,13 @@ struct Report {
 /// coordinator's own comparison.
 fn departure_check(samples: &mut [(u64, u64, u32)]) -> (f64, f64, f64, bool) {
     use crate::coordinator::point::departures::{OnScheduleEstimate, on_schedule};
-    use crate::coordinator::policy::{DEPARTURE_SHARE_OF_WIDTH, OnSchedule, enough_on_schedule};
+    use crate::coordinator::policy::{OnSchedule, departures_hold, lateness_allowed_us};
     const ASKED_WIDTH: f64 = 0.10;
     samples.sort_unstable_by_key(|&(departure, _, _)| departure);
     let mut all: Vec<f64> = samples.iter().map(|&(_, l, _)| l as f64 / 1e3).collect();
     all.sort_by(f64::total_cmp);
     let all = vernier_stats::percentile(&all, 0.99).unwrap_or(f64::NAN);
-    let allowed = DEPARTURE_SHARE_OF_WIDTH * ASKED_WIDTH * all;
+    let allowed = lateness_allowed_us(ASKED_WIDTH * all);
     let on_time = OnSchedule::within_us(allowed);
     let on: Vec<f64> = samples
         .iter()
@@ -273,7 +273,7 @@ fn departure_check(samples: &mut [(u64, u64, u32)]) -> (f64, f64, f64, bool) {
         return (all, f64::NAN, share, false);
     };
     let OnScheduleEstimate { value, agrees, .. } = on_schedule(&on, p99, 0.95, all, allowed);
-    let passes = enough_on_schedule(share) && agrees;
+    let passes = departures_hold(share, agrees);
     (all, value.unwrap_or(f64::NAN), share, passes)
 }
 

@@ -556,12 +556,12 @@ pub(crate) fn table(outcome: &Outcome) -> String {
             };
             s.push_str(&format!(
                 "    without stalls{asked}: without {}",
-                text::own_scope(own)
+                text::without_stalls_scope(own)
             ));
-            if let Some(call) = text::own_call(own) {
+            if let Some(call) = text::without_stalls_call(own) {
                 s.push_str(&format!("; {call}"));
             }
-            match text::own_short(own) {
+            match text::without_stalls_short(own) {
                 Some(why) => s.push_str(&format!("; n/a: {why}\n")),
                 None => s.push('\n'),
             }

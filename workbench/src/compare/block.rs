@@ -12,7 +12,7 @@ use vernier_stats::{
 use super::comparison::{Block, CompareOptions, Finding, Side};
 use crate::coordinator::ReasonKind;
 use crate::coordinator::policy::{
-    Beyond, DEPARTURE_SHARE_OF_WIDTH, LoadSeen, OnSchedule, enough_on_schedule, late_shift,
+    Beyond, LoadSeen, OnSchedule, enough_on_schedule, late_shift, lateness_allowed_us,
     lateness_matters, load_problem,
 };
 use crate::error::Error;
@@ -242,7 +242,7 @@ pub(super) fn untouched_of(
 /// or the load not reached); each of which ends the
 /// comparison, since the side could not carry the load as asked; or the client so far
 /// behind that too few requests left on schedule (`departures`), or the host's stalls
-/// touching more than [`MAX_TOUCHED_SHARE`] of the requests when the tail without stalls
+/// touching more than [`MAX_TOUCHED_SHARE`](crate::coordinator::policy::MAX_TOUCHED_SHARE) of the requests when the tail without stalls
 /// is compared (`host_stalls`): the host rather than the side, for which the block is
 /// measured again. None when it stands. A duet's window passes `touched_limit` none: its
 /// sides share their stalls, and what the stalls leave is judged by the CI's own needs.
@@ -306,7 +306,7 @@ const MIN_LATE_PAIRS: usize = 3;
 /// least [`MIN_REMEASURED`]): beyond it the host stalls too often for the comparison, and it
 /// ends N/A saying so.
 const REMEASURED_SHARE: f64 = 0.2;
-/// ... and never fewer than this.
+/// The fewest blocks that may be measured again, whatever [`REMEASURED_SHARE`] gives.
 const MIN_REMEASURED: usize = 3;
 
 /// How many blocks may be measured again in a comparison of at most `max_pairs` pairs.
@@ -320,7 +320,7 @@ pub(super) fn remeasures_allowed(max_pairs: usize) -> usize {
 /// pairs with its Student-t interval at `confidence`. Lateness both sides share (the
 /// host's stalls reach A's blocks and B's alike) cancels in B − A, and lateness that
 /// differs only by chance is already in its CI; lateness shown to differ by more than
-/// [`DEPARTURE_SHARE_OF_WIDTH`] of `width_us` (the point's rule, [`lateness_matters`])
+/// [`DEPARTURE_SHARE_OF_WIDTH`](crate::coordinator::policy::DEPARTURE_SHARE_OF_WIDTH) of `width_us` (the point's rule, [`lateness_matters`])
 /// would be part of the difference.
 pub(super) fn late_sides(blocks: &[Block], width_us: f64, confidence: f64) -> Option<Finding> {
     let mut shifts: BTreeMap<usize, [Option<f64>; 2]> = BTreeMap::new();
@@ -340,7 +340,7 @@ pub(super) fn late_sides(blocks: &[Block], width_us: f64, confidence: f64) -> Op
     let MeanCi {
         n, mean, low, high, ..
     } = mean_ci(&gaps, confidence).ok()?;
-    lateness_matters(mean, low, high, DEPARTURE_SHARE_OF_WIDTH * width_us).then_some(
+    lateness_matters(mean, low, high, lateness_allowed_us(width_us)).then_some(
         Finding::Departures {
             pairs: n,
             mean_us: mean,

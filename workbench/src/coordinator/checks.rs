@@ -10,8 +10,8 @@ use vernier_stats::{
 use super::event::{Check, CheckData, CheckKind, CheckRole};
 use super::findings::{AdfFinding, GapMisfit, GapTest, InterarrivalFinding, SpearmanFinding};
 use super::policy::{
-    BURST_FACTOR, EXP_GAP_FLOOR, FIXED_MAX_CV, GAP_FLOOR_FACTOR, GAP_FLOOR_MIN_SHARE,
-    GAP_FLOOR_RANK, SHORT_GAP_SHARE, rate_error_allowed,
+    FIXED_MAX_CV, GAP_FLOOR_RANK, SHORT_GAP_SHARE, bursty, fixed_gaps_fit, floor_testable,
+    has_gap_floor, rate_error_allowed,
 };
 use super::result::InterarrivalResult;
 use super::text;
@@ -81,7 +81,7 @@ pub(crate) fn stationarity(
 /// them (the agent cannot send faster than its per-request cost), or too many short ones
 /// (departures in bursts). `None` when neither stands out.
 pub(crate) fn exponential_misfit(gaps_ns: &[f64], mean: f64) -> Option<GapMisfit> {
-    if gaps_ns.len() < GAP_FLOOR_RANK || mean <= 0.0 {
+    if !floor_testable(gaps_ns.len()) || mean <= 0.0 {
         return None;
     }
     let mut sorted = gaps_ns.to_vec();
@@ -89,7 +89,7 @@ pub(crate) fn exponential_misfit(gaps_ns: &[f64], mean: f64) -> Option<GapMisfit
     // The 0.5th percentile: an exponential's is 0.005·mean.
     let floor = sorted[sorted.len() / GAP_FLOOR_RANK];
     let below_floor = 1.0 - (-floor / mean).exp();
-    if floor > GAP_FLOOR_FACTOR * EXP_GAP_FLOOR * mean && below_floor > GAP_FLOOR_MIN_SHARE {
+    if has_gap_floor(floor, mean, below_floor) {
         return Some(GapMisfit::Floor {
             floor_us: floor / 1e3,
             exponential_share: below_floor,
@@ -98,7 +98,7 @@ pub(crate) fn exponential_misfit(gaps_ns: &[f64], mean: f64) -> Option<GapMisfit
     let short = SHORT_GAP_SHARE * mean;
     let expected = 1.0 - (-SHORT_GAP_SHARE).exp();
     let seen = sorted.partition_point(|&g| g < short) as f64 / sorted.len() as f64;
-    if seen > BURST_FACTOR * expected {
+    if bursty(seen, expected) {
         return Some(GapMisfit::Bursts {
             share: seen,
             short_us: short / 1e3,
@@ -154,7 +154,7 @@ pub(crate) fn interarrival(
                 cv,
                 max_cv: FIXED_MAX_CV,
             };
-            (cv <= FIXED_MAX_CV && mean_ok, cv, None, test)
+            (fixed_gaps_fit(cv) && mean_ok, cv, None, test)
         }
         InterArrival::Dist(d) => (
             mean_ok,

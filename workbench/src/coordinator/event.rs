@@ -142,14 +142,16 @@ impl CheckKind {
     }
 }
 
-/// One test's outcome, with the figures behind it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One test's outcome, with the figures behind it. Serialized with its
+/// [`CheckOutcome`] beside `pass` and `role` (`outcome`, read back from them, not stored).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Check {
     /// Which test.
     pub check: CheckKind,
     /// The agent tested, or `None` for all together.
     pub agent: Option<usize>,
-    /// Whether it passed.
+    /// Whether the test's statistic passed, whatever its role (see [`Check::outcome`]
+    /// for what that does to the point).
     pub pass: bool,
     /// Whether its failure stops the methodology or is only reported (a reported check that
     /// fails is never drawn as a failure).
@@ -168,6 +170,56 @@ pub struct Check {
     /// Data for plots: the gap histogram, the correlogram.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<CheckData>,
+}
+
+impl Check {
+    /// What its result does to the point: a check that gates nothing never fails.
+    pub fn outcome(&self) -> CheckOutcome {
+        Check::outcome_of(self.pass, self.role)
+    }
+
+    /// The outcome of a check that passed or not (`pass`) in `role`.
+    pub fn outcome_of(pass: bool, role: CheckRole) -> CheckOutcome {
+        match (pass, role) {
+            (true, _) => CheckOutcome::Passed,
+            (false, CheckRole::Gate) => CheckOutcome::Failed,
+            (false, CheckRole::Report) => CheckOutcome::Reported,
+        }
+    }
+}
+
+impl Serialize for Check {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut s = serializer.serialize_struct("Check", 11)?;
+        s.serialize_field("check", &self.check)?;
+        s.serialize_field("agent", &self.agent)?;
+        s.serialize_field("pass", &self.pass)?;
+        s.serialize_field("outcome", &self.outcome())?;
+        s.serialize_field("role", &self.role)?;
+        s.serialize_field("statistic", &self.statistic)?;
+        s.serialize_field("pvalue", &self.pvalue)?;
+        s.serialize_field("n", &self.n)?;
+        s.serialize_field("detail", &self.detail)?;
+        s.serialize_field("decision", &self.decision)?;
+        if let Some(data) = &self.data {
+            s.serialize_field("data", data)?;
+        }
+        s.end()
+    }
+}
+
+/// What a [`Check`]'s result does to the point (JSON: `outcome`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckOutcome {
+    /// It passed.
+    Passed,
+    /// A gate failed: the point is held back (more samples, another try, or N/A).
+    Failed,
+    /// A check that gates nothing did not pass: said, and the methodology goes on (never
+    /// drawn or written as a failure).
+    Reported,
 }
 
 /// What a [`Check`]'s outcome does to the point.

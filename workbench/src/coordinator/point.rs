@@ -19,7 +19,7 @@ use vernier_agent::StallReport;
 use super::config::PointConfig;
 use super::decision::{Action, Decision};
 use super::event::Phase;
-use super::policy::{COLLECT_SHARE_OF_TIME, PROGRESS_EVERY};
+use super::policy::{COLLECT_SHARE_OF_TIME, progress_due};
 use super::reason::{Nothing, Reason, Why};
 use super::result::{PointResult, Verdict};
 use crate::scenario::Limits;
@@ -35,13 +35,13 @@ mod intake;
 mod interarrival;
 mod lancet;
 mod measure;
-mod own_tail;
 mod pacing;
 mod plan;
 mod sampling;
 mod state;
 mod verdict;
 mod warmup;
+mod without_stalls;
 
 pub(crate) use state::Point;
 
@@ -191,7 +191,7 @@ impl Point {
         if self.target_failed(at, out) {
             return;
         }
-        if at.saturating_sub(self.clock.last_progress) >= PROGRESS_EVERY {
+        if progress_due(at.saturating_sub(self.clock.last_progress)) {
             self.progress(at, out);
         }
         match self.state {

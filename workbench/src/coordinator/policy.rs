@@ -25,19 +25,12 @@ pub(crate) const TARGET_FAILED_AFTER: Duration = Duration::from_secs(1);
 /// than this many by its time limit (24 bytes each: 240 MB; an evaluation copies and sorts
 /// them once more), when it keeps a systematic 1-in-k and says so in the phase line.
 pub(crate) const MAX_KEPT_SAMPLES: f64 = 10e6;
-/// ... or unless an agent would send more than this many a second. Correlated neighbours
-/// add little: on this host's keep-all records (`cargo run --release --example kept_share`,
-/// docs/RESULTS.md) memcached at 10,000 req/s had 19.8 effective samples beyond p99 with
-/// every request kept and 17.4-20.9 with 1 in 2 to 1 in 16, the demo at 4,000 req/s 16.6
-/// with all and 16.8 with half: the tail's clusters, not the requests, are what count. Every
-/// look sorts and tests all that is kept, on the cores being measured (memcached with every
-/// request kept: p99 256-454 µs, the agent's core stalled 2.6% of the time), so more buys
-/// nothing there; the HDR histograms still hold every request. The tail without the host's
-/// stalls needs every request (whether the queue had drained after a stall cannot be told
-/// from 1 in k): up to this rate it keeps them all, beyond it says so
-/// (`OwnShort::Thinned`) rather than guess. 10,000 a second holds the one-liner's
-/// memcached at 10k on one agent; a point holds at most 300,000 in its default 30 s round.
-/// The budget's ideal model stays fed as before (`budget::policy::AS_SENT_MAX_RATE`).
+/// The most samples an agent keeps a second under `method: vernier`: correlated
+/// neighbours add little to the CI (the tail's clusters count, not its requests), and every
+/// look sorts all that is kept on the cores being measured; the HDR histograms still hold
+/// every request. The tail without stalls needs every request, so beyond this rate it says
+/// so (`OwnShort::Thinned`) rather than guess. Measured in docs/RESULTS.md ("Time to a
+/// verdict").
 pub(crate) const MAX_KEPT_PER_SECOND: f64 = 10_000.0;
 /// A request left "on schedule" when its send lag (kernel TX stamp minus scheduled
 /// departure) is within the tolerance asked ([`DEPARTURE_SHARE_OF_WIDTH`] of the CI width),
@@ -45,12 +38,10 @@ pub(crate) const MAX_KEPT_PER_SECOND: f64 = 10_000.0;
 /// tighter bound would call every request of a burst late.
 pub(crate) const ON_SCHEDULE_NS: u32 = 10_000;
 /// A backlog is the load's own (a closed loop) when requests waited for a free slot in
-/// more than this share of the measuring round's reports (each worker reports every 20 ms).
-/// A pause of the target or a stall of the host fills every slot for a report or two, and
-/// the requests it delays are late because of it; a load the connections cannot carry
-/// keeps them full. On this host the demo's 32 connections at 2,000 req/s were full for an
-/// instant of a 13 ms stall while its sleeping worker woke 60 µs late for most requests,
-/// which had read as a closed loop.
+/// more than this share of the measuring round's reports (each worker reports every 20 ms):
+/// a pause of the target or a stall of the host fills every slot for a report or two, a
+/// load the connections cannot carry keeps them full (docs/RESULTS.md, "The methodology's
+/// own dynamics").
 pub(crate) const CLOSED_LOOP_SHARE: f64 = 0.5;
 /// The departure check passes when the target percentile of the requests sent on schedule
 /// and of all requests differ by at most this share of the CI width the user asked for
@@ -69,17 +60,15 @@ pub(crate) const MIN_ON_SCHEDULE_SHARE: f64 = 0.2;
 /// same number of samples, at the same percentile) comes from a heavy tail: the
 /// distribution's own shape, not dependence, is what keeps it wide.
 pub(crate) const HEAVY_TAIL_FACTOR: f64 = 2.0;
-/// ... and, when the host probe saw stalls that reach the percentile, heavy at this
-/// percentile too: a service's own heavy tail is heavy inside the tail as well, while the
-/// host's stalls catch 1-2% of requests and fatten only the last percents (fixed service at
-/// 30% load on this host was wrongly named heavy at p99 alone).
+/// The percentile a tail must be heavy at too, when the host probe saw stalls that reach
+/// the target percentile: a service's own heavy tail is heavy inside the tail as well,
+/// while the host's stalls fatten only the last percents (docs/RESULTS.md, "The server's
+/// own tail on a host that stalls").
 pub(crate) const HEAVY_TAIL_ALSO_AT: Percentile = Percentile::P90;
 /// The host's stalls are named as a tail's cause only when the time they took is at least
 /// this share of the tail beyond the percentile (1% for p99): the requests a stall catches
 /// are about its share of the time, and fewer than a tenth of the tail cannot make it come
-/// in clusters. On this kind of host, with vernier's threads off the server's core, a
-/// 100 s run saw 0.01-0.08% of its time stalled (a real-time probe) while its p99 still
-/// drifted with the host's load, which is not a stall.
+/// in clusters (docs/RESULTS.md, "The server's own tail on a host that stalls").
 pub(crate) const HOST_SHARE_OF_TAIL: f64 = 0.1;
 /// When to look again and when to stop (`method: vernier`): steps sized from the width,
 /// between 1.25× and 2× the samples; a stop needs more effective tail samples the more
@@ -89,55 +78,41 @@ pub(crate) const STOPPING_RULE: Rule = Rule::METHODOLOGY;
 
 /// A point ends N/A at once, rather than at its time limit, when the samples the stopping
 /// rule predicts the precision asked needs (its last look's `Rule::needed`) are more than
-/// this many times the samples the point can hold by its limit. The prediction is the 1/√n
-/// law on one look's width, and that width is noisy: on this host memcached at 10,000
-/// req/s was 39.3 µs wide at 61,000 samples and 7.5 µs at 218,000, where 1/√n said 20.8,
-/// so that 61,000 · (39.3 / 7.5)² · 1.1 predicted 8.5 times the samples that gave 7.5 µs
-/// (a width inflated by a few stalls early on, the largest overshoot measured here). Ten
-/// times is beyond what that noise has explained: a point whose prediction is that far
-/// beyond its limit does not converge within it, and waiting for the limit only delays an
-/// N/A whose figure (the time more samples would take) is known already. Closer than
-/// that, the point goes on looking: its looks are planned within the limit
-/// (`Rule::within`), and one that can no longer be followed by a stop ends it then.
+/// this many times the samples the point can hold by its limit: ten times is beyond what
+/// the noise of one look's width has explained (the largest overshoot measured is 8.5
+/// times, docs/RESULTS.md, "A one-liner within its limit"). Closer than that, the point
+/// goes on looking, its looks planned within the limit (`Rule::within`).
 pub(crate) const FAR_BEYOND_REACH: f64 = 10.0;
 /// The tail without the host's stalls is judged only while stalls touched at most this
-/// share of the point's requests. The stall-coverage harness reaches 24.9% touched (ρ 0.8,
-/// 5% of the time stalled: covered 0.93-0.96 with a probe that sees every stall of 300 µs
-/// or more, docs/RESULTS.md); beyond it the untouched requests are a minority whose
-/// weights stand for a tail nothing has checked. Demos on this host touched 6-50%.
+/// share of the point's requests: the coverage harness covers up to 24.9% touched
+/// (docs/RESULTS.md, "The tail without the host's stalls: coverage"); beyond it the
+/// untouched requests are a minority whose weights stand for a tail nothing has checked.
 pub(crate) const MAX_TOUCHED_SHARE: f64 = 0.25;
 /// The point ends N/A for the tail without stalls once the share touched is surely beyond
-/// [`MAX_TOUCHED_SHARE`], but not on less than this many seconds of requests: this host's
-/// stalls come in bursts of seconds (memcached at 10,000 req/s, 2026-11-27: 58-72% of the
-/// first second's requests touched in two runs, 17% over 149 s in a third), and a share
-/// read over one burst says little of the next minute.
+/// [`MAX_TOUCHED_SHARE`], but not on less than this many seconds of requests: stalls come
+/// in bursts of seconds, and a share read over one burst says little of the next minute
+/// (docs/RESULTS.md, "The target's core found, the share touched read between looks").
 pub(crate) const TOUCHED_SEEN_FOR_S: f64 = 10.0;
-/// Between the stopping rule's looks (which may be a minute apart when every request's
-/// tail drives them), the share touched is checked this often at least, so the N/A comes
-/// when the share is known: memcached at 10,000 req/s, 34% touched, ran its 119 s to the
-/// user's quit with the check at looks only (2026-11-27).
+/// Between the stopping rule's looks (which may be a minute apart), the share touched is
+/// checked this often at least, so that the N/A comes when the share is known.
 pub(crate) const TOUCHED_EVERY: Duration = Duration::from_secs(5);
-/// ... and at most every this share of the round's time so far: marking the requests costs
-/// about 0.19 s a million on this host (`untouched_sent`, 2026-11-27), on the coordinator's
-/// thread, which shares the workers' core; every 5 s at 200 s of 10,000 req/s it would take
-/// 8% of that core, every eighth of the round 1.6%.
+/// The share touched is checked at most every this share of the round's time so far:
+/// marking the requests costs the coordinator's thread, which shares the workers' core,
+/// time in proportion to the requests (docs/RESULTS.md, "The target's core found, the share
+/// touched read between looks").
 pub(crate) const TOUCHED_EVERY_SHARE: u32 = 8;
 /// Once this many seconds of requests are in, a share touched whose interval still
 /// straddles [`MAX_TOUCHED_SHARE`] is called by its estimate ([`call_touched`]), and the
-/// result says so. The interval narrows as 1/√t, so a share within a point of the bound
-/// straddles it for minutes (memcached at 10,000 req/s, 27.5% touched, ran its 5-minute
-/// limit undecided, 2026-11-27); twice [`TOUCHED_SEEN_FOR_S`] reads the share over more
-/// than one of this host's bursts of seconds, and leaves two thirds of a one-minute point
-/// for the looks of the tail it decides.
+/// result says so: the interval narrows as 1/√t, so a share near the bound straddles it for
+/// minutes. Twice [`TOUCHED_SEEN_FOR_S`] reads the share over more than one burst of
+/// stalls and leaves two thirds of a one-minute point for the looks of the tail it decides.
 pub(crate) const TOUCHED_CALL_AFTER_S: f64 = 20.0;
 /// A look whose stop (with the look that confirms it) is planned beyond the samples the
-/// time left allows is looked at again on twice its samples (the rule's largest step, half
-/// of them new); the point ends N/A then if that look plans beyond too, with a need at
-/// least this share of the first's. A width that narrows as 1/√n keeps its need (a
-/// dependence that needs 8 million samples needs them at every look); a width inflated by
-/// a few stalls early on narrows faster, and its need falls far more: memcached at 10,000
-/// req/s here was 39.3 µs wide at 61,000 samples and 7.5 at 218,000, a need 8.5 times
-/// smaller in 3.6 times the samples, about a third per doubling. That point goes on.
+/// time left allows is looked at again on twice its samples; the point ends N/A then if
+/// that look plans beyond too, with a need at least this share of the first's. A width
+/// that narrows as 1/√n keeps its need; one inflated by a few stalls early on narrows
+/// faster, its need falling by about a third per doubling (docs/RESULTS.md, "A one-liner
+/// within its limit"), and that point goes on.
 pub(crate) const BEYOND_REACH_HOLDS: f64 = 0.75;
 
 // ---- steps and margins of the sample counts ----
@@ -196,8 +171,8 @@ pub(crate) const MIN_TAIL_SAMPLES: f64 = 10.0;
 /// their longest (`Point::host_cause`): the longest is a single wake-up, so only half of it
 /// is counted on.
 pub(crate) const HOST_REACH_OF_LONGEST: f64 = 0.5;
-/// ... and reach a percentile when their reach is at least this share of its value: a
-/// stall of half a request's latency is enough to move it into the tail.
+/// The host's stalls reach a percentile when their reach is at least this share of its
+/// value: a stall of half a request's latency is enough to move it into the tail.
 pub(crate) const HOST_REACH_OF_VALUE: f64 = 0.5;
 /// The departure check blames the client's host when the probe's longest lateness is at
 /// least this share of the longest send lag: stalls of that order can account for it.
@@ -213,15 +188,15 @@ pub(crate) const GAP_FLOOR_RANK: usize = 200;
 /// An exponential's 0.5th percentile, as a share of its mean (−ln 0.995 ≈ 0.005).
 pub(crate) const EXP_GAP_FLOOR: f64 = 0.005;
 /// The gaps have a floor when their 0.5th percentile is more than this many times an
-/// exponential's ...
+/// exponential's (and [`GAP_FLOOR_MIN_SHARE`] holds).
 pub(crate) const GAP_FLOOR_FACTOR: f64 = 4.0;
-/// ... and an exponential would have more than this share of its gaps below it: the agent
-/// then cannot draw the short gaps.
+/// The gaps have a floor (with [`GAP_FLOOR_FACTOR`]) only when an exponential would have
+/// more than this share of its gaps below it: the agent then cannot draw the short gaps.
 pub(crate) const GAP_FLOOR_MIN_SHARE: f64 = 0.02;
-/// A short gap is under this share of the mean ...
+/// A short gap is under this share of the mean.
 pub(crate) const SHORT_GAP_SHARE: f64 = 0.1;
-/// ... and departures come in bursts when this many times an exponential's share of the
-/// gaps are short.
+/// Departures come in bursts when this many times an exponential's share of the gaps are
+/// short ([`SHORT_GAP_SHARE`]).
 pub(crate) const BURST_FACTOR: f64 = 1.5;
 
 // ---- the SLO search ----
@@ -425,4 +400,159 @@ pub(crate) fn lateness_matters(shift_us: f64, low: f64, high: f64, allowed_us: f
         return beyond;
     }
     beyond && (low > allowed_us || high < -allowed_us)
+}
+
+// ---- each threshold above applied by one function, which every caller asks ----
+
+/// Whether a tail `heaviness` times an exponential's width is heavy ([`HEAVY_TAIL_FACTOR`]).
+pub(crate) fn is_heavy(heaviness: f64) -> bool {
+    heaviness > HEAVY_TAIL_FACTOR
+}
+
+/// Whether a backlog in `backlogged_share` of the round's reports is the load's own: a
+/// closed loop rather than a pause or a stall ([`CLOSED_LOOP_SHARE`]).
+pub(crate) fn is_closed_loop(backlogged_share: f64) -> bool {
+    backlogged_share > CLOSED_LOOP_SHARE
+}
+
+/// Whether the host's stalls touched too large a share of the requests for the tail
+/// without stalls to be judged ([`MAX_TOUCHED_SHARE`]).
+pub(crate) fn too_touched(share: f64) -> bool {
+    share > MAX_TOUCHED_SHARE
+}
+
+/// Whether `seen_s` seconds of requests are enough to read the share touched
+/// ([`TOUCHED_SEEN_FOR_S`]).
+pub(crate) fn touched_seen_long_enough(seen_s: f64) -> bool {
+    seen_s >= TOUCHED_SEEN_FOR_S
+}
+
+/// Whether a percentile estimate with `beyond` samples beyond it stands
+/// ([`MIN_TAIL_SAMPLES`]).
+pub(crate) fn tail_estimate_stands(beyond: f64) -> bool {
+    beyond >= MIN_TAIL_SAMPLES
+}
+
+/// Whether the host's longest lateness `late_max_us` can account for the longest send lag
+/// `lag_max_us` ([`HOST_STALL_SHARE_OF_LAG`]).
+pub(crate) fn host_explains_lag(late_max_us: f64, lag_max_us: f64) -> bool {
+    late_max_us >= HOST_STALL_SHARE_OF_LAG * lag_max_us
+}
+
+/// Whether the host's stalls, reaching `reach_us` and taking `stalled_share` of the time,
+/// are a cause of a percentile whose value is `value_us` and whose tail is the share
+/// `tail` of requests ([`HOST_REACH_OF_LONGEST`], [`HOST_REACH_OF_VALUE`],
+/// [`HOST_SHARE_OF_TAIL`]); the reach is the longer of the lateness's p99 and a share of
+/// its longest.
+pub(crate) fn stalls_reach(stalls: HostStallFigures, value_us: f64, tail: f64) -> bool {
+    stalls
+        .late_p99_us
+        .max(HOST_REACH_OF_LONGEST * stalls.late_max_us)
+        >= HOST_REACH_OF_VALUE * value_us
+        && stalls.stalled_share >= HOST_SHARE_OF_TAIL * tail
+}
+
+/// The figures of the host's stalls [`stalls_reach`] judges.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct HostStallFigures {
+    /// The p99 of the probe's lateness, µs.
+    pub(crate) late_p99_us: f64,
+    /// The longest lateness, µs.
+    pub(crate) late_max_us: f64,
+    /// The share of the time stalled.
+    pub(crate) stalled_share: f64,
+}
+
+/// Whether a sampling rate `rate` is below the least the independence search may reach
+/// ([`MIN_SAMPLING`]).
+pub(crate) fn too_thin(rate: f64) -> bool {
+    rate < MIN_SAMPLING
+}
+
+/// Whether an agent failing for `failing_for` means the target failed
+/// ([`TARGET_FAILED_AFTER`]).
+pub(crate) fn target_failed_after(failing_for: Duration) -> bool {
+    failing_for >= TARGET_FAILED_AFTER
+}
+
+/// Whether another inter-arrival test may follow `tries` of them ([`INTERARRIVAL_TRIES`]).
+pub(crate) fn interarrival_tries_left(tries: u32) -> bool {
+    tries < INTERARRIVAL_TRIES
+}
+
+/// Whether a pacing tolerance of `ns` differs enough from the one told, `was`, to be told
+/// again ([`PACE_CHANGE`]).
+pub(crate) fn pace_changed(ns: u32, was: u32) -> bool {
+    (f64::from(ns) - f64::from(was)).abs() > PACE_CHANGE * f64::from(was)
+}
+
+/// Whether `needed` samples are so far beyond the `limit` the point can hold that it ends
+/// at once ([`FAR_BEYOND_REACH`]).
+pub(crate) fn far_beyond_reach(needed: usize, limit: usize) -> bool {
+    needed as f64 > FAR_BEYOND_REACH * limit as f64
+}
+
+/// Whether a need of `needed` samples, looked at again, holds the `first` one
+/// ([`BEYOND_REACH_HOLDS`]).
+pub(crate) fn beyond_reach_holds(needed: usize, first: usize) -> bool {
+    needed as f64 >= BEYOND_REACH_HOLDS * first as f64
+}
+
+/// Whether an agent keeping `kept_per_second` samples a second is held at the cap
+/// ([`MAX_KEPT_PER_SECOND`], within [`AT_KEPT_CAP`]).
+pub(crate) fn at_kept_cap(kept_per_second: f64) -> bool {
+    kept_per_second >= MAX_KEPT_PER_SECOND * AT_KEPT_CAP
+}
+
+/// Whether `closed` of warm-up's `windows` judged windows are enough to judge it hopeless
+/// ([`HOPELESS_AFTER_WINDOWS_DIVISOR`]).
+pub(crate) fn warmup_judgeable(closed: usize, windows: usize) -> bool {
+    closed >= windows / HOPELESS_AFTER_WINDOWS_DIVISOR
+}
+
+/// Whether a median send lag of `median_ns` means the agent cannot generate the load
+/// ([`HOPELESS_SEND_LAG_NS`]).
+pub(crate) fn send_lag_hopeless(median_ns: u64) -> bool {
+    median_ns > HOPELESS_SEND_LAG_NS
+}
+
+/// Whether a progress event is due `since` the last ([`PROGRESS_EVERY`]).
+pub(crate) fn progress_due(since: Duration) -> bool {
+    since >= PROGRESS_EVERY
+}
+
+/// Whether `n` gaps are enough to look for a floor under them ([`GAP_FLOOR_RANK`]).
+pub(crate) fn floor_testable(n: usize) -> bool {
+    n >= GAP_FLOOR_RANK
+}
+
+/// Whether gaps whose 0.5th percentile is `floor` (of mean `mean`), below which an
+/// exponential would have `below_share` of its gaps, have a floor ([`GAP_FLOOR_FACTOR`],
+/// [`EXP_GAP_FLOOR`], [`GAP_FLOOR_MIN_SHARE`]).
+pub(crate) fn has_gap_floor(floor: f64, mean: f64, below_share: f64) -> bool {
+    floor > GAP_FLOOR_FACTOR * EXP_GAP_FLOOR * mean && below_share > GAP_FLOOR_MIN_SHARE
+}
+
+/// Whether a share `seen` of short gaps, where an exponential has `expected`, means
+/// bursts ([`BURST_FACTOR`]).
+pub(crate) fn bursty(seen: f64, expected: f64) -> bool {
+    seen > BURST_FACTOR * expected
+}
+
+/// Whether fixed gaps with coefficient of variation `cv` fit ([`FIXED_MAX_CV`]).
+pub(crate) fn fixed_gaps_fit(cv: f64) -> bool {
+    cv <= FIXED_MAX_CV
+}
+
+/// The departure check's tolerance for a CI width asked of `asked_us`: the shift of the
+/// percentile allowed, µs ([`DEPARTURE_SHARE_OF_WIDTH`]).
+pub(crate) fn lateness_allowed_us(asked_us: f64) -> f64 {
+    DEPARTURE_SHARE_OF_WIDTH * asked_us
+}
+
+/// The departure check's pass condition, as a point and `vernier bench-agent` apply it:
+/// enough requests sent on schedule ([`enough_on_schedule`]), and their percentile agrees
+/// with every request's (`agrees`: [`lateness_matters`] says no).
+pub(crate) fn departures_hold(on_schedule_share: f64, agrees: bool) -> bool {
+    enough_on_schedule(on_schedule_share) && agrees
 }

@@ -453,7 +453,7 @@ pub struct TooFewForCi {
     /// The batch size the samples were still correlated at.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub correlated_over: Option<usize>,
-    /// ... the seconds of the load that spans.
+    /// The seconds of the load that batch size spans.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dependence_s: Option<f64>,
 }

@@ -33,7 +33,8 @@ pub struct Wide {
     /// The order-statistic width against an exponential tail's at `p`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub heaviness: Option<f64>,
-    /// ... and at the percentile inside the tail (`inside`).
+    /// The order-statistic width against an exponential tail's at the percentile inside
+    /// the tail (`inside`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub heaviness_inside: Option<f64>,
     /// The percentile inside the tail the shape was judged at too.

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use vernier_stats::Percentile;
 
+use super::event::CheckOutcome;
 use super::findings::{
     AdfFinding, DepartureFinding, GapMisfit, GapTest, InterarrivalFinding, LateCause,
     SpearmanFinding,
@@ -18,11 +19,12 @@ use super::reason::{
     TooFewForCi, TooFewSamples, Why,
 };
 
+pub mod check;
 mod ci;
-mod own;
+mod without_stalls;
 
 use ci::{narrow, wide, wide_beyond, wide_found, wide_heavy};
-pub use own::{own_call, own_scope, own_short};
+pub use without_stalls::{without_stalls_call, without_stalls_scope, without_stalls_short};
 
 impl Reason {
     /// The sentence a person reads.
@@ -147,6 +149,24 @@ pub fn why(why: &Why) -> String {
         Why::Hysteresis(f) => hysteresis(f),
         Why::Replications(f) => replications(f),
         Why::Earlier(e) => e.detail.clone(),
+    }
+}
+
+/// A check's outcome in a progress line: a check that gates nothing never says FAIL.
+pub fn check_outcome(outcome: CheckOutcome) -> &'static str {
+    match outcome {
+        CheckOutcome::Passed => "pass",
+        CheckOutcome::Failed => "FAIL",
+        CheckOutcome::Reported => "reported (gates nothing)",
+    }
+}
+
+/// A check's outcome leading a figure's caption.
+pub fn check_outcome_caption(outcome: CheckOutcome) -> &'static str {
+    match outcome {
+        CheckOutcome::Passed => "Pass",
+        CheckOutcome::Failed => "Fail",
+        CheckOutcome::Reported => "Reported (gates nothing)",
     }
 }
 

@@ -8,7 +8,7 @@ use plotters::prelude::{
 };
 
 use super::plot::{Area, CAPTION_SIZE, Chart, DrawError, Figure, color, fmt_num};
-use crate::coordinator::Check;
+use crate::coordinator::{Check, text};
 
 /// The two-sided 5% quantile of the standard normal.
 const Z_975: f64 = 1.959_963_984_540_054;
@@ -33,7 +33,7 @@ pub(super) fn draw<'a>(
     let band = band(check.n);
     let mut caption = vec![format!(
         "{}: {} (n = {}).",
-        if check.pass { "Pass" } else { "Fail" },
+        text::check_outcome_caption(check.outcome()),
         check.detail,
         check.n
     )];

@@ -8,7 +8,7 @@ use plotters::prelude::{
 use serde::Serialize;
 
 use super::plot::{Area, CAPTION_SIZE, Chart, DrawError, Figure, color, fmt_num};
-use crate::coordinator::Check;
+use crate::coordinator::{Check, text};
 
 /// The gap histogram as a density, so that it can be laid over the target's.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -77,7 +77,7 @@ pub(super) fn draw<'a>(
     };
     let mut caption = vec![format!(
         "{}: {} (n = {}). {}",
-        if check.pass { "Pass" } else { "Fail" },
+        text::check_outcome_caption(check.outcome()),
         check.detail,
         check.n,
         match target {

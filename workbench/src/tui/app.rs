@@ -16,7 +16,7 @@ mod steps;
 pub use event::{AppAction, AppEvent, Finished, Key, ReplayControl, ReplayStatus, ReportView};
 pub use info::{Label, RunInfo, Step};
 pub use state::{AgentRow, App};
-pub(crate) use state::{CheckLine, Entry, LogLine, Mode, NarrowChart, Outcome};
+pub(crate) use state::{CheckLine, Entry, LogLine, Mode, NarrowChart};
 
 #[cfg(test)]
 mod tests;

@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use crate::coordinator::{Event, EventKind, Phase, PointResult};
+use crate::coordinator::{Event, EventKind, Phase, PointResult, text};
 use crate::procfs::Usage;
 use crate::scenario::LoadPlan;
 use crate::session::{Keep, Update};
@@ -91,7 +91,7 @@ impl Progress {
     }
 
     /// The line of one event, if it has one at this verbosity.
-    fn line(&mut self, e: &Event) -> Option<String> {
+    pub(super) fn line(&mut self, e: &Event) -> Option<String> {
         let head = format!("[{:7.2}s] {:>8.0}/s", e.at, e.rate);
         match &e.kind {
             // A sweep's per-load line is printed even when quiet.
@@ -112,7 +112,7 @@ impl Progress {
                 let name = c.check.name();
                 Some(format!(
                     "{head}  {name}{who}: {} — {}; {}",
-                    if c.pass { "pass" } else { "FAIL" },
+                    text::check_outcome(c.outcome()),
                     c.detail,
                     c.decision
                 ))

@@ -255,3 +255,45 @@ fn the_threads_line_says_where_each_thread_ran() {
     };
     assert_eq!(super::progress::threads_line(&idle), None);
 }
+
+#[test]
+fn a_check_that_gates_nothing_never_says_fail_in_its_progress_line() {
+    use crate::coordinator::{Check, CheckKind, CheckOutcome, CheckRole, Event, EventKind};
+    let check = |role| Check {
+        check: CheckKind::Independence,
+        agent: Some(0),
+        pass: false,
+        role,
+        statistic: Some(0.21),
+        pvalue: Some(0.0),
+        n: 5003,
+        detail: "Spearman ρ at lag 1 = 0.2100, p = 0.0e0: correlated; independent from lag 4"
+            .into(),
+        decision: "correlated up to lag 4: the CI allows for it".into(),
+        data: None,
+    };
+    let mut progress = super::progress::Progress::new(Chatter::Progress, &LoadPlan::Fixed(2000.0));
+    let mut line = |c: Check| {
+        progress
+            .line(&Event {
+                at: 15.5,
+                point: 0,
+                rate: 2000.0,
+                kind: EventKind::Check(c),
+            })
+            .unwrap()
+    };
+    let reported = check(CheckRole::Report);
+    assert_eq!(reported.outcome(), CheckOutcome::Reported);
+    let said = line(reported.clone());
+    assert!(!said.to_lowercase().contains("fail"), "{said}");
+    assert!(said.contains("independence agent 0: reported"), "{said}");
+    // The record says the same: not a failure.
+    let json = serde_json::to_value(&reported).unwrap();
+    assert_eq!(json["outcome"], "reported", "{json}");
+    let back: Check = serde_json::from_value(json).unwrap();
+    assert_eq!(back, reported);
+    // A gate that fails does.
+    let said = line(check(CheckRole::Gate));
+    assert!(said.contains("independence agent 0: FAIL"), "{said}");
+}

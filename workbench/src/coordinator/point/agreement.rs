@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use vernier_stats::{Percentile, min_samples_for_ci};
 
+use super::super::check_next::{AgreementFinding, CheckNext};
 use super::super::checks::Interval;
 use super::super::decision::Decision;
 use super::super::event::{Check, CheckKind, CheckRole};
@@ -48,19 +49,16 @@ impl Point {
         let without = intervals.iter().find(|(_, _, c)| c.is_none());
         let agree = without.is_none() && max_low <= min_high;
         let more = self.rounds.wanted * RETRY_FACTOR;
-        let mut detail = text::agent_intervals(p, &with_ci);
-        let reason = match without {
-            Some(&(agent, samples, _)) => {
-                let too_few = self.own_too_few(agent, samples, p);
-                let own = format!(
-                    "agent {agent} has no {p} interval of its own yet ({})",
-                    text::too_few(&too_few)
-                );
-                detail = match with_ci.is_empty() {
-                    true => own,
-                    false => format!("{own}; {detail}"),
-                };
-                Reason::new(Why::TooFewSamples(TooFewSamples::Ci(too_few)))
+        let without =
+            without.map(|&(agent, samples, _)| (agent, self.own_too_few(agent, samples, p)));
+        let detail = text::check::agreement(&AgreementFinding {
+            p,
+            intervals: with_ci.clone(),
+            without: without.clone(),
+        });
+        let reason = match &without {
+            Some((_, too_few)) => {
+                Reason::new(Why::TooFewSamples(TooFewSamples::Ci(too_few.clone())))
             }
             None => Reason::new(Why::AgentsDisagree(AgentsDisagree {
                 p,
@@ -77,11 +75,11 @@ impl Point {
             pvalue: None,
             n,
             detail,
-            decision: if agree {
-                "the agents agree".into()
+            decision: text::check::next(&if agree {
+                CheckNext::AgentsAgree
             } else {
-                format!("collect more: {more} per agent")
-            },
+                CheckNext::CollectMore { per_agent: more }
+            }),
             data: None,
         };
         self.check(at, check, out);

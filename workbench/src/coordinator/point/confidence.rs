@@ -11,10 +11,11 @@ use std::time::Duration;
 use vernier_agent::StallReport;
 use vernier_stats::{DependentCi, NeedMore, Percentile, Step, effective_tail, percentile};
 
+use super::super::check_next::{Batches, CheckNext, IntervalFinding};
 use super::super::checks::Interval;
 use super::super::decision::Decision;
 use super::super::event::{Check, CheckKind, CheckRole};
-use super::super::policy::{HEAVY_TAIL_ALSO_AT, HEAVY_TAIL_FACTOR, STOPPING_RULE};
+use super::super::policy::{HEAVY_TAIL_ALSO_AT, STOPPING_RULE, is_heavy};
 use super::super::reason::{
     Awaited, Confidence, HeavyTail, MoreTime, Narrow, Reason, TooFewForCi, TooFewSamples, Why, Wide,
 };
@@ -51,7 +52,7 @@ impl Point {
             intervals,
             estimate,
             sorted,
-            own: asked_own,
+            without_stalls: asked_without_stalls,
         }) = self.asked_estimates(snapshot, p, conf)
         else {
             return;
@@ -59,8 +60,8 @@ impl Point {
         let sorted = &sorted[..];
         let n = sorted.len();
         let kept: usize = snapshot.agents.iter().map(|a| a.in_order.len()).sum();
-        self.looks.own = asked_own;
-        self.looks.per_counted = if asked_own {
+        self.looks.without_stalls = asked_without_stalls;
+        self.looks.per_counted = if asked_without_stalls {
             kept as f64 / n.max(1) as f64
         } else {
             1.0
@@ -111,16 +112,20 @@ impl Point {
         let stop = step == Step::Stop;
         let slo = self.config.slo.map(|s| s.as_secs_f64() * 1e6);
         let decided = slo.is_some_and(|s| combined.high < s || combined.low > s);
-        let detail = format!(
-            "{p} = {:.1} µs, {:.0}% CI [{:.1}, {:.1}], width {width:.1} µs (target {target_us:.1}) from {n} samples; \
-             batches of {} (variance ×{:.1} for dependence)",
-            estimate.value,
-            conf * 100.0,
-            combined.low,
-            combined.high,
-            combined.batch_size,
-            combined.variance_inflation,
-        );
+        let detail = text::check::interval(&IntervalFinding {
+            p,
+            value: estimate.value,
+            confidence: conf,
+            low: combined.low,
+            high: combined.high,
+            width,
+            target_us,
+            n,
+            batches: Some(Batches {
+                size: combined.batch_size,
+                variance_inflation: combined.variance_inflation,
+            }),
+        });
         let mut check = Check {
             check: CheckKind::Confidence,
             agent: None,
@@ -134,13 +139,13 @@ impl Point {
             data: None,
         };
         if stop || decided {
-            check.decision = if stop {
-                "narrow enough".into()
+            check.decision = text::check::next(&if stop {
+                CheckNext::NarrowEnough
             } else {
-                "the CI lies wholly on one side of the SLO: decided".into()
-            };
+                CheckNext::DecidedBySlo
+            });
             self.check(at, check, out);
-            let value = (!asked_own).then_some(estimate.value);
+            let value = (!asked_without_stalls).then_some(estimate.value);
             self.stopped(at, snapshot, count, value, out);
             return;
         }
@@ -152,8 +157,8 @@ impl Point {
     /// result says why it did not settle, and the point's verdict and reasons are every
     /// request's, judged on what the point holds now.
     pub(super) fn end_unsettled(&mut self, at: Duration, reason: Reason, out: &mut Decision) {
-        let mut reasons = if self.looks.own {
-            self.looks.own_more = (self.more_time().zip(self.looks.needed))
+        let mut reasons = if self.looks.without_stalls {
+            self.looks.without_stalls_more = (self.more_time().zip(self.looks.needed))
                 .map(|(seconds, samples)| MoreTime { samples, seconds });
             let snapshot = self.snapshot();
             let count = snapshot.agents.len().max(1);
@@ -187,7 +192,7 @@ impl Point {
         let (whole_us, whole) = match whole_us {
             Some(value) => (Some(value), None),
             None => {
-                self.looks.own_stopped = true;
+                self.looks.without_stalls_stopped = true;
                 self.whole_at_stop(at, snapshot, count)
             }
         };
@@ -212,12 +217,12 @@ impl Point {
         p: Percentile,
         conf: f64,
     ) -> Option<Asked<'s>> {
-        if let Some(own) = self.own_look(p, conf) {
+        if let Some(own) = self.without_stalls_look(p, conf) {
             return Some(Asked {
                 intervals: own.agents,
                 estimate: own.estimate,
                 sorted: Cow::Owned(own.sorted),
-                own: true,
+                without_stalls: true,
             });
         }
         let (intervals, estimate) = self.whole_estimates(snapshot, p, conf)?;
@@ -225,7 +230,7 @@ impl Point {
             intervals,
             estimate,
             sorted: Cow::Borrowed(&snapshot.combined()?.sorted[..]),
-            own: false,
+            without_stalls: false,
         })
     }
 
@@ -367,8 +372,12 @@ impl Point {
                 n,
                 detail: text::too_few(&too_few),
                 decision: match &next {
-                    Next::Look(wanted) => format!("collect {wanted} per agent"),
-                    ending => Self::ending(ending, need.needed).unwrap_or_default(),
+                    Next::Look(wanted) => {
+                        text::check::next(&CheckNext::Collect { per_agent: *wanted })
+                    }
+                    ending => Self::ending(ending, need.needed)
+                        .map(|e| text::check::next(&CheckNext::Ending(e)))
+                        .unwrap_or_default(),
                 },
                 data: None,
             },
@@ -437,23 +446,25 @@ impl Point {
             Next::Look(wanted) => wanted,
             _ => 0,
         };
-        check.decision = if let Some(ending) = Self::ending(&next, total_needed) {
-            ending
-        } else if self.looks.confirming {
-            format!("narrow: the next look, on {wanted} per agent, confirms it before the stop")
-        } else if narrow {
-            format!(
-                "narrow, but on {:.0} effective tail samples where a stop at look {} needs {:.0}: collect {wanted} per agent",
-                effective_tail(n, p.fraction(), combined),
-                look.look,
-                STOPPING_RULE.tail_needed(look.look)
-            )
-        } else {
-            format!(
-                "collect {wanted} per agent (the width narrows as 1/√n: about {total_needed} in all would do; look {} next)",
-                look.look + 1
-            )
-        };
+        check.decision =
+            text::check::next(&if let Some(ending) = Self::ending(&next, total_needed) {
+                CheckNext::Ending(ending)
+            } else if self.looks.confirming {
+                CheckNext::Confirming { per_agent: wanted }
+            } else if narrow {
+                CheckNext::NarrowOnFewTail {
+                    effective_tail: effective_tail(n, p.fraction(), combined),
+                    look: look.look,
+                    tail_needed: STOPPING_RULE.tail_needed(look.look),
+                    per_agent: wanted,
+                }
+            } else {
+                CheckNext::CollectForLook {
+                    per_agent: wanted,
+                    in_all: total_needed,
+                    look: look.look + 1,
+                }
+            });
         self.check(at, check, out);
         let reason = match self.looks.narrow.clone() {
             Some(narrow) => {
@@ -502,10 +513,10 @@ impl Point {
         // rest (by the host, or by the server's own periodic work), not a heavy-tailed
         // service: memcached and nginx at 10,000 req/s here were 2-3× an exponential at p99
         // and about 1× at p90.
-        let apart = heaviness.filter(|&h| h > HEAVY_TAIL_FACTOR);
+        let apart = heaviness.filter(|&h| is_heavy(h));
         let host_inside =
             percentile(sorted, inside.fraction()).is_some_and(|v| self.host_reaches(inside, v));
-        let heavy = apart.filter(|_| !host_inside && body.is_some_and(|b| b > HEAVY_TAIL_FACTOR));
+        let heavy = apart.filter(|_| !host_inside && body.is_some_and(is_heavy));
         // The latencies' own shape first: heavy at the percentile and inside the tail too
         // is the service's, whatever the host adds.
         if heavy.is_some() {
@@ -544,5 +555,5 @@ struct Asked<'s> {
     /// The samples it counts, ascending, µs.
     sorted: Cow<'s, [f64]>,
     /// Whether it is the tail without stalls.
-    own: bool,
+    without_stalls: bool,
 }

@@ -13,12 +13,13 @@ use std::time::Duration;
 use vernier_agent::StallReport;
 use vernier_stats::{Percentile, percentile};
 
+use super::super::check_next::CheckNext;
 use super::super::decision::Decision;
 use super::super::event::{Check, CheckKind, CheckRole};
 use super::super::findings::{DepartureFinding, LateCause};
 use super::super::policy::{
-    CLOSED_LOOP_SHARE, DEPARTURE_SHARE_OF_WIDTH, HOST_STALL_SHARE_OF_LAG, MIN_TAIL_SAMPLES,
-    OnSchedule, enough_on_schedule, lateness_matters,
+    DEPARTURE_SHARE_OF_WIDTH, OnSchedule, departures_hold, host_explains_lag, is_closed_loop,
+    lateness_allowed_us, lateness_matters, tail_estimate_stands,
 };
 use super::super::reason::{ClosedLoop, ClosedLoopMoment, Departures, Reason, Why};
 use super::super::text;
@@ -43,7 +44,7 @@ pub(crate) fn on_schedule(
     allowed: f64,
 ) -> OnScheduleEstimate {
     // The on-schedule percentile stands only with a few samples beyond it.
-    let estimate = (on.len() as f64 * (1.0 - p.fraction()) >= MIN_TAIL_SAMPLES)
+    let estimate = tail_estimate_stands(on.len() as f64 * (1.0 - p.fraction()))
         .then(|| Estimate::of(on, p, confidence))
         .flatten()
         .map(|(_, e)| e);
@@ -79,7 +80,7 @@ impl Point {
         out: &mut Decision,
     ) -> Option<Reason> {
         let measuring: Vec<usize> = self.measuring().collect();
-        let allowed = DEPARTURE_SHARE_OF_WIDTH * asked_us;
+        let allowed = lateness_allowed_us(asked_us);
         let on_time = OnSchedule::within_us(allowed);
         let on = self.on_schedule_series(&measuring, on_time);
         let lags = self.send_lags(&measuring);
@@ -97,7 +98,7 @@ impl Point {
             high,
             agrees,
         } = on_schedule(&on, p, self.config.ci.confidence, all_us, allowed);
-        let pass = enough_on_schedule(share) && agrees;
+        let pass = departures_hold(share, agrees);
         let late = self.lateness(&measuring, on_time, lags);
         let finding = DepartureFinding {
             p,
@@ -123,11 +124,11 @@ impl Point {
             pvalue: None,
             n,
             detail: text::departures(&finding),
-            decision: if pass {
-                "the client's lateness does not move the answer".into()
+            decision: text::check::next(&if pass {
+                CheckNext::LatenessHarmless
             } else {
-                format!("N/A: {}", text::late_cause(&finding))
-            },
+                CheckNext::LatenessMoves(Box::new(finding.clone()))
+            }),
             data: None,
         };
         self.check(at, check, out);
@@ -182,14 +183,14 @@ impl Point {
             .iter()
             .filter(|h| h.wakeups > 0 && h.stalls_over_1ms > 0)
             .max_by(|a, b| a.late_max_us.total_cmp(&b.late_max_us))
-            .filter(|h| h.late_max_us >= HOST_STALL_SHARE_OF_LAG * lags.max)
+            .filter(|h| host_explains_lag(h.late_max_us, lags.max))
             .map(StallReport::without_histogram);
         // A backlog that holds most requests back (the median send lag beyond the
         // tolerance, the slots full in most reports) is a closed loop whatever the host
         // does; a brief one after a stall is the stall's, and so is a late median with free
         // slots (a host that wakes the worker late).
         let late_median = lags.p50 * 1e3 > f64::from(on_time.limit_ns());
-        let persistent = late_median && self.backlogged_share() > CLOSED_LOOP_SHARE;
+        let persistent = late_median && is_closed_loop(self.backlogged_share());
         let closed_loop = backlog > 0 && (persistent || stalls.is_none());
         let stalls = stalls.filter(|_| !closed_loop);
         // A brief backlog with the client's host quiet: every connection waited for a reply

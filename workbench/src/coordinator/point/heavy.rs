@@ -4,7 +4,7 @@
 use vernier_stats::{Percentile, tail_heaviness};
 
 use super::super::checks::{self, Interval};
-use super::super::policy::{HEAVY_TAIL_ALSO_AT, HEAVY_TAIL_FACTOR};
+use super::super::policy::{HEAVY_TAIL_ALSO_AT, is_heavy};
 use super::super::reason::{HeavyTooFew, TooFewForCi};
 
 /// The tail's own shape at `q`: the order-statistic width (which dependence does not
@@ -24,8 +24,8 @@ pub(super) fn heaviness_at(sorted: &[f64], q: Percentile, n: usize, conf: f64) -
 pub(super) fn heavy_too_few(sorted: &[f64], too_few: &TooFewForCi) -> Option<HeavyTooFew> {
     let (p, n, conf) = (too_few.p, too_few.samples, too_few.confidence);
     let inside = p.min(HEAVY_TAIL_ALSO_AT);
-    let h = heaviness_at(sorted, p, n, conf).filter(|&h| h > HEAVY_TAIL_FACTOR)?;
-    let b = heaviness_at(sorted, inside, n, conf).filter(|&b| b > HEAVY_TAIL_FACTOR)?;
+    let h = heaviness_at(sorted, p, n, conf).filter(|&h| is_heavy(h))?;
+    let b = heaviness_at(sorted, inside, n, conf).filter(|&b| is_heavy(b))?;
     let (_, iid) = checks::interval(sorted, p, conf)?;
     let (low, high) = iid?;
     Some(HeavyTooFew {

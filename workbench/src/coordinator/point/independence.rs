@@ -4,11 +4,13 @@
 
 use std::time::Duration;
 
+use super::super::check_next::CheckNext;
 use super::super::checks;
 use super::super::decision::Decision;
 use super::super::event::CheckRole;
-use super::super::policy::MIN_SAMPLING;
+use super::super::policy::too_thin;
 use super::super::reason::{Independence, IndependenceStuck, IndependenceThinned, Reason, Why};
+use super::super::text;
 use super::estimate::Snapshot;
 use super::state::Point;
 
@@ -35,11 +37,11 @@ impl Point {
                 Some(l) => worst = worst.max(l),
                 None => stuck = Some((i, finding)),
             }
-            check.decision = match lag {
-                Some(1) => "independent".into(),
-                Some(l) => format!("keep one request in {l}"),
-                None => "correlated at every lag tried".into(),
-            };
+            check.decision = text::check::next(&match lag {
+                Some(1) => CheckNext::Independent,
+                Some(lag) => CheckNext::KeepOneIn { lag },
+                None => CheckNext::CorrelatedEverywhere,
+            });
             self.check(at, check, out);
         }
         if let Some((agent, spearman)) = stuck {
@@ -60,7 +62,7 @@ impl Point {
         let seconds = self.rounds.wanted as f64 / (per_agent * thinned);
         let left = self.seconds_left(at);
         let tries_used = self.rounds.tries >= self.config.limits.max_tries;
-        if thinned < MIN_SAMPLING || seconds > left || tries_used {
+        if too_thin(thinned) || seconds > left || tries_used {
             let why = Why::Independence(Independence::Thinned(IndependenceThinned {
                 lag: worst,
                 sampling_rate: thinned,
@@ -99,11 +101,10 @@ impl Point {
                 self.config.interarrival_enforced,
             );
             self.agents[i].lag = lag;
-            check.decision = match lag {
-                Some(1) => "independent".into(),
-                Some(l) => format!("correlated up to lag {l}: the CI allows for it"),
-                None => "correlated at every lag tried: the CI allows for it".into(),
-            };
+            check.decision = text::check::next(&match lag {
+                Some(1) => CheckNext::Independent,
+                lag => CheckNext::CorrelationAllowed { lag },
+            });
             self.check(at, check, out);
         }
     }

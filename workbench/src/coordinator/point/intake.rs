@@ -10,7 +10,7 @@ use vernier_agent::{Batch, StallReport, histogram};
 
 use super::super::decision::Decision;
 use super::super::event::{AgentProgress, EventKind, Phase, Progress};
-use super::super::policy::{MIN_TAIL_SAMPLES, TARGET_FAILED_AFTER};
+use super::super::policy::{tail_estimate_stands, target_failed_after};
 use super::super::reason::{Reason, TargetFailed, Why};
 use super::state::Point;
 
@@ -82,12 +82,12 @@ impl Point {
     }
 
     /// Ends the point N/A when an agent has seen only failures, no reply, for
-    /// [`TARGET_FAILED_AFTER`]: the target died or restarted; what was measured before is
+    /// [`TARGET_FAILED_AFTER`](crate::coordinator::policy::TARGET_FAILED_AFTER): the target died or restarted; what was measured before is
     /// kept in the record, and the reason says when.
     pub(super) fn target_failed(&mut self, at: Duration, out: &mut Decision) -> bool {
         let Some((agent, failing)) = self.live().find_map(|i| {
             let f = self.agents[i].load.failing?;
-            (at.saturating_sub(f.since) >= TARGET_FAILED_AFTER).then_some((i, f))
+            target_failed_after(at.saturating_sub(f.since)).then_some((i, f))
         }) else {
             return false;
         };
@@ -223,7 +223,7 @@ fn ccdf(latency_ns: &Histogram<u64>) -> Vec<(f64, f64)> {
     let n = latency_ns.len() as f64;
     CCDF_LEVELS
         .iter()
-        .filter(|&&level| level * n >= MIN_TAIL_SAMPLES)
+        .filter(|&&level| tail_estimate_stands(level * n))
         .map(|&level| {
             (
                 latency_ns.value_at_quantile(1.0 - level) as f64 / 1e3,

@@ -4,11 +4,13 @@
 
 use std::time::Duration;
 
+use super::super::check_next::CheckNext;
 use super::super::checks;
 use super::super::decision::Decision;
 use super::super::event::CheckRole;
-use super::super::policy::INTERARRIVAL_TRIES;
+use super::super::policy::{INTERARRIVAL_TRIES, interarrival_tries_left};
 use super::super::reason::{Interarrival, InterarrivalFailed, Reason, Why};
+use super::super::text;
 use super::state::Point;
 use crate::scenario::Method;
 
@@ -55,17 +57,17 @@ impl Point {
                 self.config.method,
                 self.config.interarrival_enforced,
             );
-            check.decision = if check.pass {
-                "fits".into()
+            check.decision = text::check::next(&if check.pass {
+                CheckNext::Fits
             } else if vernier {
-                "reported: the departures' effect on the answer is judged at the verdict".into()
+                CheckNext::InterarrivalReported
             } else if !enforced {
-                "not enforced (interarrival_check: report): measure anyway, and say so".into()
-            } else if self.rounds.interarrival_tries + 1 < INTERARRIVAL_TRIES {
-                "test fresh gaps".into()
+                CheckNext::InterarrivalNotEnforced
+            } else if interarrival_tries_left(self.rounds.interarrival_tries + 1) {
+                CheckNext::TestFreshGaps
             } else {
-                "give up: the agent cannot generate this process".into()
-            };
+                CheckNext::InterarrivalGiveUp
+            });
             self.agents[i].interarrival = Some(result);
             self.check(at, check, out);
         }
@@ -88,7 +90,7 @@ impl Point {
                 "the inter-arrival test failed and is only reported (interarrival_check: report)",
                 out,
             );
-        } else if self.rounds.interarrival_tries < INTERARRIVAL_TRIES {
+        } else if interarrival_tries_left(self.rounds.interarrival_tries) {
             for a in &mut self.agents {
                 a.gaps.clear();
             }

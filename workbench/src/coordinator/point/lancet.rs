@@ -6,10 +6,11 @@ use std::time::Duration;
 
 use vernier_stats::{Percentile, min_samples_for_ci};
 
+use super::super::check_next::{CheckNext, IntervalFinding, SloSide};
 use super::super::checks::{self, Interval};
 use super::super::decision::Decision;
 use super::super::event::{Check, CheckKind, CheckRole};
-use super::super::policy::{HEAVY_TAIL_FACTOR, PREDICTION_MARGIN, least_step};
+use super::super::policy::{PREDICTION_MARGIN, is_heavy, least_step};
 use super::super::reason::{Confidence, HeavyTail, Reason, TooFewForCi, TooFewSamples, Why, Wide};
 use super::super::result::Verdict;
 use super::super::text;
@@ -53,31 +54,34 @@ impl Point {
             statistic: Some(combined.width()),
             pvalue: None,
             n,
-            detail: format!(
-                "{p} = {:.1} µs, {:.0}% CI [{:.1}, {:.1}], width {:.1} µs (target {target_us:.1}) from {n} samples",
-                combined.value,
-                conf * 100.0,
-                combined.low,
-                combined.high,
-                combined.width()
-            ),
+            detail: text::check::interval(&IntervalFinding {
+                p,
+                value: combined.value,
+                confidence: conf,
+                low: combined.low,
+                high: combined.high,
+                width: combined.width(),
+                target_us,
+                n,
+                batches: None,
+            }),
             decision: String::new(),
             data: None,
         };
         if narrow || decided {
-            check.decision = if narrow {
-                "converged".into()
+            check.decision = text::check::next(&if narrow {
+                CheckNext::Converged
             } else {
-                format!(
-                    "the CI lies {} the SLO of {:.0} µs: decided",
-                    if combined.high < slo.unwrap_or(0.0) {
-                        "below"
+                let slo_us = slo.unwrap_or(0.0);
+                CheckNext::DecidedAgainstSlo {
+                    side: if combined.high < slo_us {
+                        SloSide::Below
                     } else {
-                        "above"
+                        SloSide::Above
                     },
-                    slo.unwrap_or(0.0)
-                )
-            };
+                    slo_us,
+                }
+            });
             self.check(at, check, out);
             self.finish(at, Verdict::Converged, Vec::new(), out);
             return;
@@ -142,7 +146,7 @@ impl Point {
             pvalue: None,
             n,
             detail: text::too_few(&too_few),
-            decision: format!("collect {wanted} per agent"),
+            decision: text::check::next(&CheckNext::Collect { per_agent: wanted }),
             data: None,
         };
         self.check(at, check, out);
@@ -172,7 +176,7 @@ impl Point {
             * PREDICTION_MARGIN)
             .ceil() as usize;
         let wanted = predicted.max(least_step(self.rounds.wanted));
-        check.decision = format!("collect {wanted} per agent (the width narrows as 1/√n)");
+        check.decision = text::check::next(&CheckNext::CollectPredicted { per_agent: wanted });
         self.check(at, check, out);
         let heaviness =
             vernier_stats::tail_heaviness(combined.value, combined.width(), p.fraction(), n, conf)
@@ -186,7 +190,7 @@ impl Point {
             samples_needed: total_needed,
             variance_inflation: None,
             batch_size: None,
-            heaviness: (heaviness > HEAVY_TAIL_FACTOR).then_some(heaviness),
+            heaviness: is_heavy(heaviness).then_some(heaviness),
             heaviness_inside: None,
             inside: None,
             stalls: None,

@@ -5,11 +5,13 @@
 
 use std::time::Duration;
 
+use super::super::check_next::CheckNext;
 use super::super::checks;
 use super::super::decision::Decision;
 use super::super::event::{CheckKind, Phase};
 use super::super::policy::RETRY_FACTOR;
 use super::super::reason::{MoreTime, Reason, Stationarity, Why};
+use super::super::text;
 use super::estimate::Snapshot;
 use super::state::{Point, RoundTally};
 use crate::scenario::Method;
@@ -26,7 +28,7 @@ impl Point {
         self.looks.narrow = None;
         self.looks.touched_call = None;
         self.looks.beyond = None;
-        self.looks.own_more = None;
+        self.looks.without_stalls_more = None;
         self.host.stale = true;
         for a in &mut self.agents {
             a.round = RoundTally::new();
@@ -110,11 +112,11 @@ impl Point {
         }
         let more = self.rounds.wanted * RETRY_FACTOR;
         for mut check in all {
-            check.decision = if check.pass {
-                "stationary".into()
+            check.decision = text::check::next(&if check.pass {
+                CheckNext::Stationary
             } else {
-                format!("collect more: {more} per agent")
-            };
+                CheckNext::CollectMore { per_agent: more }
+            });
             self.check(at, check, out);
         }
         if failed.is_empty() {

@@ -7,9 +7,10 @@ use std::time::Duration;
 
 use vernier_stats::{Percentile, Step};
 
+use super::super::check_next::Ending;
 use super::super::decision::Decision;
 use super::super::policy::{
-    BEYOND_REACH_HOLDS, COLLECT_SHARE_OF_TIME, FAR_BEYOND_REACH, STOPPING_RULE,
+    COLLECT_SHARE_OF_TIME, STOPPING_RULE, beyond_reach_holds, far_beyond_reach,
 };
 use super::super::reason::Reason;
 use super::state::{Beyond, Point};
@@ -28,7 +29,7 @@ impl Point {
     /// the time left can give: the rule's next look, taken earlier when the full step
     /// would leave no room for the look that confirms it (a need predicted from the
     /// samples so far is noisy, so judge again on what can be had); N/A now when the
-    /// precision asked needs far more than the limit holds ([`FAR_BEYOND_REACH`]), when
+    /// precision asked needs far more than the limit holds ([`FAR_BEYOND_REACH`](crate::coordinator::policy::FAR_BEYOND_REACH)), when
     /// the stop is planned beyond the limit at this look and the one before
     /// ([`Point::beyond_reach`]), or when no look is left whose stop fits. With an SLO a
     /// last look at the limit can still decide: its CI may lie wholly on one side.
@@ -38,7 +39,7 @@ impl Point {
         // stalls); the next look comes at a count of those kept.
         let limit = (reach as f64 / self.looks.per_counted.max(1.0)) as usize * look.count;
         let needed = self.looks.needed.unwrap_or(0);
-        if needed as f64 > FAR_BEYOND_REACH * limit as f64 {
+        if far_beyond_reach(needed, limit) {
             return Next::FarBeyond { limit };
         }
         let step = match self.beyond_reach(look, needed, limit) {
@@ -57,7 +58,7 @@ impl Point {
     /// when that is still to come), fits in the `limit` the time left allows. Planned
     /// beyond it once, the next look comes at the rule's largest step (half its samples
     /// new) to see whether the need holds; beyond it again with a need that held
-    /// ([`BEYOND_REACH_HOLDS`]), the point can stop only if the prediction was wrong twice,
+    /// ([`BEYOND_REACH_HOLDS`](crate::coordinator::policy::BEYOND_REACH_HOLDS)), the point can stop only if the prediction was wrong twice,
     /// and it ends N/A now rather than at the limit.
     fn beyond_reach(&mut self, look: &Look<'_>, needed: usize, limit: usize) -> Reach {
         let confirming = matches!(
@@ -76,13 +77,17 @@ impl Point {
         if end <= limit as f64 {
             return Reach::Within;
         }
-        let own = self.looks.own;
-        let held = before
-            .is_some_and(|b| b.own == own && needed as f64 >= BEYOND_REACH_HOLDS * b.needed as f64);
+        let without_stalls = self.looks.without_stalls;
+        let held = before.is_some_and(|b| {
+            b.without_stalls == without_stalls && beyond_reach_holds(needed, b.needed)
+        });
         if held {
             return Reach::Beyond;
         }
-        self.looks.beyond = Some(Beyond { needed, own });
+        self.looks.beyond = Some(Beyond {
+            needed,
+            without_stalls,
+        });
         let largest = (look.n as f64 * STOPPING_RULE.max_growth).ceil() as usize;
         Reach::LookAgain(Step::More {
             samples: largest.max(look.n + 1),
@@ -91,20 +96,14 @@ impl Point {
         })
     }
 
-    /// The check's decision when `next` ends the point; `None` when it looks again.
-    pub(super) fn ending(next: &Next, needed: usize) -> Option<String> {
-        match next {
+    /// The check's decision when `next` ends the point, `needed` samples in all doing;
+    /// `None` when it looks again.
+    pub(super) fn ending(next: &Next, needed: usize) -> Option<Ending> {
+        match *next {
             Next::Look(_) => None,
-            Next::FarBeyond { limit } => Some(format!(
-                "N/A now: about {needed} samples in all would do, more than {FAR_BEYOND_REACH}× the {limit} the time left allows"
-            )),
-            Next::Beyond { limit } => Some(format!(
-                "N/A now: about {needed} samples in all would do (the look that confirms the stop after them), beyond the {limit} the time left allows at this look and the one before"
-            )),
-            Next::NoRoom => Some(
-                "N/A now: no look is left whose stop (and its confirmation) fits before the time limit"
-                    .into(),
-            ),
+            Next::FarBeyond { limit } => Some(Ending::FarBeyond { needed, limit }),
+            Next::Beyond { limit } => Some(Ending::Beyond { needed, limit }),
+            Next::NoRoom => Some(Ending::NoRoom),
         }
     }
 
@@ -134,7 +133,7 @@ enum Reach {
 pub(super) enum Next {
     /// Look again once every agent holds this many samples.
     Look(usize),
-    /// The precision asked needs more than [`FAR_BEYOND_REACH`] times the samples (in all)
+    /// The precision asked needs more than [`FAR_BEYOND_REACH`](crate::coordinator::policy::FAR_BEYOND_REACH) times the samples (in all)
     /// the time left allows, `limit`: N/A now.
     FarBeyond {
         /// The samples in all the point can hold by its limit.

@@ -2,7 +2,7 @@
 //! point could then hold too many, Lancet's sampling rate (thinned by its lag search)
 //! under `method: lancet`, and why, for the phase line.
 
-use super::super::policy::{AT_KEPT_CAP, MAX_KEPT_PER_SECOND, MAX_KEPT_SAMPLES};
+use super::super::policy::{MAX_KEPT_PER_SECOND, MAX_KEPT_SAMPLES, at_kept_cap};
 use super::state::Point;
 use crate::scenario::Method;
 
@@ -41,10 +41,7 @@ impl Point {
                 self.most_samples(),
                 self.most_samples() * 24.0 / 1e6
             ),
-            Method::Vernier
-                if self.per_agent_rate() * self.rounds.sampling
-                    >= MAX_KEPT_PER_SECOND * AT_KEPT_CAP =>
-            {
+            Method::Vernier if at_kept_cap(self.per_agent_rate() * self.rounds.sampling) => {
                 format!(
                     "one request in {:.1}: {:.0} a second per agent at most, since correlated neighbours add little to the CI and every look sorts all that is kept",
                     1.0 / self.rounds.sampling,

@@ -332,10 +332,10 @@ pub(super) struct Looks {
     pub(super) narrow: Option<Narrow>,
     /// Whether the stopping rule stopped on the tail without stalls (asked for by
     /// `ci.tail`): only then is that tail converged.
-    pub(super) own_stopped: bool,
+    pub(super) without_stalls_stopped: bool,
     /// Whether the last look judged the tail without stalls (its figures, in `needed` and
     /// `narrow`, are that tail's).
-    pub(super) own: bool,
+    pub(super) without_stalls: bool,
     /// Samples kept per sample the last look counted: 1 for every request's tail; for the
     /// tail without stalls, all kept over those untouched (the rule counts the untouched,
     /// the looks come at kept counts).
@@ -351,7 +351,7 @@ pub(super) struct Looks {
     /// What more time would buy the tail without stalls, read when the point ended before
     /// the rule stopped on it (before every request's tail is judged, whose need then
     /// replaces `needed`).
-    pub(super) own_more: Option<MoreTime>,
+    pub(super) without_stalls_more: Option<MoreTime>,
 }
 
 /// A look that planned the stop beyond the samples the time left allows.
@@ -360,7 +360,7 @@ pub(super) struct Beyond {
     /// The samples (in all, those the look counted) it predicted the precision needs.
     pub(super) needed: usize,
     /// Whether it judged the tail without stalls (needs of two tails do not compare).
-    pub(super) own: bool,
+    pub(super) without_stalls: bool,
 }
 
 /// The host's stalls while the current phase loads (warm-up, or a measuring round), per

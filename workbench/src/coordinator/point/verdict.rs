@@ -11,8 +11,7 @@ use super::super::checks;
 use super::super::decision::Decision;
 use super::super::event::{EventKind, Phase};
 use super::super::policy::{
-    CLOSED_LOOP_SHARE, HOST_REACH_OF_LONGEST, HOST_REACH_OF_VALUE, HOST_SHARE_OF_TAIL, OnSchedule,
-    RateStanding, rate_standing,
+    HostStallFigures, OnSchedule, RateStanding, is_closed_loop, rate_standing, stalls_reach,
 };
 use super::super::reason::{
     ClosedLoop, Confidence, HostKept, HostStalls, Interarrival, OutOfTime, Reason, TimedOut,
@@ -79,10 +78,10 @@ impl Point {
         // the departure check's `persistent`: an agent quick enough to answer nearly the
         // rate through one busy connection is still a closed loop. Held back by the
         // backlog, not late for another reason: the slots were full in most reports
-        // ([`CLOSED_LOOP_SHARE`]); a host whose threads wake late sends most requests late
+        // ([`CLOSED_LOOP_SHARE`](crate::coordinator::policy::CLOSED_LOOP_SHARE)); a host whose threads wake late sends most requests late
         // with free slots.
         let held_back = || {
-            if self.backlogged_share() <= CLOSED_LOOP_SHARE {
+            if !is_closed_loop(self.backlogged_share()) {
                 return false;
             }
             let (late, all) = self
@@ -125,7 +124,7 @@ impl Point {
     /// during the measurement had stalls over 1 ms, the percentile lies within their reach
     /// (half the longest stall, or the lateness's p99, is at least half the value), and
     /// they took enough of the time to hold a real share of the tail
-    /// ([`HOST_SHARE_OF_TAIL`]): two 8 ms stalls in 100 s reach any microsecond percentile
+    /// ([`HOST_SHARE_OF_TAIL`](crate::coordinator::policy::HOST_SHARE_OF_TAIL)): two 8 ms stalls in 100 s reach any microsecond percentile
     /// but cannot be why a p99 comes in clusters.
     fn host_cause(&self, value_us: f64) -> Option<StallReport> {
         self.host_cause_at(self.config.ci.percentile, value_us)
@@ -137,9 +136,15 @@ impl Point {
         self.worst_host()
             .filter(|h| {
                 h.stalls_over_1ms > 0
-                    && h.late_p99_us.max(HOST_REACH_OF_LONGEST * h.late_max_us)
-                        >= HOST_REACH_OF_VALUE * value_us
-                    && h.stalled_share >= HOST_SHARE_OF_TAIL * tail
+                    && stalls_reach(
+                        HostStallFigures {
+                            late_p99_us: h.late_p99_us,
+                            late_max_us: h.late_max_us,
+                            stalled_share: h.stalled_share,
+                        },
+                        value_us,
+                        tail,
+                    )
             })
             .map(StallReport::without_histogram)
     }
@@ -273,10 +278,10 @@ impl Point {
         .then(|| self.more_time())
         .flatten();
         // The tail asked for is the answer: what more time would buy it, when it has that.
-        let own_more = (without_stalls.as_ref())
+        let without_stalls_more = (without_stalls.as_ref())
             .filter(|_| self.config.ci.tail == crate::scenario::Tail::WithoutStalls)
             .and_then(|w| w.more_time);
-        let more_time_s = own_more.map(|m| m.seconds).or(more_time_s);
+        let more_time_s = without_stalls_more.map(|m| m.seconds).or(more_time_s);
         PointResult {
             verdict,
             reasons,

@@ -5,16 +5,18 @@ use std::time::Duration;
 
 use vernier_agent::histogram;
 
+use super::super::check_next::{CheckNext, RateFinding};
 use super::super::checks;
 use super::super::decision::{Action, Decision};
 use super::super::event::{Check, CheckKind, CheckRole, EventKind, Phase};
 use super::super::policy::{
-    Beyond, HOPELESS_AFTER_WINDOWS_DIVISOR, HOPELESS_SEND_LAG_NS, LoadSeen, SLOT_MARGIN_SIGMAS,
-    WARMUP_GAPS_FACTOR, backlog_is_closed_loop, load_problem, rate_error_allowed,
+    Beyond, LoadSeen, SLOT_MARGIN_SIGMAS, WARMUP_GAPS_FACTOR, backlog_is_closed_loop, load_problem,
+    rate_error_allowed, send_lag_hopeless, warmup_judgeable,
 };
 use super::super::reason::{
     ClosedLoop, HeldClosedLoop, NotReached, Reason, ReasonKind, WarmupStationarity, Why,
 };
+use super::super::text;
 use super::state::{Point, Window, WindowTally};
 
 impl Point {
@@ -153,7 +155,7 @@ impl Point {
     /// Judges the warm-up once enough windows have closed; true when it has ended.
     pub(super) fn judge_warmup(&mut self, at: Duration, out: &mut Decision) -> bool {
         // Half the judged windows first, so that the rates quoted are not the ramp's.
-        if self.warmup.windows.len() >= self.config.warmup.windows / HOPELESS_AFTER_WINDOWS_DIVISOR
+        if warmup_judgeable(self.warmup.windows.len(), self.config.warmup.windows)
             && let Some(reason) = self.hopeless()
         {
             self.finish_na(at, vec![reason], out);
@@ -188,15 +190,16 @@ impl Point {
             statistic: Some(received),
             pvalue: None,
             n,
-            detail: format!(
-                "achieved {received:.0} req/s (sent {sent:.0}) against {:.0}, within {:.1}%",
-                self.config.rate,
-                tol * 100.0
-            ),
-            decision: "the rate is reached".into(),
+            detail: text::check::rate(&RateFinding {
+                achieved: received,
+                sent,
+                target: self.config.rate,
+                tolerance: tol,
+            }),
+            decision: text::check::next(&CheckNext::RateReached),
             data: None,
         };
-        stat.decision = "warm-up is over: test the inter-arrival times".into();
+        stat.decision = text::check::next(&CheckNext::WarmupOver);
         self.check(at, rate, out);
         self.check(at, stat, out);
         for a in &mut self.agents {
@@ -242,7 +245,7 @@ impl Point {
         for a in &self.agents {
             let _ = lag.add(&a.window.send_lag);
         }
-        if !lag.is_empty() && lag.value_at_quantile(0.5) > HOPELESS_SEND_LAG_NS {
+        if !lag.is_empty() && send_lag_hopeless(lag.value_at_quantile(0.5)) {
             return Some(if backlog > 0 {
                 Reason::new(Why::ClosedLoop(ClosedLoop::Held(self.closed_loop())))
             } else {

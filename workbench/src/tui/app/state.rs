@@ -11,7 +11,9 @@ use vernier_stats::Percentile;
 use super::super::theme::Palette;
 use super::event::{Finished, ReplayStatus, ReportView};
 use super::info::{RunInfo, Step};
-use crate::coordinator::{AgentProgress, CheckKind, CheckRole, Phase, PointResult};
+use crate::coordinator::{
+    AgentProgress, Check, CheckKind, CheckOutcome, CheckRole, Phase, PointResult,
+};
 
 /// One agent's row.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -30,7 +32,7 @@ pub(crate) struct InterarrivalMark {
     /// Its p-value.
     pub(crate) pvalue: Option<f64>,
     /// Passed, failed, or failed and only reported.
-    pub(crate) outcome: Outcome,
+    pub(crate) outcome: CheckOutcome,
 }
 
 /// The dashboard's state.
@@ -151,26 +153,10 @@ pub(crate) struct CheckLine {
     pub(crate) finding: String,
 }
 
-/// How a check's outcome reads at a glance.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Outcome {
-    /// It passed.
-    Passed,
-    /// A gate failed: the point is held back (more samples, another try, or N/A).
-    Failed,
-    /// A reported check failed: said, and the methodology goes on (never drawn as a
-    /// failure).
-    Noted,
-}
-
 impl CheckLine {
-    /// Its outcome at a glance.
-    pub(crate) fn outcome(&self) -> Outcome {
-        match (self.pass, self.role) {
-            (true, _) => Outcome::Passed,
-            (false, CheckRole::Gate) => Outcome::Failed,
-            (false, CheckRole::Report) => Outcome::Noted,
-        }
+    /// Its outcome at a glance (the coordinator's rule, as the records write it).
+    pub(crate) fn outcome(&self) -> CheckOutcome {
+        Check::outcome_of(self.pass, self.role)
     }
 }
 

@@ -4,7 +4,8 @@
 
 use super::event::{AppAction, AppEvent};
 use super::info::Step;
-use super::state::{AgentRow, App, CheckLine, Entry, InterarrivalMark, LogLine, Mode, Outcome};
+use super::state::{AgentRow, App, CheckLine, Entry, InterarrivalMark, LogLine, Mode};
+use crate::coordinator::CheckOutcome;
 use crate::coordinator::{
     Check, CheckKind, Event, EventKind, Phase, PointResult, Progress, Verdict,
 };
@@ -153,9 +154,9 @@ impl App {
         }
         // A reported check's failing is in the log, not a failed step.
         match line.outcome() {
-            Outcome::Passed => self.mark(step, true),
-            Outcome::Failed => self.mark(step, false),
-            Outcome::Noted => {}
+            CheckOutcome::Passed => self.mark(step, true),
+            CheckOutcome::Failed => self.mark(step, false),
+            CheckOutcome::Reported => {}
         }
         self.enter(step);
         self.log(at, Entry::Check(line));

@@ -8,8 +8,8 @@ use super::state::InterarrivalMark;
 use super::*;
 use crate::coordinator::reason::{HeavyTail, Why, Wide};
 use crate::coordinator::{
-    AgentProgress, Check, CheckKind, CheckRole, Event, EventKind, Phase, PointResult, Progress,
-    Reason, UserCommand, Verdict,
+    AgentProgress, Check, CheckKind, CheckOutcome, CheckRole, Event, EventKind, Phase, PointResult,
+    Progress, Reason, UserCommand, Verdict,
 };
 use crate::scenario::Method;
 use crate::session::Update;
@@ -131,10 +131,10 @@ fn under_vernier_a_reported_check_that_fails_is_no_failed_step_and_the_steps_say
         _ => None,
     });
     assert_eq!(line.map(|c| c.role), Some(CheckRole::Report));
-    assert_eq!(line.map(|c| c.outcome()), Some(Outcome::Noted));
+    assert_eq!(line.map(|c| c.outcome()), Some(CheckOutcome::Reported));
     assert_eq!(
         app.live.agents[0].interarrival.map(|m| m.outcome),
-        Some(Outcome::Noted)
+        Some(CheckOutcome::Reported)
     );
     assert_eq!(
         Step::Interarrival.name(Method::Vernier, Label::Long),
@@ -188,7 +188,7 @@ fn events_move_the_steps_and_fill_the_rows() {
         Some(InterarrivalMark {
             statistic: Some(0.5),
             pvalue: Some(0.2),
-            outcome: Outcome::Failed
+            outcome: CheckOutcome::Failed
         })
     );
     assert_eq!(app.live.marks[Step::Interarrival as usize], Some(false));

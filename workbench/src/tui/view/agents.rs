@@ -8,9 +8,10 @@ use ratatui::layout::{Constraint, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Row, Table};
 
-use super::super::app::{App, Outcome};
+use super::super::app::App;
 use super::super::theme::Theme;
 use super::format::{opt, rate};
+use crate::coordinator::CheckOutcome;
 
 /// The achieved rate below this share of the target is marked failing.
 const RATE_TOLERANCE: f64 = 0.95;
@@ -48,9 +49,9 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
             let ad = match a.interarrival {
                 Some(m) => {
                     let (mark, style) = match m.outcome {
-                        Outcome::Passed => ("✓", theme.good()),
-                        Outcome::Failed => ("✗", theme.bad()),
-                        Outcome::Noted => ("·", theme.dim()),
+                        CheckOutcome::Passed => ("✓", theme.good()),
+                        CheckOutcome::Failed => ("✗", theme.bad()),
+                        CheckOutcome::Reported => ("·", theme.dim()),
                     };
                     Cell::from(Span::styled(
                         format!("{mark} A²{} p{}", opt(m.statistic, 2), opt(m.pvalue, 3)),

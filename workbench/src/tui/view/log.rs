@@ -8,8 +8,9 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Paragraph};
 
-use super::super::app::{App, CheckLine, Entry, LogLine, Outcome};
+use super::super::app::{App, CheckLine, Entry, LogLine};
 use super::super::theme::Theme;
+use crate::coordinator::CheckOutcome;
 use crate::coordinator::CheckRole;
 
 pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
@@ -40,8 +41,8 @@ fn line(l: &LogLine, theme: Theme) -> Line<'static> {
         Entry::Check(c) => {
             let text = format!("{at:7.2}s {}", check(c));
             match c.outcome() {
-                Outcome::Failed => Line::styled(text, theme.bad()),
-                Outcome::Passed | Outcome::Noted => Line::raw(text),
+                CheckOutcome::Failed => Line::styled(text, theme.bad()),
+                CheckOutcome::Passed | CheckOutcome::Reported => Line::raw(text),
             }
         }
     }
@@ -51,9 +52,9 @@ fn line(l: &LogLine, theme: Theme) -> Line<'static> {
 /// then the decision and what was found.
 fn check(c: &CheckLine) -> String {
     let mark = match c.outcome() {
-        Outcome::Passed => "✓",
-        Outcome::Failed => "✗",
-        Outcome::Noted => "·",
+        CheckOutcome::Passed => "✓",
+        CheckOutcome::Failed => "✗",
+        CheckOutcome::Reported => "·",
     };
     let role = match c.role {
         CheckRole::Gate => "",

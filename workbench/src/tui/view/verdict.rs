@@ -236,9 +236,9 @@ fn reasons(app: &App, theme: Theme, finished: &Finished) -> Vec<(String, Style)>
             let agents: Vec<String> = (own.touched_by_agent.iter().enumerate())
                 .map(|(i, t)| format!("agent {i} {:.1}%", t * 100.0))
                 .collect();
-            let call = crate::coordinator::text::own_call(own)
+            let call = crate::coordinator::text::without_stalls_call(own)
                 .map_or(String::new(), |call| format!("; {call}"));
-            let why = crate::coordinator::text::own_short(own)
+            let why = crate::coordinator::text::without_stalls_short(own)
                 .map_or(String::new(), |why| format!("; n/a: {why}"));
             let why = format!("{call}{why}");
             items.push((

@@ -4,8 +4,8 @@ use super::super::result::{CalledBy, OwnShort, Probed, TouchedSide, WithoutStall
 
 /// Why the tail without stalls did not converge, in words (`None` when it did), with what
 /// more time would buy it when it would.
-pub fn own_short(own: &WithoutStalls) -> Option<String> {
-    let why = own_why(own)?;
+pub fn without_stalls_short(own: &WithoutStalls) -> Option<String> {
+    let why = without_stalls_why(own)?;
     Some(match own.more_time {
         Some(more) => format!(
             "{why}; the {} untouched samples its precision needs would take {} more at this rate (c while it measures; or --duration, limits.max_duration)",
@@ -17,7 +17,7 @@ pub fn own_short(own: &WithoutStalls) -> Option<String> {
 }
 
 /// Why the tail without stalls did not converge, in words.
-fn own_why(own: &WithoutStalls) -> Option<String> {
+fn without_stalls_why(own: &WithoutStalls) -> Option<String> {
     own.short.as_ref().map(|s| match s {
         OwnShort::Wide {
             width_us,
@@ -47,7 +47,7 @@ fn own_why(own: &WithoutStalls) -> Option<String> {
 
 /// How the share touched was called when its interval still straddled the bound at the
 /// set time, in words (`None` when it was not, or its interval decided).
-pub fn own_call(own: &WithoutStalls) -> Option<String> {
+pub fn without_stalls_call(own: &WithoutStalls) -> Option<String> {
     let call = own.touched_call.filter(|c| c.by == CalledBy::Estimate)?;
     let side = match call.side {
         TouchedSide::Under => "within",
@@ -63,7 +63,7 @@ pub fn own_call(own: &WithoutStalls) -> Option<String> {
 }
 
 /// Whose stalls the tail without stalls leaves out, in words.
-pub fn own_scope(own: &WithoutStalls) -> &'static str {
+pub fn without_stalls_scope(own: &WithoutStalls) -> &'static str {
     match own.probed {
         Probed::ClientAndTarget => "the host's stalls (client and target cores probed)",
         Probed::ClientOnly => "the client's stalls only: the remote target's host is not probed",

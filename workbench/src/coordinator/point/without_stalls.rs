@@ -8,16 +8,19 @@ use std::time::Duration;
 use vernier_agent::STALL_THRESHOLD_NS;
 use vernier_stats::{Percentile, Sent, Stall, Untouched, WeightedSamples, mean_ci, untouched_sent};
 
+use super::super::check_next::CheckNext;
 use super::super::checks::Interval;
 use super::super::decision::Decision;
 use super::super::event::{Check, CheckKind, CheckRole};
 use super::super::policy::{
-    MAX_TOUCHED_SHARE, TOUCHED_EVERY, TOUCHED_EVERY_SHARE, TOUCHED_SEEN_FOR_S, call_touched,
+    MAX_TOUCHED_SHARE, TOUCHED_EVERY, TOUCHED_EVERY_SHARE, call_touched, too_touched,
+    touched_seen_long_enough,
 };
 use super::super::result::{
     CalledBy, CiDependence, OwnShort, PercentileResult, Probed, TouchedCall, TouchedSide, Verdict,
     WithoutStalls,
 };
+use super::super::text;
 use super::estimate::Estimate;
 use super::state::Point;
 use crate::samples::stall_of;
@@ -26,7 +29,7 @@ use crate::scenario::Tail;
 /// The tail without stalls as one look of the confidence step reads it (when `ci.tail`
 /// asks for it): each measuring agent's estimate, as `(agent, samples, interval)`, the
 /// combined estimate and the untouched samples ascending.
-pub(super) struct OwnLook {
+pub(super) struct WithoutStallsLook {
     pub(super) agents: Vec<(usize, usize, Option<Interval>)>,
     pub(super) estimate: Estimate,
     pub(super) sorted: Vec<f64>,
@@ -95,7 +98,11 @@ impl Point {
     /// One look at the tail without stalls, for the confidence step when `ci.tail` asks
     /// for it: `None` when it is not asked, cannot be judged, or has no samples (the step
     /// then reads every request). Each agent's interval width is what its row shows.
-    pub(super) fn own_look(&mut self, p: Percentile, conf: f64) -> Option<OwnLook> {
+    pub(super) fn without_stalls_look(
+        &mut self,
+        p: Percentile,
+        conf: f64,
+    ) -> Option<WithoutStallsLook> {
         if self.config.ci.tail != Tail::WithoutStalls
             || self.own_unjudgeable(self.stall_count()).is_some()
         {
@@ -125,7 +132,7 @@ impl Point {
             Some(e) => e,
             None => Estimate::of_weighted(&samples, p, conf)?,
         };
-        Some(OwnLook {
+        Some(WithoutStallsLook {
             agents,
             estimate,
             sorted: samples.sorted().to_vec(),
@@ -137,7 +144,7 @@ impl Point {
     /// another, cut into [`TOUCHED_BATCHES`] batches whose means are close to independent
     /// (a stall's marks span milliseconds, a batch a second or more), Student's t on them.
     /// `None` with fewer than [`TOUCHED_BATCHES`] requests a batch, or over less than
-    /// [`TOUCHED_SEEN_FOR_S`] of the load.
+    /// [`TOUCHED_SEEN_FOR_S`](crate::coordinator::policy::TOUCHED_SEEN_FOR_S) of the load.
     fn touched_ci(&mut self, confidence: f64) -> Option<TouchedSeen> {
         let measuring: Vec<usize> = self.measuring().collect();
         let mut marks: Vec<bool> = Vec::new();
@@ -146,7 +153,7 @@ impl Point {
         }
         let size = marks.len() / TOUCHED_BATCHES;
         let seen_s = marks.len() as f64 / (self.config.rate * self.rounds.sampling).max(1.0);
-        if size < TOUCHED_BATCHES || seen_s < TOUCHED_SEEN_FOR_S {
+        if size < TOUCHED_BATCHES || !touched_seen_long_enough(seen_s) {
             return None;
         }
         let means: Vec<f64> = (marks.chunks_exact(size))
@@ -225,21 +232,6 @@ impl Point {
 
     /// The check that says how the share touched was called, on `requests` requests.
     fn touched_check(&self, call: TouchedCall, requests: usize) -> Check {
-        let conf = self.config.ci.confidence;
-        let most = MAX_TOUCHED_SHARE * 100.0;
-        let decision = match (call.side, call.by) {
-            (TouchedSide::Over, CalledBy::Interval) => format!(
-                "N/A now for the tail without stalls: surely more than the {most:.0}% it is judged at, and more time would not bring it under while the host stalls this often; every request's tail judged on what the point holds"
-            ),
-            (TouchedSide::Over, CalledBy::Estimate) => format!(
-                "N/A now for the tail without stalls: after {:.0} s of requests its interval still straddles the {most:.0}% it is judged at, and its estimate is beyond (called so; more time would only narrow the interval around a share this near the bound); every request's tail judged on what the point holds",
-                call.seen_s
-            ),
-            (TouchedSide::Under, _) => format!(
-                "called under: after {:.0} s of requests its interval still straddles the {most:.0}% it is judged at, and its estimate is within; the tail without stalls drives the looks to the end",
-                call.seen_s
-            ),
-        };
         Check {
             check: CheckKind::Confidence,
             agent: None,
@@ -248,14 +240,8 @@ impl Point {
             statistic: Some(call.share),
             pvalue: None,
             n: requests,
-            detail: format!(
-                "the host's stalls touched {:.1}% of the requests, {:.0}% CI [{:.1}, {:.1}] (batch means)",
-                call.share * 100.0,
-                conf * 100.0,
-                call.low * 100.0,
-                call.high * 100.0
-            ),
-            decision,
+            detail: text::check::touched(&call, self.config.ci.confidence),
+            decision: text::check::next(&CheckNext::Touched(call)),
             data: None,
         }
     }
@@ -273,7 +259,7 @@ impl Point {
     fn touched_at_end(&self, touched_share: f64) -> Option<OwnShort> {
         let over = match self.looks.touched_call {
             Some(call) => call.side == TouchedSide::Over,
-            None => touched_share > MAX_TOUCHED_SHARE,
+            None => too_touched(touched_share),
         };
         over.then_some(OwnShort::Touched {
             share: touched_share,
@@ -362,7 +348,7 @@ impl Point {
                                 width_us: width,
                                 target_us,
                             })
-                        } else if asked && !self.looks.own_stopped {
+                        } else if asked && !self.looks.without_stalls_stopped {
                             Some(OwnShort::Unsettled {
                                 width_us: width,
                                 target_us,
@@ -376,7 +362,7 @@ impl Point {
         };
         // More time would buy what the tail's last look predicted only when it was short
         // of samples, not of untouched requests or of a probe.
-        let more_time = self.looks.own_more.filter(|_| {
+        let more_time = self.looks.without_stalls_more.filter(|_| {
             matches!(
                 short,
                 Some(OwnShort::Wide { .. } | OwnShort::TooFew { .. } | OwnShort::Unsettled { .. })

@@ -1,0 +1,176 @@
+//! A check's words: what it found where its figures are not a test's finding, and what
+//! the methodology does next ([`super::super::check_next`]).
+
+use super::super::check_next::{
+    AgreementFinding, CheckNext, Ending, IntervalFinding, RateFinding, SloSide,
+};
+use super::super::policy::{FAR_BEYOND_REACH, MAX_TOUCHED_SHARE};
+use super::super::result::{CalledBy, TouchedCall, TouchedSide};
+use super::{agent_intervals, late_cause, too_few};
+
+/// What the methodology does next, in words.
+pub fn next(next: &CheckNext) -> String {
+    match next {
+        CheckNext::RateReached => "the rate is reached".into(),
+        CheckNext::WarmupOver => "warm-up is over: test the inter-arrival times".into(),
+        CheckNext::Stationary => "stationary".into(),
+        CheckNext::CollectMore { per_agent } => format!("collect more: {per_agent} per agent"),
+        CheckNext::Fits => "fits".into(),
+        CheckNext::InterarrivalReported => {
+            "reported: the departures' effect on the answer is judged at the verdict".into()
+        }
+        CheckNext::InterarrivalNotEnforced => {
+            "not enforced (interarrival_check: report): measure anyway, and say so".into()
+        }
+        CheckNext::TestFreshGaps => "test fresh gaps".into(),
+        CheckNext::InterarrivalGiveUp => "give up: the agent cannot generate this process".into(),
+        CheckNext::Independent => "independent".into(),
+        CheckNext::KeepOneIn { lag } => format!("keep one request in {lag}"),
+        CheckNext::CorrelatedEverywhere => "correlated at every lag tried".into(),
+        CheckNext::CorrelationAllowed { lag: Some(l) } => {
+            format!("correlated up to lag {l}: the CI allows for it")
+        }
+        CheckNext::CorrelationAllowed { lag: None } => {
+            "correlated at every lag tried: the CI allows for it".into()
+        }
+        CheckNext::AgentsAgree => "the agents agree".into(),
+        CheckNext::LatenessHarmless => "the client's lateness does not move the answer".into(),
+        CheckNext::LatenessMoves(finding) => format!("N/A: {}", late_cause(finding)),
+        CheckNext::NarrowEnough => "narrow enough".into(),
+        CheckNext::DecidedBySlo => "the CI lies wholly on one side of the SLO: decided".into(),
+        CheckNext::Converged => "converged".into(),
+        CheckNext::DecidedAgainstSlo { side, slo_us } => format!(
+            "the CI lies {} the SLO of {slo_us:.0} µs: decided",
+            match side {
+                SloSide::Below => "below",
+                SloSide::Above => "above",
+            }
+        ),
+        CheckNext::Collect { per_agent } => format!("collect {per_agent} per agent"),
+        CheckNext::CollectPredicted { per_agent } => {
+            format!("collect {per_agent} per agent (the width narrows as 1/√n)")
+        }
+        CheckNext::CollectForLook {
+            per_agent,
+            in_all,
+            look,
+        } => format!(
+            "collect {per_agent} per agent (the width narrows as 1/√n: about {in_all} in all would do; look {look} next)"
+        ),
+        CheckNext::Confirming { per_agent } => {
+            format!("narrow: the next look, on {per_agent} per agent, confirms it before the stop")
+        }
+        CheckNext::NarrowOnFewTail {
+            effective_tail,
+            look,
+            tail_needed,
+            per_agent,
+        } => format!(
+            "narrow, but on {effective_tail:.0} effective tail samples where a stop at look {look} needs {tail_needed:.0}: collect {per_agent} per agent"
+        ),
+        CheckNext::Ending(ending) => self::ending(ending),
+        CheckNext::Touched(call) => touched_next(call),
+    }
+}
+
+/// Why the point ends N/A now.
+fn ending(ending: &Ending) -> String {
+    match ending {
+        Ending::FarBeyond { needed, limit } => format!(
+            "N/A now: about {needed} samples in all would do, more than {FAR_BEYOND_REACH}× the {limit} the time left allows"
+        ),
+        Ending::Beyond { needed, limit } => format!(
+            "N/A now: about {needed} samples in all would do (the look that confirms the stop after them), beyond the {limit} the time left allows at this look and the one before"
+        ),
+        Ending::NoRoom => {
+            "N/A now: no look is left whose stop (and its confirmation) fits before the time limit"
+                .into()
+        }
+    }
+}
+
+/// What the call of the share touched does to the tail without stalls.
+fn touched_next(call: &TouchedCall) -> String {
+    let most = MAX_TOUCHED_SHARE * 100.0;
+    match (call.side, call.by) {
+        (TouchedSide::Over, CalledBy::Interval) => format!(
+            "N/A now for the tail without stalls: surely more than the {most:.0}% it is judged at, and more time would not bring it under while the host stalls this often; every request's tail judged on what the point holds"
+        ),
+        (TouchedSide::Over, CalledBy::Estimate) => format!(
+            "N/A now for the tail without stalls: after {:.0} s of requests its interval still straddles the {most:.0}% it is judged at, and its estimate is beyond (called so; more time would only narrow the interval around a share this near the bound); every request's tail judged on what the point holds",
+            call.seen_s
+        ),
+        (TouchedSide::Under, _) => format!(
+            "called under: after {:.0} s of requests its interval still straddles the {most:.0}% it is judged at, and its estimate is within; the tail without stalls drives the looks to the end",
+            call.seen_s
+        ),
+    }
+}
+
+/// The share the host's stalls touched, with its interval at `confidence`.
+pub fn touched(call: &TouchedCall, confidence: f64) -> String {
+    format!(
+        "the host's stalls touched {:.1}% of the requests, {:.0}% CI [{:.1}, {:.1}] (batch means)",
+        call.share * 100.0,
+        confidence * 100.0,
+        call.low * 100.0,
+        call.high * 100.0
+    )
+}
+
+/// The rate reached at the end of warm-up.
+pub fn rate(f: &RateFinding) -> String {
+    format!(
+        "achieved {:.0} req/s (sent {:.0}) against {:.0}, within {:.1}%",
+        f.achieved,
+        f.sent,
+        f.target,
+        f.tolerance * 100.0
+    )
+}
+
+/// The combined interval of the target percentile at a look.
+pub fn interval(f: &IntervalFinding) -> String {
+    let IntervalFinding {
+        p,
+        value,
+        confidence,
+        low,
+        high,
+        width,
+        target_us,
+        n,
+        batches,
+    } = *f;
+    let head = format!(
+        "{p} = {value:.1} µs, {:.0}% CI [{low:.1}, {high:.1}], width {width:.1} µs (target {target_us:.1}) from {n} samples",
+        confidence * 100.0
+    );
+    match batches {
+        Some(b) => format!(
+            "{head}; batches of {} (variance ×{:.1} for dependence)",
+            b.size, b.variance_inflation
+        ),
+        None => head,
+    }
+}
+
+/// The agents' intervals of the target percentile, and an agent without one of its own.
+pub fn agreement(f: &AgreementFinding) -> String {
+    let listing = agent_intervals(f.p, &f.intervals);
+    match &f.without {
+        None => listing,
+        Some((agent, needs)) => {
+            let own = format!(
+                "agent {agent} has no {} interval of its own yet ({})",
+                f.p,
+                too_few(needs)
+            );
+            if f.intervals.is_empty() {
+                own
+            } else {
+                format!("{own}; {listing}")
+            }
+        }
+    }
+}
