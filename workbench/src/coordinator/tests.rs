@@ -128,6 +128,9 @@ struct FakeAgent {
     run_shift_us: f64,
     /// The connections were renewed this many times.
     renewals: u32,
+    /// Requests a batch sends again after the server refused them unprocessed (a server
+    /// rotating its connections): counted as retried, beside those answered.
+    retried: u64,
     /// Every action applied, in order.
     applied: Vec<Action>,
     seed: u64,
@@ -157,6 +160,7 @@ impl FakeAgent {
             run: 1,
             run_shift_us: 0.0,
             renewals: 0,
+            retried: 0,
             applied: Vec::new(),
             seed,
             latency: Box::new(latency),
@@ -302,8 +306,9 @@ impl FakeAgent {
             few: Default::default(),
             stalls,
             counts: Counters {
-                sent: n,
+                sent: n + self.retried,
                 received: n,
+                retried: self.retried,
                 backlog,
                 backlog_max: backlog,
                 ..Counters::default()
@@ -663,6 +668,47 @@ fn the_result_has_the_latency_from_the_schedule_beside_the_actual_one() {
             "{s:?} vs {q:?}"
         );
     }
+}
+
+#[test]
+fn the_result_counts_each_agent_s_retried_requests_and_says_nothing_of_none() {
+    let mut c = Coordinator::new(config(), &LoadPlan::Fixed(20_000.0));
+    let mut agent = FakeAgent::new(1, exp_latency(50.0));
+    agent.retried = 3;
+    drive(&mut c, &mut agent, Duration::from_secs(60));
+    let batches = agent.clock_ns / BATCH.as_nanos() as u64;
+    let result = &c.results()[0];
+    // Every batch's retried requests, warm-up included, none lost on the way.
+    assert_eq!(
+        result.agents[0].retried,
+        3 * batches,
+        "{:?}",
+        result.agents[0]
+    );
+    assert_eq!(result.agents[0].errors, 0);
+    let json = serde_json::to_value(result).unwrap();
+    assert_eq!(
+        json["agents"][0]["retried"],
+        3 * batches,
+        "{}",
+        json["agents"]
+    );
+
+    // A run without any: the count is left out, and a record without it reads as none.
+    let mut c = Coordinator::new(config(), &LoadPlan::Fixed(20_000.0));
+    drive(
+        &mut c,
+        &mut FakeAgent::new(1, exp_latency(50.0)),
+        Duration::from_secs(60),
+    );
+    let json = serde_json::to_value(&c.results()[0]).unwrap();
+    assert!(
+        json["agents"][0].get("retried").is_none(),
+        "{}",
+        json["agents"]
+    );
+    let read: PointResult = serde_json::from_value(json).unwrap();
+    assert_eq!(read.agents[0].retried, 0);
 }
 
 #[test]
