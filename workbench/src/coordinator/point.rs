@@ -8,7 +8,8 @@
 //! when they end the point), `departures.rs` (vernier's check
 //! of the departures by their effect) and `verdict.rs` (the result, and an N/A's cause).
 //! `intake.rs` takes the agents' batches in and sends the live figures out; `state.rs`
-//! holds the phases' states, each a struct, and the helpers every phase uses,
+//! holds the point's state (the `Stage` it is in, each variant with what only its phase
+//! uses, and what every phase shares) and the helpers every phase uses,
 //! `estimate.rs` a percentile's estimate from a series; this file starts the point, runs
 //! its clock and takes the user's commands.
 
@@ -18,12 +19,11 @@ use vernier_agent::StallReport;
 
 use super::config::PointConfig;
 use super::decision::{Action, Decision};
-use super::event::Phase;
 use super::policy::{COLLECT_SHARE_OF_TIME, progress_due};
 use super::reason::{Nothing, Reason, Why};
 use super::result::{PointResult, Verdict};
 use crate::scenario::Limits;
-use state::{AgentState, Clock, HostSeen, Looks, Rounds, WarmupState};
+use state::{AgentState, Clock, HostSeen, Looks, Rounds, Stage, WarmupState};
 
 mod agreement;
 mod confidence;
@@ -64,10 +64,8 @@ impl Point {
             // and a count below.
             generation: ((index as u64 + 1) << 32) | (u64::from(run.unwrap_or(0)) << 24),
             tries: 0,
-            interarrival_tries: 0,
             wanted: config.sampling.samples,
             round: first_round,
-            independent: false,
             started: at,
             received: 0,
         };
@@ -77,17 +75,15 @@ impl Point {
             config,
             index,
             run,
-            state: Phase::Warmup,
-            clock: Clock::new(at),
-            warmup: WarmupState {
+            stage: Stage::Warmup(WarmupState {
                 windows: Vec::new(),
                 window_started: at,
-            },
+            }),
+            clock: Clock::new(at),
             rounds,
             looks: Looks::default(),
             waived: Vec::new(),
             host: HostSeen::default(),
-            result: None,
             paced_ns: None,
         };
         let why = match run {
@@ -100,7 +96,10 @@ impl Point {
 
     /// The result, once the point is done.
     pub(crate) fn result(&self) -> Option<&PointResult> {
-        self.result.as_ref()
+        match &self.stage {
+            Stage::Done(result) => Some(result),
+            _ => None,
+        }
     }
 
     /// Adds the host probes' latest reports (one per probe, in the session's order) to the
@@ -108,8 +107,8 @@ impl Point {
     /// explain, or, for a point that never measured, beside the warm-up they slowed.
     pub(crate) fn add_host(&mut self, reports: &[StallReport]) {
         if !matches!(
-            self.state,
-            Phase::Warmup | Phase::Interarrival | Phase::Measure
+            self.stage,
+            Stage::Warmup(_) | Stage::Interarrival { .. } | Stage::Measure { .. }
         ) {
             return;
         }
@@ -128,7 +127,7 @@ impl Point {
 
     /// The round whose samples are being collected (0: none are).
     pub(crate) fn round(&self) -> u32 {
-        if self.state == Phase::Measure {
+        if matches!(self.stage, Stage::Measure { .. }) {
             self.rounds.round
         } else {
             0
@@ -147,7 +146,7 @@ impl Point {
 
     /// Whether the point can go on without agent `agent`: another live agent measures.
     pub(crate) fn can_lose(&self, agent: usize) -> bool {
-        self.state != Phase::Done && self.measuring().any(|i| i != agent)
+        !matches!(self.stage, Stage::Done(_)) && self.measuring().any(|i| i != agent)
     }
 
     /// Goes on without agent `agent` (`on_agent_loss: continue`): the others take over its
@@ -185,7 +184,7 @@ impl Point {
 
     /// Advances time: closes windows, runs the checks that are due, enforces the limits.
     pub(crate) fn tick(&mut self, at: Duration, out: &mut Decision) {
-        if matches!(self.state, Phase::Done | Phase::Paused) {
+        if matches!(self.stage, Stage::Done(_) | Stage::Paused) {
             return;
         }
         if self.target_failed(at, out) {
@@ -194,13 +193,15 @@ impl Point {
         if progress_due(at.saturating_sub(self.clock.last_progress)) {
             self.progress(at, out);
         }
-        match self.state {
-            Phase::Warmup => self.warmup_tick(at, out),
-            Phase::Interarrival => self.interarrival_tick(at, out),
-            Phase::Measure => self.measure_tick(at, out),
-            Phase::Paused | Phase::Done => {}
+        match self.stage {
+            Stage::Warmup(_) => self.warmup_tick(at, out),
+            Stage::Interarrival { .. } => self.interarrival_tick(at, out),
+            Stage::Measure { .. } => self.measure_tick(at, out),
+            Stage::Paused | Stage::Done(_) => {}
         }
-        if self.state != Phase::Done && self.active(at) > self.config.limits.max_duration {
+        if !matches!(self.stage, Stage::Done(_))
+            && self.active(at) > self.config.limits.max_duration
+        {
             self.out_of_time(at, out);
         }
     }
@@ -209,17 +210,17 @@ impl Point {
 
     /// Stops the load, keeping what was collected.
     pub(crate) fn pause(&mut self, at: Duration, out: &mut Decision) {
-        if matches!(self.state, Phase::Done | Phase::Paused) {
+        if matches!(self.stage, Stage::Done(_) | Stage::Paused) {
             return;
         }
         self.clock.paused_at = Some(at);
         out.actions.push(Action::Pause);
-        self.phase(at, Phase::Paused, "paused by the user".into(), out);
+        self.phase(at, Stage::Paused, "paused by the user".into(), out);
     }
 
     /// Resumes after a pause: the methodology restarts at warm-up.
     pub(crate) fn resume(&mut self, at: Duration, out: &mut Decision) {
-        if self.state != Phase::Paused {
+        if !matches!(self.stage, Stage::Paused) {
             return;
         }
         self.clock.unpause(at);
@@ -228,7 +229,7 @@ impl Point {
 
     /// Changes the load: the methodology restarts at warm-up.
     pub(crate) fn set_load(&mut self, at: Duration, rate: f64, out: &mut Decision) {
-        if self.state == Phase::Done {
+        if matches!(self.stage, Stage::Done(_)) {
             return;
         }
         self.config.rate = rate;
@@ -261,7 +262,7 @@ impl Point {
 
     /// Ends the point with what was measured so far.
     pub(crate) fn accept(&mut self, at: Duration, out: &mut Decision) {
-        if self.state == Phase::Done {
+        if matches!(self.stage, Stage::Done(_)) {
             return;
         }
         if self.agents.iter().all(|a| a.round.samples.is_empty()) {
@@ -274,7 +275,7 @@ impl Point {
 
     /// Ends the point N/A with `reasons` (the user quit, an agent was lost...).
     pub(crate) fn abort(&mut self, at: Duration, reason: Reason, out: &mut Decision) {
-        if self.state != Phase::Done {
+        if !matches!(self.stage, Stage::Done(_)) {
             self.finish_na(at, vec![reason], out);
         }
     }

@@ -12,7 +12,7 @@ use super::super::policy::too_thin;
 use super::super::reason::{Independence, IndependenceStuck, IndependenceThinned, Reason, Why};
 use super::super::text;
 use super::estimate::Snapshot;
-use super::state::Point;
+use super::state::{Point, Stage};
 
 impl Point {
     /// True when every agent's samples are independent; otherwise thins the sampling and
@@ -54,7 +54,9 @@ impl Point {
             return false;
         }
         if worst == 1 {
-            self.rounds.independent = true;
+            if let Stage::Measure { independent, .. } = &mut self.stage {
+                *independent = true;
+            }
             return true;
         }
         let thinned = self.rounds.sampling / worst as f64;

@@ -25,7 +25,7 @@ impl Point {
         batch: &Batch,
         out: &mut Decision,
     ) -> u32 {
-        if self.state == Phase::Done || agent >= self.agents.len() || self.is_lost(agent) {
+        if self.stage.phase() == Phase::Done || agent >= self.agents.len() || self.is_lost(agent) {
             return 0;
         }
         let current = batch.generation == self.rounds.generation;
@@ -60,7 +60,7 @@ impl Point {
         let latency = batch.recorded_latency();
         a.window.latency_ns += latency.mean() * latency.len() as f64;
         a.window.replies += latency.len();
-        match self.state {
+        match self.stage.phase() {
             // Each merge walks the whole histogram: only where its figure is used.
             Phase::Warmup => {
                 batch.recorded_send_lag().add_to(&mut a.window.send_lag);
@@ -72,7 +72,7 @@ impl Point {
             }
             Phase::Interarrival | Phase::Measure | Phase::Paused | Phase::Done => {}
         }
-        let round = if self.state == Phase::Measure && current {
+        let round = if self.stage.phase() == Phase::Measure && current {
             self.rounds.round
         } else {
             0
@@ -139,7 +139,8 @@ impl Point {
         // samples while measuring, the recent requests' before.
         let fraction = self.config.ci.percentile.fraction();
         let live_us = self.live_value_us();
-        let estimate = if self.state == Phase::Measure {
+        let phase = self.stage.phase();
+        let estimate = if phase == Phase::Measure {
             live_us
         } else {
             self.agents
@@ -147,10 +148,7 @@ impl Point {
                 .filter_map(|a| us(&a.recent.latency, fraction))
                 .fold(f64::NAN, f64::max)
         };
-        if matches!(
-            self.state,
-            Phase::Warmup | Phase::Interarrival | Phase::Measure
-        ) {
+        if matches!(phase, Phase::Warmup | Phase::Interarrival | Phase::Measure) {
             self.pace(estimate, out);
         }
         let lost: Vec<bool> = (0..self.agents.len()).map(|i| self.is_lost(i)).collect();
@@ -181,9 +179,7 @@ impl Point {
             })
             .collect();
         let samples: usize = self.agents.iter().map(|a| a.round.samples.len()).sum();
-        let eta_s =
-            (self.state == Phase::Measure).then(|| self.seconds_to_collect(self.rounds.wanted));
-        let phase = self.state;
+        let eta_s = (phase == Phase::Measure).then(|| self.seconds_to_collect(self.rounds.wanted));
         let progress = Progress {
             phase,
             agents,
@@ -197,7 +193,7 @@ impl Point {
             eta_s,
             max_duration_s: self.config.limits.max_duration.as_secs_f64(),
             elapsed_s: self.active(at).as_secs_f64(),
-            ccdf: if self.state == Phase::Measure || self.state == Phase::Done {
+            ccdf: if phase == Phase::Measure || phase == Phase::Done {
                 ccdf(&self.kept_latency())
             } else {
                 Vec::new()

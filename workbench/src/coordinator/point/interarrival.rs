@@ -11,7 +11,7 @@ use super::super::event::CheckRole;
 use super::super::policy::{INTERARRIVAL_TRIES, interarrival_tries_left};
 use super::super::reason::{Interarrival, InterarrivalFailed, Reason, Why};
 use super::super::text;
-use super::state::Point;
+use super::state::{Point, Stage};
 use crate::scenario::Method;
 
 impl Point {
@@ -22,6 +22,12 @@ impl Point {
         if self.measuring().any(|i| self.agents[i].gaps.len() < wanted) {
             return;
         }
+        // This test among those run at this load.
+        let Stage::Interarrival { tries, .. } = &mut self.stage else {
+            return;
+        };
+        *tries += 1;
+        let tries = *tries;
         let per_worker = self.config.rate / (self.live_count() * self.config.workers) as f64;
         let target_mean_ns = 1e9 / per_worker;
         // Under `method: vernier` the departures are judged by their effect on the answer
@@ -63,7 +69,7 @@ impl Point {
                 CheckNext::InterarrivalReported
             } else if !enforced {
                 CheckNext::InterarrivalNotEnforced
-            } else if interarrival_tries_left(self.rounds.interarrival_tries + 1) {
+            } else if interarrival_tries_left(tries) {
                 CheckNext::TestFreshGaps
             } else {
                 CheckNext::InterarrivalGiveUp
@@ -71,7 +77,6 @@ impl Point {
             self.agents[i].interarrival = Some(result);
             self.check(at, check, out);
         }
-        self.rounds.interarrival_tries += 1;
         if failed.is_empty() {
             self.begin_round(at, "the inter-arrival times fit", out);
         } else if vernier {
@@ -90,7 +95,7 @@ impl Point {
                 "the inter-arrival test failed and is only reported (interarrival_check: report)",
                 out,
             );
-        } else if interarrival_tries_left(self.rounds.interarrival_tries) {
+        } else if interarrival_tries_left(tries) {
             for a in &mut self.agents {
                 a.gaps.clear();
             }

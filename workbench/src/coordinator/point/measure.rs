@@ -8,12 +8,12 @@ use std::time::Duration;
 use super::super::check_next::CheckNext;
 use super::super::checks;
 use super::super::decision::Decision;
-use super::super::event::{CheckKind, Phase};
+use super::super::event::CheckKind;
 use super::super::policy::RETRY_FACTOR;
 use super::super::reason::{MoreTime, Reason, Stationarity, Why};
 use super::super::text;
 use super::estimate::Snapshot;
-use super::state::{Point, RoundTally};
+use super::state::{Point, RoundTally, Stage};
 use crate::scenario::Method;
 
 impl Point {
@@ -21,7 +21,6 @@ impl Point {
     pub(super) fn begin_round(&mut self, at: Duration, why: &str, out: &mut Decision) {
         self.rounds.round += 1;
         self.rounds.tries += 1;
-        self.rounds.independent = false;
         self.looks.count = 0;
         self.looks.confirming = false;
         self.looks.needed = None;
@@ -36,9 +35,13 @@ impl Point {
         self.rounds.started = at;
         self.rounds.received = 0;
         self.ask_sampling(self.rounds.sampling, out);
+        let windows = self.stage.take_windows();
         self.phase(
             at,
-            Phase::Measure,
+            Stage::Measure {
+                windows,
+                independent: false,
+            },
             format!(
                 "{why}: round {}, {} samples per agent at {:.3}% sampling ({})",
                 self.rounds.round,
@@ -62,7 +65,14 @@ impl Point {
         }
         match self.config.method {
             Method::Lancet => {
-                if !self.rounds.independent && !self.check_independence(at, out) {
+                let independent = matches!(
+                    self.stage,
+                    Stage::Measure {
+                        independent: true,
+                        ..
+                    }
+                );
+                if !independent && !self.check_independence(at, out) {
                     return;
                 }
                 let snapshot = self.snapshot();

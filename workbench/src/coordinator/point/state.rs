@@ -1,7 +1,9 @@
-//! The point's state, owned by its phases: each agent's tallies by the phase that fills
-//! them, the point's clock, warm-up windows, measuring rounds, the sequential rule's looks
-//! and the host's stalls, each a struct of its own, and the few helpers every phase uses
-//! (the live and measuring agents, events out).
+//! The point's state, owned by its phases: the stage it is in (an enum whose variants hold
+//! what only that phase uses: warm-up's windows, the inter-arrival tests run, the round's
+//! independence, the result), each agent's tallies by the phase that fills them, the
+//! point's clock, measuring rounds, the sequential rule's looks and the host's stalls, each
+//! a struct of its own, and the few helpers every phase uses (the live and measuring
+//! agents, events out).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -291,6 +293,67 @@ pub(super) struct WarmupState {
     pub(super) window_started: Duration,
 }
 
+/// Where the methodology is, each phase with what only it holds: a phase reaches its own
+/// data by matching its variant, and a change of phase builds the next variant from the
+/// last, carrying forward only what the next one reads.
+#[derive(Debug)]
+pub(super) enum Stage {
+    /// Warming up: its windows.
+    Warmup(WarmupState),
+    /// Testing the inter-arrival times.
+    Interarrival {
+        /// Warm-up's closed windows: the load a closed loop found later is quoted from.
+        windows: Vec<Window>,
+        /// Inter-arrival tests run.
+        tries: u32,
+    },
+    /// Measuring a round.
+    Measure {
+        /// Warm-up's closed windows, as in `Interarrival`.
+        windows: Vec<Window>,
+        /// Whether the round has passed the independence test.
+        independent: bool,
+    },
+    /// Paused by the user: the load stopped, a resume starts warm-up again.
+    Paused,
+    /// Ended, with its result.
+    Done(Box<PointResult>),
+}
+
+impl Stage {
+    /// The phase the events name.
+    pub(super) fn phase(&self) -> Phase {
+        match self {
+            Stage::Warmup(_) => Phase::Warmup,
+            Stage::Interarrival { .. } => Phase::Interarrival,
+            Stage::Measure { .. } => Phase::Measure,
+            Stage::Paused => Phase::Paused,
+            Stage::Done(_) => Phase::Done,
+        }
+    }
+
+    /// Warm-up's closed windows, while they are kept (warm-up, and the phases after it
+    /// until a pause or the end).
+    pub(super) fn windows(&self) -> &[Window] {
+        match self {
+            Stage::Warmup(w) => &w.windows,
+            Stage::Interarrival { windows, .. } | Stage::Measure { windows, .. } => windows,
+            Stage::Paused | Stage::Done(_) => &[],
+        }
+    }
+
+    /// Takes warm-up's closed windows out, for the next phase to carry.
+    pub(super) fn take_windows(&mut self) -> Vec<Window> {
+        match self {
+            Stage::Warmup(w) => std::mem::take(&mut w.windows),
+            Stage::Interarrival { windows, .. } | Stage::Measure { windows, .. } => {
+                std::mem::take(windows)
+            }
+            Stage::Paused | Stage::Done(_) => Vec::new(),
+        }
+    }
+}
+
 /// The measurement: its sampling, rounds and tries.
 #[derive(Debug)]
 pub(super) struct Rounds {
@@ -301,14 +364,10 @@ pub(super) struct Rounds {
     pub(super) generation: u64,
     /// Rounds tried beyond the first.
     pub(super) tries: u32,
-    /// Inter-arrival tests run.
-    pub(super) interarrival_tries: u32,
     /// Samples per agent the current round waits for.
     pub(super) wanted: usize,
     /// The measurement round (the `round` column of the record); 0 is warm-up.
     pub(super) round: u32,
-    /// Whether the current round has passed the independence test.
-    pub(super) independent: bool,
     /// When the round began measuring.
     pub(super) started: Duration,
     /// Replies since.
@@ -381,17 +440,15 @@ pub(crate) struct Point {
     pub(super) index: usize,
     /// Which run of a replicated point this is (from 1).
     pub(super) run: Option<u32>,
-    /// Where the methodology is (the phase the events name).
-    pub(super) state: Phase,
+    /// Where the methodology is, with what only that phase holds.
+    pub(super) stage: Stage,
     pub(super) clock: Clock,
     pub(super) agents: Vec<AgentState>,
-    pub(super) warmup: WarmupState,
     pub(super) rounds: Rounds,
     pub(super) looks: Looks,
     /// Failed checks the scenario asked only to report (`interarrival_check: report`).
     pub(super) waived: Vec<Reason>,
     pub(super) host: HostSeen,
-    pub(super) result: Option<PointResult>,
     /// The send lag allowed that the agents were last told (see [`Action::Pace`]), ns.
     pub(super) paced_ns: Option<u32>,
 }
@@ -446,17 +503,12 @@ impl Point {
         });
     }
 
-    pub(super) fn phase(&mut self, at: Duration, state: Phase, detail: String, out: &mut Decision) {
-        self.state = state;
+    /// Enters `stage` at `at`, announcing its phase with `detail`.
+    pub(super) fn phase(&mut self, at: Duration, stage: Stage, detail: String, out: &mut Decision) {
+        let phase = stage.phase();
+        self.stage = stage;
         self.clock.phase_started = at;
-        self.event(
-            at,
-            EventKind::Phase {
-                phase: state,
-                detail,
-            },
-            out,
-        );
+        self.event(at, EventKind::Phase { phase, detail }, out);
     }
 
     pub(super) fn check(&self, at: Duration, check: Check, out: &mut Decision) {

@@ -19,7 +19,7 @@ use super::super::reason::{
 };
 use super::super::result::{AgentResult, PercentileResult, PointResult, Verdict};
 use super::estimate::Estimate;
-use super::state::Point;
+use super::state::{Point, Stage};
 use crate::scenario::Method;
 
 impl Point {
@@ -38,12 +38,13 @@ impl Point {
     /// short names the cause an evaluation would ([`Point::tail_cause`]): a round the clock
     /// ended while the host stalled is the host's doing as much as one judged too wide.
     pub(super) fn out_of_time(&mut self, at: Duration, out: &mut Decision) {
-        if self.state == Phase::Warmup {
+        let phase = self.stage.phase();
+        if phase == Phase::Warmup {
             self.warmup_failed(at, out);
             return;
         }
         let max_duration_s = self.config.limits.max_duration.as_secs_f64();
-        if self.state == Phase::Interarrival {
+        if phase == Phase::Interarrival {
             let why = Why::Interarrival(Interarrival::OutOfTime(OutOfTime {
                 max_duration_s,
                 ci_width_us: self.looks.ci_width_us,
@@ -236,14 +237,13 @@ impl Point {
             Some(r) => format!("run {r}: {detail}"),
             None => detail,
         };
-        self.phase(at, Phase::Done, detail, out);
         let kind = if self.run.is_some() {
             EventKind::Run(Box::new(result.clone()))
         } else {
             EventKind::Verdict(Box::new(result.clone()))
         };
+        self.phase(at, Stage::Done(Box::new(result)), detail, out);
         self.event(at, kind, out);
-        self.result = Some(result);
     }
 
     /// The point's result at `at`: every percentile reported with its CI (the method's

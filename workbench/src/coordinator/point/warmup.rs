@@ -8,7 +8,7 @@ use vernier_agent::histogram;
 use super::super::check_next::{CheckNext, RateFinding};
 use super::super::checks;
 use super::super::decision::{Action, Decision};
-use super::super::event::{Check, CheckKind, CheckRole, EventKind, Phase};
+use super::super::event::{Check, CheckKind, CheckRole, EventKind};
 use super::super::policy::{
     Beyond, LoadSeen, SLOT_MARGIN_SIGMAS, WARMUP_GAPS_FACTOR, backlog_is_closed_loop, load_problem,
     rate_error_allowed, send_lag_hopeless, warmup_judgeable,
@@ -17,7 +17,7 @@ use super::super::reason::{
     ClosedLoop, HeldClosedLoop, NotReached, Reason, ReasonKind, WarmupStationarity, Why,
 };
 use super::super::text;
-use super::state::{Point, Window, WindowTally};
+use super::state::{Point, Stage, WarmupState, Window, WindowTally};
 
 impl Point {
     /// The sampling rate during warm-up: enough kept gaps for the inter-arrival test soon,
@@ -35,12 +35,8 @@ impl Point {
             a.round.latency_kept.reset();
             a.window = WindowTally::new();
         }
-        self.warmup.windows.clear();
-        self.warmup.window_started = at;
-        self.rounds.interarrival_tries = 0;
         self.waived.clear();
         self.host.stale = true;
-        self.rounds.independent = false;
         self.rounds.sampling = self.measure_sampling();
         self.rounds.wanted = self.config.sampling.samples;
         self.ask_sampling(self.warmup_sampling(), out);
@@ -51,7 +47,10 @@ impl Point {
         });
         self.phase(
             at,
-            Phase::Warmup,
+            Stage::Warmup(WarmupState {
+                windows: Vec::new(),
+                window_started: at,
+            }),
             format!(
                 "{why}: {:.0} req/s over {} agent(s); warm-up ends when the rate is within {:.0}% and {} windows of {:?} are stationary",
                 self.config.rate,
@@ -66,9 +65,10 @@ impl Point {
 
     pub(super) fn warmup_tick(&mut self, at: Duration, out: &mut Decision) {
         let window = self.config.warmup.window;
-        while at.saturating_sub(self.warmup.window_started) >= window {
+        while let Stage::Warmup(w) = &self.stage
+            && at.saturating_sub(w.window_started) >= window
+        {
             self.close_window(out);
-            self.warmup.window_started += window;
             if self.judge_warmup(at, out) {
                 return;
             }
@@ -78,6 +78,7 @@ impl Point {
         }
     }
 
+    /// Closes the open warm-up window: its figures kept and announced, the next one opened.
     pub(super) fn close_window(&mut self, out: &mut Decision) {
         let dt = self.config.warmup.window.as_secs_f64();
         let mut w = Window {
@@ -95,8 +96,12 @@ impl Point {
             replies += n;
         }
         w.latency_mean_us = (replies > 0).then(|| lat / replies as f64 / 1e3);
-        self.warmup.windows.push(w);
-        let at = self.warmup.window_started + self.config.warmup.window;
+        let Stage::Warmup(warmup) = &mut self.stage else {
+            return;
+        };
+        warmup.windows.push(w);
+        warmup.window_started += self.config.warmup.window;
+        let at = warmup.window_started;
         self.event(
             at,
             EventKind::Window {
@@ -110,8 +115,9 @@ impl Point {
 
     /// Rates over the last `windows` windows: (sent, received) per second.
     pub(super) fn recent_rates(&self) -> (f64, f64) {
-        let n = self.config.warmup.windows.min(self.warmup.windows.len());
-        let recent = &self.warmup.windows[self.warmup.windows.len() - n..];
+        let windows = self.stage.windows();
+        let n = self.config.warmup.windows.min(windows.len());
+        let recent = &windows[windows.len() - n..];
         let dt: f64 = recent.iter().map(|w| w.dt).sum::<f64>().max(1e-9);
         (
             recent.iter().map(|w| w.sent).sum::<u64>() as f64 / dt,
@@ -155,14 +161,15 @@ impl Point {
     /// Judges the warm-up once enough windows have closed; true when it has ended.
     pub(super) fn judge_warmup(&mut self, at: Duration, out: &mut Decision) -> bool {
         // Half the judged windows first, so that the rates quoted are not the ramp's.
-        if warmup_judgeable(self.warmup.windows.len(), self.config.warmup.windows)
+        let closed = self.stage.windows().len();
+        if warmup_judgeable(closed, self.config.warmup.windows)
             && let Some(reason) = self.hopeless()
         {
             self.finish_na(at, vec![reason], out);
             return true;
         }
         let n = self.config.warmup.windows;
-        if self.warmup.windows.len() < n {
+        if closed < n {
             return false;
         }
         let (sent, received) = self.recent_rates();
@@ -205,9 +212,10 @@ impl Point {
         for a in &mut self.agents {
             a.gaps.clear();
         }
+        let windows = self.stage.take_windows();
         self.phase(
             at,
-            Phase::Interarrival,
+            Stage::Interarrival { windows, tries: 0 },
             format!(
                 "warm-up took {:.1}s; collecting {} inter-departure gaps per agent",
                 at.saturating_sub(self.clock.phase_started).as_secs_f64(),
@@ -219,9 +227,10 @@ impl Point {
     }
 
     pub(super) fn window_latencies(&self) -> Vec<f64> {
-        let n = self.config.warmup.windows.min(self.warmup.windows.len());
+        let windows = self.stage.windows();
+        let n = self.config.warmup.windows.min(windows.len());
         let mut last = None;
-        self.warmup.windows[self.warmup.windows.len() - n..]
+        windows[windows.len() - n..]
             .iter()
             .filter_map(|w| {
                 last = w.latency_mean_us.or(last);
@@ -282,8 +291,8 @@ impl Point {
 
     pub(super) fn mean_window_latency_us(&self) -> Option<f64> {
         let lat: Vec<f64> = self
-            .warmup
-            .windows
+            .stage
+            .windows()
             .iter()
             .rev()
             .take(self.config.warmup.windows)
