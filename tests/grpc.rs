@@ -24,7 +24,8 @@ use std::time::Duration;
 use support::{keys, load_spec as spec, outcomes};
 use vernier_agent::{Batch, Counters, LoadSpec, Outcome};
 use vernier_protocols::Protocol;
-use vernier_protocols::grpc::{Grpc, TlsMapping, compile_proto};
+use vernier_protocols::grpc::{Grpc, TlsMapping};
+use vernier_workbench::scenario::proto::compile_proto;
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/grpc")

@@ -14,6 +14,7 @@ mod nic_clock;
 mod pacer;
 mod report;
 mod requests;
+mod roots;
 mod tally;
 mod watch;
 mod worker;

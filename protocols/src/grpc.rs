@@ -1,7 +1,7 @@
-//! gRPC unary calls over HTTP/2 (h2c, or TLS): a method found in protobuf descriptors (compiled
-//! from a `.proto` file, or a descriptor set), its request written as JSON with the
-//! workload's key and the request's sequence number filled in per call, and the status in
-//! each call's trailers counted as its outcome. Each connection keeps its own HTTP/2 state
+//! gRPC unary calls over HTTP/2 (h2c, or TLS): a method found in protobuf descriptors (an
+//! encoded `FileDescriptorSet` the caller compiled or read), its request written as JSON
+//! with the workload's key and the request's sequence number filled in per call, and the
+//! status in each call's trailers counted as its outcome. Each connection keeps its own HTTP/2 state
 //! ([`h2::Connection`], a [`Session`]).
 //!
 //! The protocol's serde form (the agent's wire form, a record's) is the mapping
@@ -21,12 +21,12 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::{Deserialize, Serialize};
 
 pub use h2::frame_len;
-pub use message::{GrpcError, Method, compile_proto, read_descriptor_set};
+pub use message::{GrpcError, Method, check_descriptors};
 pub use tls::TlsMapping;
 
 use crate::protocol::vocab::{
     EncodeError, Entry, MappingForm, Matching, ParseError, Protocol, Reply, Request, Session,
-    Speak, WorkloadKind,
+    SessionContext, Speak, WorkloadKind,
 };
 use call::{Call, NAME};
 
@@ -205,10 +205,10 @@ impl Speak for Grpc {
         true
     }
 
-    fn session(&self) -> Option<Box<dyn Session>> {
+    fn session(&self, context: &SessionContext) -> Option<Box<dyn Session>> {
         let h2 = Box::new(h2::Connection::new(self.call()));
         Some(match &self.0.tls {
-            Some(tls) => tls.session(h2),
+            Some(tls) => tls.session(h2, context),
             None => h2,
         })
     }

@@ -81,7 +81,7 @@ pub use declared::{
 pub use dist::{Dist, Magnitude, Sampler, SizeDist};
 pub use protocol::{
     EncodeError, Entry, MAX_VALUE_LEN, MappingForm, Matching, ParseError, Parsed, Protocol, Reply,
-    ReplyKind, Request, Session, Speak, WorkloadKind,
+    ReplyKind, Request, Session, SessionContext, Speak, WorkloadKind,
 };
 pub use seed::worker_seed;
 pub use spec::{SpecError, duration_from_spec};

@@ -28,7 +28,7 @@ use std::str::FromStr;
 
 pub use vocab::{
     EncodeError, Entry, MAX_VALUE_LEN, MappingForm, Matching, ParseError, Parsed, Protocol, Reply,
-    ReplyKind, Request, Session, Speak, WorkloadKind,
+    ReplyKind, Request, Session, SessionContext, Speak, WorkloadKind,
 };
 
 use crate::spec::SpecError;

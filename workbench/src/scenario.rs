@@ -14,6 +14,7 @@ mod grpc;
 mod locate;
 mod overrides;
 mod plan;
+pub mod proto;
 mod protocol;
 mod tail;
 mod types;

@@ -16,6 +16,7 @@ use vernier_protocols::{EncodeError, Matching, ParseError, Parsed, Protocol, Req
 use super::inflight::{
     Completed, Expired, Inflight, Lost, OutOfStep, Outgoing, Received, StampClock,
 };
+use super::roots::CONTEXT;
 use crate::config::{AgentKind, LoadSpec};
 use crate::sys::{SysError, Transport, TsSocket};
 
@@ -134,7 +135,7 @@ impl Conn {
             input: vec![0; READ_CHUNK],
             filled: 0,
             inflight: Inflight::new(transport, depth * 2 + 4),
-            session: protocol.session(),
+            session: protocol.session_with(&CONTEXT),
             reconnect_at: 0,
             backoff: FIRST_BACKOFF,
             wants_write: false,
@@ -414,7 +415,7 @@ impl Conn {
         self.filled = 0;
         self.wants_write = false;
         self.backoff = FIRST_BACKOFF;
-        self.session = protocol.session();
+        self.session = protocol.session_with(&CONTEXT);
         self.open_session();
     }
 }

@@ -283,7 +283,9 @@ fn fuzzed_histograms_are_errors_not_allocations_or_panics() {
 fn a_grpc_method_reaches_the_agent_with_its_descriptors() {
     let proto =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/grpc/bench.proto");
-    let descriptors = vernier_protocols::grpc::compile_proto(&proto, &[]).unwrap();
+    let mut compiler = protox::Compiler::new([proto.parent().unwrap()]).unwrap();
+    compiler.include_imports(true).open_file(&proto).unwrap();
+    let descriptors = compiler.encode_file_descriptor_set();
     let target = SocketAddr::from(([127, 0, 0, 1], 50051));
     let tls = vernier_protocols::grpc::TlsMapping {
         ca_pem: None,

@@ -54,8 +54,13 @@ const CALLS: u32 = 8;
 static GRPC: std::sync::LazyLock<Protocol> = std::sync::LazyLock::new(|| {
     let proto = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../fixtures/grpc/bench.proto");
-    let descriptors = vernier_protocols::grpc::compile_proto(&proto, &[])
+    let mut compiler =
+        protox::Compiler::new([proto.parent().expect("a directory")]).expect("an include path");
+    compiler
+        .include_imports(true)
+        .open_file(&proto)
         .expect("fixtures/grpc/bench.proto compiles");
+    let descriptors = compiler.encode_file_descriptor_set();
     let request = r#"{"key": "{key}", "seq": "{seq}"}"#;
     vernier_protocols::grpc::Grpc::protocol(&descriptors, "bench.Echo/Call", request, "x:1", None)
         .expect("the fuzz target's method is bench.proto's")

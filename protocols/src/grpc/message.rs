@@ -1,10 +1,11 @@
 //! A gRPC method found in protobuf descriptors, and its request message written per call
 //! from a JSON template.
 //!
-//! The descriptors are an encoded `FileDescriptorSet`, compiled from a `.proto` file
-//! ([`compile_proto`], in pure Rust) or read as `protoc --include_imports -o` writes them
-//! ([`read_descriptor_set`]). The request is the message in proto3's JSON mapping, in which
-//! a JSON string value may hold placeholders, filled in for each call:
+//! The descriptors are an encoded `FileDescriptorSet`, handed over as bytes: the caller
+//! compiles the `.proto` file or reads the descriptor set (the workbench's
+//! `scenario/proto.rs`), and [`check_descriptors`] tells whether they decode. The request
+//! is the message in proto3's JSON mapping, in which a JSON string value may hold
+//! placeholders, filled in for each call:
 //!
 //! - `{key}`: the workload's key; in a `string` field as text (bytes that are not UTF-8 each
 //!   become U+FFFD, as [`String::from_utf8_lossy`] does), in a `bytes` field as it is.
@@ -35,8 +36,6 @@
 //! the messages around it. [`Method::encode`] writes the template, computing those lengths
 //! per call, without allocating beyond the output's growth.
 
-use std::path::{Path, PathBuf};
-
 use prost_reflect::{DescriptorPool, DynamicMessage, Kind, MessageDescriptor, MethodDescriptor};
 use serde_json::Value as Json;
 
@@ -52,55 +51,10 @@ mod template;
 mod tests;
 mod walk;
 
-/// Compiles the `.proto` file at `path` into an encoded `FileDescriptorSet`, its imports
-/// included so that it is self-contained. Imports are looked up in `includes`, in order,
-/// then in the file's own directory; the well-known types (`google/protobuf/*.proto`) are
-/// built in.
-pub fn compile_proto(path: &Path, includes: &[PathBuf]) -> Result<Vec<u8>, GrpcError> {
-    std::fs::metadata(path).map_err(|source| GrpcError::Read {
-        path: path.to_owned(),
-        source,
-    })?;
-    let own = path.parent().unwrap_or(Path::new(""));
-    let paths = includes.iter().map(PathBuf::as_path).chain([own]);
-    let mut compiler = protox::Compiler::new(paths).map_err(|e| proto_error(path, &e))?;
-    compiler
-        .include_imports(true)
-        .open_file(path)
-        .map_err(|e| proto_error(path, &e))?;
-    Ok(compiler.encode_file_descriptor_set())
-}
-
-/// Reads an encoded `FileDescriptorSet` (as `protoc --include_imports -o x.pb` writes), checked
-/// that it decodes and that every file's imports are in it.
-pub fn read_descriptor_set(path: &Path) -> Result<Vec<u8>, GrpcError> {
-    let bytes = std::fs::read(path).map_err(|source| GrpcError::Read {
-        path: path.to_owned(),
-        source,
-    })?;
-    decode_pool(&bytes, &path.display().to_string())?;
-    Ok(bytes)
-}
-
-/// protox's error, with where it is.
-fn proto_error(path: &Path, error: &protox::Error) -> GrpcError {
-    use miette::Diagnostic as _;
-    let position = error.labels().and_then(|mut labels| {
-        let label = labels.next()?;
-        let span = error.source_code()?.read_span(label.inner(), 0, 0).ok()?;
-        Some((span.line() + 1, span.column() + 1))
-    });
-    let file = error
-        .file()
-        .map_or_else(|| path.display().to_string(), str::to_owned);
-    GrpcError::Proto {
-        path: path.to_owned(),
-        location: match position {
-            Some((line, column)) => format!("{file}:{line}:{column}"),
-            None => file,
-        },
-        message: error.to_string(),
-    }
+/// Checks that `descriptors` decode as an encoded `FileDescriptorSet` whose files' imports
+/// are all in it; `from` names where they came from in the error (a file).
+pub fn check_descriptors(descriptors: &[u8], from: &str) -> Result<(), GrpcError> {
+    decode_pool(descriptors, from).map(drop)
 }
 
 fn decode_pool(bytes: &[u8], from: &str) -> Result<DescriptorPool, GrpcError> {

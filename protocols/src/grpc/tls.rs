@@ -1,18 +1,19 @@
 //! gRPC over TLS: a [`Session`] that wraps another (the HTTP/2 client) in a rustls client
-//! connection, sans I/O as the rest. A request's plaintext is encrypted as it is encoded,
+//! connection, sans I/O as the rest: the system's CA certificates, when the server is
+//! checked against them, are the caller's to read and hand over ([`SessionContext`]). A request's plaintext is encrypted as it is encoded,
 //! so the bytes the connection counts for it are its TLS records', and its TX timestamp is
 //! the last of them leaving; the handshake, and what TLS sends of its own accord, are
 //! counted as no request's. No request goes before the handshake has completed.
 
 use std::io::{self, Read, Write};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName};
 use rustls::{ClientConfig, ClientConnection, RootCertStore};
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::vocab::{EncodeError, ParseError, Parsed, Request, Session};
+use crate::protocol::vocab::{EncodeError, ParseError, Parsed, Request, Session, SessionContext};
 
 /// How a gRPC connection speaks TLS, as agents receive it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -30,16 +31,21 @@ pub struct TlsMapping {
 /// A TLS client's configuration and the server's name, shared by a protocol's connections.
 #[derive(Debug, Clone)]
 pub(super) struct Tls {
-    config: Arc<ClientConfig>,
+    /// The configuration with the CA certificates given; `None` when the system's are
+    /// checked against, handed over by the caller at each session.
+    given: Option<Arc<ClientConfig>>,
+    /// The configuration with the system's CA certificates and the store they came in, built
+    /// at the first session given them.
+    system: OnceLock<(Arc<RootCertStore>, Arc<ClientConfig>)>,
     name: ServerName<'static>,
 }
 
 impl Tls {
     /// The client configuration `mapping` asks for, naming the server `host` unless it
-    /// names one: HTTP/2 by ALPN, the CA certificates given or the system's.
+    /// names one: HTTP/2 by ALPN, the CA certificates given or (at each session) the
+    /// system's.
     pub(super) fn new(mapping: &TlsMapping, host: &str) -> Result<Tls, String> {
-        let mut roots = RootCertStore::empty();
-        match &mapping.ca_pem {
+        let given = match &mapping.ca_pem {
             Some(pem) => {
                 let certs: Vec<CertificateDer<'static>> =
                     CertificateDer::pem_slice_iter(pem.as_bytes())
@@ -48,29 +54,16 @@ impl Tls {
                 if certs.is_empty() {
                     return Err("tls: no certificate in the CA file".to_owned());
                 }
+                let mut roots = RootCertStore::empty();
                 for cert in certs {
                     roots
                         .add(cert)
                         .map_err(|e| format!("tls: a CA certificate rustls refuses: {e}"))?;
                 }
+                Some(client_config(Arc::new(roots))?)
             }
-            None => {
-                let system = rustls_native_certs::load_native_certs();
-                roots.add_parsable_certificates(system.certs);
-                if roots.is_empty() {
-                    return Err(
-                        "tls: no CA certificate on this system; give one with ca:".to_owned()
-                    );
-                }
-            }
-        }
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let mut config = ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .map_err(|e| format!("tls: {e}"))?
-            .with_root_certificates(roots)
-            .with_no_client_auth();
-        config.alpn_protocols = vec![b"h2".to_vec()];
+            None => None,
+        };
         let name = mapping.server_name.as_deref().unwrap_or(host);
         let name = ServerName::try_from(
             name.trim_start_matches('[')
@@ -79,15 +72,26 @@ impl Tls {
         )
         .map_err(|e| format!("tls: server name {name:?}: {e}"))?;
         Ok(Tls {
-            config: Arc::new(config),
+            given,
+            system: OnceLock::new(),
             name,
         })
     }
 
-    /// A connection's TLS session around `inner`.
-    pub(super) fn session(&self, inner: Box<dyn Session>) -> Box<dyn Session> {
-        let conn = ClientConnection::new(self.config.clone(), self.name.clone())
-            .map_err(|e| e.to_string());
+    /// A connection's TLS session around `inner`, checking the server against the CA
+    /// certificates given, or else the system's, which `context` hands over.
+    pub(super) fn session(
+        &self,
+        inner: Box<dyn Session>,
+        context: &SessionContext,
+    ) -> Box<dyn Session> {
+        let config = match &self.given {
+            Some(config) => Ok(config.clone()),
+            None => self.system_config(&(context.system_roots)()),
+        };
+        let conn = config.and_then(|config| {
+            ClientConnection::new(config, self.name.clone()).map_err(|e| e.to_string())
+        });
         Box::new(TlsSession {
             conn,
             inner,
@@ -96,6 +100,36 @@ impl Tls {
             scratch: Vec::new(),
         })
     }
+
+    /// The configuration checking against the system's CA certificates `roots`: built once
+    /// for the store the caller keeps handing over (so connections share one, as they do
+    /// with CAs given).
+    fn system_config(&self, roots: &Arc<RootCertStore>) -> Result<Arc<ClientConfig>, String> {
+        if let Some((cached, config)) = self.system.get()
+            && Arc::ptr_eq(cached, roots)
+        {
+            return Ok(config.clone());
+        }
+        if roots.is_empty() {
+            return Err("tls: no CA certificate on this system; give one with ca:".to_owned());
+        }
+        let config = client_config(roots.clone())?;
+        // Another connection may have set it first: either is right.
+        let _ = self.system.set((roots.clone(), config.clone()));
+        Ok(config)
+    }
+}
+
+/// A client configuration checking servers against `roots`, HTTP/2 by ALPN.
+fn client_config(roots: Arc<RootCertStore>) -> Result<Arc<ClientConfig>, String> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("tls: {e}"))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"h2".to_vec()];
+    Ok(Arc::new(config))
 }
 
 /// One connection's TLS client around the session it carries.

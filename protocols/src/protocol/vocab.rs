@@ -7,6 +7,8 @@ use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
+use rustls::RootCertStore;
+
 pub use super::error::{EncodeError, ParseError};
 pub use super::request::Request;
 
@@ -61,8 +63,10 @@ pub trait Speak: Any + fmt::Debug + Send + Sync {
     /// (`Some` exactly then): the connection encodes and parses through it. `None` (the
     /// default) for a protocol whose connections are alike, which
     /// [`Protocol::session`] gives a session forwarding to [`encode`](Speak::encode) and
-    /// [`parse`](Speak::parse).
-    fn session(&self) -> Option<Box<dyn Session>> {
+    /// [`parse`](Speak::parse). What only the caller can read (the system's CA
+    /// certificates) comes in `context`.
+    fn session(&self, context: &SessionContext) -> Option<Box<dyn Session>> {
+        let _ = context;
         None
     }
 
@@ -71,6 +75,24 @@ pub trait Speak: Any + fmt::Debug + Send + Sync {
     /// what tells two such protocols apart.
     fn mapping(&self) -> Option<serde_json::Value> {
         None
+    }
+}
+
+/// What a connection's session may need that only the caller reads (the crate does no
+/// I/O): the system's CA certificates, asked for only by a session that checks a server
+/// against them, so a caller may load them once, when first asked.
+#[derive(Debug, Clone, Copy)]
+pub struct SessionContext {
+    /// The system's CA certificates.
+    pub system_roots: fn() -> Arc<RootCertStore>,
+}
+
+impl Default for SessionContext {
+    /// No system CA certificates: a TLS session that needs them fails, saying so.
+    fn default() -> SessionContext {
+        SessionContext {
+            system_roots: || Arc::new(RootCertStore::empty()),
+        }
     }
 }
 
@@ -319,9 +341,16 @@ impl Protocol {
     }
 
     /// A new connection's state: the protocol's own, for one that keeps one; else a session
-    /// forwarding to [`encode`](Protocol::encode) and [`parse`](Protocol::parse).
+    /// forwarding to [`encode`](Protocol::encode) and [`parse`](Protocol::parse). Given no
+    /// system CA certificates: see [`session_with`](Protocol::session_with).
     pub fn session(&self) -> Box<dyn Session> {
-        match self.0.session() {
+        self.session_with(&SessionContext::default())
+    }
+
+    /// A new connection's state (see [`session`](Protocol::session)), given what the
+    /// caller read for it in `context`.
+    pub fn session_with(&self, context: &SessionContext) -> Box<dyn Session> {
+        match self.0.session(context) {
             Some(session) => session,
             None => Box::new(Stateless(self.clone())),
         }

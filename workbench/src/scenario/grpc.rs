@@ -1,4 +1,4 @@
-//! `protocol: {grpc: ...}`: a gRPC method, from a `.proto` file (compiled here) or a
+//! `protocol: {grpc: ...}`: a gRPC method, from a `.proto` file (compiled by `proto.rs`) or a
 //! descriptor set, with its request as JSON (or as YAML, written out as JSON). Paths are
 //! relative to the scenario file. The agents get the compiled descriptors, not the files.
 
@@ -7,10 +7,11 @@ use std::path::PathBuf;
 use serde::Deserialize;
 use serde_yaml::Value;
 use vernier_protocols::Protocol;
-use vernier_protocols::grpc::{Grpc, TlsMapping, compile_proto, read_descriptor_set};
+use vernier_protocols::grpc::{Grpc, TlsMapping};
 
 use super::context::Context;
 use super::error::ScenarioError;
+use super::proto::{compile_proto, read_descriptor_set};
 
 /// The field a gRPC protocol's mapping is under.
 pub(super) const KEY: &str = "grpc";

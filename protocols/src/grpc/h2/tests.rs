@@ -6,11 +6,13 @@ use std::path::Path;
 use loona_hpack::Encoder;
 
 use super::*;
-use crate::grpc::{Grpc, GrpcMapping, compile_proto};
+use crate::grpc::{Grpc, GrpcMapping};
 
 fn grpc() -> Arc<Call> {
     let proto = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/grpc/bench.proto");
-    let descriptors = compile_proto(&proto, &[]).unwrap();
+    let mut compiler = protox::Compiler::new([proto.parent().unwrap()]).unwrap();
+    compiler.include_imports(true).open_file(&proto).unwrap();
+    let descriptors = compiler.encode_file_descriptor_set();
     let mapping = GrpcMapping {
         method: "bench.Echo/Call".into(),
         request: r#"{"key": "{key}", "seq": "{seq}"}"#.into(),

@@ -1,7 +1,6 @@
 //! What can go wrong finding a method and reading its request.
 
 use std::fmt;
-use std::path::PathBuf;
 
 use prost_reflect::MessageDescriptor;
 
@@ -13,27 +12,6 @@ pub const MAX_RANDOM: usize = 4 << 20;
 /// where, and what was expected.
 #[derive(Debug, thiserror::Error)]
 pub enum GrpcError {
-    /// A file that cannot be read (a missing `.proto` file or descriptor set).
-    #[error("cannot read {}: {source}", path.display())]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// A `.proto` file that does not compile (does not parse, imports a missing file,
-    /// names an undefined type...).
-    #[error("cannot compile {}: {location}: {message}", path.display())]
-    Proto {
-        /// The file compiled.
-        path: PathBuf,
-        /// Where the mistake is, `file:line:column` (1-based), as the file is named in its
-        /// include path (it may be an imported one), or only the file when protox gives no
-        /// position.
-        location: String,
-        /// protox's message.
-        message: String,
-    },
     /// Descriptors that do not decode as an encoded `FileDescriptorSet`.
     #[error(
         "{from}: not an encoded FileDescriptorSet (as `protoc --include_imports -o` writes): \
