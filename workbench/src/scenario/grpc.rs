@@ -99,6 +99,15 @@ pub(super) fn protocol(
         None => None,
         Some(tls) => Some(TlsMapping {
             ca_pem: match tls.ca {
+                // The system's certificates, which the agent reads when it connects: a
+                // system without any is said here, at once, not by every call of the run.
+                None if rustls_native_certs::load_native_certs().certs.is_empty() => {
+                    return Err(context.invalid(
+                        &format!("{field}.tls"),
+                        None,
+                        "a CA certificate: this system has none; give one with ca:".to_owned(),
+                    ));
+                }
                 None => None,
                 Some(ca) => {
                     let path = context.resolve(&ca);
