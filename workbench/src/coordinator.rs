@@ -21,6 +21,7 @@ mod checks;
 mod config;
 mod decision;
 mod event;
+mod figure;
 pub mod findings;
 mod input;
 pub(crate) mod point;
@@ -43,6 +44,7 @@ pub use event::{
     AgentProgress, Check, CheckData, CheckKind, CheckOutcome, CheckRole, Event, EventKind, Phase,
     Progress,
 };
+pub use figure::Figure;
 pub use input::{Input, UserCommand};
 pub use reason::{Reason, ReasonKind, Why};
 pub use result::{

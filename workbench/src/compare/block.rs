@@ -153,11 +153,11 @@ pub(super) fn of_requests(
         order: place.order,
         started_s,
         samples: samples.len(),
-        value_us,
+        value_us: value_us.into(),
         sent: taken.sent,
         asked: rate * taken.seconds,
         on_schedule: on_time.len() as f64 / samples.len().max(1) as f64,
-        late_shift_us: late_shift(&samples, &on_time, p).unwrap_or(f64::NAN),
+        late_shift_us: late_shift(&samples, &on_time, p).unwrap_or(f64::NAN).into(),
         send_lag_p99_us: percentile(&lags, 0.99).unwrap_or(0.0),
         backlog_max: taken.backlog_max,
         failed: taken.failed,
@@ -328,7 +328,8 @@ pub(super) fn late_sides(blocks: &[Block], width_us: f64, confidence: f64) -> Op
         .iter()
         .filter(|b| b.problem.is_none() && b.late_shift_us.is_finite())
     {
-        shifts.entry(b.pair).or_default()[usize::from(b.side == Side::B)] = Some(b.late_shift_us);
+        shifts.entry(b.pair).or_default()[usize::from(b.side == Side::B)] =
+            Some(b.late_shift_us.get());
     }
     let gaps: Vec<f64> = shifts
         .values()

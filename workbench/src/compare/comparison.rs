@@ -5,10 +5,10 @@
 
 use std::time::Duration;
 
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use vernier_stats::DifferenceCi;
 
-use crate::coordinator::ReasonKind;
+use crate::coordinator::{Figure, ReasonKind};
 use crate::report::CcdfPoint;
 use crate::scenario::Tail;
 
@@ -80,8 +80,7 @@ pub struct Block {
     /// Requests answered and kept (every one).
     pub samples: usize,
     /// The block's percentile, µs (NaN: it measured nothing).
-    #[serde(deserialize_with = "nan_from_null")]
-    pub value_us: f64,
+    pub value_us: Figure,
     /// Requests sent while measuring.
     pub sent: u64,
     /// Requests the rate asks for over the block (its Poisson mean).
@@ -90,8 +89,7 @@ pub struct Block {
     pub on_schedule: f64,
     /// The block's percentile less that of its requests sent on schedule, µs: how far the
     /// client's lateness moved it (NaN: none was sent on schedule).
-    #[serde(deserialize_with = "nan_from_null")]
-    pub late_shift_us: f64,
+    pub late_shift_us: Figure,
     /// The p99 of how late its requests left against their schedule, µs.
     pub send_lag_p99_us: f64,
     /// The largest backlog of requests due but not sent.
@@ -121,7 +119,7 @@ impl Block {
     pub fn value_of(&self, tail: Tail) -> f64 {
         match (tail, self.own_us) {
             (Tail::WithoutStalls, Some(own)) => own,
-            _ => self.value_us,
+            _ => self.value_us.get(),
         }
     }
 }
@@ -269,8 +267,7 @@ pub struct Comparison {
     pub tail: Tail,
     /// The widest CI of B − A asked for, µs (from the scenario's width, of A's value when
     /// relative; NaN before the first look).
-    #[serde(deserialize_with = "nan_from_null")]
-    pub width_us: f64,
+    pub width_us: Figure,
     /// The order of the blocks.
     pub design: Design,
     /// The verdict.
@@ -322,13 +319,6 @@ pub struct SideBySide {
 /// Comparisons recorded before a tail was asked for compared every request.
 fn tail_before_it_was_asked() -> Tail {
     Tail::WithStalls
-}
-
-/// Reads back a value that may be NaN: JSON has no NaN and serde_json writes it as `null`,
-/// so without this a recorded comparison with a block that measured nothing, or stopped
-/// before its first look, could not be read again.
-fn nan_from_null<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
 /// What whoever watches a comparison wants next (see [`compare`](super::compare)'s

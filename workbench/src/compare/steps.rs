@@ -212,7 +212,7 @@ pub(super) fn look(
 ) -> bool {
     match found {
         Ok(ci) => {
-            comparison.width_us = a.ci.width.target_us(ci.a);
+            comparison.width_us = a.ci.width.target_us(ci.a).into();
             comparison.ci = Some(ci);
             comparison.looks.push(Look {
                 pairs: ci.pairs,
@@ -221,7 +221,7 @@ pub(super) fn look(
                 low: ci.low,
                 high: ci.high,
             });
-            rule.stops(&ci, comparison.width_us)
+            rule.stops(&ci, comparison.width_us.get())
         }
         // Blocks too short for the percentile: no honest answer, and why.
         Err(e) => {
@@ -244,7 +244,7 @@ pub(super) fn unmeasured(a: &Scenario, b: &Scenario, rate: f64, design: Design) 
         rate,
         percentile: a.ci.percentile.percent(),
         tail: Tail::WithStalls,
-        width_us: f64::NAN,
+        width_us: f64::NAN.into(),
         design,
         verdict: CompareVerdict::NotAvailable,
         finding: Finding::Unjudged,

@@ -42,7 +42,7 @@ fn comparison(low: f64, high: f64, width_us: f64) -> Comparison {
         rate: 1000.0,
         percentile: 99.0,
         tail: Tail::WithStalls,
-        width_us,
+        width_us: width_us.into(),
         design: Design::Blocks,
         verdict: CompareVerdict::NotAvailable,
         finding: Finding::Unjudged,
@@ -111,11 +111,11 @@ fn block() -> Block {
         order: 4,
         started_s: 10.0,
         samples: 2_000,
-        value_us: 100.0,
+        value_us: 100.0.into(),
         sent: 2_000,
         asked: 2_000.0,
         on_schedule: 1.0,
-        late_shift_us: 0.0,
+        late_shift_us: 0.0.into(),
         send_lag_p99_us: 5.0,
         backlog_max: 0,
         failed: 0,
@@ -247,7 +247,7 @@ fn lateness_both_sides_share_cancels_lateness_shown_to_differ_is_na() {
                 side: if order % 2 == 0 { Side::A } else { Side::B },
                 pair: order / 2,
                 order,
-                late_shift_us,
+                late_shift_us: late_shift_us.into(),
                 ..block()
             })
             .collect()

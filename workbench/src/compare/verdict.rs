@@ -42,7 +42,7 @@ fn decide(comparison: &Comparison, options: &CompareOptions) -> (CompareVerdict,
             },
         );
     };
-    let w = comparison.width_us;
+    let w = comparison.width_us.get();
     // In a duet each request's side is drawn apart from when it leaves: the client's
     // lateness reaches both sides alike by construction, and a side its late sends move
     // further (a slower server drains a stall's queue more slowly) shows the server's

@@ -44,9 +44,9 @@ pub(crate) fn stationarity(
         Ok(r) => {
             let pass = r.pvalue < alpha;
             let finding = AdfFinding::Tested {
-                t: r.stat,
-                critical_5: r.critical_values.five,
-                pvalue: r.pvalue,
+                t: r.stat.into(),
+                critical_5: r.critical_values.five.into(),
+                pvalue: r.pvalue.into(),
                 lags: r.usedlag,
                 stationary: pass,
             };
@@ -91,8 +91,8 @@ pub(crate) fn exponential_misfit(gaps_ns: &[f64], mean: f64) -> Option<GapMisfit
     let below_floor = 1.0 - (-floor / mean).exp();
     if has_gap_floor(floor, mean, below_floor) {
         return Some(GapMisfit::Floor {
-            floor_us: floor / 1e3,
-            exponential_share: below_floor,
+            floor_us: (floor / 1e3).into(),
+            exponential_share: below_floor.into(),
         });
     }
     let short = SHORT_GAP_SHARE * mean;
@@ -100,9 +100,9 @@ pub(crate) fn exponential_misfit(gaps_ns: &[f64], mean: f64) -> Option<GapMisfit
     let seen = sorted.partition_point(|&g| g < short) as f64 / sorted.len() as f64;
     if bursty(seen, expected) {
         return Some(GapMisfit::Bursts {
-            share: seen,
-            short_us: short / 1e3,
-            exponential_share: expected,
+            share: seen.into(),
+            short_us: (short / 1e3).into(),
+            exponential_share: expected.into(),
         });
     }
     None
@@ -131,9 +131,9 @@ pub(crate) fn interarrival(
             Ok(ad) => {
                 let fits = ad.pvalue > alpha;
                 let test = GapTest::AndersonDarling {
-                    statistic: ad.statistic,
-                    critical_5: ad.critical_values[2],
-                    pvalue: ad.pvalue,
+                    statistic: ad.statistic.into(),
+                    critical_5: ad.critical_values[2].into(),
+                    pvalue: ad.pvalue.into(),
                     fits,
                 };
                 (fits && mean_ok, ad.statistic, Some(ad.pvalue), test)
@@ -151,8 +151,8 @@ pub(crate) fn interarrival(
             // Fewer than two gaps have no dispersion to judge: fail rather than pass.
             let cv = coefficient_of_variation(&x).unwrap_or(f64::INFINITY);
             let test = GapTest::Dispersion {
-                cv,
-                max_cv: FIXED_MAX_CV,
+                cv: cv.into(),
+                max_cv: FIXED_MAX_CV.into(),
             };
             (fixed_gaps_fit(cv) && mean_ok, cv, None, test)
         }
@@ -168,8 +168,8 @@ pub(crate) fn interarrival(
     let has_fit = matches!(shape, InterArrival::Exp | InterArrival::Fixed);
     let finding = InterarrivalFinding {
         test,
-        mean_gap_us: mean / 1e3,
-        target_gap_us: target_mean_ns / 1e3,
+        mean_gap_us: (mean / 1e3).into(),
+        target_gap_us: (target_mean_ns / 1e3).into(),
         mean_off: (!mean_ok && has_fit).then_some(mean_off),
         misfit: match (shape, pass) {
             (InterArrival::Exp, false) => exponential_misfit(&x, mean),
@@ -222,8 +222,8 @@ pub(crate) fn independence(agent: usize, latencies: &[f64], alpha: f64) -> Indep
                 let first = search.tested.first().map(|c| (c.rho, c.pvalue));
                 let finding = match first {
                     Some((rho, pvalue)) => SpearmanFinding::Tested {
-                        rho,
-                        pvalue,
+                        rho: rho.into(),
+                        pvalue: pvalue.into(),
                         lag: search.lag,
                         last_lag: search.tested.last().map_or(1, |c| c.lag),
                     },

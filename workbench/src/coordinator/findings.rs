@@ -1,14 +1,11 @@
 //! What a check found, as data: the figures a check's line and the reasons that quote it
 //! are both rendered from ([`super::text`]). The tests compute these; none writes words.
 
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use vernier_agent::StallReport;
 use vernier_stats::Percentile;
 
-/// Reads back a figure that may be NaN: JSON has no NaN and serde_json writes it as `null`.
-pub(crate) fn nan_from_null<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
-}
+use super::figure::Figure;
 
 /// The ADF test of a series in order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -17,14 +14,11 @@ pub enum AdfFinding {
     /// The test ran.
     Tested {
         /// ADF's t statistic.
-        #[serde(deserialize_with = "nan_from_null")]
-        t: f64,
+        t: Figure,
         /// Its 5% critical value.
-        #[serde(deserialize_with = "nan_from_null")]
-        critical_5: f64,
+        critical_5: Figure,
         /// Its p-value.
-        #[serde(deserialize_with = "nan_from_null")]
-        pvalue: f64,
+        pvalue: Figure,
         /// Lags the regression used.
         lags: usize,
         /// Whether a unit root was rejected.
@@ -46,11 +40,9 @@ pub enum SpearmanFinding {
     /// The search ran.
     Tested {
         /// ρ at lag 1.
-        #[serde(deserialize_with = "nan_from_null")]
-        rho: f64,
+        rho: Figure,
         /// Its p-value.
-        #[serde(deserialize_with = "nan_from_null")]
-        pvalue: f64,
+        pvalue: Figure,
         /// The lag from which the samples are independent (none on the ladder).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         lag: Option<usize>,
@@ -73,14 +65,11 @@ pub enum GapTest {
     /// Anderson-Darling against an exponential (estimated scale).
     AndersonDarling {
         /// A².
-        #[serde(deserialize_with = "nan_from_null")]
-        statistic: f64,
+        statistic: Figure,
         /// Its 5% critical value.
-        #[serde(deserialize_with = "nan_from_null")]
-        critical_5: f64,
+        critical_5: Figure,
         /// Its p-value (interpolated within the table, clamped beyond it).
-        #[serde(deserialize_with = "nan_from_null")]
-        pvalue: f64,
+        pvalue: Figure,
         /// Whether the gaps fit.
         fits: bool,
     },
@@ -92,11 +81,9 @@ pub enum GapTest {
     /// The coefficient of variation of fixed gaps.
     Dispersion {
         /// The coefficient of variation.
-        #[serde(deserialize_with = "nan_from_null")]
-        cv: f64,
+        cv: Figure,
         /// The most allowed.
-        #[serde(deserialize_with = "nan_from_null")]
-        max_cv: f64,
+        max_cv: Figure,
     },
     /// No tabulated test for the shape: the mean alone.
     MeanOnly {
@@ -112,23 +99,18 @@ pub enum GapMisfit {
     /// Hardly any gap shorter than a floor: the per-request send cost.
     Floor {
         /// The floor (0.5th percentile of the gaps), µs.
-        #[serde(deserialize_with = "nan_from_null")]
-        floor_us: f64,
+        floor_us: Figure,
         /// The share of an exponential's gaps below it.
-        #[serde(deserialize_with = "nan_from_null")]
-        exponential_share: f64,
+        exponential_share: Figure,
     },
     /// Too many short gaps: departures in bursts.
     Bursts {
         /// The share of gaps under `short_us`.
-        #[serde(deserialize_with = "nan_from_null")]
-        share: f64,
+        share: Figure,
         /// The short gap, µs.
-        #[serde(deserialize_with = "nan_from_null")]
-        short_us: f64,
+        short_us: Figure,
         /// An exponential's share under it.
-        #[serde(deserialize_with = "nan_from_null")]
-        exponential_share: f64,
+        exponential_share: Figure,
     },
 }
 
@@ -138,11 +120,9 @@ pub struct InterarrivalFinding {
     /// The test and its figures.
     pub test: GapTest,
     /// The gaps' mean, µs.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub mean_gap_us: f64,
+    pub mean_gap_us: Figure,
     /// The mean the process asks for, µs.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub target_gap_us: f64,
+    pub target_gap_us: Figure,
     /// How far off the mean is (a share), when beyond what chance allows and the test
     /// has a fit of its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -161,8 +141,7 @@ pub enum LateCause {
         /// Due requests held back at once.
         backlog: u64,
         /// The longest lag (the pause), µs.
-        #[serde(deserialize_with = "nan_from_null")]
-        lag_max_us: f64,
+        lag_max_us: Figure,
         /// Connections per agent that keep the load open through it.
         through_pause: usize,
         /// Requests outstanding per connection.
@@ -192,8 +171,7 @@ pub enum LateCause {
     /// Half the requests leave late: one worker cannot keep pace.
     SendCost {
         /// Requests a second per worker.
-        #[serde(deserialize_with = "nan_from_null")]
-        per_worker_rate: f64,
+        per_worker_rate: Figure,
     },
     /// Some requests wait for the core, with no probe to name.
     UnseenStalls,
@@ -206,11 +184,9 @@ pub struct DepartureFinding {
     /// The percentile.
     pub p: Percentile,
     /// The share of requests sent on schedule.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub on_schedule_share: f64,
+    pub on_schedule_share: Figure,
     /// How late a request may leave and be on schedule, µs.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub on_schedule_within_us: f64,
+    pub on_schedule_within_us: Figure,
     /// The percentile of the requests sent on schedule, µs (none: too few to tell).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub on_schedule_us: Option<f64>,
@@ -218,23 +194,17 @@ pub struct DepartureFinding {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub on_schedule_ci: Option<(f64, f64)>,
     /// The percentile of all requests, µs.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub all_us: f64,
+    pub all_us: Figure,
     /// The difference allowed, µs (± this).
-    #[serde(deserialize_with = "nan_from_null")]
-    pub allowed_us: f64,
+    pub allowed_us: Figure,
     /// The share of the CI width asked that `allowed_us` is.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub share_of_width: f64,
+    pub share_of_width: Figure,
     /// The send lag's median, µs.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub send_lag_p50_us: f64,
+    pub send_lag_p50_us: Figure,
     /// Its 99th percentile, µs.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub send_lag_p99_us: f64,
+    pub send_lag_p99_us: Figure,
     /// Its maximum, µs.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub send_lag_max_us: f64,
+    pub send_lag_max_us: Figure,
     /// The most due requests that waited for a free slot at once.
     pub backlog_max: u64,
     /// Why requests left late.

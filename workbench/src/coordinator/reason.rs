@@ -7,9 +7,8 @@ use serde::{Deserialize, Serialize};
 use vernier_agent::StallReport;
 use vernier_stats::Percentile;
 
-use super::findings::{
-    AdfFinding, DepartureFinding, InterarrivalFinding, SpearmanFinding, nan_from_null,
-};
+use super::figure::Figure;
+use super::findings::{AdfFinding, DepartureFinding, InterarrivalFinding, SpearmanFinding};
 pub use super::reason_ci::{Awaited, Confidence, Narrow, TimedOut, Wide};
 pub use super::reason_kind::ReasonKind;
 
@@ -36,8 +35,7 @@ pub struct MoreTime {
     pub samples: usize,
     /// Seconds more.
     #[serde(rename = "more_time_s")]
-    #[serde(deserialize_with = "nan_from_null")]
-    pub seconds: f64,
+    pub seconds: Figure,
 }
 
 impl Reason {
@@ -203,14 +201,11 @@ pub enum Moment {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NotReached {
     /// Replies a second.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub achieved_rate: f64,
+    pub achieved_rate: Figure,
     /// Requests sent a second.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub sent_rate: f64,
+    pub sent_rate: Figure,
     /// The rate asked, all agents.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub target_rate: f64,
+    pub target_rate: Figure,
     /// Agents sharing it.
     pub agents: usize,
     /// How late requests left (median), µs, when known.
@@ -237,21 +232,17 @@ pub struct HeldClosedLoop {
     /// Requests outstanding per connection.
     pub depth: usize,
     /// The rate asked, all agents.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub target_rate: f64,
+    pub target_rate: Figure,
     /// Replies a second.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub achieved_rate: f64,
+    pub achieved_rate: Figure,
     /// Requests sent a second.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub sent_rate: f64,
+    pub sent_rate: Figure,
     /// Requests waiting for a free slot at the end.
     pub backlog: u64,
     /// The most that waited at once.
     pub backlog_max: u64,
     /// Mean latency over the last windows, µs.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub latency_mean_us: f64,
+    pub latency_mean_us: Figure,
     /// Connections per agent Little's law says carry the load at that latency, with a
     /// margin: when no more than `connections`, the backlog is the target's.
     pub connections_needed: usize,
@@ -272,8 +263,7 @@ pub struct ClosedLoopMoment {
     /// The most due requests held back at once.
     pub backlog_max: u64,
     /// The longest send lag (the pause), µs.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub send_lag_max_us: f64,
+    pub send_lag_max_us: Figure,
     /// The departure check that found it.
     pub lateness: DepartureFinding,
 }
@@ -294,8 +284,7 @@ pub struct InterarrivalFailed {
     /// The agent.
     pub agent: usize,
     /// A² or the coefficient of variation.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub statistic: f64,
+    pub statistic: Figure,
     /// Its p-value, where the test has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pvalue: Option<f64>,
@@ -313,8 +302,7 @@ pub struct InterarrivalFailed {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OutOfTime {
     /// The limit, seconds.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub max_duration_s: f64,
+    pub max_duration_s: Figure,
     /// The last CI's width, µs, when there was one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ci_width_us: Option<f64>,
@@ -344,8 +332,7 @@ pub struct IndependenceStuck {
     /// The agent.
     pub agent: usize,
     /// The sampling rate the samples were taken at.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub sampling_rate: f64,
+    pub sampling_rate: Figure,
     /// What Spearman's test found.
     pub spearman: SpearmanFinding,
 }
@@ -356,11 +343,9 @@ pub struct IndependenceThinned {
     /// The lag at which they are independent.
     pub lag: usize,
     /// The sampling rate that would take.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub sampling_rate: f64,
+    pub sampling_rate: Figure,
     /// The seconds the samples wanted would take at it.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub seconds_needed: f64,
+    pub seconds_needed: Figure,
     /// Samples per agent wanted.
     pub samples_wanted: usize,
     /// The seconds left, or none when the tries ran out first.
@@ -390,8 +375,7 @@ pub struct WarmupStationarity {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adf_pvalue: Option<f64>,
     /// The warm-up limit, seconds.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub warmup_max_s: f64,
+    pub warmup_max_s: Figure,
     /// What ADF found.
     pub adf: AdfFinding,
 }
@@ -402,14 +386,11 @@ pub struct AgentInterval {
     /// The agent.
     pub agent: usize,
     /// Its estimate.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub value: f64,
+    pub value: Figure,
     /// Its interval.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub low: f64,
+    pub low: Figure,
     /// Its interval.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub high: f64,
+    pub high: Figure,
 }
 
 /// `agents_disagree`: the agents' intervals do not overlap.
@@ -418,8 +399,7 @@ pub struct AgentsDisagree {
     /// The percentile.
     pub p: Percentile,
     /// The highest low end less the lowest high end, µs.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub gap_us: f64,
+    pub gap_us: Figure,
     /// Each agent's interval.
     pub intervals: Vec<AgentInterval>,
 }
@@ -440,8 +420,7 @@ pub struct TooFewForCi {
     /// The percentile.
     pub p: Percentile,
     /// The confidence asked.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub confidence: f64,
+    pub confidence: Figure,
     /// Samples in all.
     pub samples: usize,
     /// Samples that would do.
@@ -482,14 +461,11 @@ pub struct HeavyTooFew {
     #[serde(flatten)]
     pub too_few: TooFewForCi,
     /// The order-statistic CI's width (a lower bound on the dependence-valid one), µs.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub ci_width_us: f64,
+    pub ci_width_us: Figure,
     /// Heaviness at the percentile.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub heaviness: f64,
+    pub heaviness: Figure,
     /// Heaviness inside the tail.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub heaviness_inside: f64,
+    pub heaviness_inside: Figure,
     /// The percentile inside the tail.
     pub inside: Percentile,
 }
@@ -500,17 +476,13 @@ pub struct HostStalls {
     /// The worst probed core's report while the point measured.
     pub host: StallReport,
     /// The percentile's value the stalls reach, µs.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub value_us: f64,
+    pub value_us: Figure,
     /// Its 99th percentile of lateness, µs (the host's figure the verdict quotes).
-    #[serde(deserialize_with = "nan_from_null")]
-    pub host_late_p99_us: f64,
+    pub host_late_p99_us: Figure,
     /// Its longest stall, µs.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub host_late_max_us: f64,
+    pub host_late_max_us: Figure,
     /// The share of the time it was stalled.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub host_stalled_share: f64,
+    pub host_stalled_share: Figure,
     /// What the CI was kept from: its own figures.
     #[serde(flatten)]
     pub kept: HostKept,
@@ -554,11 +526,9 @@ pub struct TargetFailed {
     /// The agent.
     pub agent: usize,
     /// Since when, seconds from the session's start.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub at_s: f64,
+    pub at_s: Figure,
     /// For how long, seconds.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub for_s: f64,
+    pub for_s: Figure,
     /// Requests failed since.
     pub failed: u64,
     /// Connects failed since.
@@ -575,20 +545,15 @@ pub struct Hysteresis {
     /// Each run's estimate, µs (none: the run had none).
     pub per_run: Vec<Option<f64>>,
     /// The lowest run's estimate, µs.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub low_us: f64,
+    pub low_us: Figure,
     /// The highest, µs.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub high_us: f64,
+    pub high_us: Figure,
     /// `high_us − low_us`.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub spread_us: f64,
+    pub spread_us: Figure,
     /// The across-run CI's width, µs.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub width_us: f64,
+    pub width_us: Figure,
     /// The width asked, µs.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub width_target_us: f64,
+    pub width_target_us: Figure,
     /// I², when two or more runs have a CI.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub i2: Option<f64>,
@@ -613,16 +578,13 @@ pub struct Replications {
     /// Runs.
     pub runs: u32,
     /// Runs that would do.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub runs_needed: f64,
+    pub runs_needed: Figure,
     /// Each run's estimate, µs.
     pub per_run: Vec<Option<f64>>,
     /// The across-run CI's width, µs.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub width_us: f64,
+    pub width_us: Figure,
     /// The width asked, µs.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub width_target_us: f64,
+    pub width_target_us: Figure,
     /// I², when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub i2: Option<f64>,

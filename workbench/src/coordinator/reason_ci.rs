@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use vernier_agent::StallReport;
 use vernier_stats::Percentile;
 
-use super::findings::nan_from_null;
+use super::figure::Figure;
 
 /// How the tail looked when the CI stayed wide: its heaviness against an exponential's at
 /// the percentile and inside the tail.
@@ -15,11 +15,9 @@ pub struct Wide {
     /// The percentile.
     pub p: Percentile,
     /// The CI's width, µs.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub ci_width_us: f64,
+    pub ci_width_us: Figure,
     /// The width asked, µs.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub target_us: f64,
+    pub target_us: Figure,
     /// Samples in all.
     pub samples: usize,
     /// Samples the width asks for (it narrows as 1/√n).
@@ -67,11 +65,9 @@ pub struct Narrow {
     /// The percentile.
     pub p: Percentile,
     /// The CI's width, µs (at most `target_us`).
-    #[serde(deserialize_with = "nan_from_null")]
-    pub ci_width_us: f64,
+    pub ci_width_us: Figure,
     /// The width asked, µs.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub target_us: f64,
+    pub target_us: Figure,
     /// Samples in all at the last look.
     pub samples: usize,
     /// Samples in all the stop needs (more than `samples`).
@@ -79,11 +75,9 @@ pub struct Narrow {
     /// The look's number (from 1).
     pub look: u32,
     /// The effective tail samples the CI rests on.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub effective_tail: f64,
+    pub effective_tail: Figure,
     /// The effective tail samples a stop at this look needs.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub tail_needed: f64,
+    pub tail_needed: Figure,
     /// What the stop waited for.
     pub waits: Awaited,
 }
@@ -104,8 +98,7 @@ pub struct TimedOut {
     /// The percentile.
     pub p: Percentile,
     /// The limit, seconds.
-    #[serde(deserialize_with = "nan_from_null")]
-    pub max_duration_s: f64,
+    pub max_duration_s: Figure,
     /// The last CI's width, µs, when there was one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ci_width_us: Option<f64>,

@@ -113,11 +113,11 @@ fn hysteresis_reason(
         p,
         runs: runs.len() as u32,
         per_run: per_run(runs, p.percent()),
-        low_us: s.low,
-        high_us: s.high,
-        spread_us: s.high - s.low,
-        width_us: width,
-        width_target_us,
+        low_us: s.low.into(),
+        high_us: s.high.into(),
+        spread_us: (s.high - s.low).into(),
+        width_us: width.into(),
+        width_target_us: width_target_us.into(),
         i2: s.i2,
         tau_us: s.tau_us,
         disjoint: !s.disjoint.is_empty(),
@@ -150,10 +150,10 @@ fn too_few_runs_reason(
     Reason::new(Why::Replications(TooFewRuns {
         p,
         runs: k,
-        runs_needed: needed,
+        runs_needed: needed.into(),
         per_run: per_run(runs, p.percent()),
-        width_us: width,
-        width_target_us: replication.width_target_us,
+        width_us: width.into(),
+        width_target_us: replication.width_target_us.into(),
         i2: replication.spread.as_ref().and_then(|s| s.i2),
     }))
 }
@@ -365,7 +365,7 @@ mod tests {
     fn of_kind(kind: ReasonKind) -> Why {
         let timed_out = TimedOut {
             p: Percentile::P99,
-            max_duration_s: 10.0,
+            max_duration_s: 10.0.into(),
             ci_width_us: None,
         };
         match kind {
@@ -377,10 +377,10 @@ mod tests {
             ReasonKind::Confidence => Why::Confidence(Confidence::OutOfTime(timed_out)),
             ReasonKind::HostStalls => Why::HostStalls(HostStalls {
                 host: vernier_agent::StallReport::default(),
-                value_us: 600.0,
-                host_late_p99_us: 900.0,
-                host_late_max_us: 9_000.0,
-                host_stalled_share: 0.02,
+                value_us: 600.0.into(),
+                host_late_p99_us: 900.0.into(),
+                host_late_max_us: 9_000.0.into(),
+                host_stalled_share: 0.02.into(),
                 kept: HostKept::OutOfTime(timed_out),
             }),
             other => panic!("no made-up figures for {other}"),

@@ -2145,7 +2145,7 @@ fn an_na_for_want_of_samples_says_how_much_more_time_and_continue_gives_it() {
     let reason = &result.reasons[0];
     assert!(reason.kind().more_samples_help(), "{reason:?}");
     assert_eq!(
-        reason.more_time.map(|m| m.seconds),
+        reason.more_time.map(|m| m.seconds.get()),
         Some(more),
         "{reason:?}"
     );
@@ -2200,11 +2200,11 @@ fn block_seeing(rates: [f64; 3], backlog_max: u64, span_s: f64) -> crate::compar
         order: 0,
         started_s: 0.0,
         samples: (answered * span_s) as usize,
-        value_us: 100.0,
+        value_us: 100.0.into(),
         sent: (sent * span_s) as u64,
         asked: asked * span_s,
         on_schedule: 1.0,
-        late_shift_us: 0.0,
+        late_shift_us: 0.0.into(),
         send_lag_p99_us: 5.0,
         backlog_max,
         failed: 0,
@@ -2237,15 +2237,31 @@ fn a_point_and_a_comparison_s_block_judge_the_same_load_alike() {
     drive(&mut c, &mut agent, Duration::from_secs(30));
     let reason = &c.results()[0].reasons[0];
     let f: &NotReached = figures!(reason, Why::LoadNotReached(f) => f);
-    let block = block_seeing([f.sent_rate, f.achieved_rate, f.target_rate], 0, 2.0);
-    assert_eq!(judge(&block, f.target_rate), Some(reason.kind()), "{f:?}");
+    let block = block_seeing(
+        [
+            f.sent_rate.get(),
+            f.achieved_rate.get(),
+            f.target_rate.get(),
+        ],
+        0,
+        2.0,
+    );
+    assert_eq!(
+        judge(&block, f.target_rate.get()),
+        Some(reason.kind()),
+        "{f:?}"
+    );
     // A closed loop: one connection, requests waiting for it.
     let reason = backlog_reason(1);
     let held: &HeldClosedLoop = figures!(reason, Why::ClosedLoop(ClosedLoop::Held(h)) => h);
-    let rates = [held.sent_rate, held.achieved_rate, held.target_rate];
+    let rates = [
+        held.sent_rate.get(),
+        held.achieved_rate.get(),
+        held.target_rate.get(),
+    ];
     let block = block_seeing(rates, held.backlog_max, 2.0);
     assert_eq!(
-        judge(&block, held.target_rate),
+        judge(&block, held.target_rate.get()),
         Some(reason.kind()),
         "{held:?}"
     );
@@ -2267,7 +2283,7 @@ fn a_point_and_a_comparison_s_block_judge_the_same_load_alike() {
 fn reasons_read_back_from_records_whatever_their_figures() {
     let nan = Reason::new(Why::AgentsDisagree(super::reason::AgentsDisagree {
         p: Percentile::P99,
-        gap_us: f64::NAN,
+        gap_us: f64::NAN.into(),
         intervals: Vec::new(),
     }));
     let json = serde_json::to_string(&nan).unwrap();

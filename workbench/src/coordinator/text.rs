@@ -466,7 +466,7 @@ pub fn adf(f: &AdfFinding) -> String {
             stationary,
         } => format!(
             "ADF t = {t:.2} (5% critical {critical_5:.2}), p = {}, {lags} lags: {}",
-            fmt_p(*pvalue),
+            fmt_p(pvalue.get()),
             if *stationary {
                 "stationary"
             } else {
@@ -489,15 +489,15 @@ pub fn spearman(f: &SpearmanFinding) -> String {
         } => match lag {
             Some(1) => format!(
                 "Spearman ρ at lag 1 = {rho:.4}, p = {}: independent",
-                fmt_p(*pvalue)
+                fmt_p(pvalue.get())
             ),
             Some(lag) => format!(
                 "Spearman ρ at lag 1 = {rho:.4}, p = {}: correlated; independent from lag {lag}",
-                fmt_p(*pvalue)
+                fmt_p(pvalue.get())
             ),
             None => format!(
                 "Spearman ρ at lag 1 = {rho:.4}, p = {}: still correlated at lag {last_lag}",
-                fmt_p(*pvalue)
+                fmt_p(pvalue.get())
             ),
         },
         SpearmanFinding::TooFew => "too few samples to test".to_string(),
@@ -521,7 +521,7 @@ pub fn interarrival(f: &InterarrivalFinding) -> String {
             } else {
                 "="
             },
-            fmt_p(*pvalue),
+            fmt_p(pvalue.get()),
             if *fits {
                 "exponential"
             } else {

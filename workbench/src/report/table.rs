@@ -441,8 +441,8 @@ mod tests {
             .push(Reason::new(Why::Independence(Independence::Thinned(
                 IndependenceThinned {
                     lag: 1000,
-                    sampling_rate: 0.001,
-                    seconds_needed: 200.0,
+                    sampling_rate: 0.001.into(),
+                    seconds_needed: 200.0.into(),
                     samples_wanted: 20_000,
                     seconds_left: Some(10.0),
                     max_tries: None,
@@ -522,9 +522,9 @@ verdict: n/a
         late.from_schedule = vec![sched(50.0, 9.0, 8.5), sched(99.0, 1234.5, 30.25)];
         late.reasons
             .push(Reason::new(Why::LoadNotReached(NotReached {
-                achieved_rate: 19_980.0,
-                sent_rate: 19_990.0,
-                target_rate: 20_000.0,
+                achieved_rate: 19_980.0.into(),
+                sent_rate: 19_990.0.into(),
+                target_rate: 20_000.0.into(),
                 agents: 1,
                 send_lag_p50_us: None,
             })));
@@ -568,7 +568,7 @@ verdict: n/a
             .push(Reason::new(Why::Interarrival(Interarrival::Failed(
                 InterarrivalFailed {
                     agent: 0,
-                    statistic: 9.0,
+                    statistic: 9.0.into(),
                     pvalue: Some(0.001),
                     process: "exp".into(),
                     tries: Some(5),
@@ -576,8 +576,8 @@ verdict: n/a
                         test: GapTest::MeanOnly {
                             shape: "exp".into(),
                         },
-                        mean_gap_us: 120.0,
-                        target_gap_us: 100.0,
+                        mean_gap_us: 120.0.into(),
+                        target_gap_us: 100.0.into(),
                         mean_off: None,
                         misfit: None,
                     },

@@ -23,7 +23,7 @@ pub(super) fn draw(c: &Comparison) -> Figure<DifferenceChart> {
          and the band across looks), by sectioning over the pairs measured so far.",
         fmt_num(confidence)
     )];
-    let width = (c.width_us.is_finite() && c.width_us > 0.0).then_some(c.width_us);
+    let width = (c.width_us.is_finite() && c.width_us > 0.0).then_some(c.width_us.get());
     if let Some(w) = width {
         caption.push(format!(
             "Dashed: ± the width asked, {} µs. A CI that leaves zero is a difference; one \

@@ -19,11 +19,11 @@ fn block(side: Side, pair: usize, order: usize, started_s: f64, value_us: f64) -
         order,
         started_s,
         samples: 2000,
-        value_us,
+        value_us: value_us.into(),
         sent: 2000,
         asked: 2000.0,
         on_schedule: 0.99,
-        late_shift_us: 0.5,
+        late_shift_us: 0.5.into(),
         send_lag_p99_us: 3.0,
         backlog_max: 1,
         failed: 0,
@@ -86,7 +86,7 @@ fn comparison() -> Comparison {
         rate: 1000.0,
         percentile: 99.0,
         tail: Tail::WithStalls,
-        width_us: 4.0,
+        width_us: 4.0.into(),
         design: Design::Blocks,
         verdict: CompareVerdict::Faster,
         finding: Finding::Difference,
@@ -122,9 +122,9 @@ fn a_recorded_comparison_reads_back_as_it_was() {
     let tmp = tempfile::tempdir().unwrap();
     let mut c = comparison();
     // NaN is written as null: a block that measured nothing, a width before any look.
-    c.blocks[0].value_us = f64::NAN;
-    c.blocks[0].late_shift_us = f64::NAN;
-    c.width_us = f64::NAN;
+    c.blocks[0].value_us = f64::NAN.into();
+    c.blocks[0].late_shift_us = f64::NAN.into();
+    c.width_us = f64::NAN.into();
     record(tmp.path(), &c);
     let back = read(tmp.path()).unwrap();
     assert!(back.blocks[0].value_us.is_nan() && back.width_us.is_nan());

@@ -38,14 +38,17 @@ impl Point {
             .filter_map(|&(agent, _, c)| {
                 c.map(|c| AgentInterval {
                     agent,
-                    value: c.value,
-                    low: c.low,
-                    high: c.high,
+                    value: c.value.into(),
+                    low: c.low.into(),
+                    high: c.high.into(),
                 })
             })
             .collect();
-        let max_low = with_ci.iter().map(|c| c.low).fold(f64::MIN, f64::max);
-        let min_high = with_ci.iter().map(|c| c.high).fold(f64::MAX, f64::min);
+        let max_low = with_ci.iter().map(|c| c.low.get()).fold(f64::MIN, f64::max);
+        let min_high = with_ci
+            .iter()
+            .map(|c| c.high.get())
+            .fold(f64::MAX, f64::min);
         let without = intervals.iter().find(|(_, _, c)| c.is_none());
         let agree = without.is_none() && max_low <= min_high;
         let more = self.rounds.wanted * RETRY_FACTOR;
@@ -62,7 +65,7 @@ impl Point {
             }
             None => Reason::new(Why::AgentsDisagree(AgentsDisagree {
                 p,
-                gap_us: max_low - min_high,
+                gap_us: (max_low - min_high).into(),
                 intervals: with_ci,
             })),
         };
@@ -102,7 +105,7 @@ impl Point {
             }
             None => TooFewForCi {
                 p,
-                confidence,
+                confidence: confidence.into(),
                 samples,
                 min_samples: min_samples_for_ci(p.fraction(), confidence).unwrap_or(0),
                 need: None,

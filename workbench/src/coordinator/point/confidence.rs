@@ -158,8 +158,11 @@ impl Point {
     /// request's, judged on what the point holds now.
     pub(super) fn end_unsettled(&mut self, at: Duration, reason: Reason, out: &mut Decision) {
         let mut reasons = if self.looks.without_stalls {
-            self.looks.without_stalls_more = (self.more_time().zip(self.looks.needed))
-                .map(|(seconds, samples)| MoreTime { samples, seconds });
+            self.looks.without_stalls_more =
+                (self.more_time().zip(self.looks.needed)).map(|(seconds, samples)| MoreTime {
+                    samples,
+                    seconds: seconds.into(),
+                });
             let snapshot = self.snapshot();
             let count = snapshot.agents.len().max(1);
             match self.whole_at_stop(at, &snapshot, count) {
@@ -333,7 +336,7 @@ impl Point {
         let per_agent = self.config.rate / self.live_count() as f64 * self.rounds.sampling;
         TooFewForCi {
             p,
-            confidence: self.config.ci.confidence,
+            confidence: self.config.ci.confidence.into(),
             samples: n,
             min_samples: need.needed,
             need: Some(need.reason.clone()),
@@ -427,13 +430,13 @@ impl Point {
         // Narrow, but the rule's stop needs more: what an N/A says, now or at the limit.
         self.looks.narrow = narrow.then(|| Narrow {
             p,
-            ci_width_us: width,
-            target_us,
+            ci_width_us: width.into(),
+            target_us: target_us.into(),
             samples: n,
             samples_needed: total_needed,
             look: look.look,
-            effective_tail: effective_tail(n, p.fraction(), combined),
-            tail_needed: STOPPING_RULE.tail_needed(look.look),
+            effective_tail: effective_tail(n, p.fraction(), combined).into(),
+            tail_needed: STOPPING_RULE.tail_needed(look.look).into(),
             waits: if self.looks.confirming {
                 Awaited::Confirmation
             } else {
@@ -498,8 +501,8 @@ impl Point {
         let body = heaviness_at(sorted, inside, n, conf);
         let wide = Wide {
             p,
-            ci_width_us: combined.width(),
-            target_us,
+            ci_width_us: combined.width().into(),
+            target_us: target_us.into(),
             samples: n,
             samples_needed: total_needed,
             variance_inflation: Some(combined.variance_inflation),

@@ -102,16 +102,16 @@ impl Point {
         let late = self.lateness(&measuring, on_time, lags);
         let finding = DepartureFinding {
             p,
-            on_schedule_share: share,
-            on_schedule_within_us: f64::from(on_time.limit_ns()) / 1e3,
+            on_schedule_share: share.into(),
+            on_schedule_within_us: (f64::from(on_time.limit_ns()) / 1e3).into(),
             on_schedule_us: on_us,
             on_schedule_ci: (on_us.is_some() && low.is_finite()).then_some((low, high)),
-            all_us,
-            allowed_us: allowed,
-            share_of_width: DEPARTURE_SHARE_OF_WIDTH,
-            send_lag_p50_us: lags.p50,
-            send_lag_p99_us: lags.p99,
-            send_lag_max_us: lags.max,
+            all_us: all_us.into(),
+            allowed_us: allowed.into(),
+            share_of_width: DEPARTURE_SHARE_OF_WIDTH.into(),
+            send_lag_p50_us: lags.p50.into(),
+            send_lag_p99_us: lags.p99.into(),
+            send_lag_max_us: lags.max.into(),
             backlog_max: late.backlog,
             cause: late.cause.clone(),
         };
@@ -204,7 +204,7 @@ impl Point {
         let cause = match stalls {
             _ if closed_loop && !persistent => LateCause::TargetPaused {
                 backlog,
-                lag_max_us: lags.max,
+                lag_max_us: lags.max.into(),
                 through_pause,
                 depth,
                 connections,
@@ -217,7 +217,7 @@ impl Point {
                 depth,
             },
             None if late_median => LateCause::SendCost {
-                per_worker_rate: per_worker,
+                per_worker_rate: per_worker.into(),
             },
             None => LateCause::UnseenStalls,
         };

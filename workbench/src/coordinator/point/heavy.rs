@@ -22,7 +22,7 @@ pub(super) fn heaviness_at(sorted: &[f64], q: Percentile, n: usize, conf: f64) -
 /// beyond p98 and leave p90 alone). The order-statistic interval's width, a lower bound on
 /// the dependence-valid one, is the figure given.
 pub(super) fn heavy_too_few(sorted: &[f64], too_few: &TooFewForCi) -> Option<HeavyTooFew> {
-    let (p, n, conf) = (too_few.p, too_few.samples, too_few.confidence);
+    let (p, n, conf) = (too_few.p, too_few.samples, too_few.confidence.get());
     let inside = p.min(HEAVY_TAIL_ALSO_AT);
     let h = heaviness_at(sorted, p, n, conf).filter(|&h| is_heavy(h))?;
     let b = heaviness_at(sorted, inside, n, conf).filter(|&b| is_heavy(b))?;
@@ -30,9 +30,9 @@ pub(super) fn heavy_too_few(sorted: &[f64], too_few: &TooFewForCi) -> Option<Hea
     let (low, high) = iid?;
     Some(HeavyTooFew {
         too_few: too_few.clone(),
-        ci_width_us: high - low,
-        heaviness: h,
-        heaviness_inside: b,
+        ci_width_us: (high - low).into(),
+        heaviness: h.into(),
+        heaviness_inside: b.into(),
         inside,
     })
 }

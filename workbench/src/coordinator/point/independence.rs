@@ -47,7 +47,7 @@ impl Point {
         if let Some((agent, spearman)) = stuck {
             let why = Why::Independence(Independence::Stuck(IndependenceStuck {
                 agent,
-                sampling_rate: self.rounds.sampling,
+                sampling_rate: self.rounds.sampling.into(),
                 spearman,
             }));
             self.finish_na(at, vec![Reason::new(why)], out);
@@ -67,8 +67,8 @@ impl Point {
         if too_thin(thinned) || seconds > left || tries_used {
             let why = Why::Independence(Independence::Thinned(IndependenceThinned {
                 lag: worst,
-                sampling_rate: thinned,
-                seconds_needed: seconds,
+                sampling_rate: thinned.into(),
+                seconds_needed: seconds.into(),
                 samples_wanted: self.rounds.wanted,
                 seconds_left: (!tries_used).then_some(left),
                 max_tries: tries_used.then_some(self.config.limits.max_tries),

@@ -93,8 +93,8 @@ impl Point {
         };
         let reason = Reason::new(Why::TargetFailed(TargetFailed {
             agent,
-            at_s: failing.since.as_secs_f64(),
-            for_s: at.saturating_sub(failing.since).as_secs_f64(),
+            at_s: failing.since.as_secs_f64().into(),
+            for_s: at.saturating_sub(failing.since).as_secs_f64().into(),
             failed: failing.failed,
             connect_failures: failing.connect_failures,
         }));

@@ -51,7 +51,7 @@ impl Point {
             if !check.pass {
                 failed.push(InterarrivalFailed {
                     agent: i,
-                    statistic: result.statistic,
+                    statistic: result.statistic.into(),
                     pvalue: result.pvalue,
                     process: self.config.interarrival.to_string(),
                     tries: None,

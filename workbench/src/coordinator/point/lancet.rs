@@ -130,7 +130,7 @@ impl Point {
         let wanted = (min_n as f64 * PREDICTION_MARGIN).ceil() as usize / measuring_count + 1;
         let too_few = TooFewForCi {
             p,
-            confidence: conf,
+            confidence: conf.into(),
             samples: n,
             min_samples: min_n,
             need: None,
@@ -184,8 +184,8 @@ impl Point {
         let total_needed = wanted * measuring_count;
         let wide = Wide {
             p,
-            ci_width_us: combined.width(),
-            target_us,
+            ci_width_us: combined.width().into(),
+            target_us: target_us.into(),
             samples: n,
             samples_needed: total_needed,
             variance_inflation: None,

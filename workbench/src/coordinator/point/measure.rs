@@ -208,7 +208,10 @@ impl Point {
             return;
         };
         for r in reasons.iter_mut().filter(|r| r.kind().more_samples_help()) {
-            r.more_time = Some(MoreTime { samples, seconds });
+            r.more_time = Some(MoreTime {
+                samples,
+                seconds: seconds.into(),
+            });
         }
     }
 

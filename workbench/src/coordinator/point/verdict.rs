@@ -46,7 +46,7 @@ impl Point {
         let max_duration_s = self.config.limits.max_duration.as_secs_f64();
         if phase == Phase::Interarrival {
             let why = Why::Interarrival(Interarrival::OutOfTime(OutOfTime {
-                max_duration_s,
+                max_duration_s: max_duration_s.into(),
                 ci_width_us: self.looks.ci_width_us,
             }));
             self.finish_na(at, vec![Reason::new(why)], out);
@@ -56,7 +56,7 @@ impl Point {
         let value_us = percentile(&self.merged_sorted(), p.fraction()).unwrap_or(f64::NAN);
         let timed_out = TimedOut {
             p,
-            max_duration_s,
+            max_duration_s: max_duration_s.into(),
             ci_width_us: self.looks.ci_width_us,
         };
         // A last look as narrow as asked was not cut short by a wide CI: its figures say
@@ -197,11 +197,11 @@ impl Point {
             other => return Reason::new(other),
         };
         Reason::new(Why::HostStalls(HostStalls {
-            host_late_p99_us: h.late_p99_us,
-            host_late_max_us: h.late_max_us,
-            host_stalled_share: h.stalled_share,
+            host_late_p99_us: h.late_p99_us.into(),
+            host_late_max_us: h.late_max_us.into(),
+            host_stalled_share: h.stalled_share.into(),
             host: h,
-            value_us,
+            value_us: value_us.into(),
             kept,
         }))
     }
@@ -281,7 +281,7 @@ impl Point {
         let without_stalls_more = (without_stalls.as_ref())
             .filter(|_| self.config.ci.tail == crate::scenario::Tail::WithoutStalls)
             .and_then(|w| w.more_time);
-        let more_time_s = without_stalls_more.map(|m| m.seconds).or(more_time_s);
+        let more_time_s = without_stalls_more.map(|m| m.seconds.get()).or(more_time_s);
         PointResult {
             verdict,
             reasons,

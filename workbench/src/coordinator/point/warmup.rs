@@ -282,7 +282,7 @@ impl Point {
             );
             Reason::new(Why::WarmupStationarity(WarmupStationarity {
                 adf_pvalue: stat.pvalue,
-                warmup_max_s: self.config.warmup.max.as_secs_f64(),
+                warmup_max_s: self.config.warmup.max.as_secs_f64().into(),
                 adf,
             }))
         };
@@ -313,12 +313,12 @@ impl Point {
         HeldClosedLoop {
             connections: self.config.connections,
             depth: self.config.depth,
-            target_rate: self.config.rate,
-            achieved_rate: seen.answered,
-            sent_rate: seen.sent,
+            target_rate: self.config.rate.into(),
+            achieved_rate: seen.answered.into(),
+            sent_rate: seen.sent.into(),
             backlog: seen.backlog,
             backlog_max: seen.backlog_max,
-            latency_mean_us: latency_us,
+            latency_mean_us: latency_us.into(),
             connections_needed: (slots / self.config.depth as f64).ceil() as usize,
             lateness: None,
         }
@@ -333,9 +333,9 @@ impl Point {
             let _ = lag.add(&a.window.send_lag);
         }
         NotReached {
-            achieved_rate: received,
-            sent_rate: sent,
-            target_rate: self.config.rate,
+            achieved_rate: received.into(),
+            sent_rate: sent.into(),
+            target_rate: self.config.rate.into(),
             agents: self.config.agents,
             send_lag_p50_us: (!lag.is_empty()).then(|| lag.value_at_quantile(0.5) as f64 / 1e3),
         }

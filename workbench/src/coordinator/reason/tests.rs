@@ -22,8 +22,8 @@ fn demo_ci() -> DependentCi {
 fn wide(samples_needed: usize) -> Wide {
     Wide {
         p: Percentile::P99,
-        ci_width_us: 39.6,
-        target_us: 88.3,
+        ci_width_us: 39.6.into(),
+        target_us: 88.3.into(),
         samples: 54_361,
         samples_needed,
         variance_inflation: Some(2.0),
@@ -43,10 +43,10 @@ fn the_demo_s_host_stalls_reason_contradicts_its_figures() {
     for needed in [54_361, 67_952] {
         let reason = Reason::new(Why::HostStalls(HostStalls {
             host: StallReport::default(),
-            value_us: 494.0,
-            host_late_p99_us: 400.0,
-            host_late_max_us: 8_000.0,
-            host_stalled_share: 0.005,
+            value_us: 494.0.into(),
+            host_late_p99_us: 400.0.into(),
+            host_late_max_us: 8_000.0.into(),
+            host_stalled_share: 0.005.into(),
             kept: HostKept::Wide(wide(needed)),
         }));
         let found = contradictions(&reason);
@@ -81,13 +81,13 @@ fn the_demo_s_figures_give_a_narrow_look_awaiting_its_confirmation() {
     assert_eq!(STOPPING_RULE.within(step, n, n + 6_000), None);
     let narrow = Narrow {
         p: Percentile::P99,
-        ci_width_us: ci.width(),
-        target_us: target,
+        ci_width_us: ci.width().into(),
+        target_us: target.into(),
         samples: n,
         samples_needed: needed,
         look,
-        effective_tail: effective_tail(n, p, &ci),
-        tail_needed: STOPPING_RULE.tail_needed(look),
+        effective_tail: effective_tail(n, p, &ci).into(),
+        tail_needed: STOPPING_RULE.tail_needed(look).into(),
         waits: Awaited::Confirmation,
     };
     let mut reason = Reason::new(Why::Confidence(Confidence::Narrow(narrow)));
@@ -95,7 +95,7 @@ fn the_demo_s_figures_give_a_narrow_look_awaiting_its_confirmation() {
     assert!(!contradictions(&reason).is_empty());
     reason.more_time = Some(MoreTime {
         samples: needed,
-        seconds: (needed - n) as f64 / 2_000.0,
+        seconds: ((needed - n) as f64 / 2_000.0).into(),
     });
     assert_eq!(contradictions(&reason), Vec::<String>::new());
     assert_eq!(reason.kind(), ReasonKind::Confidence);

@@ -119,7 +119,7 @@ fn a_dependence_that_needs_millions_more_than_the_limit_holds_ends_at_the_looks_
     // Millions of samples, minutes beyond what was left.
     assert!(more.samples > 4_000_000, "{more:?}");
     assert!(more.seconds > 300.0 - result.duration_s, "{more:?}");
-    assert_eq!(result.more_time_s, Some(more.seconds));
+    assert_eq!(result.more_time_s, Some(more.seconds.get()));
     // The last two looks each planned the stop beyond the limit.
     let looks = checks(&events, CheckKind::Confidence);
     assert!(
@@ -172,7 +172,7 @@ fn an_unsettled_tail_without_stalls_says_what_more_time_would_buy_it() {
     assert_eq!(result.answer(), Verdict::NotAvailable, "{w:?}");
     let more = w.more_time.unwrap_or_else(|| panic!("{w:?}"));
     assert!(more.samples > w.samples && more.seconds > 0.0, "{more:?}");
-    assert_eq!(result.more_time_s, Some(more.seconds));
+    assert_eq!(result.more_time_s, Some(more.seconds.get()));
     let whole = result.reasons.iter().find_map(|r| r.more_time);
     assert!(
         whole.is_none_or(|m| m.seconds > more.seconds),

@@ -63,8 +63,8 @@ fn result(verdict: Verdict) -> PointResult {
         verdict,
         reasons: vec![Reason::new(Why::HeavyTail(HeavyTail::Wide(Wide {
             p: Percentile::P99,
-            ci_width_us: 40.0,
-            target_us: 20.0,
+            ci_width_us: 40.0.into(),
+            target_us: 20.0.into(),
             samples: 20_000,
             samples_needed: 80_000,
             variance_inflation: None,

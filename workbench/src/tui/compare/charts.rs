@@ -296,7 +296,10 @@ pub(super) fn ci(frame: &mut Frame, view: &CompareView, theme: Theme, area: Rect
         return empty(frame, Line::from(" B − A with its CI "), text, area);
     };
     // NaN before the width is known (a share of A's value, known at the first look).
-    let width = view.comparison.as_ref().map_or(f64::NAN, |c| c.width_us);
+    let width = view
+        .comparison
+        .as_ref()
+        .map_or(f64::NAN, |c| c.width_us.get());
     let width = if width > 0.0 { width } else { f64::NAN };
     let title = ci_title(
         last,
