@@ -15,6 +15,8 @@ mod pacer;
 mod report;
 mod requests;
 mod roots;
+
+pub use roots::system_roots;
 mod tally;
 mod watch;
 mod worker;

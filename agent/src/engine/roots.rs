@@ -13,8 +13,9 @@ pub(super) const CONTEXT: SessionContext = SessionContext {
 };
 
 /// The system's CA certificates, read at the first call; those rustls cannot parse are left
-/// out. Empty when the system has none, which the TLS session then says.
-fn system_roots() -> Arc<RootCertStore> {
+/// out. Empty when the system has none, which the TLS session then says (and the
+/// workbench, when it reads a scenario that would need them).
+pub fn system_roots() -> Arc<RootCertStore> {
     static ROOTS: LazyLock<Arc<RootCertStore>> = LazyLock::new(|| {
         let mut roots = RootCertStore::empty();
         roots.add_parsable_certificates(rustls_native_certs::load_native_certs().certs);

@@ -99,9 +99,9 @@ pub(super) fn protocol(
         None => None,
         Some(tls) => Some(TlsMapping {
             ca_pem: match tls.ca {
-                // The system's certificates, which the agent reads when it connects: a
-                // system without any is said here, at once, not by every call of the run.
-                None if rustls_native_certs::load_native_certs().certs.is_empty() => {
+                // The system's certificates, as the agent reads them (once a process) when it
+                // connects: a system without any is said here, at once, not by every call.
+                None if vernier_agent::system_roots().is_empty() => {
                     return Err(context.invalid(
                         &format!("{field}.tls"),
                         None,
