@@ -1462,3 +1462,62 @@ fn the_token_is_taken_from_a_file_the_environment_or_argv_and_never_shown() {
         leaks(&format!("{args:?}"), &String::from_utf8_lossy(&out.stdout));
     }
 }
+
+/// A protocol whose connections cannot start on this host (as a gRPC server checked against
+/// the system's CA certificates, on a host with none), to see the engine refuse it.
+#[derive(Debug)]
+struct CannotStart;
+
+static CANNOT_START: vernier_protocols::Entry = vernier_protocols::Entry {
+    name: "cannot-start",
+    scheme: "cannot-start",
+    forms: &["cannot-start"],
+    url_spec: "cannot-start",
+    example_port: 1,
+    workload: vernier_protocols::WorkloadKind::KeyValue,
+    default_path: None,
+    url_method: false,
+    mapping: None,
+    about: "a protocol that cannot start on this host",
+    build: |_| Ok(Protocol::new(CannotStart)),
+};
+
+impl vernier_protocols::Speak for CannotStart {
+    fn entry(&self) -> &'static vernier_protocols::Entry {
+        &CANNOT_START
+    }
+
+    fn encode(
+        &self,
+        _: &vernier_protocols::Request<'_>,
+        _: u32,
+        _: &mut Vec<u8>,
+    ) -> Result<(), vernier_protocols::EncodeError> {
+        unreachable!("no connection starts")
+    }
+
+    fn parse(
+        &self,
+        _: &[u8],
+    ) -> Result<Option<(vernier_protocols::Reply, usize)>, vernier_protocols::ParseError> {
+        unreachable!("no connection starts")
+    }
+
+    fn unusable(&self, _: &vernier_protocols::SessionContext) -> Option<String> {
+        Some("tls: no CA certificate on this system; give one with ca:".into())
+    }
+}
+
+/// A protocol that cannot start on this host fails the load's start, once, saying why,
+/// rather than every call it would have sent.
+#[test]
+fn a_protocol_that_cannot_start_on_this_host_fails_the_start_saying_why() {
+    let target: SocketAddr = "127.0.0.1:9".parse().unwrap();
+    let error = Engine::start(spec(target, Protocol::new(CannotStart), kv()))
+        .err()
+        .expect("the engine started a protocol that cannot start");
+    assert_eq!(
+        error.to_string(),
+        "the protocol cannot start on this host: tls: no CA certificate on this system; give one with ca:"
+    );
+}

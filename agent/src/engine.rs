@@ -78,6 +78,9 @@ impl Engine {
     /// (or with the first error). The engine starts idle: call [`Engine::set_load`].
     pub fn start(spec: LoadSpec) -> Result<Engine, EngineError> {
         spec.validate()?;
+        if let Some(why) = spec.protocol.unusable(&roots::CONTEXT) {
+            return Err(EngineError::Unusable(why));
+        }
         let key_space = |workload: &Workload| -> Result<_, EngineError> {
             Ok(match workload {
                 Workload::KeyValue(kv) => Some(Arc::new(KeySpace::new(kv, spec.seed)?)),

@@ -213,6 +213,10 @@ impl Speak for Grpc {
         })
     }
 
+    fn unusable(&self, context: &SessionContext) -> Option<String> {
+        self.0.tls.as_ref()?.unusable(context)
+    }
+
     fn mapping(&self) -> Option<serde_json::Value> {
         let mapping = serde_json::to_value(&self.0.mapping).ok()?;
         Some(serde_json::json!({ KEY: mapping }))

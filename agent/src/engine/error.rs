@@ -50,6 +50,10 @@ pub enum EngineError {
     /// A worker did not report ready in time.
     #[error("worker {0} did not start within {1:?}")]
     StartTimeout(u32, Duration),
+    /// The protocol's connections cannot start on this host (a server to be checked
+    /// against the system's CA certificates, on a system with none).
+    #[error("the protocol cannot start on this host: {0}")]
+    Unusable(String),
     /// A worker thread panicked (a bug: please report it).
     #[error("worker {0} stopped unexpectedly")]
     WorkerDied(u32),

@@ -15,6 +15,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::protocol::vocab::{EncodeError, ParseError, Parsed, Request, Session, SessionContext};
 
+/// What a session checking against the system's CA certificates says on a system with none.
+const NO_SYSTEM_CA: &str = "tls: no CA certificate on this system; give one with ca:";
+
 /// How a gRPC connection speaks TLS, as agents receive it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -101,6 +104,13 @@ impl Tls {
         })
     }
 
+    /// Why no session can start: the server is to be checked against the system's CA
+    /// certificates, and `context` hands over none.
+    pub(super) fn unusable(&self, context: &SessionContext) -> Option<String> {
+        (self.given.is_none() && (context.system_roots)().is_empty())
+            .then(|| NO_SYSTEM_CA.to_owned())
+    }
+
     /// The configuration checking against the system's CA certificates `roots`: built once
     /// for the store the caller keeps handing over (so connections share one, as they do
     /// with CAs given).
@@ -111,7 +121,7 @@ impl Tls {
             return Ok(config.clone());
         }
         if roots.is_empty() {
-            return Err("tls: no CA certificate on this system; give one with ca:".to_owned());
+            return Err(NO_SYSTEM_CA.to_owned());
         }
         let config = client_config(roots.clone())?;
         // Another connection may have set it first: either is right.
@@ -280,5 +290,45 @@ impl TlsSession {
             Some(reply) => Parsed::Reply(reply, 0),
             None => Parsed::Consumed(0),
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use rustls::RootCertStore;
+    use rustls::pki_types::{Der, TrustAnchor};
+
+    use super::{NO_SYSTEM_CA, Tls, TlsMapping};
+    use crate::protocol::vocab::SessionContext;
+
+    /// A store with one anchor: not empty, which is all `unusable` asks.
+    fn one_root() -> Arc<RootCertStore> {
+        Arc::new(RootCertStore {
+            roots: vec![TrustAnchor {
+                subject: Der::from_slice(b"subject"),
+                subject_public_key_info: Der::from_slice(b"key"),
+                name_constraints: None,
+            }],
+        })
+    }
+
+    #[test]
+    fn a_server_checked_against_the_system_s_cas_is_unusable_only_on_a_system_without_any() {
+        let system = Tls::new(
+            &TlsMapping {
+                ca_pem: None,
+                server_name: None,
+            },
+            "localhost",
+        )
+        .unwrap();
+        let none = SessionContext::default();
+        let some = SessionContext {
+            system_roots: one_root,
+        };
+        assert_eq!(system.unusable(&none).as_deref(), Some(NO_SYSTEM_CA));
+        assert_eq!(system.unusable(&some), None);
     }
 }

@@ -70,6 +70,14 @@ pub trait Speak: Any + fmt::Debug + Send + Sync {
         None
     }
 
+    /// Why no connection of this protocol can start on this host, given what the caller
+    /// reads for it (a server checked against the system's CA certificates, on a system with
+    /// none): asked once before the load starts, so that it fails then, not at each call.
+    fn unusable(&self, context: &SessionContext) -> Option<String> {
+        let _ = context;
+        None
+    }
+
     /// The protocol's serde form when it is a mapping rather than its spec (a declared
     /// protocol's declaration; a gRPC method's, with its descriptors), as JSON. It is also
     /// what tells two such protocols apart.
@@ -345,6 +353,12 @@ impl Protocol {
     /// system CA certificates: see [`session_with`](Protocol::session_with).
     pub fn session(&self) -> Box<dyn Session> {
         self.session_with(&SessionContext::default())
+    }
+
+    /// Why no connection can start on this host (see [`Speak::unusable`]), given what the
+    /// caller read in `context`.
+    pub fn unusable(&self, context: &SessionContext) -> Option<String> {
+        self.0.unusable(context)
     }
 
     /// A new connection's state (see [`session`](Protocol::session)), given what the
