@@ -138,6 +138,33 @@ fn is_test_cfg(attrs: &[syn::Attribute]) -> bool {
     })
 }
 
+/// The `Visit` methods of a visitor that looks at shipped code only: each skips the
+/// `#[cfg(test)]` modules, functions or impls (`mod`, `fn`, `impl`) and walks the rest.
+macro_rules! skip_tests {
+    ($a:lifetime: $($kind:ident),+) => { $(skip_tests!(@ $a $kind);)+ };
+    (@ $a:lifetime mod) => {
+        fn visit_item_mod(&mut self, m: &$a syn::ItemMod) {
+            if !is_test_cfg(&m.attrs) {
+                syn::visit::visit_item_mod(self, m);
+            }
+        }
+    };
+    (@ $a:lifetime fn) => {
+        fn visit_item_fn(&mut self, f: &$a syn::ItemFn) {
+            if !is_test_cfg(&f.attrs) {
+                syn::visit::visit_item_fn(self, f);
+            }
+        }
+    };
+    (@ $a:lifetime impl) => {
+        fn visit_item_impl(&mut self, i: &$a syn::ItemImpl) {
+            if !is_test_cfg(&i.attrs) {
+                syn::visit::visit_item_impl(self, i);
+            }
+        }
+    };
+}
+
 /// The paths a file names outside its tests, each as written (`["crate", "budget",
 /// "GRID"]`), with the line it is on; and its glob imports.
 #[derive(Default)]
@@ -179,21 +206,7 @@ impl Paths {
 }
 
 impl<'a> Visit<'a> for Paths {
-    fn visit_item_mod(&mut self, m: &'a syn::ItemMod) {
-        if !is_test_cfg(&m.attrs) {
-            syn::visit::visit_item_mod(self, m);
-        }
-    }
-    fn visit_item_fn(&mut self, f: &'a syn::ItemFn) {
-        if !is_test_cfg(&f.attrs) {
-            syn::visit::visit_item_fn(self, f);
-        }
-    }
-    fn visit_item_impl(&mut self, i: &'a syn::ItemImpl) {
-        if !is_test_cfg(&i.attrs) {
-            syn::visit::visit_item_impl(self, i);
-        }
-    }
+    skip_tests!('a: mod, fn, impl);
     fn visit_item_use(&mut self, u: &'a syn::ItemUse) {
         if !is_test_cfg(&u.attrs) {
             self.use_tree(&mut Vec::new(), &u.tree);
@@ -479,16 +492,7 @@ impl LongFunctions {
 }
 
 impl<'a> Visit<'a> for LongFunctions {
-    fn visit_item_mod(&mut self, m: &'a syn::ItemMod) {
-        if !is_test_cfg(&m.attrs) {
-            syn::visit::visit_item_mod(self, m);
-        }
-    }
-    fn visit_item_impl(&mut self, i: &'a syn::ItemImpl) {
-        if !is_test_cfg(&i.attrs) {
-            syn::visit::visit_item_impl(self, i);
-        }
-    }
+    skip_tests!('a: mod, impl);
     fn visit_item_fn(&mut self, f: &'a syn::ItemFn) {
         if !is_test_cfg(&f.attrs) {
             self.check(&f.sig, &f.block);
@@ -551,16 +555,7 @@ impl ManyParameters {
 }
 
 impl<'a> Visit<'a> for ManyParameters {
-    fn visit_item_mod(&mut self, m: &'a syn::ItemMod) {
-        if !is_test_cfg(&m.attrs) {
-            syn::visit::visit_item_mod(self, m);
-        }
-    }
-    fn visit_item_impl(&mut self, i: &'a syn::ItemImpl) {
-        if !is_test_cfg(&i.attrs) {
-            syn::visit::visit_item_impl(self, i);
-        }
-    }
+    skip_tests!('a: mod, impl);
     fn visit_item_fn(&mut self, f: &'a syn::ItemFn) {
         if !is_test_cfg(&f.attrs) {
             self.check(&f.sig);
@@ -703,11 +698,7 @@ fn the_checks_see_what_they_look_for() {
 struct PolicyConstants(BTreeSet<String>);
 
 impl<'a> Visit<'a> for PolicyConstants {
-    fn visit_item_mod(&mut self, m: &'a syn::ItemMod) {
-        if !is_test_cfg(&m.attrs) {
-            syn::visit::visit_item_mod(self, m);
-        }
-    }
+    skip_tests!('a: mod);
     fn visit_item_const(&mut self, c: &'a syn::ItemConst) {
         self.0.insert(c.ident.to_string());
     }
@@ -751,21 +742,7 @@ impl ComparedConstants<'_> {
 }
 
 impl<'a> Visit<'a> for ComparedConstants<'_> {
-    fn visit_item_mod(&mut self, m: &'a syn::ItemMod) {
-        if !is_test_cfg(&m.attrs) {
-            syn::visit::visit_item_mod(self, m);
-        }
-    }
-    fn visit_item_fn(&mut self, f: &'a syn::ItemFn) {
-        if !is_test_cfg(&f.attrs) {
-            syn::visit::visit_item_fn(self, f);
-        }
-    }
-    fn visit_item_impl(&mut self, i: &'a syn::ItemImpl) {
-        if !is_test_cfg(&i.attrs) {
-            syn::visit::visit_item_impl(self, i);
-        }
-    }
+    skip_tests!('a: mod, fn, impl);
     fn visit_expr_binary(&mut self, b: &'a syn::ExprBinary) {
         if matches!(
             b.op,
