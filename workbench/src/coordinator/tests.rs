@@ -608,11 +608,11 @@ fn ended_touched(asked: PointConfig) -> PointResult {
     let confidence = checks(&events, CheckKind::Confidence);
     let ended = (confidence.iter())
         .find(|c| {
-            c.decision
+            c.decision()
                 .starts_with("N/A now for the tail without stalls")
         })
         .unwrap_or_else(|| panic!("no decision ended it: {confidence:#?}"));
-    assert!(ended.detail.contains("% CI ["), "{}", ended.detail);
+    assert!(ended.detail().contains("% CI ["), "{}", ended.detail());
     result
 }
 
@@ -720,8 +720,12 @@ fn correlated_latencies_thin_the_sampling_by_the_lag() {
     });
     let events = drive(&mut c, &mut agent, Duration::from_secs(120));
     let independence = checks(&events, CheckKind::Independence);
-    assert!(!independence[0].pass, "{}", independence[0].detail);
-    assert!(independence[0].decision.starts_with("keep one request in"));
+    assert!(!independence[0].pass, "{}", independence[0].detail());
+    assert!(
+        independence[0]
+            .decision()
+            .starts_with("keep one request in")
+    );
     assert!(agent.sampling < 0.2 / 5.0, "sampling {}", agent.sampling);
     assert!(matches!(
         independence[0].data,
@@ -1256,8 +1260,8 @@ fn an_agent_without_an_interval_of_its_own_is_too_few_samples_not_a_disagreement
     let said = format!(
         "agent 0 has no p99.9 interval of its own yet (too few samples for the p99.9 CI at 95%: it needs at least {least}, there are "
     );
-    assert!(first.detail.starts_with(&said), "{}", first.detail);
-    assert!(first.decision.starts_with("collect more"), "{first:?}");
+    assert!(first.detail().starts_with(&said), "{}", first.detail());
+    assert!(first.decision().starts_with("collect more"), "{first:?}");
     // Each agent then has its own, and they are judged.
     assert!(
         agreement.iter().skip(1).any(|a| a.statistic.is_some()),
@@ -1385,9 +1389,9 @@ fn interarrival_check_report_measures_anyway_and_the_result_says_so() {
             // One test, reported; the measurement goes on to a verdict of its own.
             assert_eq!(failed.len(), 1);
             assert!(
-                failed[0].decision.contains("not enforced"),
+                failed[0].decision().contains("not enforced"),
                 "{}",
-                failed[0].decision
+                failed[0].decision()
             );
             assert_eq!(result.verdict, Verdict::Converged, "{:#?}", result.reasons);
             assert_eq!(result.waived.len(), 1);
@@ -1428,11 +1432,11 @@ fn vernier_widens_the_ci_for_correlation_instead_of_thinning() {
         agent.sampling
     );
     let independence = checks(&events, CheckKind::Independence);
-    assert!(!independence[0].pass, "{}", independence[0].detail);
+    assert!(!independence[0].pass, "{}", independence[0].detail());
     assert!(
-        independence[0].decision.contains("the CI allows for it"),
+        independence[0].decision().contains("the CI allows for it"),
         "{}",
-        independence[0].decision
+        independence[0].decision()
     );
     let p99 = result.target().unwrap();
     let dependence = p99.dependence.as_ref().unwrap();
@@ -1442,7 +1446,7 @@ fn vernier_widens_the_ci_for_correlation_instead_of_thinning() {
     assert!(dependence.batches >= vernier_stats::MIN_BATCHES);
     // The departures were judged by their effect, and passed.
     let departures = checks(&events, CheckKind::Departures);
-    assert!(departures[0].pass, "{}", departures[0].detail);
+    assert!(departures[0].pass, "{}", departures[0].detail());
 }
 
 #[test]
@@ -2042,9 +2046,9 @@ fn late_departures_with_free_slots_on_a_late_waking_host_are_the_host_s() {
     );
     for d in failed {
         assert!(
-            d.decision.contains("the client's host wakes it late"),
+            d.decision().contains("the client's host wakes it late"),
             "{}",
-            d.decision
+            d.decision()
         );
     }
     let reason = &c.results()[0].reasons[0];
@@ -2109,7 +2113,7 @@ fn vernier_looks_again_in_steps_sized_from_the_width_and_stops_on_the_first_narr
     }
     assert!(looks.iter().rev().skip(1).all(|c| !c.pass));
     let last = looks.last().unwrap();
-    assert!(last.pass && last.decision == "narrow enough", "{last:?}");
+    assert!(last.pass && last.decision() == "narrow enough", "{last:?}");
     assert!(last.statistic.unwrap() <= 0.05 * result.target().unwrap().value);
     assert_eq!(result.tries, 1, "the looks are not tries");
 }
