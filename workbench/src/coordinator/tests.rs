@@ -18,6 +18,7 @@ use super::reason::{
 use super::*;
 use crate::coordinator::ReasonKind;
 
+mod records;
 mod timely;
 
 /// The figures of a reason of the kind the pattern names, or a panic naming what it was.
