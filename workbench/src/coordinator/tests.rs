@@ -10,6 +10,7 @@ use vernier_agent::{Batch, Counters, Sample, histogram};
 use vernier_protocols::InterArrival;
 use vernier_stats::Percentile;
 
+use super::check_next::{CheckNext, Found};
 use super::findings::{DepartureFinding, LateCause};
 use super::reason::{
     ClosedLoop, ClosedLoopMoment, Confidence, HeavyTail, HeldClosedLoop, HostKept, HostStalls,
@@ -614,6 +615,11 @@ fn ended_touched(asked: PointConfig) -> PointResult {
         })
         .unwrap_or_else(|| panic!("no decision ended it: {confidence:#?}"));
     assert!(ended.detail().contains("% CI ["), "{}", ended.detail());
+    assert!(
+        matches!(ended.next, Some(CheckNext::Touched(call)) if call.side == TouchedSide::Over),
+        "{ended:?}"
+    );
+    assert!(matches!(ended.found, Found::Touched { .. }), "{ended:?}");
     result
 }
 
@@ -726,6 +732,11 @@ fn correlated_latencies_thin_the_sampling_by_the_lag() {
         independence[0]
             .decision()
             .starts_with("keep one request in")
+    );
+    assert!(
+        matches!(independence[0].next, Some(CheckNext::KeepOneIn { lag }) if lag > 1),
+        "{:?}",
+        independence[0]
     );
     assert!(agent.sampling < 0.2 / 5.0, "sampling {}", agent.sampling);
     assert!(matches!(
@@ -1263,6 +1274,14 @@ fn an_agent_without_an_interval_of_its_own_is_too_few_samples_not_a_disagreement
     );
     assert!(first.detail().starts_with(&said), "{}", first.detail());
     assert!(first.decision().starts_with("collect more"), "{first:?}");
+    assert!(
+        matches!(&first.found, Found::Agreement(f) if f.without.as_ref().is_some_and(|w| w.0 == 0)),
+        "{first:?}"
+    );
+    assert!(
+        matches!(first.next, Some(CheckNext::CollectMore { .. })),
+        "{first:?}"
+    );
     // Each agent then has its own, and they are judged.
     assert!(
         agreement.iter().skip(1).any(|a| a.statistic.is_some()),
@@ -1389,6 +1408,7 @@ fn interarrival_check_report_measures_anyway_and_the_result_says_so() {
         } else {
             // One test, reported; the measurement goes on to a verdict of its own.
             assert_eq!(failed.len(), 1);
+            assert_eq!(failed[0].next, Some(CheckNext::InterarrivalNotEnforced));
             assert!(
                 failed[0].decision().contains("not enforced"),
                 "{}",
@@ -1434,6 +1454,14 @@ fn vernier_widens_the_ci_for_correlation_instead_of_thinning() {
     );
     let independence = checks(&events, CheckKind::Independence);
     assert!(!independence[0].pass, "{}", independence[0].detail());
+    assert!(
+        matches!(
+            independence[0].next,
+            Some(CheckNext::CorrelationAllowed { .. })
+        ),
+        "{:?}",
+        independence[0]
+    );
     assert!(
         independence[0].decision().contains("the CI allows for it"),
         "{}",
@@ -2047,6 +2075,10 @@ fn late_departures_with_free_slots_on_a_late_waking_host_are_the_host_s() {
     );
     for d in failed {
         assert!(
+            matches!(&d.next, Some(CheckNext::LatenessMoves(f)) if matches!(f.cause, LateCause::WokenLate { .. })),
+            "{d:?}"
+        );
+        assert!(
             d.decision().contains("the client's host wakes it late"),
             "{}",
             d.decision()
@@ -2115,6 +2147,7 @@ fn vernier_looks_again_in_steps_sized_from_the_width_and_stops_on_the_first_narr
     assert!(looks.iter().rev().skip(1).all(|c| !c.pass));
     let last = looks.last().unwrap();
     assert!(last.pass && last.decision() == "narrow enough", "{last:?}");
+    assert_eq!(last.next, Some(CheckNext::NarrowEnough), "{last:?}");
     assert!(last.statistic.unwrap() <= 0.05 * result.target().unwrap().value);
     assert_eq!(result.tries, 1, "the looks are not tries");
 }
