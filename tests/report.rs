@@ -17,6 +17,7 @@ use vernier_stats::{DifferenceCi, percentile, percentile_ci, sort_samples};
 use vernier_workbench::budget::{Baseline, Part};
 use vernier_workbench::compare::report::COMPARISON_FILE;
 use vernier_workbench::compare::{Block, CompareVerdict, Comparison, Design, Finding, Look, Side};
+use vernier_workbench::coordinator::check_next::{CheckNext, Found};
 use vernier_workbench::coordinator::findings::SpearmanFinding;
 use vernier_workbench::coordinator::reason::{Independence, IndependenceStuck, Why};
 use vernier_workbench::coordinator::{
@@ -151,8 +152,8 @@ fn interarrival(rng: &mut SmallRng, point: usize, rate: f64) -> Event {
             statistic: Some(0.52),
             pvalue: Some(0.71),
             n: 5000,
-            detail: "Anderson-Darling A² = 0.520, p = 0.7100: exponential".into(),
-            decision: "measure".into(),
+            found: Found::Recorded("Anderson-Darling A² = 0.520, p = 0.7100: exponential".into()),
+            next: Some(CheckNext::Recorded("measure".into())),
             data: Some(CheckData::Histogram {
                 bin_ns,
                 counts,
@@ -176,8 +177,8 @@ fn independence(point: usize, rate: f64, lags: Vec<(usize, f64, f64)>, pass: boo
             statistic: Some(lags[0].1),
             pvalue: Some(lags[0].2),
             n: 20_000,
-            detail: format!("Spearman ρ at lag 1 = {:.4}", lags[0].1),
-            decision: String::new(),
+            found: Found::Recorded(format!("Spearman ρ at lag 1 = {:.4}", lags[0].1)),
+            next: None,
             data: Some(CheckData::Correlogram { lags }),
         }),
     }

@@ -396,6 +396,7 @@ fn check_title(what: &str, event: &Event, agent: Option<usize>) -> String {
 mod tests {
     use super::points::point_numbers;
     use super::*;
+    use crate::coordinator::check_next::Found;
     use crate::coordinator::{Check, CheckRole, EventKind, Phase, Verdict};
     use crate::record::{FORMAT, Machine};
 
@@ -417,8 +418,8 @@ mod tests {
             statistic: Some(statistic),
             pvalue: None,
             n: 10,
-            detail: String::new(),
-            decision: String::new(),
+            found: Found::Recorded(String::new()),
+            next: None,
             data: data.then(|| CheckData::Correlogram {
                 lags: vec![(1, 0.0, 1.0)],
             }),

@@ -1,13 +1,44 @@
-//! What a check found where its figures are not a test's finding (the rate reached, the
-//! interval of the target percentile, the share the host's stalls touched), and what the
-//! methodology does next: data the checks return, which [`super::text`] renders into the
-//! `detail` and `decision` a [`super::Check`] carries.
+//! What a check found (a test's finding, or figures that are no test's: the rate reached,
+//! the interval of the target percentile, the share the host's stalls touched), and what
+//! the methodology does next: data a [`super::Check`] carries, which [`super::text`]
+//! writes as the `detail` and `decision` its displays and records show.
 
 use vernier_stats::Percentile;
 
-use super::findings::DepartureFinding;
+use super::findings::{AdfFinding, DepartureFinding, InterarrivalFinding, SpearmanFinding};
 use super::reason::{AgentInterval, TooFewForCi};
 use super::result::TouchedCall;
+
+/// What a check found, with the figures its words quote.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Found {
+    /// The ADF test of a series (warm-up's windows, or an agent's samples).
+    Adf(AdfFinding),
+    /// An agent's inter-departure gaps against the arrival process.
+    Gaps(InterarrivalFinding),
+    /// Spearman's correlation of an agent's samples in send order.
+    Spearman(SpearmanFinding),
+    /// The rate reached at the end of warm-up.
+    Rate(RateFinding),
+    /// The combined interval of the target percentile at a look.
+    Interval(IntervalFinding),
+    /// Too few samples for the percentile's CI.
+    TooFew(TooFewForCi),
+    /// The agents' intervals of the target percentile.
+    Agreement(AgreementFinding),
+    /// The departures' effect on the target percentile.
+    Departures(Box<DepartureFinding>),
+    /// The share of the requests the host's stalls touched, with its interval at
+    /// `confidence`.
+    Touched {
+        /// The share and how it was called.
+        call: TouchedCall,
+        /// The interval's level.
+        confidence: f64,
+    },
+    /// The words a record holds, kept as they were written.
+    Recorded(String),
+}
 
 /// What the methodology does after a check, with the figures it quotes.
 #[derive(Debug, Clone, PartialEq)]
@@ -108,6 +139,8 @@ pub enum CheckNext {
     Ending(Ending),
     /// The share touched by the host's stalls was called (the tail without stalls).
     Touched(TouchedCall),
+    /// The words a record holds, kept as they were written.
+    Recorded(String),
 }
 
 /// Which side of the SLO a CI lies on.

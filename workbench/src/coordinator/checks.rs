@@ -7,6 +7,7 @@ use vernier_stats::{
     coefficient_of_variation, decorrelation_lag, default_lag_ladder, percentile, percentile_ci,
 };
 
+use super::check_next::Found;
 use super::event::{Check, CheckData, CheckKind, CheckRole};
 use super::findings::{AdfFinding, GapMisfit, GapTest, InterarrivalFinding, SpearmanFinding};
 use super::policy::{
@@ -14,7 +15,6 @@ use super::policy::{
     has_gap_floor, rate_error_allowed,
 };
 use super::result::InterarrivalResult;
-use super::text;
 
 /// Bins in the inter-arrival histogram a check carries.
 const HISTOGRAM_BINS: usize = 40;
@@ -70,8 +70,8 @@ pub(crate) fn stationarity(
         statistic,
         pvalue,
         n,
-        detail: text::adf(&finding),
-        decision: String::new(),
+        found: Found::Adf(finding.clone()),
+        next: None,
         data: None,
     };
     (check, finding)
@@ -184,8 +184,8 @@ pub(crate) fn interarrival(
         statistic: Some(statistic).filter(|s| s.is_finite()),
         pvalue,
         n,
-        detail: text::interarrival(&finding),
-        decision: String::new(),
+        found: Found::Gaps(finding.clone()),
+        next: None,
         data,
     };
     let result = InterarrivalResult {
@@ -261,8 +261,8 @@ pub(crate) fn independence(agent: usize, latencies: &[f64], alpha: f64) -> Indep
         statistic: first.map(|f| f.0),
         pvalue: first.map(|f| f.1),
         n,
-        detail: text::spearman(&finding),
-        decision: String::new(),
+        found: Found::Spearman(finding.clone()),
+        next: None,
         data,
     };
     Independent {
@@ -381,11 +381,11 @@ mod tests {
     fn exponential_gaps_pass_and_fixed_gaps_fail_the_exponential_test() {
         let gaps = exp_gaps(2000, 50_000.0, 1);
         let (check, result, _) = interarrival(0, &gaps, &InterArrival::Exp, 50_000.0, 0.05, 0.05);
-        assert!(check.pass, "{}", check.detail);
+        assert!(check.pass, "{}", check.detail());
         assert!(result.pvalue.is_some_and(|p| p > 0.05));
         let fixed = vec![50_000u64; 2000];
         let (check, _, _) = interarrival(0, &fixed, &InterArrival::Exp, 50_000.0, 0.05, 0.05);
-        assert!(!check.pass, "{}", check.detail);
+        assert!(!check.pass, "{}", check.detail());
         // Exponential gaps at twice the rate fit the shape but not the rate.
         let (check, _, finding) = interarrival(0, &gaps, &InterArrival::Exp, 25_000.0, 0.05, 0.05);
         assert!(!check.pass, "{finding:?}");
@@ -400,7 +400,7 @@ mod tests {
         let fixed: Vec<u64> = (0..1000).map(|i| 50_000 + (i % 7) * 100).collect();
         let (check, result, _) =
             interarrival(0, &fixed, &InterArrival::Fixed, 50_300.0, 0.05, 0.05);
-        assert!(check.pass, "{}", check.detail);
+        assert!(check.pass, "{}", check.detail());
         assert!(result.statistic < 0.1);
         let gaps = exp_gaps(1000, 50_000.0, 2);
         let (check, _, _) = interarrival(0, &gaps, &InterArrival::Fixed, 50_000.0, 0.05, 0.05);
@@ -419,7 +419,7 @@ mod tests {
         let noise: Vec<f64> = (0..10_000).map(|_| rng.random::<f64>()).collect();
         let Independent { check, lag, .. } = independence(0, &noise, 0.05);
         // White noise passes at lag 1 most of the time; this seed does.
-        assert_eq!(lag, Some(1), "{}", check.detail);
+        assert_eq!(lag, Some(1), "{}", check.detail());
         let mut x = 0.0;
         let ar: Vec<f64> = noise
             .iter()
@@ -430,7 +430,7 @@ mod tests {
             .collect();
         let Independent { check, lag, .. } = independence(0, &ar, 0.05);
         assert!(!check.pass);
-        assert!(lag.is_some_and(|l| l > 10), "{lag:?}: {}", check.detail);
+        assert!(lag.is_some_and(|l| l > 10), "{lag:?}: {}", check.detail());
         let series = std::iter::repeat_n(5.0, 100).collect::<Vec<_>>();
         assert!(
             stationarity(CheckKind::Stationarity, None, &series, 0.05, None)
@@ -445,7 +445,7 @@ mod tests {
             })
             .collect();
         let (check, _) = stationarity(CheckKind::Stationarity, None, &walk, 0.05, None);
-        assert!(!check.pass, "{}", check.detail);
+        assert!(!check.pass, "{}", check.detail());
         assert!(
             stationarity(CheckKind::Stationarity, None, &noise, 0.05, None)
                 .0

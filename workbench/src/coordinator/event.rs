@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 use vernier_agent::StallReport;
 
+use super::check_next::{CheckNext, Found};
 use super::result::PointResult;
 use crate::scenario::Method;
 
@@ -142,9 +143,13 @@ impl CheckKind {
     }
 }
 
-/// One test's outcome, with the figures behind it. Serialized with its
-/// [`CheckOutcome`] beside `pass` and `role` (`outcome`, read back from them, not stored).
+/// One test's outcome, with the figures behind it: what it found and what comes next, as
+/// data that [`super::text::check`] writes in words wherever a check is shown. Recorded
+/// with its [`CheckOutcome`] beside `pass` and `role` (`outcome`, read back from them,
+/// not stored) and its words as `detail` and `decision` (by `text::check`, which also
+/// holds its `Serialize`); a check read back keeps the words it was recorded with.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(from = "RecordedCheck")]
 pub struct Check {
     /// Which test.
     pub check: CheckKind,
@@ -155,7 +160,6 @@ pub struct Check {
     pub pass: bool,
     /// Whether its failure stops the methodology or is only reported (a reported check that
     /// fails is never drawn as a failure).
-    #[serde(default)]
     pub role: CheckRole,
     /// The test statistic (A², ρ, the ADF t, the CI width in µs, the achieved rate...).
     pub statistic: Option<f64>,
@@ -163,12 +167,12 @@ pub struct Check {
     pub pvalue: Option<f64>,
     /// The sample size the test saw.
     pub n: usize,
-    /// What was found, in words.
-    pub detail: String,
-    /// What the methodology does next.
-    pub decision: String,
+    /// What was found (JSON: `detail`, in words).
+    pub found: Found,
+    /// What the methodology does next, when the check decides it (JSON: `decision`, in
+    /// words; empty for none).
+    pub next: Option<CheckNext>,
     /// Data for plots: the gap histogram, the correlogram.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<CheckData>,
 }
 
@@ -188,24 +192,62 @@ impl Check {
     }
 }
 
-impl Serialize for Check {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut s = serializer.serialize_struct("Check", 11)?;
-        s.serialize_field("check", &self.check)?;
-        s.serialize_field("agent", &self.agent)?;
-        s.serialize_field("pass", &self.pass)?;
-        s.serialize_field("outcome", &self.outcome())?;
-        s.serialize_field("role", &self.role)?;
-        s.serialize_field("statistic", &self.statistic)?;
-        s.serialize_field("pvalue", &self.pvalue)?;
-        s.serialize_field("n", &self.n)?;
-        s.serialize_field("detail", &self.detail)?;
-        s.serialize_field("decision", &self.decision)?;
-        if let Some(data) = &self.data {
-            s.serialize_field("data", data)?;
+/// A [`Check`] as records hold it: its words as they were written, which it keeps.
+#[derive(Deserialize)]
+struct RecordedCheck {
+    check: CheckKind,
+    agent: Option<usize>,
+    pass: bool,
+    #[serde(default)]
+    role: CheckRole,
+    statistic: Option<f64>,
+    pvalue: Option<f64>,
+    n: usize,
+    detail: String,
+    decision: String,
+    #[serde(default)]
+    data: Option<CheckData>,
+}
+
+impl From<RecordedCheck> for Check {
+    fn from(r: RecordedCheck) -> Check {
+        Check {
+            check: r.check,
+            agent: r.agent,
+            pass: r.pass,
+            role: r.role,
+            statistic: r.statistic,
+            pvalue: r.pvalue,
+            n: r.n,
+            found: Found::Recorded(r.detail),
+            next: (!r.decision.is_empty()).then_some(CheckNext::Recorded(r.decision)),
+            data: r.data,
         }
-        s.end()
+    }
+}
+
+#[cfg(test)]
+impl Check {
+    /// An agent's independence check as `method: vernier` reports it (correlated up to
+    /// lag 4, which the CI allows for): the check the displays' tests show.
+    pub(crate) fn example() -> Check {
+        Check {
+            check: CheckKind::Independence,
+            agent: Some(0),
+            pass: false,
+            role: CheckRole::Report,
+            statistic: Some(0.21),
+            pvalue: Some(0.0),
+            n: 5003,
+            found: Found::Spearman(super::findings::SpearmanFinding::Tested {
+                rho: 0.21.into(),
+                pvalue: 0.0.into(),
+                lag: Some(4),
+                last_lag: 4,
+            }),
+            next: Some(CheckNext::CorrelationAllowed { lag: Some(4) }),
+            data: None,
+        }
     }
 }
 

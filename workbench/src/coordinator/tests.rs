@@ -10,6 +10,7 @@ use vernier_agent::{Batch, Counters, Sample, histogram};
 use vernier_protocols::InterArrival;
 use vernier_stats::Percentile;
 
+use super::check_next::{CheckNext, Found};
 use super::findings::{DepartureFinding, LateCause};
 use super::reason::{
     ClosedLoop, ClosedLoopMoment, Confidence, HeavyTail, HeldClosedLoop, HostKept, HostStalls,
@@ -18,6 +19,7 @@ use super::reason::{
 use super::*;
 use crate::coordinator::ReasonKind;
 
+mod records;
 mod timely;
 
 /// The figures of a reason of the kind the pattern names, or a panic naming what it was.
@@ -608,11 +610,16 @@ fn ended_touched(asked: PointConfig) -> PointResult {
     let confidence = checks(&events, CheckKind::Confidence);
     let ended = (confidence.iter())
         .find(|c| {
-            c.decision
+            c.decision()
                 .starts_with("N/A now for the tail without stalls")
         })
         .unwrap_or_else(|| panic!("no decision ended it: {confidence:#?}"));
-    assert!(ended.detail.contains("% CI ["), "{}", ended.detail);
+    assert!(ended.detail().contains("% CI ["), "{}", ended.detail());
+    assert!(
+        matches!(ended.next, Some(CheckNext::Touched(call)) if call.side == TouchedSide::Over),
+        "{ended:?}"
+    );
+    assert!(matches!(ended.found, Found::Touched { .. }), "{ended:?}");
     result
 }
 
@@ -720,8 +727,17 @@ fn correlated_latencies_thin_the_sampling_by_the_lag() {
     });
     let events = drive(&mut c, &mut agent, Duration::from_secs(120));
     let independence = checks(&events, CheckKind::Independence);
-    assert!(!independence[0].pass, "{}", independence[0].detail);
-    assert!(independence[0].decision.starts_with("keep one request in"));
+    assert!(!independence[0].pass, "{}", independence[0].detail());
+    assert!(
+        independence[0]
+            .decision()
+            .starts_with("keep one request in")
+    );
+    assert!(
+        matches!(independence[0].next, Some(CheckNext::KeepOneIn { lag }) if lag > 1),
+        "{:?}",
+        independence[0]
+    );
     assert!(agent.sampling < 0.2 / 5.0, "sampling {}", agent.sampling);
     assert!(matches!(
         independence[0].data,
@@ -1256,8 +1272,16 @@ fn an_agent_without_an_interval_of_its_own_is_too_few_samples_not_a_disagreement
     let said = format!(
         "agent 0 has no p99.9 interval of its own yet (too few samples for the p99.9 CI at 95%: it needs at least {least}, there are "
     );
-    assert!(first.detail.starts_with(&said), "{}", first.detail);
-    assert!(first.decision.starts_with("collect more"), "{first:?}");
+    assert!(first.detail().starts_with(&said), "{}", first.detail());
+    assert!(first.decision().starts_with("collect more"), "{first:?}");
+    assert!(
+        matches!(&first.found, Found::Agreement(f) if f.without.as_ref().is_some_and(|w| w.0 == 0)),
+        "{first:?}"
+    );
+    assert!(
+        matches!(first.next, Some(CheckNext::CollectMore { .. })),
+        "{first:?}"
+    );
     // Each agent then has its own, and they are judged.
     assert!(
         agreement.iter().skip(1).any(|a| a.statistic.is_some()),
@@ -1384,10 +1408,11 @@ fn interarrival_check_report_measures_anyway_and_the_result_says_so() {
         } else {
             // One test, reported; the measurement goes on to a verdict of its own.
             assert_eq!(failed.len(), 1);
+            assert_eq!(failed[0].next, Some(CheckNext::InterarrivalNotEnforced));
             assert!(
-                failed[0].decision.contains("not enforced"),
+                failed[0].decision().contains("not enforced"),
                 "{}",
-                failed[0].decision
+                failed[0].decision()
             );
             assert_eq!(result.verdict, Verdict::Converged, "{:#?}", result.reasons);
             assert_eq!(result.waived.len(), 1);
@@ -1428,11 +1453,19 @@ fn vernier_widens_the_ci_for_correlation_instead_of_thinning() {
         agent.sampling
     );
     let independence = checks(&events, CheckKind::Independence);
-    assert!(!independence[0].pass, "{}", independence[0].detail);
+    assert!(!independence[0].pass, "{}", independence[0].detail());
     assert!(
-        independence[0].decision.contains("the CI allows for it"),
+        matches!(
+            independence[0].next,
+            Some(CheckNext::CorrelationAllowed { .. })
+        ),
+        "{:?}",
+        independence[0]
+    );
+    assert!(
+        independence[0].decision().contains("the CI allows for it"),
         "{}",
-        independence[0].decision
+        independence[0].decision()
     );
     let p99 = result.target().unwrap();
     let dependence = p99.dependence.as_ref().unwrap();
@@ -1442,7 +1475,7 @@ fn vernier_widens_the_ci_for_correlation_instead_of_thinning() {
     assert!(dependence.batches >= vernier_stats::MIN_BATCHES);
     // The departures were judged by their effect, and passed.
     let departures = checks(&events, CheckKind::Departures);
-    assert!(departures[0].pass, "{}", departures[0].detail);
+    assert!(departures[0].pass, "{}", departures[0].detail());
 }
 
 #[test]
@@ -2042,9 +2075,13 @@ fn late_departures_with_free_slots_on_a_late_waking_host_are_the_host_s() {
     );
     for d in failed {
         assert!(
-            d.decision.contains("the client's host wakes it late"),
+            matches!(&d.next, Some(CheckNext::LatenessMoves(f)) if matches!(f.cause, LateCause::WokenLate { .. })),
+            "{d:?}"
+        );
+        assert!(
+            d.decision().contains("the client's host wakes it late"),
             "{}",
-            d.decision
+            d.decision()
         );
     }
     let reason = &c.results()[0].reasons[0];
@@ -2109,7 +2146,8 @@ fn vernier_looks_again_in_steps_sized_from_the_width_and_stops_on_the_first_narr
     }
     assert!(looks.iter().rev().skip(1).all(|c| !c.pass));
     let last = looks.last().unwrap();
-    assert!(last.pass && last.decision == "narrow enough", "{last:?}");
+    assert!(last.pass && last.decision() == "narrow enough", "{last:?}");
+    assert_eq!(last.next, Some(CheckNext::NarrowEnough), "{last:?}");
     assert!(last.statistic.unwrap() <= 0.05 * result.target().unwrap().value);
     assert_eq!(result.tries, 1, "the looks are not tries");
 }

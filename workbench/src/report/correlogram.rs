@@ -34,7 +34,7 @@ pub(super) fn draw<'a>(
     let mut caption = vec![format!(
         "{}: {} (n = {}).",
         text::check_outcome_caption(check.outcome()),
-        check.detail,
+        check.detail(),
         check.n
     )];
     caption.push(match band {
@@ -159,6 +159,8 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::coordinator::check_next::Found;
+    use crate::coordinator::findings::SpearmanFinding;
     use crate::coordinator::{CheckKind, CheckRole};
 
     #[test]
@@ -179,9 +181,13 @@ mod tests {
             statistic: Some(0.3),
             pvalue: Some(1e-9),
             n: 10_000,
-            detail: "Spearman ρ at lag 1 = 0.3000, p = 1.0e-9: correlated; independent from lag 4"
-                .into(),
-            decision: String::new(),
+            found: Found::Spearman(SpearmanFinding::Tested {
+                rho: 0.3.into(),
+                pvalue: 1e-9.into(),
+                lag: Some(4),
+                last_lag: 4,
+            }),
+            next: None,
             data: None,
         };
         let lags = [

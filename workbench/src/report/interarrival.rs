@@ -78,7 +78,7 @@ pub(super) fn draw<'a>(
     let mut caption = vec![format!(
         "{}: {} (n = {}). {}",
         text::check_outcome_caption(check.outcome()),
-        check.detail,
+        check.detail(),
         check.n,
         match target {
             Target::Exp(_) => "Curve: the exponential density with the target mean.",
@@ -218,6 +218,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::coordinator::check_next::Found;
     use crate::coordinator::{CheckKind, CheckRole};
 
     fn check(pass: bool) -> Check {
@@ -229,8 +230,8 @@ mod tests {
             statistic: Some(0.4),
             pvalue: Some(0.8),
             n: 100,
-            detail: "A² = 0.400, p = 0.8000".into(),
-            decision: String::new(),
+            found: Found::Recorded("A² = 0.400, p = 0.8000".into()),
+            next: None,
             data: None,
         }
     }

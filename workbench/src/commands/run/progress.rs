@@ -113,8 +113,8 @@ impl Progress {
                 Some(format!(
                     "{head}  {name}{who}: {} — {}; {}",
                     text::check_outcome(c.outcome()),
-                    c.detail,
-                    c.decision
+                    c.detail(),
+                    c.decision()
                 ))
             }
             EventKind::Progress(p)

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use vernier_stats::{Percentile, min_samples_for_ci};
 
-use super::super::check_next::{AgreementFinding, CheckNext};
+use super::super::check_next::{AgreementFinding, CheckNext, Found};
 use super::super::checks::Interval;
 use super::super::decision::Decision;
 use super::super::event::{Check, CheckKind, CheckRole};
@@ -15,7 +15,6 @@ use super::super::policy::RETRY_FACTOR;
 use super::super::reason::{
     AgentInterval, AgentsDisagree, Reason, TooFewForCi, TooFewSamples, Why,
 };
-use super::super::text;
 use super::state::Point;
 
 impl Point {
@@ -54,7 +53,7 @@ impl Point {
         let more = self.rounds.wanted * RETRY_FACTOR;
         let without =
             without.map(|&(agent, samples, _)| (agent, self.own_too_few(agent, samples, p)));
-        let detail = text::check::agreement(&AgreementFinding {
+        let found = Found::Agreement(AgreementFinding {
             p,
             intervals: with_ci.clone(),
             without: without.clone(),
@@ -77,8 +76,8 @@ impl Point {
             statistic: without.is_none().then_some(max_low - min_high),
             pvalue: None,
             n,
-            detail,
-            decision: text::check::next(&if agree {
+            found,
+            next: Some(if agree {
                 CheckNext::AgentsAgree
             } else {
                 CheckNext::CollectMore { per_agent: more }

@@ -11,7 +11,7 @@ use std::time::Duration;
 use vernier_agent::StallReport;
 use vernier_stats::{DependentCi, NeedMore, Percentile, Step, effective_tail, percentile};
 
-use super::super::check_next::{Batches, CheckNext, IntervalFinding};
+use super::super::check_next::{Batches, CheckNext, Found, IntervalFinding};
 use super::super::checks::Interval;
 use super::super::decision::Decision;
 use super::super::event::{Check, CheckKind, CheckRole};
@@ -20,7 +20,6 @@ use super::super::reason::{
     Awaited, Confidence, HeavyTail, MoreTime, Narrow, Reason, TooFewForCi, TooFewSamples, Why, Wide,
 };
 use super::super::result::Verdict;
-use super::super::text;
 use super::estimate::{Estimate, Snapshot};
 use super::heavy::{heaviness_at, heavy_too_few};
 use super::plan::{Look, Next};
@@ -112,7 +111,7 @@ impl Point {
         let stop = step == Step::Stop;
         let slo = self.config.slo.map(|s| s.as_secs_f64() * 1e6);
         let decided = slo.is_some_and(|s| combined.high < s || combined.low > s);
-        let detail = text::check::interval(&IntervalFinding {
+        let found = Found::Interval(IntervalFinding {
             p,
             value: estimate.value,
             confidence: conf,
@@ -134,12 +133,12 @@ impl Point {
             statistic: Some(width),
             pvalue: None,
             n,
-            detail,
-            decision: String::new(),
+            found,
+            next: None,
             data: None,
         };
         if stop || decided {
-            check.decision = text::check::next(&if stop {
+            check.next = Some(if stop {
                 CheckNext::NarrowEnough
             } else {
                 CheckNext::DecidedBySlo
@@ -373,14 +372,10 @@ impl Point {
                 statistic: None,
                 pvalue: None,
                 n,
-                detail: text::too_few(&too_few),
-                decision: match &next {
-                    Next::Look(wanted) => {
-                        text::check::next(&CheckNext::Collect { per_agent: *wanted })
-                    }
-                    ending => Self::ending(ending, need.needed)
-                        .map(|e| text::check::next(&CheckNext::Ending(e)))
-                        .unwrap_or_default(),
+                found: Found::TooFew(too_few.clone()),
+                next: match &next {
+                    Next::Look(wanted) => Some(CheckNext::Collect { per_agent: *wanted }),
+                    ending => Self::ending(ending, need.needed).map(CheckNext::Ending),
                 },
                 data: None,
             },
@@ -449,25 +444,24 @@ impl Point {
             Next::Look(wanted) => wanted,
             _ => 0,
         };
-        check.decision =
-            text::check::next(&if let Some(ending) = Self::ending(&next, total_needed) {
-                CheckNext::Ending(ending)
-            } else if self.looks.confirming {
-                CheckNext::Confirming { per_agent: wanted }
-            } else if narrow {
-                CheckNext::NarrowOnFewTail {
-                    effective_tail: effective_tail(n, p.fraction(), combined),
-                    look: look.look,
-                    tail_needed: STOPPING_RULE.tail_needed(look.look),
-                    per_agent: wanted,
-                }
-            } else {
-                CheckNext::CollectForLook {
-                    per_agent: wanted,
-                    in_all: total_needed,
-                    look: look.look + 1,
-                }
-            });
+        check.next = Some(if let Some(ending) = Self::ending(&next, total_needed) {
+            CheckNext::Ending(ending)
+        } else if self.looks.confirming {
+            CheckNext::Confirming { per_agent: wanted }
+        } else if narrow {
+            CheckNext::NarrowOnFewTail {
+                effective_tail: effective_tail(n, p.fraction(), combined),
+                look: look.look,
+                tail_needed: STOPPING_RULE.tail_needed(look.look),
+                per_agent: wanted,
+            }
+        } else {
+            CheckNext::CollectForLook {
+                per_agent: wanted,
+                in_all: total_needed,
+                look: look.look + 1,
+            }
+        });
         self.check(at, check, out);
         let reason = match self.looks.narrow.clone() {
             Some(narrow) => {

@@ -13,7 +13,7 @@ use std::time::Duration;
 use vernier_agent::StallReport;
 use vernier_stats::{Percentile, percentile};
 
-use super::super::check_next::CheckNext;
+use super::super::check_next::{CheckNext, Found};
 use super::super::decision::Decision;
 use super::super::event::{Check, CheckKind, CheckRole};
 use super::super::findings::{DepartureFinding, LateCause};
@@ -22,7 +22,6 @@ use super::super::policy::{
     lateness_allowed_us, lateness_matters, tail_estimate_stands,
 };
 use super::super::reason::{ClosedLoop, ClosedLoopMoment, Departures, Reason, Why};
-use super::super::text;
 use super::estimate::Estimate;
 use super::state::Point;
 
@@ -123,8 +122,8 @@ impl Point {
             statistic: on_us.map(|v| all_us - v),
             pvalue: None,
             n,
-            detail: text::departures(&finding),
-            decision: text::check::next(&if pass {
+            found: Found::Departures(Box::new(finding.clone())),
+            next: Some(if pass {
                 CheckNext::LatenessHarmless
             } else {
                 CheckNext::LatenessMoves(Box::new(finding.clone()))

@@ -10,7 +10,6 @@ use super::super::decision::Decision;
 use super::super::event::CheckRole;
 use super::super::policy::too_thin;
 use super::super::reason::{Independence, IndependenceStuck, IndependenceThinned, Reason, Why};
-use super::super::text;
 use super::estimate::Snapshot;
 use super::state::{Point, Stage};
 
@@ -37,7 +36,7 @@ impl Point {
                 Some(l) => worst = worst.max(l),
                 None => stuck = Some((i, finding)),
             }
-            check.decision = text::check::next(&match lag {
+            check.next = Some(match lag {
                 Some(1) => CheckNext::Independent,
                 Some(lag) => CheckNext::KeepOneIn { lag },
                 None => CheckNext::CorrelatedEverywhere,
@@ -103,7 +102,7 @@ impl Point {
                 self.config.interarrival_enforced,
             );
             self.agents[i].lag = lag;
-            check.decision = text::check::next(&match lag {
+            check.next = Some(match lag {
                 Some(1) => CheckNext::Independent,
                 lag => CheckNext::CorrelationAllowed { lag },
             });

@@ -10,7 +10,6 @@ use super::super::decision::Decision;
 use super::super::event::CheckRole;
 use super::super::policy::{INTERARRIVAL_TRIES, interarrival_tries_left};
 use super::super::reason::{Interarrival, InterarrivalFailed, Reason, Why};
-use super::super::text;
 use super::state::{Point, Stage};
 use crate::scenario::Method;
 
@@ -63,7 +62,7 @@ impl Point {
                 self.config.method,
                 self.config.interarrival_enforced,
             );
-            check.decision = text::check::next(&if check.pass {
+            check.next = Some(if check.pass {
                 CheckNext::Fits
             } else if vernier {
                 CheckNext::InterarrivalReported

@@ -6,14 +6,13 @@ use std::time::Duration;
 
 use vernier_stats::{Percentile, min_samples_for_ci};
 
-use super::super::check_next::{CheckNext, IntervalFinding, SloSide};
+use super::super::check_next::{CheckNext, Found, IntervalFinding, SloSide};
 use super::super::checks::{self, Interval};
 use super::super::decision::Decision;
 use super::super::event::{Check, CheckKind, CheckRole};
 use super::super::policy::{PREDICTION_MARGIN, is_heavy, least_step};
 use super::super::reason::{Confidence, HeavyTail, Reason, TooFewForCi, TooFewSamples, Why, Wide};
 use super::super::result::Verdict;
-use super::super::text;
 use super::state::Point;
 
 impl Point {
@@ -54,7 +53,7 @@ impl Point {
             statistic: Some(combined.width()),
             pvalue: None,
             n,
-            detail: text::check::interval(&IntervalFinding {
+            found: Found::Interval(IntervalFinding {
                 p,
                 value: combined.value,
                 confidence: conf,
@@ -65,11 +64,11 @@ impl Point {
                 n,
                 batches: None,
             }),
-            decision: String::new(),
+            next: None,
             data: None,
         };
         if narrow || decided {
-            check.decision = text::check::next(&if narrow {
+            check.next = Some(if narrow {
                 CheckNext::Converged
             } else {
                 let slo_us = slo.unwrap_or(0.0);
@@ -145,8 +144,8 @@ impl Point {
             statistic: None,
             pvalue: None,
             n,
-            detail: text::too_few(&too_few),
-            decision: text::check::next(&CheckNext::Collect { per_agent: wanted }),
+            found: Found::TooFew(too_few.clone()),
+            next: Some(CheckNext::Collect { per_agent: wanted }),
             data: None,
         };
         self.check(at, check, out);
@@ -176,7 +175,7 @@ impl Point {
             * PREDICTION_MARGIN)
             .ceil() as usize;
         let wanted = predicted.max(least_step(self.rounds.wanted));
-        check.decision = text::check::next(&CheckNext::CollectPredicted { per_agent: wanted });
+        check.next = Some(CheckNext::CollectPredicted { per_agent: wanted });
         self.check(at, check, out);
         let heaviness =
             vernier_stats::tail_heaviness(combined.value, combined.width(), p.fraction(), n, conf)

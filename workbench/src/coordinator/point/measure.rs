@@ -11,7 +11,6 @@ use super::super::decision::Decision;
 use super::super::event::CheckKind;
 use super::super::policy::RETRY_FACTOR;
 use super::super::reason::{MoreTime, Reason, Stationarity, Why};
-use super::super::text;
 use super::estimate::Snapshot;
 use super::state::{Point, RoundTally, Stage};
 use crate::scenario::Method;
@@ -122,7 +121,7 @@ impl Point {
         }
         let more = self.rounds.wanted * RETRY_FACTOR;
         for mut check in all {
-            check.decision = text::check::next(&if check.pass {
+            check.next = Some(if check.pass {
                 CheckNext::Stationary
             } else {
                 CheckNext::CollectMore { per_agent: more }

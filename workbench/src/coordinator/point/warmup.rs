@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use vernier_agent::histogram;
 
-use super::super::check_next::{CheckNext, RateFinding};
+use super::super::check_next::{CheckNext, Found, RateFinding};
 use super::super::checks;
 use super::super::decision::{Action, Decision};
 use super::super::event::{Check, CheckKind, CheckRole, EventKind};
@@ -16,7 +16,6 @@ use super::super::policy::{
 use super::super::reason::{
     ClosedLoop, HeldClosedLoop, NotReached, Reason, ReasonKind, WarmupStationarity, Why,
 };
-use super::super::text;
 use super::state::{Point, Stage, WarmupState, Window, WindowTally};
 
 impl Point {
@@ -197,16 +196,16 @@ impl Point {
             statistic: Some(received),
             pvalue: None,
             n,
-            detail: text::check::rate(&RateFinding {
+            found: Found::Rate(RateFinding {
                 achieved: received,
                 sent,
                 target: self.config.rate,
                 tolerance: tol,
             }),
-            decision: text::check::next(&CheckNext::RateReached),
+            next: Some(CheckNext::RateReached),
             data: None,
         };
-        stat.decision = text::check::next(&CheckNext::WarmupOver);
+        stat.next = Some(CheckNext::WarmupOver);
         self.check(at, rate, out);
         self.check(at, stat, out);
         for a in &mut self.agents {

@@ -8,7 +8,7 @@ use std::time::Duration;
 use vernier_agent::STALL_THRESHOLD_NS;
 use vernier_stats::{Percentile, Sent, Stall, Untouched, WeightedSamples, mean_ci, untouched_sent};
 
-use super::super::check_next::CheckNext;
+use super::super::check_next::{CheckNext, Found};
 use super::super::checks::Interval;
 use super::super::decision::Decision;
 use super::super::event::{Check, CheckKind, CheckRole};
@@ -20,7 +20,6 @@ use super::super::result::{
     CalledBy, CiDependence, OwnShort, PercentileResult, Probed, TouchedCall, TouchedSide, Verdict,
     WithoutStalls,
 };
-use super::super::text;
 use super::estimate::Estimate;
 use super::state::Point;
 use crate::samples::stall_of;
@@ -240,8 +239,11 @@ impl Point {
             statistic: Some(call.share),
             pvalue: None,
             n: requests,
-            detail: text::check::touched(&call, self.config.ci.confidence),
-            decision: text::check::next(&CheckNext::Touched(call)),
+            found: Found::Touched {
+                call,
+                confidence: self.config.ci.confidence,
+            },
+            next: Some(CheckNext::Touched(call)),
             data: None,
         }
     }

@@ -1,12 +1,84 @@
-//! A check's words: what it found where its figures are not a test's finding, and what
-//! the methodology does next ([`super::super::check_next`]).
+//! A check's words: what it found and what the methodology does next
+//! ([`super::super::check_next`]), as the displays show them and the records hold them.
+
+use serde::ser::{Serialize, SerializeStruct, Serializer};
 
 use super::super::check_next::{
-    AgreementFinding, CheckNext, Ending, IntervalFinding, RateFinding, SloSide,
+    AgreementFinding, CheckNext, Ending, Found, IntervalFinding, RateFinding, SloSide,
 };
+use super::super::event::Check;
 use super::super::policy::{FAR_BEYOND_REACH, MAX_TOUCHED_SHARE};
 use super::super::result::{CalledBy, TouchedCall, TouchedSide};
-use super::{agent_intervals, late_cause, too_few};
+use super::{adf, agent_intervals, departures, interarrival, late_cause, spearman, too_few};
+
+impl Check {
+    /// What was found, in words (JSON: `detail`).
+    pub fn detail(&self) -> String {
+        found(&self.found)
+    }
+
+    /// What the methodology does next, in words; empty when the check decides nothing
+    /// (JSON: `decision`).
+    pub fn decision(&self) -> String {
+        decision(self.next.as_ref())
+    }
+
+    /// The check as a record reads it back: its words in place of its figures.
+    #[cfg(test)]
+    pub(crate) fn recorded(&self) -> Check {
+        Check {
+            found: Found::Recorded(self.detail()),
+            next: Some(self.decision())
+                .filter(|words| !words.is_empty())
+                .map(CheckNext::Recorded),
+            ..self.clone()
+        }
+    }
+}
+
+/// A check's record: its figures, its outcome beside `pass` and `role`, and its words, so
+/// that a record reads the same to anything that shows it, whatever reads it back.
+impl Serialize for Check {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut s = serializer.serialize_struct("Check", 11)?;
+        s.serialize_field("check", &self.check)?;
+        s.serialize_field("agent", &self.agent)?;
+        s.serialize_field("pass", &self.pass)?;
+        s.serialize_field("outcome", &self.outcome())?;
+        s.serialize_field("role", &self.role)?;
+        s.serialize_field("statistic", &self.statistic)?;
+        s.serialize_field("pvalue", &self.pvalue)?;
+        s.serialize_field("n", &self.n)?;
+        s.serialize_field("detail", &self.detail())?;
+        s.serialize_field("decision", &self.decision())?;
+        if let Some(data) = &self.data {
+            s.serialize_field("data", data)?;
+        }
+        s.end()
+    }
+}
+
+/// What a check found, in words.
+pub fn found(found: &Found) -> String {
+    match found {
+        Found::Adf(f) => adf(f),
+        Found::Gaps(f) => interarrival(f),
+        Found::Spearman(f) => spearman(f),
+        Found::Rate(f) => rate(f),
+        Found::Interval(f) => interval(f),
+        Found::TooFew(f) => too_few(f),
+        Found::Agreement(f) => agreement(f),
+        Found::Departures(f) => departures(f),
+        Found::Touched { call, confidence } => touched(call, *confidence),
+        Found::Recorded(words) => words.clone(),
+    }
+}
+
+/// What the methodology does next after a check, in words; empty when the check decides
+/// nothing by itself.
+pub fn decision(next: Option<&CheckNext>) -> String {
+    next.map(self::next).unwrap_or_default()
+}
 
 /// What the methodology does next, in words.
 pub fn next(next: &CheckNext) -> String {
@@ -70,6 +142,7 @@ pub fn next(next: &CheckNext) -> String {
         ),
         CheckNext::Ending(ending) => self::ending(ending),
         CheckNext::Touched(call) => touched_next(call),
+        CheckNext::Recorded(words) => words.clone(),
     }
 }
 
@@ -108,7 +181,7 @@ fn touched_next(call: &TouchedCall) -> String {
 }
 
 /// The share the host's stalls touched, with its interval at `confidence`.
-pub fn touched(call: &TouchedCall, confidence: f64) -> String {
+fn touched(call: &TouchedCall, confidence: f64) -> String {
     format!(
         "the host's stalls touched {:.1}% of the requests, {:.0}% CI [{:.1}, {:.1}] (batch means)",
         call.share * 100.0,
@@ -119,7 +192,7 @@ pub fn touched(call: &TouchedCall, confidence: f64) -> String {
 }
 
 /// The rate reached at the end of warm-up.
-pub fn rate(f: &RateFinding) -> String {
+fn rate(f: &RateFinding) -> String {
     format!(
         "achieved {:.0} req/s (sent {:.0}) against {:.0}, within {:.1}%",
         f.achieved,
@@ -130,7 +203,7 @@ pub fn rate(f: &RateFinding) -> String {
 }
 
 /// The combined interval of the target percentile at a look.
-pub fn interval(f: &IntervalFinding) -> String {
+fn interval(f: &IntervalFinding) -> String {
     let IntervalFinding {
         p,
         value,
@@ -156,7 +229,7 @@ pub fn interval(f: &IntervalFinding) -> String {
 }
 
 /// The agents' intervals of the target percentile, and an agent without one of its own.
-pub fn agreement(f: &AgreementFinding) -> String {
+fn agreement(f: &AgreementFinding) -> String {
     let listing = agent_intervals(f.p, &f.intervals);
     match &f.without {
         None => listing,

@@ -11,6 +11,7 @@ use vernier_stats::Percentile;
 use super::super::theme::Palette;
 use super::event::{Finished, ReplayStatus, ReportView};
 use super::info::{RunInfo, Step};
+use crate::coordinator::check_next::{CheckNext, Found};
 use crate::coordinator::{
     AgentProgress, Check, CheckKind, CheckOutcome, CheckRole, Phase, PointResult,
 };
@@ -147,10 +148,10 @@ pub(crate) struct CheckLine {
     pub(crate) pass: bool,
     /// Whether a failure holds the point back or is only reported.
     pub(crate) role: CheckRole,
-    /// What the methodology does next.
-    pub(crate) decision: String,
-    /// What was found.
-    pub(crate) finding: String,
+    /// What the methodology does next (written when drawn).
+    pub(crate) next: Option<CheckNext>,
+    /// What was found (written when drawn).
+    pub(crate) found: Found,
 }
 
 impl CheckLine {

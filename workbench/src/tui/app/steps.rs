@@ -129,8 +129,8 @@ impl App {
             agent: c.agent,
             pass: c.pass,
             role: c.role,
-            decision: c.decision.clone(),
-            finding: c.detail.clone(),
+            next: c.next.clone(),
+            found: c.found.clone(),
         };
         if let Some(agent) = c.agent {
             self.ensure_agents(agent + 1);

@@ -6,6 +6,7 @@ use super::super::theme::Palette;
 use super::keys::SEEK_STEP_S;
 use super::state::InterarrivalMark;
 use super::*;
+use crate::coordinator::check_next::{CheckNext, Found};
 use crate::coordinator::reason::{HeavyTail, Why, Wide};
 use crate::coordinator::{
     AgentProgress, Check, CheckKind, CheckOutcome, CheckRole, Event, EventKind, Phase, PointResult,
@@ -33,8 +34,8 @@ fn check(check: CheckKind, agent: Option<usize>, pass: bool) -> EventKind {
         statistic: Some(0.5),
         pvalue: Some(0.2),
         n: 1000,
-        detail: "figures".into(),
-        decision: "next".into(),
+        found: Found::Recorded("figures".into()),
+        next: Some(CheckNext::Recorded("next".into())),
         data: None,
     })
 }

@@ -489,7 +489,9 @@ fn a_budget_with_the_path_probe_shows_its_queue_and_the_points_that_fit() {
 /// there: the lag search (reported) found correlation, and the CI is narrow enough but on
 /// too few effective tail samples.
 fn first_look(palette: Palette) -> App {
+    use crate::coordinator::check_next::{CheckNext, Found, IntervalFinding};
     use crate::coordinator::{Check, CheckKind, CheckRole, Event, EventKind, Phase};
+    use vernier_stats::Percentile;
     let mut app = App::new(super::super::app::RunInfo::default(), palette);
     app.update(AppEvent::Session(Update::Started {
         record: PathBuf::from("runs/2026-11-26T19-00-00-demo"),
@@ -513,22 +515,7 @@ fn first_look(palette: Palette) -> App {
             detail: "collect 5000 samples per agent".into(),
         },
     ));
-    app.update(event(
-        15.5,
-        EventKind::Check(Check {
-            check: CheckKind::Independence,
-            agent: Some(0),
-            pass: false,
-            role: CheckRole::Report,
-            statistic: Some(0.21),
-            pvalue: Some(0.0),
-            n: 5003,
-            detail: "Spearman ρ at lag 1 = 0.2100, p = 0.0e0: correlated; independent from lag 4"
-                .into(),
-            decision: "correlated up to lag 4: the CI allows for it".into(),
-            data: None,
-        }),
-    ));
+    app.update(event(15.5, EventKind::Check(Check::example())));
     app.update(event(
         15.5,
         EventKind::Check(Check {
@@ -539,10 +526,23 @@ fn first_look(palette: Palette) -> App {
             statistic: Some(67.9),
             pvalue: None,
             n: 5003,
-            detail: "p99 = 412.3 µs, 95% CI [380.1, 448.0], width 67.9 µs (target 88.2) from 5003 samples"
-                .into(),
-            decision: "narrow, but on 55 effective tail samples where a stop at look 1 needs 100: collect 9100 per agent"
-                .into(),
+            found: Found::Interval(IntervalFinding {
+                p: Percentile::P99,
+                value: 412.3,
+                confidence: 0.95,
+                low: 380.1,
+                high: 448.0,
+                width: 67.9,
+                target_us: 88.2,
+                n: 5003,
+                batches: None,
+            }),
+            next: Some(CheckNext::NarrowOnFewTail {
+                effective_tail: 55.0,
+                look: 1,
+                tail_needed: 100.0,
+                per_agent: 9100,
+            }),
             data: None,
         }),
     ));
