@@ -82,7 +82,6 @@ impl Point {
             clock: Clock::new(at),
             rounds,
             looks: Looks::default(),
-            waived: Vec::new(),
             host: HostSeen::default(),
             paced_ns: None,
         };
@@ -184,7 +183,7 @@ impl Point {
 
     /// Advances time: closes windows, runs the checks that are due, enforces the limits.
     pub(crate) fn tick(&mut self, at: Duration, out: &mut Decision) {
-        if matches!(self.stage, Stage::Done(_) | Stage::Paused) {
+        if matches!(self.stage, Stage::Done(_) | Stage::Paused { .. }) {
             return;
         }
         if self.target_failed(at, out) {
@@ -197,7 +196,7 @@ impl Point {
             Stage::Warmup(_) => self.warmup_tick(at, out),
             Stage::Interarrival { .. } => self.interarrival_tick(at, out),
             Stage::Measure { .. } => self.measure_tick(at, out),
-            Stage::Paused | Stage::Done(_) => {}
+            Stage::Paused { .. } | Stage::Done(_) => {}
         }
         if !matches!(self.stage, Stage::Done(_))
             && self.active(at) > self.config.limits.max_duration
@@ -210,17 +209,23 @@ impl Point {
 
     /// Stops the load, keeping what was collected.
     pub(crate) fn pause(&mut self, at: Duration, out: &mut Decision) {
-        if matches!(self.stage, Stage::Done(_) | Stage::Paused) {
+        if matches!(self.stage, Stage::Done(_) | Stage::Paused { .. }) {
             return;
         }
         self.clock.paused_at = Some(at);
         out.actions.push(Action::Pause);
-        self.phase(at, Stage::Paused, "paused by the user".into(), out);
+        let waived = self.stage.take_waived();
+        self.phase(
+            at,
+            Stage::Paused { waived },
+            "paused by the user".into(),
+            out,
+        );
     }
 
     /// Resumes after a pause: the methodology restarts at warm-up.
     pub(crate) fn resume(&mut self, at: Duration, out: &mut Decision) {
-        if !matches!(self.stage, Stage::Paused) {
+        if !matches!(self.stage, Stage::Paused { .. }) {
             return;
         }
         self.clock.unpause(at);

@@ -1401,6 +1401,55 @@ fn interarrival_check_report_measures_anyway_and_the_result_says_so() {
     }
 }
 
+/// A point paused while it measures with a waived inter-arrival failure, then accepted,
+/// still reports the waiver: the pause carries the failures of the round it paused.
+#[test]
+fn a_pause_keeps_the_waived_failures_of_the_round_it_paused() {
+    let mut c = Coordinator::new(
+        PointConfig {
+            interarrival_enforced: false,
+            ..config()
+        },
+        &LoadPlan::Fixed(20_000.0),
+    );
+    let mut agent = FakeAgent::new(1, exp_latency(50.0));
+    agent.regular = true;
+    let mut at = Duration::ZERO;
+    for a in c.start(at).actions {
+        agent.apply(&a);
+    }
+    // Into the round, and a few batches of it.
+    let mut batches_measured = 0;
+    while batches_measured < 5 {
+        at += BATCH;
+        let d = c.step(
+            at,
+            Input::Batch {
+                agent: 0,
+                batch: agent.batch(),
+            },
+        );
+        for a in &d.actions {
+            agent.apply(a);
+        }
+        if batches_measured > 0 || d.events.iter().any(|e| is_phase(e, Phase::Measure)) {
+            batches_measured += 1;
+        }
+        assert!(at < Duration::from_secs(30), "no round began");
+    }
+    for command in [UserCommand::Pause, UserCommand::Accept] {
+        at += BATCH;
+        c.step(at, Input::Command(command));
+    }
+    let result = &c.results()[0];
+    assert_eq!(result.verdict, Verdict::Accepted, "{:#?}", result.reasons);
+    assert_eq!(result.waived.len(), 1, "{:#?}", result.waived);
+}
+
+fn is_phase(event: &Event, phase: Phase) -> bool {
+    matches!(&event.kind, EventKind::Phase { phase: p, .. } if *p == phase)
+}
+
 // ---- method: vernier ----
 
 fn vernier() -> PointConfig {

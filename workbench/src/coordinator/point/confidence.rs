@@ -66,8 +66,11 @@ impl Point {
         } else {
             1.0
         };
-        self.looks.count += 1;
-        let look = self.looks.count;
+        let Some(looks) = self.stage.looks_mut() else {
+            return;
+        };
+        looks.count += 1;
+        let look = looks.count;
         let target_us = self.config.ci.width.target_us(estimate.value);
         let step = STOPPING_RULE.step(
             look,
@@ -75,9 +78,9 @@ impl Point {
             p.fraction(),
             estimate.ci.as_ref(),
             target_us,
-            self.looks.confirming,
+            looks.confirming,
         );
-        self.looks.confirming = matches!(
+        looks.confirming = matches!(
             step,
             Step::More {
                 confirming: true,
@@ -158,11 +161,14 @@ impl Point {
     /// request's, judged on what the point holds now.
     pub(super) fn end_unsettled(&mut self, at: Duration, reason: Reason, out: &mut Decision) {
         let mut reasons = if self.looks.without_stalls {
-            self.looks.without_stalls_more =
+            let more =
                 (self.more_time().zip(self.looks.needed)).map(|(seconds, samples)| MoreTime {
                     samples,
                     seconds: seconds.into(),
                 });
+            if let Some(looks) = self.stage.looks_mut() {
+                looks.without_stalls_more = more;
+            }
             let snapshot = self.snapshot();
             let count = snapshot.agents.len().max(1);
             match self.whole_at_stop(at, &snapshot, count) {
@@ -195,7 +201,9 @@ impl Point {
         let (whole_us, whole) = match whole_us {
             Some(value) => (Some(value), None),
             None => {
-                self.looks.without_stalls_stopped = true;
+                if let Some(looks) = self.stage.looks_mut() {
+                    looks.without_stalls_stopped = true;
+                }
                 self.whole_at_stop(at, snapshot, count)
             }
         };
@@ -286,7 +294,7 @@ impl Point {
             sorted: &series.sorted,
             n,
             value,
-            look: self.looks.count,
+            look: self.stage.looks().map_or(0, |l| l.count),
             target_us,
             step: Step::Stop,
         };
@@ -358,7 +366,9 @@ impl Point {
         let Look { p, n, .. } = *look;
         let sorted = look.sorted;
         self.looks.needed = Some(need.needed);
-        self.looks.narrow = None;
+        if let Some(looks) = self.stage.looks_mut() {
+            looks.narrow = None;
+        }
         // The need comes from the dependence seen so far, as noisy as the width's
         // prediction below.
         let next = self.plan(at, look);
@@ -427,8 +437,9 @@ impl Point {
         // from the samples that predicts, within its steps.
         let total_needed = STOPPING_RULE.needed(look.look, n, p.fraction(), combined, target_us);
         self.looks.needed = Some(total_needed);
+        let confirming = self.stage.looks().is_some_and(|l| l.confirming);
         // Narrow, but the rule's stop needs more: what an N/A says, now or at the limit.
-        self.looks.narrow = narrow.then(|| Narrow {
+        let figures = narrow.then(|| Narrow {
             p,
             ci_width_us: width.into(),
             target_us: target_us.into(),
@@ -437,12 +448,15 @@ impl Point {
             look: look.look,
             effective_tail: effective_tail(n, p.fraction(), combined).into(),
             tail_needed: STOPPING_RULE.tail_needed(look.look).into(),
-            waits: if self.looks.confirming {
+            waits: if confirming {
                 Awaited::Confirmation
             } else {
                 Awaited::Tail
             },
         });
+        if let Some(looks) = self.stage.looks_mut() {
+            looks.narrow = figures.clone();
+        }
         // A width from few tail samples is noisy, and its prediction more so.
         let next = self.plan(at, look);
         let wanted = match next {
@@ -452,7 +466,7 @@ impl Point {
         check.decision =
             text::check::next(&if let Some(ending) = Self::ending(&next, total_needed) {
                 CheckNext::Ending(ending)
-            } else if self.looks.confirming {
+            } else if confirming {
                 CheckNext::Confirming { per_agent: wanted }
             } else if narrow {
                 CheckNext::NarrowOnFewTail {
@@ -469,7 +483,7 @@ impl Point {
                 }
             });
         self.check(at, check, out);
-        let reason = match self.looks.narrow.clone() {
+        let reason = match figures {
             Some(narrow) => {
                 self.tail_cause(at, look.value, Why::Confidence(Confidence::Narrow(narrow)))
             }

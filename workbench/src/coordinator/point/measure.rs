@@ -13,21 +13,23 @@ use super::super::policy::RETRY_FACTOR;
 use super::super::reason::{MoreTime, Reason, Stationarity, Why};
 use super::super::text;
 use super::estimate::Snapshot;
-use super::state::{Point, RoundTally, Stage};
+use super::state::{Point, RoundLooks, RoundTally, Stage};
 use crate::scenario::Method;
 
 impl Point {
-    /// Starts a measurement round: fresh samples at the current sampling rate.
-    pub(super) fn begin_round(&mut self, at: Duration, why: &str, out: &mut Decision) {
+    /// Starts a measurement round: fresh samples at the current sampling rate, no looks
+    /// yet, and the failures the scenario waived, `waived`, for its result to report.
+    pub(super) fn begin_round(
+        &mut self,
+        at: Duration,
+        why: &str,
+        waived: Vec<Reason>,
+        out: &mut Decision,
+    ) {
         self.rounds.round += 1;
         self.rounds.tries += 1;
-        self.looks.count = 0;
-        self.looks.confirming = false;
         self.looks.needed = None;
-        self.looks.narrow = None;
         self.looks.touched_call = None;
-        self.looks.beyond = None;
-        self.looks.without_stalls_more = None;
         self.host.stale = true;
         for a in &mut self.agents {
             a.round = RoundTally::new();
@@ -41,6 +43,8 @@ impl Point {
             Stage::Measure {
                 windows,
                 independent: false,
+                looks: RoundLooks::default(),
+                waived,
             },
             format!(
                 "{why}: round {}, {} samples per agent at {:.3}% sampling ({})",

@@ -61,7 +61,7 @@ impl Point {
         };
         // A last look as narrow as asked was not cut short by a wide CI: its figures say
         // what the stop waited for.
-        let why = match self.looks.narrow.clone() {
+        let why = match self.stage.looks().and_then(|l| l.narrow.clone()) {
             Some(narrow) => Confidence::Narrow(narrow),
             None => Confidence::OutOfTime(timed_out),
         };
@@ -286,7 +286,7 @@ impl Point {
             verdict,
             reasons,
             more_time_s,
-            waived: self.waived.clone(),
+            waived: self.stage.waived().to_vec(),
             target_rate: self.config.rate,
             achieved_rate,
             timestamps: self.config.timestamps.clone(),

@@ -35,7 +35,6 @@ impl Point {
             a.round.latency_kept.reset();
             a.window = WindowTally::new();
         }
-        self.waived.clear();
         self.host.stale = true;
         self.rounds.sampling = self.measure_sampling();
         self.rounds.wanted = self.config.sampling.samples;

@@ -348,7 +348,9 @@ impl Point {
                                 width_us: width,
                                 target_us,
                             })
-                        } else if asked && !self.looks.without_stalls_stopped {
+                        } else if asked
+                            && !self.stage.looks().is_some_and(|l| l.without_stalls_stopped)
+                        {
                             Some(OwnShort::Unsettled {
                                 width_us: width,
                                 target_us,
@@ -362,7 +364,7 @@ impl Point {
         };
         // More time would buy what the tail's last look predicted only when it was short
         // of samples, not of untouched requests or of a probe.
-        let more_time = self.looks.without_stalls_more.filter(|_| {
+        let more_time = (self.stage.looks().and_then(|l| l.without_stalls_more)).filter(|_| {
             matches!(
                 short,
                 Some(OwnShort::Wide { .. } | OwnShort::TooFew { .. } | OwnShort::Unsettled { .. })
