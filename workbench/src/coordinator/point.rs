@@ -23,7 +23,7 @@ use super::policy::{COLLECT_SHARE_OF_TIME, progress_due};
 use super::reason::{Nothing, Reason, Why};
 use super::result::{PointResult, Verdict};
 use crate::scenario::Limits;
-use state::{AgentState, Clock, HostSeen, Looks, Rounds, Stage, WarmupState};
+use state::{AgentState, Clock, HostSeen, Looks, RoundFigures, Rounds, Stage, WarmupState};
 
 mod agreement;
 mod confidence;
@@ -66,8 +66,6 @@ impl Point {
             tries: 0,
             wanted: config.sampling.samples,
             round: first_round,
-            started: at,
-            received: 0,
         };
         let mut point = Point {
             agents: (0..config.agents).map(|_| AgentState::new()).collect(),
@@ -78,6 +76,7 @@ impl Point {
             stage: Stage::Warmup(WarmupState {
                 windows: Vec::new(),
                 window_started: at,
+                last: RoundFigures::new(at),
             }),
             clock: Clock::new(at),
             rounds,
@@ -215,9 +214,10 @@ impl Point {
         self.clock.paused_at = Some(at);
         out.actions.push(Action::Pause);
         let waived = self.stage.take_waived();
+        let last = self.stage.take_round();
         self.phase(
             at,
-            Stage::Paused { waived },
+            Stage::Paused { waived, last },
             "paused by the user".into(),
             out,
         );

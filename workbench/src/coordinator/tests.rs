@@ -1358,18 +1358,25 @@ fn a_throughput_agent_loads_but_is_not_waited_for_and_cannot_be_the_last() {
     assert_eq!(result.reasons[0].kind(), ReasonKind::AgentLost);
 }
 
+/// A point at 20,000 req/s whose agent sends at regular gaps, not the exponential ones
+/// asked, with the inter-arrival test `enforced` or only reported.
+fn regular_gaps(enforced: bool) -> (Coordinator, FakeAgent) {
+    let c = Coordinator::new(
+        PointConfig {
+            interarrival_enforced: enforced,
+            ..config()
+        },
+        &LoadPlan::Fixed(20_000.0),
+    );
+    let mut agent = FakeAgent::new(1, exp_latency(50.0));
+    agent.regular = true;
+    (c, agent)
+}
+
 #[test]
 fn interarrival_check_report_measures_anyway_and_the_result_says_so() {
     for enforced in [true, false] {
-        let mut c = Coordinator::new(
-            PointConfig {
-                interarrival_enforced: enforced,
-                ..config()
-            },
-            &LoadPlan::Fixed(20_000.0),
-        );
-        let mut agent = FakeAgent::new(1, exp_latency(50.0));
-        agent.regular = true;
+        let (mut c, mut agent) = regular_gaps(enforced);
         let events = drive(&mut c, &mut agent, Duration::from_secs(60));
         let result = &c.results()[0];
         let failed = checks(&events, CheckKind::Interarrival);
@@ -1405,15 +1412,7 @@ fn interarrival_check_report_measures_anyway_and_the_result_says_so() {
 /// still reports the waiver: the pause carries the failures of the round it paused.
 #[test]
 fn a_pause_keeps_the_waived_failures_of_the_round_it_paused() {
-    let mut c = Coordinator::new(
-        PointConfig {
-            interarrival_enforced: false,
-            ..config()
-        },
-        &LoadPlan::Fixed(20_000.0),
-    );
-    let mut agent = FakeAgent::new(1, exp_latency(50.0));
-    agent.regular = true;
+    let (mut c, mut agent) = regular_gaps(false);
     let mut at = Duration::ZERO;
     for a in c.start(at).actions {
         agent.apply(&a);
@@ -1421,17 +1420,7 @@ fn a_pause_keeps_the_waived_failures_of_the_round_it_paused() {
     // Into the round, and a few batches of it.
     let mut batches_measured = 0;
     while batches_measured < 5 {
-        at += BATCH;
-        let d = c.step(
-            at,
-            Input::Batch {
-                agent: 0,
-                batch: agent.batch(),
-            },
-        );
-        for a in &d.actions {
-            agent.apply(a);
-        }
+        let d = step_batch(&mut c, &mut agent, &mut at);
         if batches_measured > 0 || d.events.iter().any(|e| is_phase(e, Phase::Measure)) {
             batches_measured += 1;
         }
@@ -1444,6 +1433,22 @@ fn a_pause_keeps_the_waived_failures_of_the_round_it_paused() {
     let result = &c.results()[0];
     assert_eq!(result.verdict, Verdict::Accepted, "{:#?}", result.reasons);
     assert_eq!(result.waived.len(), 1, "{:#?}", result.waived);
+}
+
+/// One batch of `agent`'s, `BATCH` after `at` (moved on), its actions applied.
+fn step_batch(c: &mut Coordinator, agent: &mut FakeAgent, at: &mut Duration) -> Decision {
+    *at += BATCH;
+    let d = c.step(
+        *at,
+        Input::Batch {
+            agent: 0,
+            batch: agent.batch(),
+        },
+    );
+    for a in &d.actions {
+        agent.apply(a);
+    }
+    d
 }
 
 fn is_phase(event: &Event, phase: Phase) -> bool {

@@ -61,11 +61,13 @@ impl Point {
         let n = sorted.len();
         let kept: usize = snapshot.agents.iter().map(|a| a.in_order.len()).sum();
         self.looks.without_stalls = asked_without_stalls;
-        self.looks.per_counted = if asked_without_stalls {
-            kept as f64 / n.max(1) as f64
-        } else {
-            1.0
-        };
+        if let Some(round) = self.stage.round_mut() {
+            round.per_counted = if asked_without_stalls {
+                kept as f64 / n.max(1) as f64
+            } else {
+                1.0
+            };
+        }
         let Some(looks) = self.stage.looks_mut() else {
             return;
         };
@@ -162,9 +164,11 @@ impl Point {
     pub(super) fn end_unsettled(&mut self, at: Duration, reason: Reason, out: &mut Decision) {
         let mut reasons = if self.looks.without_stalls {
             let more =
-                (self.more_time().zip(self.looks.needed)).map(|(seconds, samples)| MoreTime {
-                    samples,
-                    seconds: seconds.into(),
+                (self.more_time().zip(self.stage.round().needed)).map(|(seconds, samples)| {
+                    MoreTime {
+                        samples,
+                        seconds: seconds.into(),
+                    }
                 });
             if let Some(looks) = self.stage.looks_mut() {
                 looks.without_stalls_more = more;
@@ -267,7 +271,7 @@ impl Point {
     /// Every request's tail when the point stopped on the tail without stalls: its
     /// estimate (µs, for the departure check), and `None` when its CI is as narrow as
     /// asked, else why not (the same reasons a look gives, the samples it needs in
-    /// `looks.needed`).
+    /// the round's `needed`).
     pub(super) fn whole_at_stop(
         &mut self,
         at: Duration,
@@ -285,7 +289,9 @@ impl Point {
         let target_us = self.config.ci.width.target_us(value);
         let n = series.sorted.len();
         // What this tail needs is counted in every request.
-        self.looks.per_counted = 1.0;
+        if let Some(round) = self.stage.round_mut() {
+            round.per_counted = 1.0;
+        }
         let look = Look {
             p,
             conf,
@@ -302,11 +308,15 @@ impl Point {
             Ok(ci) if ci.width() <= target_us => None,
             Ok(ci) => {
                 let needed = STOPPING_RULE.needed(look.look, n, p.fraction(), ci, target_us);
-                self.looks.needed = Some(needed);
+                if let Some(round) = self.stage.round_mut() {
+                    round.needed = Some(needed);
+                }
                 Some(self.wide_reason(at, &look, ci, needed))
             }
             Err(need) => {
-                self.looks.needed = Some(need.needed);
+                if let Some(round) = self.stage.round_mut() {
+                    round.needed = Some(need.needed);
+                }
                 let too_few = self.too_few_figures(p, n, need);
                 let why = Why::TooFewSamples(TooFewSamples::Ci(too_few));
                 Some(self.tail_cause(at, value, why))
@@ -365,7 +375,9 @@ impl Point {
     ) {
         let Look { p, n, .. } = *look;
         let sorted = look.sorted;
-        self.looks.needed = Some(need.needed);
+        if let Some(round) = self.stage.round_mut() {
+            round.needed = Some(need.needed);
+        }
         if let Some(looks) = self.stage.looks_mut() {
             looks.narrow = None;
         }
@@ -436,7 +448,9 @@ impl Point {
         // The width shrinks as 1/√n (the dependence is in it): the rule's next look is sized
         // from the samples that predicts, within its steps.
         let total_needed = STOPPING_RULE.needed(look.look, n, p.fraction(), combined, target_us);
-        self.looks.needed = Some(total_needed);
+        if let Some(round) = self.stage.round_mut() {
+            round.needed = Some(total_needed);
+        }
         let confirming = self.stage.looks().is_some_and(|l| l.confirming);
         // Narrow, but the rule's stop needs more: what an N/A says, now or at the limit.
         let figures = narrow.then(|| Narrow {

@@ -37,8 +37,8 @@ impl Point {
         let reach = self.reachable(at);
         // In the samples the look counts (the untouched ones, for the tail without
         // stalls); the next look comes at a count of those kept.
-        let limit = (reach as f64 / self.looks.per_counted.max(1.0)) as usize * look.count;
-        let needed = self.looks.needed.unwrap_or(0);
+        let limit = (reach as f64 / self.stage.round().per_counted.max(1.0)) as usize * look.count;
+        let needed = self.stage.round().needed.unwrap_or(0);
         if far_beyond_reach(needed, limit) {
             return Next::FarBeyond { limit };
         }

@@ -44,11 +44,13 @@ impl Point {
         out.actions.push(Action::Load {
             rate: self.config.rate,
         });
+        let last = self.stage.take_round();
         self.phase(
             at,
             Stage::Warmup(WarmupState {
                 windows: Vec::new(),
                 window_started: at,
+                last,
             }),
             format!(
                 "{why}: {:.0} req/s over {} agent(s); warm-up ends when the rate is within {:.0}% and {} windows of {:?} are stationary",
@@ -212,9 +214,14 @@ impl Point {
             a.gaps.clear();
         }
         let windows = self.stage.take_windows();
+        let last = self.stage.take_round();
         self.phase(
             at,
-            Stage::Interarrival { windows, tries: 0 },
+            Stage::Interarrival {
+                windows,
+                tries: 0,
+                last,
+            },
             format!(
                 "warm-up took {:.1}s; collecting {} inter-departure gaps per agent",
                 at.saturating_sub(self.clock.phase_started).as_secs_f64(),
