@@ -23,7 +23,7 @@ use super::policy::{COLLECT_SHARE_OF_TIME, progress_due};
 use super::reason::{Nothing, Reason, Why};
 use super::result::{PointResult, Verdict};
 use crate::scenario::Limits;
-use state::{AgentState, Clock, HostSeen, Looks, Rounds, Stage, WarmupState};
+use state::{AgentState, Clock, HostSeen, Looks, RoundFigures, Rounds, Stage, WarmupState};
 
 mod agreement;
 mod confidence;
@@ -66,8 +66,6 @@ impl Point {
             tries: 0,
             wanted: config.sampling.samples,
             round: first_round,
-            started: at,
-            received: 0,
         };
         let mut point = Point {
             agents: (0..config.agents).map(|_| AgentState::new()).collect(),
@@ -78,11 +76,11 @@ impl Point {
             stage: Stage::Warmup(WarmupState {
                 windows: Vec::new(),
                 window_started: at,
+                last: RoundFigures::new(at),
             }),
             clock: Clock::new(at),
             rounds,
             looks: Looks::default(),
-            waived: Vec::new(),
             host: HostSeen::default(),
             paced_ns: None,
         };
@@ -184,7 +182,7 @@ impl Point {
 
     /// Advances time: closes windows, runs the checks that are due, enforces the limits.
     pub(crate) fn tick(&mut self, at: Duration, out: &mut Decision) {
-        if matches!(self.stage, Stage::Done(_) | Stage::Paused) {
+        if matches!(self.stage, Stage::Done(_) | Stage::Paused { .. }) {
             return;
         }
         if self.target_failed(at, out) {
@@ -197,7 +195,7 @@ impl Point {
             Stage::Warmup(_) => self.warmup_tick(at, out),
             Stage::Interarrival { .. } => self.interarrival_tick(at, out),
             Stage::Measure { .. } => self.measure_tick(at, out),
-            Stage::Paused | Stage::Done(_) => {}
+            Stage::Paused { .. } | Stage::Done(_) => {}
         }
         if !matches!(self.stage, Stage::Done(_))
             && self.active(at) > self.config.limits.max_duration
@@ -210,17 +208,24 @@ impl Point {
 
     /// Stops the load, keeping what was collected.
     pub(crate) fn pause(&mut self, at: Duration, out: &mut Decision) {
-        if matches!(self.stage, Stage::Done(_) | Stage::Paused) {
+        if matches!(self.stage, Stage::Done(_) | Stage::Paused { .. }) {
             return;
         }
         self.clock.paused_at = Some(at);
         out.actions.push(Action::Pause);
-        self.phase(at, Stage::Paused, "paused by the user".into(), out);
+        let waived = self.stage.take_waived();
+        let last = self.stage.take_round();
+        self.phase(
+            at,
+            Stage::Paused { waived, last },
+            "paused by the user".into(),
+            out,
+        );
     }
 
     /// Resumes after a pause: the methodology restarts at warm-up.
     pub(crate) fn resume(&mut self, at: Duration, out: &mut Decision) {
-        if !matches!(self.stage, Stage::Paused) {
+        if !matches!(self.stage, Stage::Paused { .. }) {
             return;
         }
         self.clock.unpause(at);

@@ -1382,18 +1382,25 @@ fn a_throughput_agent_loads_but_is_not_waited_for_and_cannot_be_the_last() {
     assert_eq!(result.reasons[0].kind(), ReasonKind::AgentLost);
 }
 
+/// A point at 20,000 req/s whose agent sends at regular gaps, not the exponential ones
+/// asked, with the inter-arrival test `enforced` or only reported.
+fn regular_gaps(enforced: bool) -> (Coordinator, FakeAgent) {
+    let c = Coordinator::new(
+        PointConfig {
+            interarrival_enforced: enforced,
+            ..config()
+        },
+        &LoadPlan::Fixed(20_000.0),
+    );
+    let mut agent = FakeAgent::new(1, exp_latency(50.0));
+    agent.regular = true;
+    (c, agent)
+}
+
 #[test]
 fn interarrival_check_report_measures_anyway_and_the_result_says_so() {
     for enforced in [true, false] {
-        let mut c = Coordinator::new(
-            PointConfig {
-                interarrival_enforced: enforced,
-                ..config()
-            },
-            &LoadPlan::Fixed(20_000.0),
-        );
-        let mut agent = FakeAgent::new(1, exp_latency(50.0));
-        agent.regular = true;
+        let (mut c, mut agent) = regular_gaps(enforced);
         let events = drive(&mut c, &mut agent, Duration::from_secs(60));
         let result = &c.results()[0];
         let failed = checks(&events, CheckKind::Interarrival);
@@ -1424,6 +1431,53 @@ fn interarrival_check_report_measures_anyway_and_the_result_says_so() {
             assert_eq!(waived.tries, None, "{waived:?}");
         }
     }
+}
+
+/// A point paused while it measures with a waived inter-arrival failure, then accepted,
+/// still reports the waiver: the pause carries the failures of the round it paused.
+#[test]
+fn a_pause_keeps_the_waived_failures_of_the_round_it_paused() {
+    let (mut c, mut agent) = regular_gaps(false);
+    let mut at = Duration::ZERO;
+    for a in c.start(at).actions {
+        agent.apply(&a);
+    }
+    // Into the round, and a few batches of it.
+    let mut batches_measured = 0;
+    while batches_measured < 5 {
+        let d = step_batch(&mut c, &mut agent, &mut at);
+        if batches_measured > 0 || d.events.iter().any(|e| is_phase(e, Phase::Measure)) {
+            batches_measured += 1;
+        }
+        assert!(at < Duration::from_secs(30), "no round began");
+    }
+    for command in [UserCommand::Pause, UserCommand::Accept] {
+        at += BATCH;
+        c.step(at, Input::Command(command));
+    }
+    let result = &c.results()[0];
+    assert_eq!(result.verdict, Verdict::Accepted, "{:#?}", result.reasons);
+    assert_eq!(result.waived.len(), 1, "{:#?}", result.waived);
+}
+
+/// One batch of `agent`'s, `BATCH` after `at` (moved on), its actions applied.
+fn step_batch(c: &mut Coordinator, agent: &mut FakeAgent, at: &mut Duration) -> Decision {
+    *at += BATCH;
+    let d = c.step(
+        *at,
+        Input::Batch {
+            agent: 0,
+            batch: agent.batch(),
+        },
+    );
+    for a in &d.actions {
+        agent.apply(a);
+    }
+    d
+}
+
+fn is_phase(event: &Event, phase: Phase) -> bool {
+    matches!(&event.kind, EventKind::Phase { phase: p, .. } if *p == phase)
 }
 
 // ---- method: vernier ----

@@ -60,13 +60,18 @@ impl Point {
         let n = sorted.len();
         let kept: usize = snapshot.agents.iter().map(|a| a.in_order.len()).sum();
         self.looks.without_stalls = asked_without_stalls;
-        self.looks.per_counted = if asked_without_stalls {
-            kept as f64 / n.max(1) as f64
-        } else {
-            1.0
+        if let Some(round) = self.stage.round_mut() {
+            round.per_counted = if asked_without_stalls {
+                kept as f64 / n.max(1) as f64
+            } else {
+                1.0
+            };
+        }
+        let Some(looks) = self.stage.looks_mut() else {
+            return;
         };
-        self.looks.count += 1;
-        let look = self.looks.count;
+        looks.count += 1;
+        let look = looks.count;
         let target_us = self.config.ci.width.target_us(estimate.value);
         let step = STOPPING_RULE.step(
             look,
@@ -74,9 +79,9 @@ impl Point {
             p.fraction(),
             estimate.ci.as_ref(),
             target_us,
-            self.looks.confirming,
+            looks.confirming,
         );
-        self.looks.confirming = matches!(
+        looks.confirming = matches!(
             step,
             Step::More {
                 confirming: true,
@@ -157,11 +162,16 @@ impl Point {
     /// request's, judged on what the point holds now.
     pub(super) fn end_unsettled(&mut self, at: Duration, reason: Reason, out: &mut Decision) {
         let mut reasons = if self.looks.without_stalls {
-            self.looks.without_stalls_more =
-                (self.more_time().zip(self.looks.needed)).map(|(seconds, samples)| MoreTime {
-                    samples,
-                    seconds: seconds.into(),
+            let more =
+                (self.more_time().zip(self.stage.round().needed)).map(|(seconds, samples)| {
+                    MoreTime {
+                        samples,
+                        seconds: seconds.into(),
+                    }
                 });
+            if let Some(looks) = self.stage.looks_mut() {
+                looks.without_stalls_more = more;
+            }
             let snapshot = self.snapshot();
             let count = snapshot.agents.len().max(1);
             match self.whole_at_stop(at, &snapshot, count) {
@@ -194,7 +204,9 @@ impl Point {
         let (whole_us, whole) = match whole_us {
             Some(value) => (Some(value), None),
             None => {
-                self.looks.without_stalls_stopped = true;
+                if let Some(looks) = self.stage.looks_mut() {
+                    looks.without_stalls_stopped = true;
+                }
                 self.whole_at_stop(at, snapshot, count)
             }
         };
@@ -258,7 +270,7 @@ impl Point {
     /// Every request's tail when the point stopped on the tail without stalls: its
     /// estimate (µs, for the departure check), and `None` when its CI is as narrow as
     /// asked, else why not (the same reasons a look gives, the samples it needs in
-    /// `looks.needed`).
+    /// the round's `needed`).
     pub(super) fn whole_at_stop(
         &mut self,
         at: Duration,
@@ -276,7 +288,9 @@ impl Point {
         let target_us = self.config.ci.width.target_us(value);
         let n = series.sorted.len();
         // What this tail needs is counted in every request.
-        self.looks.per_counted = 1.0;
+        if let Some(round) = self.stage.round_mut() {
+            round.per_counted = 1.0;
+        }
         let look = Look {
             p,
             conf,
@@ -285,7 +299,7 @@ impl Point {
             sorted: &series.sorted,
             n,
             value,
-            look: self.looks.count,
+            look: self.stage.looks().map_or(0, |l| l.count),
             target_us,
             step: Step::Stop,
         };
@@ -293,11 +307,15 @@ impl Point {
             Ok(ci) if ci.width() <= target_us => None,
             Ok(ci) => {
                 let needed = STOPPING_RULE.needed(look.look, n, p.fraction(), ci, target_us);
-                self.looks.needed = Some(needed);
+                if let Some(round) = self.stage.round_mut() {
+                    round.needed = Some(needed);
+                }
                 Some(self.wide_reason(at, &look, ci, needed))
             }
             Err(need) => {
-                self.looks.needed = Some(need.needed);
+                if let Some(round) = self.stage.round_mut() {
+                    round.needed = Some(need.needed);
+                }
                 let too_few = self.too_few_figures(p, n, need);
                 let why = Why::TooFewSamples(TooFewSamples::Ci(too_few));
                 Some(self.tail_cause(at, value, why))
@@ -356,8 +374,12 @@ impl Point {
     ) {
         let Look { p, n, .. } = *look;
         let sorted = look.sorted;
-        self.looks.needed = Some(need.needed);
-        self.looks.narrow = None;
+        if let Some(round) = self.stage.round_mut() {
+            round.needed = Some(need.needed);
+        }
+        if let Some(looks) = self.stage.looks_mut() {
+            looks.narrow = None;
+        }
         // The need comes from the dependence seen so far, as noisy as the width's
         // prediction below.
         let next = self.plan(at, look);
@@ -421,9 +443,12 @@ impl Point {
         // The width shrinks as 1/√n (the dependence is in it): the rule's next look is sized
         // from the samples that predicts, within its steps.
         let total_needed = STOPPING_RULE.needed(look.look, n, p.fraction(), combined, target_us);
-        self.looks.needed = Some(total_needed);
+        if let Some(round) = self.stage.round_mut() {
+            round.needed = Some(total_needed);
+        }
+        let confirming = self.stage.looks().is_some_and(|l| l.confirming);
         // Narrow, but the rule's stop needs more: what an N/A says, now or at the limit.
-        self.looks.narrow = narrow.then(|| Narrow {
+        let figures = narrow.then(|| Narrow {
             p,
             ci_width_us: width.into(),
             target_us: target_us.into(),
@@ -432,12 +457,15 @@ impl Point {
             look: look.look,
             effective_tail: effective_tail(n, p.fraction(), combined).into(),
             tail_needed: STOPPING_RULE.tail_needed(look.look).into(),
-            waits: if self.looks.confirming {
+            waits: if confirming {
                 Awaited::Confirmation
             } else {
                 Awaited::Tail
             },
         });
+        if let Some(looks) = self.stage.looks_mut() {
+            looks.narrow = figures.clone();
+        }
         // A width from few tail samples is noisy, and its prediction more so.
         let next = self.plan(at, look);
         let wanted = match next {
@@ -446,7 +474,7 @@ impl Point {
         };
         check.next = Some(if let Some(ending) = Self::ending(&next, total_needed) {
             CheckNext::Ending(ending)
-        } else if self.looks.confirming {
+        } else if confirming {
             CheckNext::Confirming { per_agent: wanted }
         } else if narrow {
             CheckNext::NarrowOnFewTail {
@@ -463,7 +491,7 @@ impl Point {
             }
         });
         self.check(at, check, out);
-        let reason = match self.looks.narrow.clone() {
+        let reason = match figures {
             Some(narrow) => {
                 self.tail_cause(at, look.value, Why::Confidence(Confidence::Narrow(narrow)))
             }

@@ -76,9 +76,11 @@ impl Point {
             return false;
         }
         self.rounds.sampling = thinned;
+        let waived = self.stage.take_waived();
         self.begin_round(
             at,
             &format!("samples correlated up to lag {worst}: sampling ÷ {worst}"),
+            waived,
             out,
         );
         false

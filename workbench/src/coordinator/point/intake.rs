@@ -68,7 +68,9 @@ impl Point {
             Phase::Interarrival if current => a.gaps.extend_from_slice(&batch.interarrivals),
             Phase::Measure if current => {
                 a.round.add(batch, c.backlog_max > 0);
-                self.rounds.received += received;
+                if let Some(round) = self.stage.round_mut() {
+                    round.received += received;
+                }
             }
             Phase::Interarrival | Phase::Measure | Phase::Paused | Phase::Done => {}
         }

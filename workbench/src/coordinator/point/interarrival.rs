@@ -77,21 +77,23 @@ impl Point {
             self.check(at, check, out);
         }
         if failed.is_empty() {
-            self.begin_round(at, "the inter-arrival times fit", out);
+            self.begin_round(at, "the inter-arrival times fit", Vec::new(), out);
         } else if vernier {
             self.begin_round(
                 at,
                 "Anderson-Darling rejects the departures (reported; their effect on the answer is judged at the verdict)",
+                Vec::new(),
                 out,
             );
         } else if !enforced {
-            self.waived = failed
+            let waived = failed
                 .into_iter()
                 .map(|f| Reason::new(Why::Interarrival(Interarrival::Failed(f))))
                 .collect();
             self.begin_round(
                 at,
                 "the inter-arrival test failed and is only reported (interarrival_check: report)",
+                waived,
                 out,
             );
         } else if interarrival_tries_left(tries) {

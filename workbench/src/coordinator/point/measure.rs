@@ -12,27 +12,25 @@ use super::super::event::CheckKind;
 use super::super::policy::RETRY_FACTOR;
 use super::super::reason::{MoreTime, Reason, Stationarity, Why};
 use super::estimate::Snapshot;
-use super::state::{Point, RoundTally, Stage};
+use super::state::{Point, RoundFigures, RoundLooks, RoundTally, Stage};
 use crate::scenario::Method;
 
 impl Point {
-    /// Starts a measurement round: fresh samples at the current sampling rate.
-    pub(super) fn begin_round(&mut self, at: Duration, why: &str, out: &mut Decision) {
+    /// Starts a measurement round: fresh samples at the current sampling rate, no looks
+    /// yet, and the failures the scenario waived, `waived`, for its result to report.
+    pub(super) fn begin_round(
+        &mut self,
+        at: Duration,
+        why: &str,
+        waived: Vec<Reason>,
+        out: &mut Decision,
+    ) {
         self.rounds.round += 1;
         self.rounds.tries += 1;
-        self.looks.count = 0;
-        self.looks.confirming = false;
-        self.looks.needed = None;
-        self.looks.narrow = None;
-        self.looks.touched_call = None;
-        self.looks.beyond = None;
-        self.looks.without_stalls_more = None;
         self.host.stale = true;
         for a in &mut self.agents {
             a.round = RoundTally::new();
         }
-        self.rounds.started = at;
-        self.rounds.received = 0;
         self.ask_sampling(self.rounds.sampling, out);
         let windows = self.stage.take_windows();
         self.phase(
@@ -40,6 +38,9 @@ impl Point {
             Stage::Measure {
                 windows,
                 independent: false,
+                looks: RoundLooks::default(),
+                round: RoundFigures::new(at),
+                waived,
             },
             format!(
                 "{why}: round {}, {} samples per agent at {:.3}% sampling ({})",
@@ -180,14 +181,12 @@ impl Point {
     /// The samples per agent the rule's last look predicted the precision asked needs.
     fn needed_per_agent(&self) -> Option<usize> {
         let count = self.measuring().count().max(1);
-        self.looks
-            .needed
-            .map(|total| self.kept_for(total).div_ceil(count))
+        (self.stage.round().needed).map(|total| self.kept_for(total).div_ceil(count))
     }
 
     /// The samples to keep for the last look to count `counted` (see `Looks::per_counted`).
     pub(super) fn kept_for(&self, counted: usize) -> usize {
-        (counted as f64 * self.looks.per_counted.max(1.0)).ceil() as usize
+        (counted as f64 * self.stage.round().per_counted.max(1.0)).ceil() as usize
     }
 
     /// Seconds more, at this rate and sampling, until every agent holds what the rule's last
@@ -203,7 +202,7 @@ impl Point {
         let Some(seconds) = self.more_time() else {
             return;
         };
-        let Some(samples) = self.looks.needed else {
+        let Some(samples) = self.stage.round().needed else {
             return;
         };
         for r in reasons.iter_mut().filter(|r| r.kind().more_samples_help()) {

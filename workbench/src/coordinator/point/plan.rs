@@ -37,8 +37,8 @@ impl Point {
         let reach = self.reachable(at);
         // In the samples the look counts (the untouched ones, for the tail without
         // stalls); the next look comes at a count of those kept.
-        let limit = (reach as f64 / self.looks.per_counted.max(1.0)) as usize * look.count;
-        let needed = self.looks.needed.unwrap_or(0);
+        let limit = (reach as f64 / self.stage.round().per_counted.max(1.0)) as usize * look.count;
+        let needed = self.stage.round().needed.unwrap_or(0);
         if far_beyond_reach(needed, limit) {
             return Next::FarBeyond { limit };
         }
@@ -73,7 +73,7 @@ impl Point {
         } else {
             needed as f64
         };
-        let before = self.looks.beyond.take();
+        let before = self.stage.looks_mut().and_then(|l| l.beyond.take());
         if end <= limit as f64 {
             return Reach::Within;
         }
@@ -84,10 +84,12 @@ impl Point {
         if held {
             return Reach::Beyond;
         }
-        self.looks.beyond = Some(Beyond {
-            needed,
-            without_stalls,
-        });
+        if let Some(looks) = self.stage.looks_mut() {
+            looks.beyond = Some(Beyond {
+                needed,
+                without_stalls,
+            });
+        }
         let largest = (look.n as f64 * STOPPING_RULE.max_growth).ceil() as usize;
         Reach::LookAgain(Step::More {
             samples: largest.max(look.n + 1),

@@ -1,9 +1,9 @@
 //! The point's state, owned by its phases: the stage it is in (an enum whose variants hold
 //! what only that phase uses: warm-up's windows, the inter-arrival tests run, the round's
-//! independence, the result), each agent's tallies by the phase that fills them, the
-//! point's clock, measuring rounds, the sequential rule's looks and the host's stalls, each
-//! a struct of its own, and the few helpers every phase uses (the live and measuring
-//! agents, events out).
+//! independence, looks and waived failures, the result), each agent's tallies by the phase
+//! that fills them, the point's clock, measuring rounds, what the sequential rule's looks
+//! found that outlives a round and the host's stalls, each a struct of its own, and the few
+//! helpers every phase uses (the live and measuring agents, events out).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -291,6 +291,9 @@ impl Clock {
 pub(super) struct WarmupState {
     pub(super) windows: Vec<Window>,
     pub(super) window_started: Duration,
+    /// The last round's figures, from before the restart that began this warm-up (fresh
+    /// ones, from the point's start, at its first).
+    pub(super) last: RoundFigures,
 }
 
 /// Where the methodology is, each phase with what only it holds: a phase reaches its own
@@ -306,6 +309,8 @@ pub(super) enum Stage {
         windows: Vec<Window>,
         /// Inter-arrival tests run.
         tries: u32,
+        /// The last round's figures, as in `Warmup`.
+        last: RoundFigures,
     },
     /// Measuring a round.
     Measure {
@@ -313,9 +318,22 @@ pub(super) enum Stage {
         windows: Vec<Window>,
         /// Whether the round has passed the independence test.
         independent: bool,
+        /// The sequential rule's looks at this round.
+        looks: RoundLooks,
+        /// This round's figures.
+        round: RoundFigures,
+        /// The inter-arrival test's failures the scenario asked only to report
+        /// (`interarrival_check: report`): the round measured with them, and its result
+        /// reports them.
+        waived: Vec<Reason>,
     },
     /// Paused by the user: the load stopped, a resume starts warm-up again.
-    Paused,
+    Paused {
+        /// The waived failures of the round paused, which an accept still reports.
+        waived: Vec<Reason>,
+        /// The figures of the round paused (or the last one's, as in `Warmup`).
+        last: RoundFigures,
+    },
     /// Ended, with its result.
     Done(Box<PointResult>),
 }
@@ -327,7 +345,7 @@ impl Stage {
             Stage::Warmup(_) => Phase::Warmup,
             Stage::Interarrival { .. } => Phase::Interarrival,
             Stage::Measure { .. } => Phase::Measure,
-            Stage::Paused => Phase::Paused,
+            Stage::Paused { .. } => Phase::Paused,
             Stage::Done(_) => Phase::Done,
         }
     }
@@ -338,7 +356,7 @@ impl Stage {
         match self {
             Stage::Warmup(w) => &w.windows,
             Stage::Interarrival { windows, .. } | Stage::Measure { windows, .. } => windows,
-            Stage::Paused | Stage::Done(_) => &[],
+            Stage::Paused { .. } | Stage::Done(_) => &[],
         }
     }
 
@@ -349,12 +367,81 @@ impl Stage {
             Stage::Interarrival { windows, .. } | Stage::Measure { windows, .. } => {
                 std::mem::take(windows)
             }
-            Stage::Paused | Stage::Done(_) => Vec::new(),
+            Stage::Paused { .. } | Stage::Done(_) => Vec::new(),
+        }
+    }
+
+    /// The measuring round's looks: `None` in the other phases, which do not look.
+    pub(super) fn looks(&self) -> Option<&RoundLooks> {
+        match self {
+            Stage::Measure { looks, .. } => Some(looks),
+            _ => None,
+        }
+    }
+
+    /// [`Stage::looks`], to record a look.
+    pub(super) fn looks_mut(&mut self) -> Option<&mut RoundLooks> {
+        match self {
+            Stage::Measure { looks, .. } => Some(looks),
+            _ => None,
+        }
+    }
+
+    /// The measuring round's figures, or the last round's in the phases after it (fresh
+    /// ones, from the point's start, before any; none once the point is done, its result
+    /// holding them).
+    pub(super) fn round(&self) -> &RoundFigures {
+        match self {
+            Stage::Warmup(WarmupState { last, .. })
+            | Stage::Interarrival { last, .. }
+            | Stage::Paused { last, .. } => last,
+            Stage::Measure { round, .. } => round,
+            Stage::Done(_) => &DONE,
+        }
+    }
+
+    /// The measuring round's figures, to count and look: `None` in the other phases,
+    /// which only read the last round's.
+    pub(super) fn round_mut(&mut self) -> Option<&mut RoundFigures> {
+        match self {
+            Stage::Measure { round, .. } => Some(round),
+            _ => None,
+        }
+    }
+
+    /// Takes the round's figures out, for the next phase to carry.
+    pub(super) fn take_round(&mut self) -> RoundFigures {
+        match self {
+            Stage::Warmup(WarmupState { last, .. })
+            | Stage::Interarrival { last, .. }
+            | Stage::Paused { last, .. }
+            | Stage::Measure { round: last, .. } => std::mem::take(last),
+            Stage::Done(_) => RoundFigures::default(),
+        }
+    }
+
+    /// The failures the scenario waived that the round measured (or paused) with: none
+    /// before a round begins.
+    pub(super) fn waived(&self) -> &[Reason] {
+        match self {
+            Stage::Measure { waived, .. } | Stage::Paused { waived, .. } => waived,
+            Stage::Warmup(_) | Stage::Interarrival { .. } | Stage::Done(_) => &[],
+        }
+    }
+
+    /// Takes the waived failures out, for the next phase to carry.
+    pub(super) fn take_waived(&mut self) -> Vec<Reason> {
+        match self {
+            Stage::Measure { waived, .. } | Stage::Paused { waived, .. } => std::mem::take(waived),
+            Stage::Warmup(_) | Stage::Interarrival { .. } | Stage::Done(_) => Vec::new(),
         }
     }
 }
 
-/// The measurement: its sampling, rounds and tries.
+/// The measurement: its sampling, rounds and tries. It spans the point rather than a
+/// round: the generations and the rounds are numbered over it, the tries are the point's,
+/// and a verdict or a progress event, in whatever phase it comes, reports the sampling, the
+/// samples wanted and the tries.
 #[derive(Debug)]
 pub(super) struct Rounds {
     /// The share of requests kept.
@@ -368,42 +455,62 @@ pub(super) struct Rounds {
     pub(super) wanted: usize,
     /// The measurement round (the `round` column of the record); 0 is warm-up.
     pub(super) round: u32,
-    /// When the round began measuring.
+}
+
+/// A measuring round's figures that outlive it: [`Stage::Measure`] holds and writes them,
+/// and the phases after it (warm-up again after a restart, a pause) carry them until the
+/// next round begins afresh, since a verdict or the user's "continue" there still reads
+/// the last round's.
+#[derive(Debug, Default)]
+pub(super) struct RoundFigures {
+    /// When the round began measuring (the point's start, before any round).
     pub(super) started: Duration,
     /// Replies since.
     pub(super) received: u64,
+    /// The samples (in all) the rule's last look predicted the target needs, beyond its
+    /// next step: what the time left is judged against, and what "continue" asks for.
+    pub(super) needed: Option<usize>,
+    /// Samples kept per sample the last look counted: 1 for every request's tail; for the
+    /// tail without stalls, all kept over those untouched (the rule counts the untouched,
+    /// the looks come at kept counts). It goes with `needed`.
+    pub(super) per_counted: f64,
+    /// The share touched, once called (see `policy::call_touched`): called under, the tail
+    /// without stalls drives the looks to the end whatever the share's estimate does next.
+    /// A result reports it.
+    pub(super) touched_call: Option<TouchedCall>,
 }
 
-/// The sequential rule's looks at the current round's interval (`method: vernier`).
+impl RoundFigures {
+    /// A round's figures as it begins at `at`.
+    pub(super) const fn new(at: Duration) -> RoundFigures {
+        RoundFigures {
+            started: at,
+            received: 0,
+            needed: None,
+            per_counted: 0.0,
+            touched_call: None,
+        }
+    }
+}
+
+/// What [`Stage::round`] gives once the point is done: nothing reads it then.
+static DONE: RoundFigures = RoundFigures::new(Duration::ZERO);
+
+/// The sequential rule's looks at the measuring round's interval (`method: vernier`),
+/// held by [`Stage::Measure`]: a round starts with none, and only a measuring round reads
+/// them.
 #[derive(Debug, Default)]
-pub(super) struct Looks {
+pub(super) struct RoundLooks {
     /// Looks so far.
     pub(super) count: u32,
     /// Whether the last look was narrow and steady: the next one confirms it.
     pub(super) confirming: bool,
-    /// The samples (in all) the rule's last look predicted the target needs, beyond its
-    /// next step: what the time left is judged against, and what "continue" asks for.
-    pub(super) needed: Option<usize>,
-    /// The combined CI's width at the last look, µs.
-    pub(super) ci_width_us: Option<f64>,
     /// The last look's figures when it was as narrow as asked but did not stop: what an
     /// N/A then says, rather than that the CI stayed wide.
     pub(super) narrow: Option<Narrow>,
     /// Whether the stopping rule stopped on the tail without stalls (asked for by
     /// `ci.tail`): only then is that tail converged.
     pub(super) without_stalls_stopped: bool,
-    /// Whether the last look judged the tail without stalls (its figures, in `needed` and
-    /// `narrow`, are that tail's).
-    pub(super) without_stalls: bool,
-    /// Samples kept per sample the last look counted: 1 for every request's tail; for the
-    /// tail without stalls, all kept over those untouched (the rule counts the untouched,
-    /// the looks come at kept counts).
-    pub(super) per_counted: f64,
-    /// When the share touched was last read (at a look or between looks).
-    pub(super) touched_at: Duration,
-    /// The share touched, once called (see `policy::call_touched`): called under, the tail
-    /// without stalls drives the looks to the end whatever the share's estimate does next.
-    pub(super) touched_call: Option<TouchedCall>,
     /// The last look's need when it planned the stop beyond the samples the time left
     /// allows: the next look, on the rule's least step, ends the point if it does too.
     pub(super) beyond: Option<Beyond>,
@@ -411,6 +518,23 @@ pub(super) struct Looks {
     /// the rule stopped on it (before every request's tail is judged, whose need then
     /// replaces `needed`).
     pub(super) without_stalls_more: Option<MoreTime>,
+}
+
+/// What the sequential rule's looks found that outlives the round they looked at and
+/// carries into the next one: the progress events show the width in every phase, and the
+/// next round's first looks start from the rest.
+#[derive(Debug, Default)]
+pub(super) struct Looks {
+    /// The combined CI's width at the last look (Lancet's too), µs: the progress events
+    /// show it in every phase, and a change of load clears it.
+    pub(super) ci_width_us: Option<f64>,
+    /// Whether the last look judged the tail without stalls (its figures, in the round's
+    /// `needed` and `narrow`, are that tail's): a round that ends before its first look
+    /// reads the last round's.
+    pub(super) without_stalls: bool,
+    /// When the share touched was last read (at a look or between looks): the next
+    /// reading is timed from it, in this round or the next.
+    pub(super) touched_at: Duration,
 }
 
 /// A look that planned the stop beyond the samples the time left allows.
@@ -446,8 +570,6 @@ pub(crate) struct Point {
     pub(super) agents: Vec<AgentState>,
     pub(super) rounds: Rounds,
     pub(super) looks: Looks,
-    /// Failed checks the scenario asked only to report (`interarrival_check: report`).
-    pub(super) waived: Vec<Reason>,
     pub(super) host: HostSeen,
     /// The send lag allowed that the agents were last told (see [`Action::Pace`]), ns.
     pub(super) paced_ns: Option<u32>,

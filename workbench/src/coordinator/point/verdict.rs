@@ -61,7 +61,7 @@ impl Point {
         };
         // A last look as narrow as asked was not cut short by a wide CI: its figures say
         // what the stop waited for.
-        let why = match self.looks.narrow.clone() {
+        let why = match self.stage.looks().and_then(|l| l.narrow.clone()) {
             Some(narrow) => Confidence::Narrow(narrow),
             None => Confidence::OutOfTime(timed_out),
         };
@@ -73,8 +73,8 @@ impl Point {
     /// for a slot, and an answered rate short of the one asked by more than warm-up's
     /// tolerance.
     fn measured_closed_loop(&self, at: Duration) -> bool {
-        let seconds = at.saturating_sub(self.rounds.started).as_secs_f64();
-        let answered = self.rounds.received as f64 / seconds.max(1e-9);
+        let seconds = at.saturating_sub(self.stage.round().started).as_secs_f64();
+        let answered = self.stage.round().received as f64 / seconds.max(1e-9);
         // Or a backlog that held most requests back past the send path's tolerance, as
         // the departure check's `persistent`: an agent quick enough to answer nearly the
         // rate through one busy connection is still a closed loop. Held back by the
@@ -265,11 +265,12 @@ impl Point {
             .iter()
             .filter_map(|&p| Some((p, estimate(vernier, conf, &series, &all, p)?)))
             .collect();
-        let measured_s = at.saturating_sub(self.rounds.started).as_secs_f64();
+        let measured_s = at.saturating_sub(self.stage.round().started).as_secs_f64();
         let without_stalls = self.without_stalls(&percentiles);
         let agents = self.agent_results(at, vernier);
-        let achieved_rate = if self.rounds.received > 0 && measured_s > 0.0 {
-            self.rounds.received as f64 / measured_s
+        let received = self.stage.round().received;
+        let achieved_rate = if received > 0 && measured_s > 0.0 {
+            received as f64 / measured_s
         } else {
             agents.iter().map(|a| a.achieved_rate).sum()
         };
@@ -286,7 +287,7 @@ impl Point {
             verdict,
             reasons,
             more_time_s,
-            waived: self.waived.clone(),
+            waived: self.stage.waived().to_vec(),
             target_rate: self.config.rate,
             achieved_rate,
             timestamps: self.config.timestamps.clone(),

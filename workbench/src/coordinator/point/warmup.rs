@@ -34,7 +34,6 @@ impl Point {
             a.round.latency_kept.reset();
             a.window = WindowTally::new();
         }
-        self.waived.clear();
         self.host.stale = true;
         self.rounds.sampling = self.measure_sampling();
         self.rounds.wanted = self.config.sampling.samples;
@@ -44,11 +43,13 @@ impl Point {
         out.actions.push(Action::Load {
             rate: self.config.rate,
         });
+        let last = self.stage.take_round();
         self.phase(
             at,
             Stage::Warmup(WarmupState {
                 windows: Vec::new(),
                 window_started: at,
+                last,
             }),
             format!(
                 "{why}: {:.0} req/s over {} agent(s); warm-up ends when the rate is within {:.0}% and {} windows of {:?} are stationary",
@@ -212,9 +213,14 @@ impl Point {
             a.gaps.clear();
         }
         let windows = self.stage.take_windows();
+        let last = self.stage.take_round();
         self.phase(
             at,
-            Stage::Interarrival { windows, tries: 0 },
+            Stage::Interarrival {
+                windows,
+                tries: 0,
+                last,
+            },
             format!(
                 "warm-up took {:.1}s; collecting {} inter-departure gaps per agent",
                 at.saturating_sub(self.clock.phase_started).as_secs_f64(),

@@ -199,12 +199,14 @@ impl Point {
             return false;
         };
         // A call by the estimate is made once; only the interval overrules it.
-        if by == CalledBy::Estimate && self.looks.touched_call.is_some() {
+        if by == CalledBy::Estimate && self.stage.round().touched_call.is_some() {
             return false;
         }
         let call = TouchedCall { side, by, ..c };
         if side == TouchedSide::Under {
-            self.looks.touched_call = Some(call);
+            if let Some(round) = self.stage.round_mut() {
+                round.touched_call = Some(call);
+            }
             let check = self.touched_check(call, seen.requests);
             self.check(at, check, out);
             return false;
@@ -215,7 +217,9 @@ impl Point {
         if whole_us.is_none() {
             return false;
         }
-        self.looks.touched_call = Some(call);
+        if let Some(round) = self.stage.round_mut() {
+            round.touched_call = Some(call);
+        }
         let check = self.touched_check(call, seen.requests);
         self.check(at, check, out);
         match whole {
@@ -252,14 +256,15 @@ impl Point {
     /// share was last read (at a look or between), or a [`TOUCHED_EVERY_SHARE`]th of the
     /// round's time so far when that is longer: true when it ended the point.
     pub(super) fn touched_between_looks(&mut self, at: Duration, out: &mut Decision) -> bool {
-        let every = TOUCHED_EVERY.max(at.saturating_sub(self.rounds.started) / TOUCHED_EVERY_SHARE);
+        let started = self.stage.round().started;
+        let every = TOUCHED_EVERY.max(at.saturating_sub(started) / TOUCHED_EVERY_SHARE);
         at.saturating_sub(self.looks.touched_at) >= every && self.touched_beyond(at, out)
     }
 
     /// `touched` when the share `touched_share` of the requests at the end is beyond the
     /// most this tail is judged at: once called, by the call; else by its estimate.
     fn touched_at_end(&self, touched_share: f64) -> Option<OwnShort> {
-        let over = match self.looks.touched_call {
+        let over = match self.stage.round().touched_call {
             Some(call) => call.side == TouchedSide::Over,
             None => too_touched(touched_share),
         };
@@ -350,7 +355,9 @@ impl Point {
                                 width_us: width,
                                 target_us,
                             })
-                        } else if asked && !self.looks.without_stalls_stopped {
+                        } else if asked
+                            && !self.stage.looks().is_some_and(|l| l.without_stalls_stopped)
+                        {
                             Some(OwnShort::Unsettled {
                                 width_us: width,
                                 target_us,
@@ -364,7 +371,7 @@ impl Point {
         };
         // More time would buy what the tail's last look predicted only when it was short
         // of samples, not of untouched requests or of a probe.
-        let more_time = self.looks.without_stalls_more.filter(|_| {
+        let more_time = (self.stage.looks().and_then(|l| l.without_stalls_more)).filter(|_| {
             matches!(
                 short,
                 Some(OwnShort::Wide { .. } | OwnShort::TooFew { .. } | OwnShort::Unsettled { .. })
@@ -384,7 +391,7 @@ impl Point {
             samples: samples.len(),
             stalls,
             probed,
-            touched_call: self.looks.touched_call,
+            touched_call: self.stage.round().touched_call,
             more_time,
         })
     }
