@@ -2209,7 +2209,7 @@ fn block_seeing(rates: [f64; 3], backlog_max: u64, span_s: f64) -> crate::compar
         backlog_max,
         failed: 0,
         errors: 0,
-        own_us: None,
+        without_stalls_us: None,
         touched_share: None,
         problem: None,
     }
@@ -2227,7 +2227,7 @@ fn a_point_and_a_comparison_s_block_judge_the_same_load_alike() {
             block,
             rate,
             tolerance,
-            Some(crate::coordinator::policy::MAX_TOUCHED_SHARE),
+            crate::compare::block::TouchedBound::Held,
         )
     };
     // The load not reached: an agent that answers 150,000 of the 1,000,000 a second asked.
