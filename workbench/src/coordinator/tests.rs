@@ -13,7 +13,7 @@ use vernier_stats::Percentile;
 use super::findings::{DepartureFinding, LateCause};
 use super::reason::{
     ClosedLoop, ClosedLoopMoment, Confidence, HeavyTail, HeldClosedLoop, HostKept, HostStalls,
-    Interarrival, NotReached, TargetFailed, TimedOut,
+    Interarrival, NotReached, OutOfTime, TargetFailed,
 };
 use super::*;
 use crate::coordinator::ReasonKind;
@@ -600,10 +600,7 @@ fn ended_touched(asked: PointConfig) -> PointResult {
     let result = c.results()[0].clone();
     let w = result.without_stalls.as_ref().unwrap();
     assert!(w.touched_share > 0.25, "{w:?}");
-    assert!(
-        matches!(w.short, Some(crate::coordinator::OwnShort::Touched { .. })),
-        "{w:?}"
-    );
+    assert!(matches!(w.short, Some(Why::Touched(_))), "{w:?}");
     assert_eq!(result.answer(), Verdict::NotAvailable);
     let confidence = checks(&events, CheckKind::Confidence);
     let ended = (confidence.iter())
@@ -639,7 +636,7 @@ fn a_request_sent_later_than_the_probes_threshold_counts_as_touched() {
     assert!(late.touched_share > 0.99, "{late:?}");
     assert_eq!(late.verdict, Verdict::NotAvailable);
     assert!(
-        matches!(late.short, Some(crate::coordinator::OwnShort::Touched { most, .. }) if most == 0.25),
+        matches!(late.short, Some(Why::Touched(ref t)) if t.most == 0.25),
         "{late:?}"
     );
 }
@@ -1698,7 +1695,7 @@ fn out_of_time_with_probe(report: vernier_agent::StallReport) -> Reason {
         panic!("{:?}", result.reasons)
     };
     // The time limit ended it while measuring: its figures are the limit's.
-    let timed_out: &TimedOut = match &reason.why {
+    let timed_out: &OutOfTime = match &reason.why {
         Why::Confidence(Confidence::OutOfTime(t)) => t,
         Why::HostStalls(HostStalls {
             kept: HostKept::OutOfTime(t),
