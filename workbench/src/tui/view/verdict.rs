@@ -133,13 +133,14 @@ fn points(
                 ));
             }
             let mut rows = vec![Row::new(cells)];
-            // The tail without stalls under every request's, its touched share where the
+            // The tail without stalls under every request's (named across the load's and
+            // the rate's columns, the latter empty for it), its touched share where the
             // schedule's column is.
             if let Some(own) = &r.without_stalls {
                 let pct = |p: f64| own.percentile(p).map_or("-".to_string(), |q| q.to_string());
                 let mut cells = vec![
-                    Cell::from("  own"),
-                    Cell::from(""),
+                    Cell::from("  w/o"),
+                    Cell::from("stalls"),
                     Cell::from(Span::styled(
                         verdict_mark(own.verdict),
                         theme.pass(own.verdict != Verdict::NotAvailable),
@@ -243,7 +244,7 @@ fn reasons(app: &App, theme: Theme, finished: &Finished) -> Vec<(String, Style)>
             let why = format!("{call}{why}");
             items.push((
                 format!(
-                    "· {} req/s without stalls (own): {:.1}% of requests touched by a stall ({}){why}",
+                    "· {} req/s without stalls: {:.1}% of requests touched by a stall ({}){why}",
                     rate(r.target_rate),
                     own.touched_share * 100.0,
                     agents.join(", ")
