@@ -27,7 +27,7 @@ enum Own {
 #[serde(untagged)]
 enum Form {
     Own(Own),
-    Why(Why),
+    Why(Box<Why>),
 }
 
 impl From<&Why> for Form {
@@ -53,7 +53,7 @@ impl From<&Why> for Form {
             Why::Thinned(t) => Own::Thinned {
                 sampling: t.sampling,
             },
-            other => return Form::Why(other.clone()),
+            other => return Form::Why(Box::new(other.clone())),
         })
     }
 }
@@ -62,7 +62,7 @@ impl From<Form> for Why {
     fn from(form: Form) -> Why {
         let own = match form {
             Form::Own(own) => own,
-            Form::Why(why) => return why,
+            Form::Why(why) => return *why,
         };
         match own {
             Own::Wide {
