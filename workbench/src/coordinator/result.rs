@@ -365,12 +365,12 @@ impl PointResult {
     /// every request's value less the tail without stalls', as (percent, µs), in the order
     /// reported; empty when the point has no tail without stalls.
     pub fn host_parts(&self) -> Vec<(f64, f64)> {
-        let Some(own) = &self.without_stalls else {
+        let Some(tail) = &self.without_stalls else {
             return Vec::new();
         };
         self.percentiles
             .iter()
-            .filter_map(|q| Some((q.p, q.value - own.percentile(q.p)?.value)))
+            .filter_map(|q| Some((q.p, q.value - tail.percentile(q.p)?.value)))
             .filter(|(_, us)| us.is_finite())
             .collect()
     }

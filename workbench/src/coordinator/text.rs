@@ -162,9 +162,9 @@ pub fn why(why: &Why) -> String {
 
 /// Why the tail without stalls did not converge, in words (`None` when it did), with what
 /// more time would buy it when it would.
-pub fn without_stalls_short(own: &WithoutStalls) -> Option<String> {
-    let why = without_stalls_why(own)?;
-    Some(match own.more_time {
+pub fn without_stalls_short(tail: &WithoutStalls) -> Option<String> {
+    let why = without_stalls_why(tail)?;
+    Some(match tail.more_time {
         Some(more) => format!(
             "{why}; the {} untouched samples its precision needs would take {} more at this rate (c while it measures; or --duration, limits.max_duration)",
             more.samples,
@@ -175,8 +175,8 @@ pub fn without_stalls_short(own: &WithoutStalls) -> Option<String> {
 }
 
 /// Why the tail without stalls did not converge, in words: its reason's sentence.
-fn without_stalls_why(own: &WithoutStalls) -> Option<String> {
-    own.short.as_ref().map(why)
+fn without_stalls_why(tail: &WithoutStalls) -> Option<String> {
+    tail.short.as_ref().map(why)
 }
 
 /// A check's outcome in a progress line: a check that gates nothing never says FAIL.

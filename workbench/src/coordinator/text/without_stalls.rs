@@ -51,8 +51,8 @@ pub(super) fn thinned(f: &Thinned) -> String {
 
 /// How the share touched was called when its interval still straddled the bound at the
 /// set time, in words (`None` when it was not, or its interval decided).
-pub fn without_stalls_call(own: &WithoutStalls) -> Option<String> {
-    let call = own.touched_call.filter(|c| c.by == CalledBy::Estimate)?;
+pub fn without_stalls_call(tail: &WithoutStalls) -> Option<String> {
+    let call = tail.touched_call.filter(|c| c.by == CalledBy::Estimate)?;
     let side = match call.side {
         TouchedSide::Under => "within",
         TouchedSide::Over => "beyond",
@@ -67,8 +67,8 @@ pub fn without_stalls_call(own: &WithoutStalls) -> Option<String> {
 }
 
 /// Whose stalls the tail without stalls leaves out, in words.
-pub fn without_stalls_scope(own: &WithoutStalls) -> &'static str {
-    match own.probed {
+pub fn without_stalls_scope(tail: &WithoutStalls) -> &'static str {
+    match tail.probed {
         Probed::ClientAndTarget => "the host's stalls (client and target cores probed)",
         Probed::ClientOnly => "the client's stalls only: the remote target's host is not probed",
     }
