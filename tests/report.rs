@@ -798,7 +798,7 @@ fn comparison() -> Comparison {
         backlog_max: 1,
         failed: 0,
         errors: 0,
-        own_us: None,
+        without_stalls_us: None,
         touched_share: None,
         problem: None,
     };

@@ -39,7 +39,7 @@ pub(crate) use ccdf::{Series as CcdfSeries, draw_marked as ccdf_figure};
 pub use interarrival::{GapDensity, gap_density};
 pub use load::{LoadPoint, load_points};
 pub(crate) use plot::{
-    Area, CAPTION_SIZE, Chart, DrawError, Figure, color, fmt_num, fmt_percentile, legend,
+    Area, CAPTION_SIZE, Chart, DrawError, Plot, color, fmt_num, fmt_percentile, legend,
 };
 use points::{Measured, last_checks, measured_points};
 pub use runs::{RunEstimate, RunsPoint, runs_points};
@@ -118,7 +118,7 @@ impl<'a> Writer<'a> {
     }
 
     /// Draws `figure` once per format and writes it as `out/STEM.EXT`.
-    pub(crate) fn write<C: Chart>(&mut self, stem: &str, figure: Figure<C>) -> Result<(), Error> {
+    pub(crate) fn write<C: Chart>(&mut self, stem: &str, figure: Plot<C>) -> Result<(), Error> {
         for &ext in self.format.extensions() {
             let path = self.out.join(format!("{stem}.{ext}"));
             let bytes = match ext {

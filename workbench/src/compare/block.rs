@@ -13,7 +13,7 @@ use super::comparison::{Block, CompareOptions, Finding, Side};
 use crate::coordinator::ReasonKind;
 use crate::coordinator::policy::{
     Beyond, LoadSeen, OnSchedule, enough_on_schedule, late_shift, lateness_allowed_us,
-    lateness_matters, load_problem,
+    lateness_matters, load_problem, too_touched,
 };
 use crate::error::Error;
 use crate::load::{resolve, run_load};
@@ -34,13 +34,13 @@ pub(super) struct Place<'p> {
 /// stalls is compared, the requests no stall touched.
 pub(super) struct Measured {
     pub(super) sorted: Vec<f64>,
-    pub(super) own: Option<Own>,
+    pub(super) without_stalls: Option<WithoutStalls>,
 }
 
 /// The requests of a block no stall touched: latencies (µs, send order) and their weights
 /// against the selection, scaled to sum to every request of the block (so that pooled
 /// blocks count by what they measured, not by what the stalls left).
-pub(super) struct Own {
+pub(super) struct WithoutStalls {
     pub(super) values: Vec<f64>,
     pub(super) weights: Vec<f64>,
 }
@@ -141,7 +141,7 @@ pub(super) fn of_requests(
     let value_us = percentile(&samples, p).unwrap_or(f64::NAN);
     let untouched = (taken.stalls)
         .and_then(|stalls| untouched_of(taken.before, taken.samples, stalls.to_vec()));
-    let own_us = untouched.as_ref().map(|u| {
+    let without_stalls_us = untouched.as_ref().map(|u| {
         WeightedSamples::new(u.latency_us.clone(), &u.weights)
             .ok()
             .and_then(|w| w.percentile(p))
@@ -162,13 +162,13 @@ pub(super) fn of_requests(
         backlog_max: taken.backlog_max,
         failed: taken.failed,
         errors: taken.errors,
-        own_us,
+        without_stalls_us,
         touched_share: untouched.as_ref().map(|u| u.touched_share),
         problem: None,
     };
-    let own = untouched.map(|u| {
+    let without_stalls = untouched.map(|u| {
         let scale = u.requests as f64 / u.latency_us.len().max(1) as f64;
-        Own {
+        WithoutStalls {
             weights: u.weights.iter().map(|w| w * scale).collect(),
             values: u.latency_us,
         }
@@ -176,7 +176,7 @@ pub(super) fn of_requests(
     (
         Measured {
             sorted: samples,
-            own,
+            without_stalls,
         },
         block,
     )
@@ -242,10 +242,10 @@ pub(super) fn untouched_of(
 /// or the load not reached); each of which ends the
 /// comparison, since the side could not carry the load as asked; or the client so far
 /// behind that too few requests left on schedule (`departures`), or the host's stalls
-/// touching more than [`MAX_TOUCHED_SHARE`](crate::coordinator::policy::MAX_TOUCHED_SHARE) of the requests when the tail without stalls
-/// is compared (`host_stalls`): the host rather than the side, for which the block is
-/// measured again. None when it stands. A duet's window passes `touched_limit` none: its
-/// sides share their stalls, and what the stalls leave is judged by the CI's own needs.
+/// touching too many of the requests ([`too_touched`], as a point's) when the tail without
+/// stalls is compared (`host_stalls`): the host rather than the side, for which the block
+/// is measured again. None when it stands. A duet's window passes [`TouchedBound::Free`]:
+/// its sides share their stalls, and what the stalls leave is judged by the CI's own needs.
 /// A side that answered more than [`MAX_ERROR_SHARE`] of its requests with errors is
 /// `target_failed` too: its latencies are those of its errors.
 /// (How far the client's lateness moved the percentile is judged over both sides'
@@ -254,7 +254,7 @@ pub(crate) fn judge(
     block: &Block,
     rate: f64,
     tolerance: f64,
-    touched_limit: Option<f64>,
+    bound: TouchedBound,
 ) -> Option<ReasonKind> {
     if block.samples == 0 || block.errors as f64 > MAX_ERROR_SHARE * block.samples as f64 {
         return Some(ReasonKind::TargetFailed);
@@ -265,12 +265,20 @@ pub(crate) fn judge(
     if !enough_on_schedule(block.on_schedule) {
         return Some(ReasonKind::Departures);
     }
-    if let Some(limit) = touched_limit
-        && block.touched_share.is_some_and(|t| t > limit)
-    {
+    if bound == TouchedBound::Held && block.touched_share.is_some_and(too_touched) {
         return Some(ReasonKind::HostStalls);
     }
     None
+}
+
+/// Whether a block's share touched may make it a problem: held to the most the tail
+/// without stalls is judged at, or free (a duet's window).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TouchedBound {
+    /// Beyond [`too_touched`]'s bound, the block is the host's `host_stalls`.
+    Held,
+    /// Not judged: the CI's own needs judge what the stalls leave.
+    Free,
 }
 
 /// The share of a block's replies that may be the server's errors: beyond it, the side

@@ -99,10 +99,11 @@ pub struct Block {
     /// Replies that were the server's errors (counted among the samples).
     #[serde(default)]
     pub errors: u64,
-    /// The block's percentile of the requests no host stall touched, weighted against the
-    /// selection, µs (none: every request's tail is compared; NaN: none was left).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub own_us: Option<f64>,
+    /// The block's percentile of the tail without stalls (the requests no host stall
+    /// touched, weighted against the selection), µs (none: every request's tail is
+    /// compared; NaN: none was left). Records before it had this name wrote `own_us`.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "own_us")]
+    pub without_stalls_us: Option<f64>,
     /// The share of its requests a stall touched (none: not marked).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub touched_share: Option<f64>,
@@ -117,8 +118,8 @@ pub struct Block {
 impl Block {
     /// The block's percentile of the tail compared, µs.
     pub fn value_of(&self, tail: Tail) -> f64 {
-        match (tail, self.own_us) {
-            (Tail::WithoutStalls, Some(own)) => own,
+        match (tail, self.without_stalls_us) {
+            (Tail::WithoutStalls, Some(without)) => without,
             _ => self.value_us.get(),
         }
     }

@@ -26,7 +26,7 @@ use vernier_agent::{Batch, Duet, Engine, EngineError, HostProbe, LoadSpec, Stall
 use vernier_protocols::InterArrival;
 use vernier_stats::{MIN_TAIL_PER_BLOCK, Stall, StoppingRule};
 
-use super::block::{self, Measured, Place, Taken};
+use super::block::{self, Measured, Place, Taken, TouchedBound};
 use super::comparison::{
     Block, CompareOptions, CompareVerdict, Comparison, Design, Finding, Side, SideBySide, Steer,
 };
@@ -281,13 +281,14 @@ fn measure_window(
         };
         let (m, mut block) =
             block::of_requests(&side_taken, &place, started_s, judged.rate, judged.p);
-        block.problem = block::judge(&block, judged.rate, judged.tolerance, None).or_else(|| {
-            let short = m
-                .own
-                .as_ref()
-                .is_some_and(|o| o.values.len() < judged.least);
-            short.then_some(ReasonKind::HostStalls)
-        });
+        block.problem = block::judge(&block, judged.rate, judged.tolerance, TouchedBound::Free)
+            .or_else(|| {
+                let short = m
+                    .without_stalls
+                    .as_ref()
+                    .is_some_and(|o| o.values.len() < judged.least);
+                short.then_some(ReasonKind::HostStalls)
+            });
         (m, block)
     };
     let both = [block_of(0, Side::A), block_of(1, Side::B)];

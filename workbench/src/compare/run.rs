@@ -8,7 +8,7 @@ use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 use vernier_stats::StoppingRule;
 
-use super::block::{self, Place};
+use super::block::{self, Place, TouchedBound};
 use super::comparison::{CompareOptions, CompareVerdict, Comparison, Design, Finding, Side, Steer};
 use super::steps::{
     Looking, Samples, Shown, after_pair, block_line, finish, fixed_rate, nanoseconds, probes_for,
@@ -16,7 +16,6 @@ use super::steps::{
 };
 use super::text::render_problem;
 use super::verdict::{Ending, conclude};
-use crate::coordinator::policy::MAX_TOUCHED_SHARE;
 use crate::error::Error;
 use crate::report::ccdf_points;
 use crate::scenario::{Scenario, Tail};
@@ -55,7 +54,7 @@ pub(super) fn in_blocks(
             probes: (comparison.tail == Tail::WithoutStalls).then_some(&probes[..]),
         };
         let (samples, mut measured) = block::measure(scenario, place, rate, p, options)?;
-        let problem = block::judge(&measured, rate, a.warmup.tolerance, Some(MAX_TOUCHED_SHARE));
+        let problem = block::judge(&measured, rate, a.warmup.tolerance, TouchedBound::Held);
         measured.problem = problem;
         let mut line = block_line(&measured, &comparison);
         // A stall of the host that left the client behind: the block again, right away,

@@ -164,7 +164,7 @@ pub(super) fn difference_of(
         }
         Tail::WithoutStalls => {
             fn block(m: &Measured) -> Option<WeightedBlock<'_>> {
-                m.own.as_ref().map(|o| WeightedBlock {
+                m.without_stalls.as_ref().map(|o| WeightedBlock {
                     values: &o.values,
                     weights: &o.weights,
                 })

@@ -4,10 +4,10 @@ use std::time::Duration;
 
 use vernier_stats::DifferenceCi;
 
+use super::block::TouchedBound;
 use super::verdict::{Ending, judge};
 use super::*;
 use crate::coordinator::ReasonKind;
-use crate::coordinator::policy::MAX_TOUCHED_SHARE;
 use crate::scenario::Tail;
 
 fn options() -> CompareOptions {
@@ -120,17 +120,37 @@ fn block() -> Block {
         backlog_max: 0,
         failed: 0,
         errors: 0,
-        own_us: None,
+        without_stalls_us: None,
         touched_share: None,
         problem: None,
     }
+}
+
+/// A block a record wrote before its tail without stalls had that name (`own_us`) reads
+/// back, and writes it by its name.
+#[test]
+fn a_block_of_an_older_record_reads_its_tail_without_stalls() {
+    let mut written = serde_json::to_value(Block {
+        without_stalls_us: Some(90.0),
+        ..block()
+    })
+    .unwrap();
+    let value = written["without_stalls_us"].take();
+    let map = written.as_object_mut().unwrap();
+    map.remove("without_stalls_us");
+    map.insert("own_us".into(), value);
+    let read: Block = serde_json::from_value(written).unwrap();
+    assert_eq!(read.without_stalls_us, Some(90.0));
+    let again = serde_json::to_value(&read).unwrap();
+    assert_eq!(again["without_stalls_us"], 90.0);
+    assert!(again.get("own_us").is_none());
 }
 
 #[test]
 fn a_block_is_judged_as_a_load_point_is() {
     use super::block::measured_again;
     let judge_block = |block: &Block, rate: f64, tolerance: f64| {
-        super::block::judge(block, rate, tolerance, Some(MAX_TOUCHED_SHARE))
+        super::block::judge(block, rate, tolerance, TouchedBound::Held)
     };
     assert_eq!(judge_block(&block(), 1_000.0, 0.05), None);
     // A Poisson count: 1,880 of 2,000 is within 5% + 3/√2000 (11.7%), 1,700 is not.
@@ -183,7 +203,7 @@ fn a_block_is_judged_as_a_load_point_is() {
     // On the tail without stalls, a block whose requests the host's stalls touched beyond
     // what that tail is judged at is the host's too: measured again, and saying so.
     let touched = |share| Block {
-        own_us: Some(90.0),
+        without_stalls_us: Some(90.0),
         touched_share: Some(share),
         ..block()
     };
@@ -201,7 +221,7 @@ fn a_block_is_judged_as_a_load_point_is() {
     );
     // A duet's window has no ceiling on the share touched (its sides share their
     // stalls): only a side left too few untouched requests is set aside, and says so.
-    let duet = |block: &Block| super::block::judge(block, 1_000.0, 0.05, None);
+    let duet = |block: &Block| super::block::judge(block, 1_000.0, 0.05, TouchedBound::Free);
     assert_eq!(duet(&touched(0.6)), None);
     let short = Block {
         problem: Some(ReasonKind::HostStalls),

@@ -63,7 +63,10 @@ pub fn render_problem(block: &Block, design: Design) -> Option<String> {
         | ReasonKind::AcceptedEmpty
         | ReasonKind::Hysteresis
         | ReasonKind::Replications
-        | ReasonKind::TooFewPairs => format!("{name}: {kind}"),
+        | ReasonKind::TooFewPairs
+        | ReasonKind::Touched
+        | ReasonKind::NoProbe
+        | ReasonKind::Thinned => format!("{name}: {kind}"),
     })
 }
 

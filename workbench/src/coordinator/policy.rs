@@ -29,7 +29,7 @@ pub(crate) const MAX_KEPT_SAMPLES: f64 = 10e6;
 /// neighbours add little to the CI (the tail's clusters count, not its requests), and every
 /// look sorts all that is kept on the cores being measured; the HDR histograms still hold
 /// every request. The tail without stalls needs every request, so beyond this rate it says
-/// so (`OwnShort::Thinned`) rather than guess. Measured in docs/RESULTS.md ("Time to a
+/// so (`Why::Thinned`) rather than guess. Measured in docs/RESULTS.md ("Time to a
 /// verdict").
 pub(crate) const MAX_KEPT_PER_SECOND: f64 = 10_000.0;
 /// A request left "on schedule" when its send lag (kernel TX stamp minus scheduled

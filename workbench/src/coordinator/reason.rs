@@ -9,7 +9,7 @@ use vernier_stats::Percentile;
 
 use super::figure::Figure;
 use super::findings::{AdfFinding, DepartureFinding, InterarrivalFinding, SpearmanFinding};
-pub use super::reason_ci::{Awaited, Confidence, Narrow, TimedOut, Wide};
+pub use super::reason_ci::{Awaited, Confidence, Narrow, OutOfTime, UntouchedCi, Wide};
 pub use super::reason_kind::ReasonKind;
 
 /// Why a point is N/A (or what was doubtful about an accepted one): its kind and figures
@@ -149,6 +149,12 @@ pub enum Why {
     Hysteresis(Hysteresis),
     /// The runs are too few for the across-run CI asked.
     Replications(Replications),
+    /// Stalls touched more of the requests than the tail without them is judged at.
+    Touched(Touched),
+    /// No probe recorded stall intervals, so no request can be said untouched.
+    NoProbe(Nothing),
+    /// The samples were thinned, so which requests a stall touched cannot be told.
+    Thinned(Thinned),
     /// Read from a record written before reasons had types: its kind, sentence and named
     /// figures as they were (written back in that form too).
     #[serde(skip)]
@@ -177,6 +183,9 @@ impl Why {
             Why::AcceptedEmpty(_) => ReasonKind::AcceptedEmpty,
             Why::Hysteresis(_) => ReasonKind::Hysteresis,
             Why::Replications(_) => ReasonKind::Replications,
+            Why::Touched(_) => ReasonKind::Touched,
+            Why::NoProbe(_) => ReasonKind::NoProbe,
+            Why::Thinned(_) => ReasonKind::Thinned,
             Why::Earlier(e) => e.kind,
         }
     }
@@ -298,16 +307,6 @@ pub struct InterarrivalFailed {
     pub finding: InterarrivalFinding,
 }
 
-/// The point's time limit ran out in a phase before its verdict.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct OutOfTime {
-    /// The limit, seconds.
-    pub max_duration_s: Figure,
-    /// The last CI's width, µs, when there was one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ci_width_us: Option<f64>,
-}
-
 /// `departures`: the client's late departures move the answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Departures {
@@ -412,6 +411,18 @@ pub enum TooFewSamples {
     Ci(TooFewForCi),
     /// A replicated point's run ended with no estimate at all.
     NoEstimate(NoEstimate),
+    /// Too few requests no stall touched for the tail without stalls' CI.
+    Untouched(UntouchedFew),
+}
+
+/// Too few untouched samples (for the dependence they show) for the tail without stalls'
+/// CI.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UntouchedFew {
+    /// Untouched samples.
+    pub untouched: usize,
+    /// About how many would do (none known: 0).
+    pub needed: usize,
 }
 
 /// Too few samples for the percentile's CI.
@@ -497,7 +508,25 @@ pub enum HostKept {
     /// The width asked (with the tail's shape set aside: the stalls made it).
     Wide(Wide),
     /// The time limit ran out while measuring.
-    OutOfTime(TimedOut),
+    OutOfTime(OutOfTime),
+}
+
+/// `touched`: the share of the requests a stall touched, beyond the most the tail without
+/// stalls is judged at (the untouched ones are too small a part to stand for the server).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Touched {
+    /// The share touched.
+    pub share: Figure,
+    /// The most it may be.
+    pub most: Figure,
+}
+
+/// `thinned`: 1 in k samples kept, so whether a request was still in flight at a stall's
+/// end cannot be told from them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Thinned {
+    /// The share kept.
+    pub sampling: Figure,
 }
 
 /// `quit`: the user quit.

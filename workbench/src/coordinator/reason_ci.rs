@@ -1,6 +1,7 @@
 //! The figures of a CI that did not answer (the `confidence` kind, and the width a
 //! `heavy_tail` or `host_stalls` reason quotes): wider than asked, narrow but not yet
-//! stopped by the rule, or cut short by the time limit. Re-exported by [`super::reason`].
+//! stopped by the rule, or cut short by the time limit; for the tail without stalls, its
+//! width against the one asked. Re-exported by [`super::reason`].
 
 use serde::{Deserialize, Serialize};
 use vernier_agent::StallReport;
@@ -45,7 +46,9 @@ pub struct Wide {
 
 /// `confidence`: the CI did not reach the width asked, or reached it too late to be
 /// confirmed. (Untagged, read back as the first variant whose fields are all there:
-/// `Narrow` holds every field `Wide` requires, so it comes first.)
+/// `Narrow` holds every field `Wide` requires, so it comes first. The tail without
+/// stalls' two are never read here: they share a shape, which an older record's reason
+/// might have too; `without_stalls.short` writes and reads them in a form of its own.)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Confidence {
@@ -54,7 +57,23 @@ pub enum Confidence {
     /// Still wider than asked at the last look.
     Wide(Wide),
     /// The time limit ran out while measuring.
-    OutOfTime(TimedOut),
+    OutOfTime(OutOfTime),
+    /// The tail without stalls' CI is wider than asked at the point's end.
+    #[serde(skip_deserializing)]
+    UntouchedWide(UntouchedCi),
+    /// The tail without stalls' CI was as narrow as asked at the last look, but the
+    /// stopping rule's confirming look did not come before the point ended.
+    #[serde(skip_deserializing)]
+    Unsettled(UntouchedCi),
+}
+
+/// The tail without stalls' CI at the point's end against the width asked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UntouchedCi {
+    /// The CI's width, µs.
+    pub ci_width_us: Figure,
+    /// The width asked, µs.
+    pub target_us: Figure,
 }
 
 /// The CI was as narrow as asked at the last look, but the stopping rule's stop needed
@@ -92,11 +111,14 @@ pub enum Awaited {
     Tail,
 }
 
-/// The time limit ran out while measuring.
+/// The point's time limit ran out: while it measured (`confidence`, `host_stalls`, with
+/// the percentile), or in a phase before (`interarrival`, without). Records wrote these two
+/// in the same shape, the percentile left out where there was none.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TimedOut {
-    /// The percentile.
-    pub p: Percentile,
+pub struct OutOfTime {
+    /// The percentile measured, when the time ran out while measuring.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p: Option<Percentile>,
     /// The limit, seconds.
     pub max_duration_s: Figure,
     /// The last CI's width, µs, when there was one.

@@ -47,6 +47,12 @@ pub enum ReasonKind {
     Replications,
     /// A comparison measured fewer pairs of blocks than its first look needs.
     TooFewPairs,
+    /// Stalls touched more requests than the tail without them is judged at.
+    Touched,
+    /// No probe recorded stalls, so no request can be called untouched.
+    NoProbe,
+    /// The samples were thinned, so the requests a stall touched cannot be told.
+    Thinned,
 }
 
 impl ReasonKind {
@@ -77,7 +83,10 @@ impl ReasonKind {
             | ReasonKind::AcceptedEmpty
             | ReasonKind::Hysteresis
             | ReasonKind::Replications
-            | ReasonKind::TooFewPairs => false,
+            | ReasonKind::TooFewPairs
+            | ReasonKind::Touched
+            | ReasonKind::NoProbe
+            | ReasonKind::Thinned => false,
         }
     }
 }

@@ -334,7 +334,7 @@ fn spread(runs: &[PointResult], p: f64, confidence: f64) -> Option<Spread> {
 mod tests {
     use super::*;
     use crate::coordinator::ReasonKind;
-    use crate::coordinator::reason::{Confidence, HostKept, HostStalls, TimedOut};
+    use crate::coordinator::reason::{Confidence, HostKept, HostStalls, OutOfTime};
     use crate::scenario::CiWidth;
 
     fn run(k: u32, value: f64, ci: Option<(f64, f64)>, why: Option<ReasonKind>) -> PointResult {
@@ -363,8 +363,8 @@ mod tests {
 
     /// A reason of `kind` with made-up figures (a run that ended with it).
     fn of_kind(kind: ReasonKind) -> Why {
-        let timed_out = TimedOut {
-            p: Percentile::P99,
+        let timed_out = OutOfTime {
+            p: Some(Percentile::P99),
             max_duration_s: 10.0.into(),
             ci_width_us: None,
         };

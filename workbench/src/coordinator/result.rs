@@ -8,8 +8,10 @@ use vernier_agent::StallReport;
 use vernier_stats::Percentile;
 
 use super::budget_parts::Budget;
-use super::reason::{MoreTime, Reason};
+use super::reason::{MoreTime, Reason, Why};
 use crate::scenario::Tail;
+
+mod short_form;
 
 /// A load point's verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -363,12 +365,12 @@ impl PointResult {
     /// every request's value less the tail without stalls', as (percent, µs), in the order
     /// reported; empty when the point has no tail without stalls.
     pub fn host_parts(&self) -> Vec<(f64, f64)> {
-        let Some(own) = &self.without_stalls else {
+        let Some(tail) = &self.without_stalls else {
             return Vec::new();
         };
         self.percentiles
             .iter()
-            .filter_map(|q| Some((q.p, q.value - own.percentile(q.p)?.value)))
+            .filter_map(|q| Some((q.p, q.value - tail.percentile(q.p)?.value)))
             .filter(|(_, us)| us.is_finite())
             .collect()
     }
@@ -393,9 +395,10 @@ impl PointResult {
 pub struct WithoutStalls {
     /// Converged when the target percentile's CI is as narrow as asked; never accepted.
     pub verdict: Verdict,
-    /// Why not converged.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub short: Option<OwnShort>,
+    /// Why not converged: a reason's kind and figures, written in the shape this field has
+    /// always had (`kind` and the figures beside it).
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "short_form")]
+    pub short: Option<Why>,
     /// Each reported percentile of the untouched requests, with its CI, µs.
     pub percentiles: Vec<PercentileResult>,
     /// The target percentile's CI width, µs.
@@ -469,49 +472,6 @@ pub enum Probed {
     /// The client's only (a remote target's host is not probed): "without stalls" means
     /// without the client's.
     ClientOnly,
-}
-
-/// Why the tail without stalls did not converge.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum OwnShort {
-    /// Its CI is wider than asked.
-    Wide {
-        /// The CI's width, µs.
-        width_us: f64,
-        /// The width asked, µs.
-        target_us: f64,
-    },
-    /// Too few untouched samples (for the dependence they show) for a CI.
-    TooFew {
-        /// Untouched samples.
-        have: usize,
-        /// About how many would do.
-        needed: usize,
-    },
-    /// As narrow as asked at the last look, but the stopping rule had not stopped on it
-    /// (its confirming look did not come before the point ended): not yet settled.
-    Unsettled {
-        /// The CI's width, µs.
-        width_us: f64,
-        /// The width asked, µs.
-        target_us: f64,
-    },
-    /// Stalls touched more of the requests than the method is checked at.
-    Touched {
-        /// The share touched.
-        share: f64,
-        /// The most it may be.
-        most: f64,
-    },
-    /// No probe recorded stall intervals, so no request can be said untouched.
-    NoProbe,
-    /// The samples were thinned (1 in k kept): whether a request was still in flight at a
-    /// stall's end cannot be told from them.
-    Thinned {
-        /// The share kept.
-        sampling: f64,
-    },
 }
 
 impl WithoutStalls {

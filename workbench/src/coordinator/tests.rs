@@ -14,7 +14,7 @@ use super::check_next::{CheckNext, Found};
 use super::findings::{DepartureFinding, LateCause};
 use super::reason::{
     ClosedLoop, ClosedLoopMoment, Confidence, HeavyTail, HeldClosedLoop, HostKept, HostStalls,
-    Interarrival, NotReached, TargetFailed, TimedOut,
+    Interarrival, NotReached, OutOfTime, TargetFailed,
 };
 use super::*;
 use crate::coordinator::ReasonKind;
@@ -602,10 +602,7 @@ fn ended_touched(asked: PointConfig) -> PointResult {
     let result = c.results()[0].clone();
     let w = result.without_stalls.as_ref().unwrap();
     assert!(w.touched_share > 0.25, "{w:?}");
-    assert!(
-        matches!(w.short, Some(crate::coordinator::OwnShort::Touched { .. })),
-        "{w:?}"
-    );
+    assert!(matches!(w.short, Some(Why::Touched(_))), "{w:?}");
     assert_eq!(result.answer(), Verdict::NotAvailable);
     let confidence = checks(&events, CheckKind::Confidence);
     let ended = (confidence.iter())
@@ -646,7 +643,7 @@ fn a_request_sent_later_than_the_probes_threshold_counts_as_touched() {
     assert!(late.touched_share > 0.99, "{late:?}");
     assert_eq!(late.verdict, Verdict::NotAvailable);
     assert!(
-        matches!(late.short, Some(crate::coordinator::OwnShort::Touched { most, .. }) if most == 0.25),
+        matches!(late.short, Some(Why::Touched(ref t)) if t.most == 0.25),
         "{late:?}"
     );
 }
@@ -1785,7 +1782,7 @@ fn out_of_time_with_probe(report: vernier_agent::StallReport) -> Reason {
         panic!("{:?}", result.reasons)
     };
     // The time limit ended it while measuring: its figures are the limit's.
-    let timed_out: &TimedOut = match &reason.why {
+    let timed_out: &OutOfTime = match &reason.why {
         Why::Confidence(Confidence::OutOfTime(t)) => t,
         Why::HostStalls(HostStalls {
             kept: HostKept::OutOfTime(t),
@@ -2301,7 +2298,7 @@ fn block_seeing(rates: [f64; 3], backlog_max: u64, span_s: f64) -> crate::compar
         backlog_max,
         failed: 0,
         errors: 0,
-        own_us: None,
+        without_stalls_us: None,
         touched_share: None,
         problem: None,
     }
@@ -2319,7 +2316,7 @@ fn a_point_and_a_comparison_s_block_judge_the_same_load_alike() {
             block,
             rate,
             tolerance,
-            Some(crate::coordinator::policy::MAX_TOUCHED_SHARE),
+            crate::compare::block::TouchedBound::Held,
         )
     };
     // The load not reached: an agent that answers 150,000 of the 1,000,000 a second asked.

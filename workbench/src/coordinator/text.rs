@@ -15,16 +15,18 @@ use super::findings::{
 use super::reason::{
     AgentLost, AgentsDisagree, ClosedLoop, Confidence, HeavyTail, HeavyTooFew, HeldClosedLoop,
     HostKept, HostStalls, Hysteresis, Independence, Interarrival, Moment, NoEstimate, NotReached,
-    OutOfTime, Quit, Reason, ReasonKind, Recorded, Replications, TargetFailed, TimedOut,
-    TooFewForCi, TooFewSamples, Why,
+    OutOfTime, Quit, Reason, ReasonKind, Recorded, Replications, TargetFailed, TooFewForCi,
+    TooFewSamples, Why,
 };
+use super::result::WithoutStalls;
 
 pub mod check;
 mod ci;
 mod without_stalls;
 
 use ci::{narrow, wide, wide_beyond, wide_found, wide_heavy};
-pub use without_stalls::{without_stalls_call, without_stalls_scope, without_stalls_short};
+use without_stalls::{no_probe, thinned, touched, unsettled, untouched_few, untouched_wide};
+pub use without_stalls::{without_stalls_call, without_stalls_scope};
 
 impl Reason {
     /// The sentence a person reads.
@@ -126,12 +128,15 @@ pub fn why(why: &Why) -> String {
         Why::TooFewSamples(TooFewSamples::NoEstimate(NoEstimate {
             estimate_missing_in_run: k,
         })) => format!("run {k} has no estimate of the target percentile"),
+        Why::TooFewSamples(TooFewSamples::Untouched(f)) => untouched_few(f),
         Why::HeavyTail(HeavyTail::TooFew(f)) => heavy_too_few(f),
         Why::HeavyTail(HeavyTail::Wide(f)) => wide_heavy(f),
         Why::HostStalls(f) => host_stalls(f),
         Why::Confidence(Confidence::Wide(f)) => wide(f),
         Why::Confidence(Confidence::Narrow(f)) => narrow(f),
-        Why::Confidence(Confidence::OutOfTime(f)) => timed_out(f),
+        Why::Confidence(Confidence::OutOfTime(f)) => out_of_time(f, "measurement"),
+        Why::Confidence(Confidence::UntouchedWide(f)) => untouched_wide(f),
+        Why::Confidence(Confidence::Unsettled(f)) => unsettled(f),
         Why::Quit(Quit { moment }) => match moment {
             Moment::InRun => "the user quit; what was collected is kept".into(),
             Moment::BetweenRuns => "the user quit between runs; the runs so far are kept".into(),
@@ -148,8 +153,30 @@ pub fn why(why: &Why) -> String {
         Why::AcceptedEmpty(_) => "accepted before any sample was measured".into(),
         Why::Hysteresis(f) => hysteresis(f),
         Why::Replications(f) => replications(f),
+        Why::Touched(f) => touched(f),
+        Why::NoProbe(_) => no_probe(),
+        Why::Thinned(f) => thinned(f),
         Why::Earlier(e) => e.detail.clone(),
     }
+}
+
+/// Why the tail without stalls did not converge, in words (`None` when it did), with what
+/// more time would buy it when it would.
+pub fn without_stalls_short(tail: &WithoutStalls) -> Option<String> {
+    let why = without_stalls_why(tail)?;
+    Some(match tail.more_time {
+        Some(more) => format!(
+            "{why}; the {} untouched samples its precision needs would take {} more at this rate (c while it measures; or --duration, limits.max_duration)",
+            more.samples,
+            humantime::format_duration(std::time::Duration::from_secs(more.seconds.ceil() as u64))
+        ),
+        None => why,
+    })
+}
+
+/// Why the tail without stalls did not converge, in words: its reason's sentence.
+fn without_stalls_why(tail: &WithoutStalls) -> Option<String> {
+    tail.short.as_ref().map(why)
 }
 
 /// A check's outcome in a progress line: a check that gates nothing never says FAIL.
@@ -218,6 +245,15 @@ pub fn suggestion(kind: ReasonKind) -> &'static str {
             "the target stopped answering: check that it is up and reachable, then run again"
         }
         ReasonKind::TooFewPairs => "allow more pairs of blocks (--pairs)",
+        ReasonKind::Touched => {
+            "stalls touch too many requests for the tail without them: measure on a quieter host (dedicated cores, no CPU overcommit), or ask for the tail with them (ci.tail: with_stalls)"
+        }
+        ReasonKind::NoProbe => {
+            "no probe recorded stalls, so the tail without them cannot be told apart: ask for the tail with stalls (ci.tail: with_stalls)"
+        }
+        ReasonKind::Thinned => {
+            "the tail without stalls needs every request kept: leave sampling.rate at 1 and share the load among more agents (each keeps only so many a second), or ask for the tail with stalls (ci.tail: with_stalls)"
+        }
     }
 }
 
@@ -257,22 +293,13 @@ fn held_closed_loop(f: &HeldClosedLoop) -> String {
     }
 }
 
+/// The time limit ran out in `phase` (`inter-arrival`, `measurement`).
 fn out_of_time(f: &OutOfTime, phase: &str) -> String {
     format!(
         "out of time: max_duration {:?} reached in the {phase} phase{}",
         Duration::from_secs_f64(f.max_duration_s.max(0.0)),
         f.ci_width_us
             .map_or(String::new(), |w| format!(" with the CI {w:.1} µs wide"))
-    )
-}
-
-fn timed_out(f: &TimedOut) -> String {
-    out_of_time(
-        &OutOfTime {
-            max_duration_s: f.max_duration_s,
-            ci_width_us: f.ci_width_us,
-        },
-        "measurement",
     )
 }
 
@@ -359,10 +386,11 @@ fn host_stalls(f: &HostStalls) -> String {
         ),
         HostKept::OutOfTime(t) => format!(
             "{}; the host's stalls kept the {p} CI wide: on {}, {h}: {p} ({:.1} µs) lies within their reach",
-            timed_out(t),
+            out_of_time(t, "measurement"),
             h.name(),
             f.value_us,
-            p = t.p,
+            p =
+                t.p.map_or_else(|| "target percentile".to_string(), |p| p.to_string()),
         ),
     }
 }

@@ -6,7 +6,7 @@ use plotters::prelude::{
     SeriesLabelPosition,
 };
 
-use super::plot::{Area, CAPTION_SIZE, Chart, DrawError, Figure, color, fmt_num, legend};
+use super::plot::{Area, CAPTION_SIZE, Chart, DrawError, Plot, color, fmt_num, legend};
 
 /// One load's measured and ideal values, µs.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,7 +35,7 @@ pub(crate) fn accuracy_svg(
     series: &[AccuracySeries],
     caption: &[String],
 ) -> Result<String, DrawError> {
-    Figure::new(caption.to_vec(), AccuracyChart { title, series }).svg()
+    Plot::new(caption.to_vec(), AccuracyChart { title, series }).svg()
 }
 
 struct AccuracyChart<'a> {

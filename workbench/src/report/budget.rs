@@ -4,7 +4,7 @@ use plotters::prelude::{
     BLACK, ChartBuilder, Circle, Color, DrawingBackend, ErrorBar, Rectangle, SeriesLabelPosition,
 };
 
-use super::plot::{Area, CAPTION_SIZE, Chart, DrawError, Figure, color, fmt_num, fmt_rate};
+use super::plot::{Area, CAPTION_SIZE, Chart, DrawError, Plot, color, fmt_num, fmt_rate};
 use crate::budget::Budget;
 use crate::coordinator::PointResult;
 
@@ -62,7 +62,7 @@ fn bar(target_rate: f64, b: &Budget) -> BudgetBar {
 }
 
 /// The stacked bars with their captions.
-pub(super) fn draw(bars: &[BudgetBar]) -> Figure<BudgetChart<'_>> {
+pub(super) fn draw(bars: &[BudgetBar]) -> Plot<BudgetChart<'_>> {
     let mut caption = vec![
         "Where each load point's median went. Bars, bottom up: the floor (a busy-polling \
          ping-pong between the agent's and the target's cores, at the run's start), the \
@@ -82,7 +82,7 @@ pub(super) fn draw(bars: &[BudgetBar]) -> Figure<BudgetChart<'_>> {
             b.unknown.join(", ")
         ));
     }
-    Figure::new(caption, BudgetChart { bars })
+    Plot::new(caption, BudgetChart { bars })
 }
 
 /// The chart of [`draw`].

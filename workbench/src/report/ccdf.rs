@@ -7,7 +7,7 @@ use plotters::prelude::{
 };
 use serde::{Deserialize, Serialize};
 
-use super::plot::{Area, CAPTION_SIZE, Chart, DrawError, Figure, color, fmt_num, fmt_percentile};
+use super::plot::{Area, CAPTION_SIZE, Chart, DrawError, Plot, color, fmt_num, fmt_percentile};
 
 /// The deepest CCDF level drawn: 1e-4, the 99.99th percentile.
 pub const DEEPEST: f64 = 1e-4;
@@ -89,7 +89,7 @@ pub(crate) struct Series {
 }
 
 /// Draws every point's CCDF on one plot.
-pub(super) fn draw(series: &[Series]) -> Figure<CcdfChart<'_>> {
+pub(super) fn draw(series: &[Series]) -> Plot<CcdfChart<'_>> {
     let caption = vec![format!(
         "Each curve: the samples of a load point's measured round (the round its percentiles \
          came from). y: the fraction of those samples at or above the latency, down to {DEEPEST:.0e} \
@@ -108,8 +108,8 @@ pub(crate) fn draw_marked(
     caption: Vec<String>,
     series: &[Series],
     mark: Option<f64>,
-) -> Figure<CcdfChart<'_>> {
-    Figure::new(caption, CcdfChart { series, mark })
+) -> Plot<CcdfChart<'_>> {
+    Plot::new(caption, CcdfChart { series, mark })
 }
 
 /// The curves of [`draw`] and [`draw_marked`].

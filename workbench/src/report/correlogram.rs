@@ -7,7 +7,7 @@ use plotters::prelude::{
     PathElement, RGBColor, SeriesLabelPosition,
 };
 
-use super::plot::{Area, CAPTION_SIZE, Chart, DrawError, Figure, color, fmt_num};
+use super::plot::{Area, CAPTION_SIZE, Chart, DrawError, Plot, color, fmt_num};
 use crate::coordinator::{Check, text};
 
 /// The two-sided 5% quantile of the standard normal.
@@ -29,7 +29,7 @@ pub(super) fn draw<'a>(
     title: &'a str,
     lags: &'a [(usize, f64, f64)],
     check: &Check,
-) -> Figure<Correlogram<'a>> {
+) -> Plot<Correlogram<'a>> {
     let band = band(check.n);
     let mut caption = vec![format!(
         "{}: {} (n = {}).",
@@ -47,7 +47,7 @@ pub(super) fn draw<'a>(
         ),
         None => format!("No band: the check saw no samples. Filled markers: p < {ALPHA}."),
     });
-    Figure::new(caption, Correlogram { title, lags, band })
+    Plot::new(caption, Correlogram { title, lags, band })
 }
 
 /// The stems and the band of [`draw`].

@@ -7,7 +7,7 @@ use plotters::prelude::{
 };
 use serde::Serialize;
 
-use super::plot::{Area, CAPTION_SIZE, Chart, DrawError, Figure, color, fmt_num};
+use super::plot::{Area, CAPTION_SIZE, Chart, DrawError, Plot, color, fmt_num};
 use crate::coordinator::{Check, text};
 
 /// The gap histogram as a density, so that it can be laid over the target's.
@@ -68,7 +68,7 @@ pub(super) fn draw<'a>(
     target_mean_ns: f64,
     shape: &'a str,
     check: &Check,
-) -> Figure<GapChart<'a>> {
+) -> Plot<GapChart<'a>> {
     let mean_us = target_mean_ns / 1e3;
     let target = match shape {
         "exp" => Target::Exp(mean_us),
@@ -95,7 +95,7 @@ pub(super) fn draw<'a>(
             fmt_num(density.bin_us * density.density.len() as f64)
         ));
     }
-    Figure::new(
+    Plot::new(
         caption,
         GapChart {
             title,

@@ -12,7 +12,7 @@ use plotters::prelude::{
 use serde::Serialize;
 use vernier_stats::Percentile;
 
-use super::plot::{Area, CAPTION_SIZE, Chart, DrawError, Figure, color, fmt_num, fmt_rate};
+use super::plot::{Area, CAPTION_SIZE, Chart, DrawError, Plot, color, fmt_num, fmt_rate};
 use crate::coordinator::{PointResult, Verdict};
 
 /// One load point on the plot.
@@ -74,7 +74,7 @@ pub(super) fn draw(
     percentile: Percentile,
     points: &[LoadPoint],
     slo_rate: Option<f64>,
-) -> Figure<LoadChart<'_>> {
+) -> Plot<LoadChart<'_>> {
     let name = percentile.to_string();
     let mut caption = vec![format!(
         "Each marker: a load point's {name} estimate at the rate it achieved; bars: its \
@@ -99,7 +99,7 @@ pub(super) fn draw(
             missing.join(", ")
         ));
     }
-    Figure::new(
+    Plot::new(
         caption,
         LoadChart {
             name,

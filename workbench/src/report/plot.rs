@@ -1,6 +1,6 @@
 //! What the plots share: the canvas, the palette, the font, number formats and captions.
 //!
-//! A plot is a [`Figure`]: a [`Chart`] that draws itself on any plotters backend, and the
+//! Each plot is a [`Plot`]: a [`Chart`] that draws itself on any plotters backend, and the
 //! caption under it. The same drawing makes the SVG (text, drawn into a string) and the
 //! PNG (an RGB buffer, encoded here), so the two formats never disagree; neither is
 //! written by plotters itself, so that tests can look at them and a failed write is our
@@ -117,15 +117,15 @@ pub(crate) trait Chart {
 
 /// A plot: a chart of [`SIZE`] on white with caption lines under it.
 #[derive(Debug)]
-pub(crate) struct Figure<C> {
+pub(crate) struct Plot<C> {
     caption: Vec<String>,
     chart: C,
 }
 
-impl<C: Chart> Figure<C> {
+impl<C: Chart> Plot<C> {
     /// A chart with its caption (each string a paragraph, wrapped to the plot's width).
-    pub(crate) fn new(caption: Vec<String>, chart: C) -> Figure<C> {
-        Figure { caption, chart }
+    pub(crate) fn new(caption: Vec<String>, chart: C) -> Plot<C> {
+        Plot { caption, chart }
     }
 
     /// The plot as SVG text.
@@ -293,7 +293,7 @@ mod tests {
 
     #[test]
     fn a_plot_is_an_svg_with_its_caption() {
-        let figure = Figure::new(vec!["first line".into(), "second & last".into()], Bar);
+        let figure = Plot::new(vec!["first line".into(), "second & last".into()], Bar);
         let svg = figure.svg().unwrap();
         assert!(svg.starts_with("<svg"), "{svg}");
         assert!(svg.contains("first line") && svg.contains("second &amp; last"));
@@ -302,7 +302,7 @@ mod tests {
     #[test]
     fn a_long_caption_wraps_within_the_plot() {
         let words = "latency ".repeat(60);
-        let figure = Figure::new(vec![words.clone()], Bar);
+        let figure = Plot::new(vec![words.clone()], Bar);
         let svg = figure.svg().unwrap();
         let lines = svg.matches("<text").count();
         // 60 words of about 50 px each do not fit on one 876 px line, nor need ten.
@@ -311,7 +311,7 @@ mod tests {
 
     #[test]
     fn a_plot_is_a_png_of_its_size_with_ink_where_drawn() {
-        let figure = Figure::new(vec!["caption text".into()], Bar);
+        let figure = Plot::new(vec!["caption text".into()], Bar);
         let png = figure.png().unwrap();
         let decoder = png::Decoder::new(std::io::Cursor::new(png));
         let mut reader = decoder.read_info().unwrap();

@@ -9,7 +9,7 @@ use plotters::prelude::{
 use serde::Serialize;
 use vernier_stats::Percentile;
 
-use super::plot::{Area, CAPTION_SIZE, Chart, DrawError, Figure, color, fmt_num, fmt_rate};
+use super::plot::{Area, CAPTION_SIZE, Chart, DrawError, Plot, color, fmt_num, fmt_rate};
 use crate::coordinator::{PointResult, Verdict};
 
 /// One replicated load point on the plot.
@@ -75,7 +75,7 @@ pub fn runs_points(results: &[&PointResult]) -> (Percentile, Vec<RunsPoint>) {
 }
 
 /// Draws every replicated point's runs (x: the run number), one colour per load.
-pub(super) fn draw(percentile: Percentile, points: &[RunsPoint]) -> Figure<RunsChart<'_>> {
+pub(super) fn draw(percentile: Percentile, points: &[RunsPoint]) -> Plot<RunsChart<'_>> {
     let name = percentile.to_string();
     let mut caption = vec![format!(
         "Each marker: one run's {name} with its own confidence interval (bars), the runs in \
@@ -97,7 +97,7 @@ pub(super) fn draw(percentile: Percentile, points: &[RunsPoint]) -> Figure<RunsC
             }
         ));
     }
-    Figure::new(caption, RunsChart { name, points })
+    Plot::new(caption, RunsChart { name, points })
 }
 
 /// The markers, bars and lines of [`draw`].

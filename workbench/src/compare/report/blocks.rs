@@ -9,7 +9,7 @@ use plotters::prelude::{
 
 use crate::compare::comparison::{Comparison, Design, Side as CompareSide};
 use crate::report::{
-    Area, CAPTION_SIZE, Chart, DrawError, Figure, color, fmt_num, fmt_percentile, legend,
+    Area, CAPTION_SIZE, Chart, DrawError, Plot, color, fmt_num, fmt_percentile, legend,
 };
 
 /// One side's blocks that have a value: (start, s; percentile, µs; whether it has a problem).
@@ -21,7 +21,7 @@ struct Side {
 
 /// Draws every block of `c` that has a value, A's as circles and B's as triangles, each
 /// side's joined in time order; blocks with a problem hollow and crossed.
-pub(super) fn draw(c: &Comparison, label_a: String, label_b: String) -> Figure<BlocksChart> {
+pub(super) fn draw(c: &Comparison, label_a: String, label_b: String) -> Plot<BlocksChart> {
     let name = fmt_percentile(c.percentile);
     let side = |side: CompareSide, label: String| Side {
         label,
@@ -61,7 +61,7 @@ pub(super) fn draw(c: &Comparison, label_a: String, label_b: String) -> Figure<B
         sides: [side(CompareSide::A, label_a), side(CompareSide::B, label_b)],
         seconds: c.seconds,
     };
-    Figure::new(caption, chart)
+    Plot::new(caption, chart)
 }
 
 /// The markers and lines of [`draw`].

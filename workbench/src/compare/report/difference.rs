@@ -9,11 +9,11 @@ use plotters::prelude::{
 
 use crate::compare::comparison::{Comparison, Look};
 use crate::report::{
-    Area, CAPTION_SIZE, Chart, DrawError, Figure, color, fmt_num, fmt_percentile, legend,
+    Area, CAPTION_SIZE, Chart, DrawError, Plot, color, fmt_num, fmt_percentile, legend,
 };
 
 /// Draws every look of `c`: B − A with its CI as a bar and, across the looks, a band.
-pub(super) fn draw(c: &Comparison) -> Figure<DifferenceChart> {
+pub(super) fn draw(c: &Comparison) -> Plot<DifferenceChart> {
     let name = fmt_percentile(c.percentile);
     let confidence = c.ci.map_or(95.0, |ci| ci.confidence * 100.0);
     let mut looks = c.looks.clone();
@@ -32,7 +32,7 @@ pub(super) fn draw(c: &Comparison) -> Figure<DifferenceChart> {
         ));
     }
     caption.push(format!("Verdict: {}: {}", c.verdict.text(), c.reason));
-    Figure::new(caption, DifferenceChart { name, looks, width })
+    Plot::new(caption, DifferenceChart { name, looks, width })
 }
 
 /// The looks, band, bars and lines of [`draw`].

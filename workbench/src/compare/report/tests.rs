@@ -28,7 +28,7 @@ fn block(side: Side, pair: usize, order: usize, started_s: f64, value_us: f64) -
         backlog_max: 1,
         failed: 0,
         errors: 0,
-        own_us: None,
+        without_stalls_us: None,
         touched_share: None,
         problem: None,
     }
@@ -248,40 +248,40 @@ fn the_table_says_the_verdict_last_and_each_block_problem() {
         "at 1000 req/s, p99, every request (with the host's stalls)"
     );
     // On the tail without stalls, the share each side's blocks had touched.
-    let mut own = comparison();
-    own.tail = Tail::WithoutStalls;
-    for (i, b) in own.blocks.iter_mut().enumerate() {
+    let mut without = comparison();
+    without.tail = Tail::WithoutStalls;
+    for (i, b) in without.blocks.iter_mut().enumerate() {
         b.touched_share = Some(if b.side == Side::A {
             0.1
         } else {
             0.02 * i as f64
         });
     }
-    let b_mean = (own.blocks.iter())
+    let b_mean = (without.blocks.iter())
         .enumerate()
         .filter(|(_, b)| b.side == Side::B)
         .map(|(i, _)| 0.02 * i as f64)
         .sum::<f64>()
-        / own.blocks.iter().filter(|b| b.side == Side::B).count() as f64;
+        / without.blocks.iter().filter(|b| b.side == Side::B).count() as f64;
     assert_eq!(
-        render_table(&own).lines().nth(2).unwrap(),
+        render_table(&without).lines().nth(2).unwrap(),
         format!(
             "at 1000 req/s, p99, the tail without stalls (the requests no host stall touched; stalls touched 10.0% of A's and {:.1}% of B's requests)",
             b_mean * 100.0
         )
     );
     // A side with no block measured yet has no share to say, not "-0.0%".
-    own.blocks.retain(|b| b.side == Side::B);
+    without.blocks.retain(|b| b.side == Side::B);
     assert_eq!(
-        render_table(&own).lines().nth(2).unwrap(),
+        render_table(&without).lines().nth(2).unwrap(),
         format!(
             "at 1000 req/s, p99, the tail without stalls (the requests no host stall touched; stalls touched {:.1}% of B's requests)",
             b_mean * 100.0
         )
     );
-    own.blocks.clear();
+    without.blocks.clear();
     assert_eq!(
-        render_table(&own).lines().nth(2).unwrap(),
+        render_table(&without).lines().nth(2).unwrap(),
         "at 1000 req/s, p99, the tail without stalls (the requests no host stall touched)"
     );
     assert!(table.contains("  B − A -8.0 µs [-11.0, -5.0]\n"), "{table}");

@@ -14,8 +14,8 @@ use super::super::policy::{
     HostStallFigures, OnSchedule, RateStanding, is_closed_loop, rate_standing, stalls_reach,
 };
 use super::super::reason::{
-    ClosedLoop, Confidence, HostKept, HostStalls, Interarrival, OutOfTime, Reason, TimedOut,
-    TooFewSamples, Why, Wide,
+    ClosedLoop, Confidence, HostKept, HostStalls, Interarrival, OutOfTime, Reason, TooFewSamples,
+    Why, Wide,
 };
 use super::super::result::{AgentResult, PercentileResult, PointResult, Verdict};
 use super::estimate::Estimate;
@@ -46,6 +46,7 @@ impl Point {
         let max_duration_s = self.config.limits.max_duration.as_secs_f64();
         if phase == Phase::Interarrival {
             let why = Why::Interarrival(Interarrival::OutOfTime(OutOfTime {
+                p: None,
                 max_duration_s: max_duration_s.into(),
                 ci_width_us: self.looks.ci_width_us,
             }));
@@ -54,8 +55,8 @@ impl Point {
         }
         let p = self.config.ci.percentile;
         let value_us = percentile(&self.merged_sorted(), p.fraction()).unwrap_or(f64::NAN);
-        let timed_out = TimedOut {
-            p,
+        let timed_out = OutOfTime {
+            p: Some(p),
             max_duration_s: max_duration_s.into(),
             ci_width_us: self.looks.ci_width_us,
         };

@@ -16,8 +16,11 @@ use super::super::policy::{
     MAX_TOUCHED_SHARE, TOUCHED_EVERY, TOUCHED_EVERY_SHARE, call_touched, too_touched,
     touched_seen_long_enough,
 };
+use super::super::reason::{
+    Confidence, Nothing, Thinned, TooFewSamples, Touched, UntouchedCi, UntouchedFew, Why,
+};
 use super::super::result::{
-    CalledBy, CiDependence, OwnShort, PercentileResult, Probed, TouchedCall, TouchedSide, Verdict,
+    CalledBy, CiDependence, PercentileResult, Probed, TouchedCall, TouchedSide, Verdict,
     WithoutStalls,
 };
 use super::estimate::Estimate;
@@ -75,13 +78,13 @@ impl Point {
 
     /// Why the tail without stalls cannot be judged at all: no probe recorded stalls, or
     /// the samples were thinned; `None` when it can.
-    fn own_unjudgeable(&self, stalls: usize) -> Option<OwnShort> {
+    fn own_unjudgeable(&self, stalls: usize) -> Option<Why> {
         if self.host().is_empty() && stalls == 0 {
-            Some(OwnShort::NoProbe)
+            Some(Why::NoProbe(Nothing {}))
         } else if self.rounds.sampling < 1.0 {
-            Some(OwnShort::Thinned {
-                sampling: self.rounds.sampling,
-            })
+            Some(Why::Thinned(Thinned {
+                sampling: self.rounds.sampling.into(),
+            }))
         } else {
             None
         }
@@ -263,15 +266,15 @@ impl Point {
 
     /// `touched` when the share `touched_share` of the requests at the end is beyond the
     /// most this tail is judged at: once called, by the call; else by its estimate.
-    fn touched_at_end(&self, touched_share: f64) -> Option<OwnShort> {
+    fn touched_at_end(&self, touched_share: f64) -> Option<Why> {
         let over = match self.stage.round().touched_call {
             Some(call) => call.side == TouchedSide::Over,
             None => too_touched(touched_share),
         };
-        over.then_some(OwnShort::Touched {
-            share: touched_share,
-            most: MAX_TOUCHED_SHARE,
-        })
+        over.then_some(Why::Touched(Touched {
+            share: touched_share.into(),
+            most: MAX_TOUCHED_SHARE.into(),
+        }))
     }
 
     /// The tail without the host's stalls at the point's end (`None` under `method:
@@ -337,31 +340,23 @@ impl Point {
         let short = match (self.own_unjudgeable(stalls)).or(self.touched_at_end(touched_share)) {
             Some(why) => Some(why),
             None => match target {
-                None => Some(OwnShort::TooFew {
-                    have: samples.len(),
-                    needed: 0,
-                }),
+                None => Some(too_few(samples.len(), 0)),
                 Some((_, r, needed)) => match ci_width_us {
-                    None => Some(OwnShort::TooFew {
-                        have: samples.len(),
-                        needed: needed.unwrap_or(0),
-                    }),
+                    None => Some(too_few(samples.len(), needed.unwrap_or(0))),
                     Some(width) => {
                         let target_us = self.config.ci.width.target_us(r.value);
+                        let ci = UntouchedCi {
+                            ci_width_us: width.into(),
+                            target_us: target_us.into(),
+                        };
                         // Asked for, it converged only when the stopping rule stopped on
                         // it; reported beside the other, when it is as narrow as asked.
                         if width > target_us {
-                            Some(OwnShort::Wide {
-                                width_us: width,
-                                target_us,
-                            })
+                            Some(Why::Confidence(Confidence::UntouchedWide(ci)))
                         } else if asked
                             && !self.stage.looks().is_some_and(|l| l.without_stalls_stopped)
                         {
-                            Some(OwnShort::Unsettled {
-                                width_us: width,
-                                target_us,
-                            })
+                            Some(Why::Confidence(Confidence::Unsettled(ci)))
                         } else {
                             None
                         }
@@ -371,12 +366,8 @@ impl Point {
         };
         // More time would buy what the tail's last look predicted only when it was short
         // of samples, not of untouched requests or of a probe.
-        let more_time = (self.stage.looks().and_then(|l| l.without_stalls_more)).filter(|_| {
-            matches!(
-                short,
-                Some(OwnShort::Wide { .. } | OwnShort::TooFew { .. } | OwnShort::Unsettled { .. })
-            )
-        });
+        let more_time = (self.stage.looks().and_then(|l| l.without_stalls_more))
+            .filter(|_| short.as_ref().is_some_and(|w| w.kind().more_samples_help()));
         Some(WithoutStalls {
             verdict: if short.is_none() {
                 Verdict::Converged
@@ -395,4 +386,9 @@ impl Point {
             more_time,
         })
     }
+}
+
+/// Too few untouched samples for a CI: `untouched`, of about `needed` (0: not known).
+fn too_few(untouched: usize, needed: usize) -> Why {
+    Why::TooFewSamples(TooFewSamples::Untouched(UntouchedFew { untouched, needed }))
 }

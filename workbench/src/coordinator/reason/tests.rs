@@ -104,3 +104,46 @@ fn the_demo_s_figures_give_a_narrow_look_awaiting_its_confirmation() {
     let back: Reason = serde_json::from_str(&json).unwrap();
     assert_eq!(back, reason, "{json}");
 }
+
+/// Records hold the time limit's reasons in two shapes: in a phase before measuring
+/// (`interarrival`, no percentile) and while measuring (`confidence`, with it). Both read
+/// back as one type, and write back as they were.
+#[test]
+fn out_of_time_of_either_shape_reads_back_as_one_type() {
+    let before = r#"{"check":"interarrival","figures":{"max_duration_s":30.0,"ci_width_us":12.5},
+        "detail":"out of time: max_duration 30s reached in the inter-arrival phase with the CI 12.5 µs wide"}"#;
+    let measuring = r#"{"check":"confidence","figures":{"p":99.0,"max_duration_s":30.0},
+        "detail":"out of time: max_duration 30s reached in the measurement phase"}"#;
+    let read = |json: &str| -> Reason {
+        serde_json::from_str(json).unwrap_or_else(|e| panic!("{json}: {e}"))
+    };
+    let out_of_time = |reason: &Reason| -> OutOfTime {
+        match &reason.why {
+            Why::Interarrival(Interarrival::OutOfTime(t))
+            | Why::Confidence(Confidence::OutOfTime(t)) => t.clone(),
+            other => panic!("{other:#?}"),
+        }
+    };
+    let (before, measuring) = (read(before), read(measuring));
+    assert_eq!(out_of_time(&before).p, None);
+    assert_eq!(out_of_time(&before).ci_width_us, Some(12.5));
+    assert_eq!(out_of_time(&measuring).p, Some(Percentile::P99));
+    assert_eq!(out_of_time(&measuring).max_duration_s, 30.0);
+    assert_eq!(
+        before.detail(),
+        "out of time: max_duration 30s reached in the inter-arrival phase with the CI 12.5 µs wide"
+    );
+    assert_eq!(
+        measuring.detail(),
+        "out of time: max_duration 30s reached in the measurement phase"
+    );
+    for reason in [before, measuring] {
+        let written = serde_json::to_string(&reason).unwrap();
+        assert_eq!(read(&written), reason, "{written}");
+        assert_eq!(
+            written.contains("\"p\""),
+            out_of_time(&reason).p.is_some(),
+            "{written}"
+        );
+    }
+}

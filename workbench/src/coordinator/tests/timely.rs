@@ -45,7 +45,7 @@ fn a_share_touched_at_the_bound_is_called_by_a_set_time_and_the_tail_asked_drive
     assert!(call.low <= 0.25 && call.high >= 0.25, "{call:?}");
     assert!((0.24..0.26).contains(&w.touched_share), "{w:?}");
     assert!(
-        matches!(w.short, Some(crate::coordinator::OwnShort::Touched { .. })),
+        matches!(w.short, Some(crate::coordinator::Why::Touched(_))),
         "{w:?}"
     );
     assert_eq!(over.answer(), Verdict::NotAvailable);

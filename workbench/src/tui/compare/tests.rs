@@ -63,7 +63,7 @@ fn block(side: Side, pair: usize, order: usize, value_us: f64) -> Block {
         backlog_max: 0,
         failed: 0,
         errors: 0,
-        own_us: None,
+        without_stalls_us: None,
         touched_share: None,
         problem: None,
     }

@@ -133,25 +133,32 @@ fn points(
                 ));
             }
             let mut rows = vec![Row::new(cells)];
-            // The tail without stalls under every request's, its touched share where the
+            // The tail without stalls under every request's (named across the load's and
+            // the rate's columns, the latter empty for it), its touched share where the
             // schedule's column is.
-            if let Some(own) = &r.without_stalls {
-                let pct = |p: f64| own.percentile(p).map_or("-".to_string(), |q| q.to_string());
+            if let Some(tail) = &r.without_stalls {
+                let pct = |p: f64| {
+                    tail.percentile(p)
+                        .map_or("-".to_string(), |q| q.to_string())
+                };
                 let mut cells = vec![
-                    Cell::from("  own"),
-                    Cell::from(""),
+                    Cell::from("  w/o"),
+                    Cell::from("stalls"),
                     Cell::from(Span::styled(
-                        verdict_mark(own.verdict),
-                        theme.pass(own.verdict != Verdict::NotAvailable),
+                        verdict_mark(tail.verdict),
+                        theme.pass(tail.verdict != Verdict::NotAvailable),
                     )),
-                    Cell::from(own.samples.to_string()),
+                    Cell::from(tail.samples.to_string()),
                 ];
                 if wide {
                     cells.push(Cell::from(pct(50.0)));
                 }
                 cells.push(Cell::from(pct(target.percent())));
                 if from_schedule {
-                    cells.push(Cell::from(format!("{:.1}% hit", own.touched_share * 100.0)));
+                    cells.push(Cell::from(format!(
+                        "{:.1}% hit",
+                        tail.touched_share * 100.0
+                    )));
                 }
                 rows.push(Row::new(cells).style(theme.accent()));
             }
@@ -232,20 +239,20 @@ fn reasons(app: &App, theme: Theme, finished: &Finished) -> Vec<(String, Style)>
                 theme.accent(),
             ));
         }
-        if let Some(own) = &r.without_stalls {
-            let agents: Vec<String> = (own.touched_by_agent.iter().enumerate())
+        if let Some(tail) = &r.without_stalls {
+            let agents: Vec<String> = (tail.touched_by_agent.iter().enumerate())
                 .map(|(i, t)| format!("agent {i} {:.1}%", t * 100.0))
                 .collect();
-            let call = crate::coordinator::text::without_stalls_call(own)
+            let call = crate::coordinator::text::without_stalls_call(tail)
                 .map_or(String::new(), |call| format!("; {call}"));
-            let why = crate::coordinator::text::without_stalls_short(own)
+            let why = crate::coordinator::text::without_stalls_short(tail)
                 .map_or(String::new(), |why| format!("; n/a: {why}"));
             let why = format!("{call}{why}");
             items.push((
                 format!(
-                    "· {} req/s without stalls (own): {:.1}% of requests touched by a stall ({}){why}",
+                    "· {} req/s without stalls: {:.1}% of requests touched by a stall ({}){why}",
                     rate(r.target_rate),
-                    own.touched_share * 100.0,
+                    tail.touched_share * 100.0,
                     agents.join(", ")
                 ),
                 theme.accent(),
