@@ -78,7 +78,7 @@ impl Point {
 
     /// Why the tail without stalls cannot be judged at all: no probe recorded stalls, or
     /// the samples were thinned; `None` when it can.
-    fn own_unjudgeable(&self, stalls: usize) -> Option<Why> {
+    fn unjudgeable(&self, stalls: usize) -> Option<Why> {
         if self.host().is_empty() && stalls == 0 {
             Some(Why::NoProbe(Nothing {}))
         } else if self.rounds.sampling < 1.0 {
@@ -106,7 +106,7 @@ impl Point {
         conf: f64,
     ) -> Option<WithoutStallsLook> {
         if self.config.ci.tail != Tail::WithoutStalls
-            || self.own_unjudgeable(self.stall_count()).is_some()
+            || self.unjudgeable(self.stall_count()).is_some()
         {
             return None;
         }
@@ -189,7 +189,7 @@ impl Point {
         // looks would only mark the same requests again.
         if self.config.ci.tail != Tail::WithoutStalls
             || self.looks.touched_at == at
-            || self.own_unjudgeable(self.stall_count()).is_some()
+            || self.unjudgeable(self.stall_count()).is_some()
         {
             return false;
         }
@@ -337,7 +337,7 @@ impl Point {
             .find(|(q, _, _)| q.same(self.config.ci.percentile));
         let ci_width_us = target.and_then(|(_, r, _)| Some(r.ci_high? - r.ci_low?));
         let asked = self.config.ci.tail == Tail::WithoutStalls;
-        let short = match (self.own_unjudgeable(stalls)).or(self.touched_at_end(touched_share)) {
+        let short = match (self.unjudgeable(stalls)).or(self.touched_at_end(touched_share)) {
             Some(why) => Some(why),
             None => match target {
                 None => Some(too_few(samples.len(), 0)),

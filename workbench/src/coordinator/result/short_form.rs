@@ -1,4 +1,4 @@
-//! `without_stalls.short` as records hold it: the tail without stalls' own reasons in the
+//! `without_stalls.short` as records hold it: the reasons only the tail without stalls gives, in the
 //! shape that field has always had (`kind`: `wide`, `too_few`, `unsettled`, `touched`,
 //! `no_probe`, `thinned`, with their figures beside it), any other reason as a reason's
 //! `check` and `figures`. Read back into [`Why`].
@@ -13,7 +13,7 @@ use super::super::reason::{
 /// The tail without stalls' reasons, tagged by `kind`.
 #[derive(Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-enum Own {
+enum Short {
     Wide { width_us: Figure, target_us: Figure },
     TooFew { have: usize, needed: usize },
     Unsettled { width_us: Figure, target_us: Figure },
@@ -22,35 +22,35 @@ enum Own {
     Thinned { sampling: Figure },
 }
 
-/// One of the tail without stalls' own, or any reason.
+/// One of the reasons only the tail without stalls gives, or any reason.
 #[derive(Serialize, Deserialize)]
 #[serde(untagged)]
 enum Form {
-    Own(Own),
+    Short(Short),
     Why(Box<Why>),
 }
 
 impl From<&Why> for Form {
     fn from(why: &Why) -> Form {
-        Form::Own(match why {
-            Why::Confidence(Confidence::UntouchedWide(c)) => Own::Wide {
+        Form::Short(match why {
+            Why::Confidence(Confidence::UntouchedWide(c)) => Short::Wide {
                 width_us: c.ci_width_us,
                 target_us: c.target_us,
             },
-            Why::Confidence(Confidence::Unsettled(c)) => Own::Unsettled {
+            Why::Confidence(Confidence::Unsettled(c)) => Short::Unsettled {
                 width_us: c.ci_width_us,
                 target_us: c.target_us,
             },
-            Why::TooFewSamples(TooFewSamples::Untouched(f)) => Own::TooFew {
+            Why::TooFewSamples(TooFewSamples::Untouched(f)) => Short::TooFew {
                 have: f.untouched,
                 needed: f.needed,
             },
-            Why::Touched(t) => Own::Touched {
+            Why::Touched(t) => Short::Touched {
                 share: t.share,
                 most: t.most,
             },
-            Why::NoProbe(_) => Own::NoProbe,
-            Why::Thinned(t) => Own::Thinned {
+            Why::NoProbe(_) => Short::NoProbe,
+            Why::Thinned(t) => Short::Thinned {
                 sampling: t.sampling,
             },
             other => return Form::Why(Box::new(other.clone())),
@@ -60,34 +60,34 @@ impl From<&Why> for Form {
 
 impl From<Form> for Why {
     fn from(form: Form) -> Why {
-        let own = match form {
-            Form::Own(own) => own,
+        let short = match form {
+            Form::Short(short) => short,
             Form::Why(why) => return *why,
         };
-        match own {
-            Own::Wide {
+        match short {
+            Short::Wide {
                 width_us,
                 target_us,
             } => Why::Confidence(Confidence::UntouchedWide(UntouchedCi {
                 ci_width_us: width_us,
                 target_us,
             })),
-            Own::Unsettled {
+            Short::Unsettled {
                 width_us,
                 target_us,
             } => Why::Confidence(Confidence::Unsettled(UntouchedCi {
                 ci_width_us: width_us,
                 target_us,
             })),
-            Own::TooFew { have, needed } => {
+            Short::TooFew { have, needed } => {
                 Why::TooFewSamples(TooFewSamples::Untouched(UntouchedFew {
                     untouched: have,
                     needed,
                 }))
             }
-            Own::Touched { share, most } => Why::Touched(Touched { share, most }),
-            Own::NoProbe => Why::NoProbe(Nothing {}),
-            Own::Thinned { sampling } => Why::Thinned(Thinned { sampling }),
+            Short::Touched { share, most } => Why::Touched(Touched { share, most }),
+            Short::NoProbe => Why::NoProbe(Nothing {}),
+            Short::Thinned { sampling } => Why::Thinned(Thinned { sampling }),
         }
     }
 }
@@ -146,12 +146,12 @@ mod tests {
             ),
         ];
         for (short, said) in cases {
-            let own: WithoutStalls =
+            let tail: WithoutStalls =
                 serde_json::from_str(&recorded(short)).unwrap_or_else(|e| panic!("{short}: {e}"));
-            let written = serde_json::to_value(&own).unwrap();
+            let written = serde_json::to_value(&tail).unwrap();
             let expected: serde_json::Value = serde_json::from_str(short).unwrap();
             assert_eq!(written["short"], expected);
-            let why = own.short.clone().unwrap_or_else(|| panic!("{short}"));
+            let why = tail.short.clone().unwrap_or_else(|| panic!("{short}"));
             assert_eq!(Reason::new(why).detail(), said);
         }
         let cases = cases.map(|(short, _)| short);
