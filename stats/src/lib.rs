@@ -67,7 +67,7 @@ pub use percentile::{
     percentile_ci, sort_samples,
 };
 pub use replicas::{Heterogeneity, MeanCi, heterogeneity, mean_ci};
-pub use sequential::{NO_CI_MAX_GROWTH, Rule, Step, effective_tail};
+pub use sequential::{NO_CI_MAX_GROWTH, Plan, Rule, Step, effective_tail};
 pub use spearman::{
     Correlation, LagSearch, SendOrder, decorrelation_lag, default_lag_ladder, spearman,
     spearman_lag,

@@ -218,6 +218,73 @@ impl Rule {
         let next = samples.min(last);
         (next >= grow(n, self.min_growth)).then_some(next)
     }
+
+    /// The samples (in all) the precision asked needs when the look that gets them is the
+    /// limit's: [`Rule::needed`] without the confirmation, which a look the clock chose does
+    /// not need (it stops nothing early). A narrow interval needs none (`n`); an interval
+    /// still missing asks for what its own estimate names.
+    pub fn needed_at_limit(
+        &self,
+        n: usize,
+        p: f64,
+        ci: Result<&DependentCi, &NeedMore>,
+        target: f64,
+    ) -> usize {
+        match ci {
+            Err(need) => need.needed.max(n),
+            Ok(ci) if ci.width() <= target => n,
+            Ok(ci) if target > 0.0 => {
+                let wanted = (n as f64 * (ci.width() / target).powi(2) * self.margin).ceil();
+                if wanted.is_finite() && wanted < usize::MAX as f64 {
+                    (wanted as usize).max(n)
+                } else {
+                    usize::MAX
+                }
+            }
+            Ok(_) => usize::MAX,
+        }
+    }
+
+    /// Where a look that did not stop goes when at most `limit` samples (in all) can be had:
+    /// the rule's next look when one whose stop fits is left ([`Rule::within`]); else one
+    /// last look at the limit, whose interval is the answer as it comes (as narrow as asked,
+    /// or not), when the precision asked can still come by then
+    /// ([`Rule::needed_at_limit`]) or the interval is already narrow; else the answer now,
+    /// from this look's interval: no time left would narrow it enough, and waiting for the
+    /// limit would only say so later.
+    pub fn plan(
+        &self,
+        step: Step,
+        n: usize,
+        p: f64,
+        ci: Result<&DependentCi, &NeedMore>,
+        target: f64,
+        limit: usize,
+    ) -> Plan {
+        if let Some(at) = self.within(step, n, limit) {
+            return Plan::Look(at);
+        }
+        if limit <= n {
+            return Plan::Now;
+        }
+        if self.needed_at_limit(n, p, ci, target) <= limit {
+            Plan::AtLimit
+        } else {
+            Plan::Now
+        }
+    }
+}
+
+/// Where a look that did not stop goes within a limit ([`Rule::plan`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum Plan {
+    /// The rule's next look, at this many samples in all.
+    Look(usize),
+    /// One last look at the limit: its interval is the answer, converged when as narrow as
+    /// asked (no confirmation: the clock chose that look), else wide.
+    AtLimit,
+    /// No look left can bring the precision asked: this look's interval is the answer.
+    Now,
 }
 
 /// The tail samples the interval rests on, at their effective number: n·min(p, 1 − p)
@@ -435,6 +502,48 @@ mod tests {
                 assert!(rule.needed(4, n, 0.99, &c, 88.3) > n, "{n} {low} {high}");
             }
         }
+    }
+
+    #[test]
+    fn a_look_without_room_for_the_rules_stop_goes_to_the_limit_when_the_precision_fits() {
+        let rule = Rule::default();
+        // A narrow look whose confirmation does not fit: the limit's look decides.
+        let narrow = ci(90.0, 99.0, 1.0);
+        let confirm = rule.step(4, 400_000, 0.99, Ok(&narrow), 10.0, false);
+        assert_eq!(
+            rule.plan(confirm, 400_000, 0.99, Ok(&narrow), 10.0, 450_000),
+            Plan::AtLimit
+        );
+        // A wide look whose next step leaves no room for a confirmation: at 420,000 of
+        // 509,569 samples, 2% too wide, it needs 480,665 (and 600,831 with a confirming
+        // look, which the rule's own stop would ask): the limit's look decides.
+        let wide = ci(90.0, 100.2, 1.0);
+        let needed = rule.needed_at_limit(420_000, 0.99, Ok(&wide), 10.0);
+        assert_eq!(needed, 480_665);
+        let step = rule.step(3, 420_000, 0.99, Ok(&wide), 10.0, false);
+        assert_eq!(rule.within(step, 420_000, 509_569), None);
+        assert_eq!(
+            rule.plan(step, 420_000, 0.99, Ok(&wide), 10.0, 509_569),
+            Plan::AtLimit
+        );
+        // Earlier, the rule's own look still fits.
+        let early = rule.step(3, 300_000, 0.99, Ok(&wide), 10.0, false);
+        assert_eq!(
+            rule.plan(early, 300_000, 0.99, Ok(&wide), 10.0, 509_569),
+            Plan::Look(375_000)
+        );
+        // Twice too wide with the limit a quarter away: the answer is now.
+        let twice = ci(80.0, 100.0, 1.0);
+        assert_eq!(
+            rule.plan(step, 420_000, 0.99, Ok(&twice), 10.0, 509_569),
+            Plan::Now
+        );
+        // At the limit already: now.
+        assert_eq!(
+            rule.plan(confirm, 400_000, 0.99, Ok(&narrow), 10.0, 400_000),
+            Plan::Now
+        );
+        assert_eq!(rule.needed_at_limit(1_000, 0.99, Ok(&narrow), 10.0), 1_000);
     }
 
     #[test]
