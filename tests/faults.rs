@@ -309,11 +309,11 @@ fn three_agents_in_namespaces_share_the_load_and_each_fault_is_named() {
                     assert!(a["percentile"]["value"].as_f64().is_some(), "{a:#}");
                 }
             }
-            verdicts.push(point["verdict"].clone());
-            if point["verdict"] != "converged" {
+            verdicts.push(point["every_request"].clone());
+            if point["every_request"] != "converged" {
                 eprintln!(
                     "three agents, run {attempt}: {} {}",
-                    point["verdict"], point["reasons"]
+                    point["every_request"], point["reasons"]
                 );
                 continue;
             }

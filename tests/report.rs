@@ -93,6 +93,7 @@ fn result(
     percentiles: Vec<PercentileResult>,
 ) -> PointResult {
     let mut result = PointResult {
+        answer: verdict,
         verdict,
         reasons: Vec::new(),
         more_time_s: None,

@@ -182,10 +182,11 @@ fn converges(service: &str, rate: f64, width: &str) {
     // or that its samples depend on each other over seconds, which at this load (ρ 0.075
     // and 0.15: busy periods of a few hundred µs in the model) no queue does, and a host
     // whose speed drifts over seconds does.
-    // The exit code follows the tail the CI target is for (without the host's stalls, the
-    // default); `verdict` and `reasons` are every request's.
+    // The exit code and `verdict` follow the tail the CI target is for (without the host's
+    // stalls, the default); `every_request` and `reasons` are every request's.
     let own = &result["without_stalls"];
-    let answered = if own["verdict"] == "converged" { 0 } else { 3 };
+    assert_eq!(result["verdict"], own["verdict"], "{result:#}");
+    let answered = support::exit_of(&result["verdict"]);
     assert_eq!(output.status.code(), Some(answered), "{}", stderr(&output));
     if answered == 0 {
         let p99 = own["percentiles"].as_array().unwrap();
@@ -200,19 +201,20 @@ fn converges(service: &str, rate: f64, width: &str) {
             own["touched_share"].as_f64().unwrap_or(f64::NAN) * 100.0
         );
     }
-    if result["verdict"] == "n/a" {
+    if result["every_request"] != "converged" {
         let reason = support::reason(&result["reasons"][0]);
         // The rule stops on the tail asked (without stalls): every request's tail is then
-        // judged on what the point holds, and may be short of samples (it needs more, its
-        // stalls' clusters being dependent) while saying how much longer it would take (a
-        // CI run at 6a0848d: 6 s more after 18 s). That, too, is the methodology's answer.
+        // judged on what the point holds, and may be short of samples or of precision (it
+        // needs more, its stalls' clusters being dependent) while saying how much longer it
+        // would take (a CI run at 6a0848d: 6 s more after 18 s). That, too, is the
+        // methodology's answer.
         let short_at_stop = answered == 0
             && result["reasons"]
                 .as_array()
                 .into_iter()
                 .flatten()
                 .map(support::reason)
-                .all(|r| r.kind() == ReasonKind::TooFewSamples && r.more_time.is_some());
+                .all(|r| r.kind().more_samples_help() && r.more_time.is_some());
         assert!(
             short_at_stop || the_host_is_why(&result),
             "N/A for a cause other than the host: {result:#}"
@@ -225,7 +227,7 @@ fn converges(service: &str, rate: f64, width: &str) {
         );
         return;
     }
-    assert_eq!(result["verdict"], "converged");
+    assert_eq!(result["every_request"], "converged");
     let (value, low, high) = p99(&result);
     eprintln!(
         "{service} at {rate}/s: p99 {value:.1} µs [{low:.1}, {high:.1}], model {model:.1} µs, {} samples, {:.1}s to verdict",
@@ -257,7 +259,7 @@ fn converges(service: &str, rate: f64, width: &str) {
     // The record: run.json with the verdict and every event, the samples as Parquet.
     let record: Value = read_run(&dir.path().join("record"));
     assert_eq!(record["status"], "finished");
-    assert_eq!(record["points"][0]["verdict"], "converged");
+    assert_eq!(record["points"][0]["every_request"], "converged");
     let checks: Vec<CheckKind> = record["events"]
         .as_array()
         .unwrap()
@@ -308,13 +310,13 @@ limits: {max_tries: 6, max_duration: 30s}
 ";
     let path = scenario(dir.path(), "heavy", yaml, served.addr);
     let (output, result) = run(&path, &dir.path().join("record"), &[]);
-    assert_eq!(
-        output.status.code(),
-        Some(3),
+    // N/A, or wide: a heavy tail too heavy for the samples, with or without a CI.
+    assert!(
+        matches!(output.status.code(), Some(3 | 4)),
         "{result:#}\n{}",
         stderr(&output)
     );
-    assert_eq!(result["verdict"], "n/a");
+    assert_ne!(result["every_request"], "converged");
     let reason = support::reason(&result["reasons"][0]);
     // On a host that stalls, its stalls (or its drift) may be what the tail is made of
     // before the service's own shape shows: then that is the right reason to give. So is
@@ -843,7 +845,7 @@ fn the_demo_runs_its_sweep_with_nothing_installed() {
         assert!((0.0..=1.0).contains(&touched), "{own:#}");
         assert_eq!(own["probed"], "client_and_target", "{own:#}");
         assert!(
-            matches!(own["verdict"].as_str(), Some("converged" | "n/a")),
+            matches!(own["verdict"].as_str(), Some("converged" | "wide" | "n/a")),
             "{own:#}"
         );
         assert_eq!(
@@ -1456,7 +1458,7 @@ fn a_synthetic_point_has_a_budget_whose_parts_add_up_to_its_p50() {
                 .any(|r| r["stalls_over_1ms"].as_u64().unwrap_or(0) > 0)
         });
         assert!(
-            result["verdict"] == "n/a" && stalled,
+            result["every_request"] == "n/a" && stalled,
             "no p50 on a quiet host: {result:#}"
         );
         eprintln!(

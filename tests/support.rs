@@ -48,6 +48,17 @@ pub fn reason(v: &serde_json::Value) -> vernier_workbench::coordinator::Reason {
     serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("a reason: {e}: {v:#}"))
 }
 
+/// The exit code of an answer's verdict as the JSON writes it: 0 converged (or accepted),
+/// 4 wide, 3 N/A.
+#[allow(dead_code)]
+pub fn exit_of(verdict: &serde_json::Value) -> i32 {
+    match verdict.as_str() {
+        Some("converged" | "accepted") => 0,
+        Some("wide") => 4,
+        _ => 3,
+    }
+}
+
 /// The kind of a point's first reason (`None`: it has none).
 #[allow(dead_code)]
 pub fn first_kind(point: &serde_json::Value) -> Option<vernier_workbench::coordinator::ReasonKind> {

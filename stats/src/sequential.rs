@@ -220,9 +220,11 @@ impl Rule {
     }
 
     /// The samples (in all) the precision asked needs when the look that gets them is the
-    /// limit's: [`Rule::needed`] without the confirmation, which a look the clock chose does
-    /// not need (it stops nothing early). A narrow interval needs none (`n`); an interval
-    /// still missing asks for what its own estimate names.
+    /// limit's: [`Rule::needed`] without the confirmation and the effective tail that grows
+    /// with the looks, which a look the clock chose does not need (it stops nothing early),
+    /// but with the effective tail the interval itself rests on ([`MIN_EFFECTIVE_TAIL`]). A
+    /// narrow interval needs none more (`n`); an interval still missing asks for what its
+    /// own estimate names.
     pub fn needed_at_limit(
         &self,
         n: usize,
@@ -234,7 +236,9 @@ impl Rule {
             Err(need) => need.needed.max(n),
             Ok(ci) if ci.width() <= target => n,
             Ok(ci) if target > 0.0 => {
-                let wanted = (n as f64 * (ci.width() / target).powi(2) * self.margin).ceil();
+                let by_width = n as f64 * (ci.width() / target).powi(2) * self.margin;
+                let tail = effective_tail(n, p, ci).max(f64::MIN_POSITIVE);
+                let wanted = by_width.max(n as f64 * MIN_EFFECTIVE_TAIL / tail).ceil();
                 if wanted.is_finite() && wanted < usize::MAX as f64 {
                     (wanted as usize).max(n)
                 } else {

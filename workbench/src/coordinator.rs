@@ -73,7 +73,8 @@ impl Search {
     /// Records a probe and says which load to try next.
     fn next(&mut self, rate: f64, result: &PointResult) -> Option<f64> {
         let bound_us = self.slo.below.as_secs_f64() * 1e6;
-        let met = result.answer() == Verdict::Converged
+        // A wide point is answered too: its CI decides when it lies wholly under the bound.
+        let met = result.answer().answered()
             && result
                 .asked_target()
                 .and_then(|t| t.ci_high)
@@ -289,6 +290,7 @@ impl Coordinator {
         }
         if accepting && let Some(mut result) = self.runs_so_far() {
             result.verdict = Verdict::Accepted;
+            result.settle_answer();
             self.replicated_point_ended(at, result, out);
             return;
         }
@@ -406,6 +408,7 @@ impl Coordinator {
             return;
         };
         result.verdict = verdict;
+        result.settle_answer();
         if let Some(reason) = reason {
             result.reasons.insert(0, reason);
         }
@@ -471,8 +474,8 @@ impl Coordinator {
         self.search.as_ref().and_then(|s| s.pass)
     }
 
-    /// The run's verdict: a single point's, or converged only if every point converged
-    /// (a sweep) or a rate was found (an SLO search).
+    /// The run's verdict: a single point's; a sweep's n/a if any point is, else wide if any
+    /// point is, else converged; an SLO search's converged when a rate was found.
     pub fn verdict(&self) -> Option<Verdict> {
         if !self.done {
             return None;
@@ -487,10 +490,8 @@ impl Coordinator {
         // Each point's answer: the verdict of the tail its CI target was for.
         let verdicts: Vec<Verdict> = self.results.iter().map(PointResult::answer).collect();
         Some(match verdicts.as_slice() {
-            [] => Verdict::NotAvailable,
             [one] => *one,
-            many if many.iter().all(|v| *v != Verdict::NotAvailable) => Verdict::Converged,
-            _ => Verdict::NotAvailable,
+            many => Verdict::of_all(many.iter().copied()),
         })
     }
 }

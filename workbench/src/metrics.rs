@@ -99,7 +99,7 @@ impl LiveMetrics {
                         agent.achieved_rate = a.achieved_rate;
                     }
                 }
-                EventKind::Verdict(result) => point.verdict = Some(result.verdict),
+                EventKind::Verdict(result) => point.verdict = Some(result.answer()),
                 EventKind::Window { .. }
                 | EventKind::Check(_)
                 | EventKind::Command { .. }
@@ -328,7 +328,7 @@ impl Collector for LiveMetrics {
         gauges(
             &mut encoder,
             "vernier_verdict",
-            "1 for the point's verdict, once it has one.",
+            "1 for the point's verdict (the answer's: the tail asked), once it has one.",
             verdicts,
         )?;
         gauges(

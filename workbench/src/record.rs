@@ -43,8 +43,13 @@ use crate::hlog::Origin;
 use crate::scenario::Scenario;
 use stalls::StallRows;
 
-/// The format name written in every run.json.
-pub const FORMAT: &str = "vernier-run/1";
+/// The format name written in every run.json. Format 2 writes a point's answer (the tail
+/// asked) as `verdict` and every request's as `every_request`; format 1 wrote every
+/// request's as `verdict` and is read into today's types ([`read_record`]).
+pub const FORMAT: &str = "vernier-run/2";
+
+/// The format before a point's `verdict` was its answer's.
+const FORMAT_1: &str = "vernier-run/1";
 
 /// The content of run.json.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -359,18 +364,37 @@ pub fn read_record(dir: &Path) -> Result<RunRecord, Error> {
         path: path.clone(),
         source,
     })?;
-    let mut record: RunRecord = serde_json::from_str(&text).map_err(|e| {
+    let not_a_record = |e: serde_json::Error| {
         Error::input(
             &path,
             Some(e.line()),
             format!("not a vernier run record: {e}"),
         )
+    };
+    let mut value: serde_json::Value = serde_json::from_str(&text).map_err(not_a_record)?;
+    let format = value.get("format").and_then(|f| f.as_str()).map(str::to_string);
+    let first = format.as_deref() == Some(FORMAT_1);
+    if first {
+        every_request_verdict_of_format_1(&mut value);
+    }
+    let mut record: RunRecord = serde_json::from_value(value).map_err(|e| {
+        Error::input(
+            &path,
+            None,
+            format!("not a vernier run record: {e}"),
+        )
     })?;
-    if record.format != FORMAT {
+    if first {
+        record.format = FORMAT.to_string();
+        settle_answers(&mut record);
+    } else if record.format != FORMAT {
         return Err(Error::input(
             &path,
             None,
-            format!("format {:?}: this vernier reads {FORMAT:?}", record.format),
+            format!(
+                "format {:?}: this vernier reads {FORMAT:?} and {FORMAT_1:?}",
+                record.format
+            ),
         ));
     }
     // A record written before checks carried their role: each check's role is the one its
@@ -379,6 +403,46 @@ pub fn read_record(dir: &Path) -> Result<RunRecord, Error> {
         infer_check_roles(&mut record);
     }
     Ok(record)
+}
+
+/// A format-1 record's points (every object with a point's `target_percentile` and
+/// `percentiles`, wherever it sits: the points, the verdict events, a replicated point's
+/// runs) wrote every request's verdict as `verdict`: it becomes `every_request`, and the
+/// answer is worked out once the record is read ([`settle_answers`]).
+fn every_request_verdict_of_format_1(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Object(map) => {
+            let a_point = map.contains_key("target_percentile") && map.contains_key("percentiles");
+            if a_point
+                && !map.contains_key("every_request")
+                && let Some(verdict) = map.get("verdict").cloned()
+            {
+                map.insert("every_request".into(), verdict);
+            }
+            for v in map.values_mut() {
+                every_request_verdict_of_format_1(v);
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(every_request_verdict_of_format_1),
+        _ => {}
+    }
+}
+
+/// Works out every point's answer from its verdicts ([`PointResult::settle_answer`]): the
+/// points, the verdict and run events, and a replicated point's runs.
+fn settle_answers(record: &mut RunRecord) {
+    fn settle(point: &mut PointResult) {
+        if let Some(replication) = &mut point.replication {
+            replication.runs.iter_mut().for_each(settle);
+        }
+        point.settle_answer();
+    }
+    record.points.iter_mut().for_each(settle);
+    for event in &mut record.events {
+        if let EventKind::Verdict(point) | EventKind::Run(point) = &mut event.kind {
+            settle(point);
+        }
+    }
 }
 
 /// Gives each check of `record` the role its scenario gives it ([`CheckRole::of`]); a
@@ -491,4 +555,91 @@ pub fn point_requests(
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use std::path::Path;
+
+    use serde_json::Value;
+
+    use super::*;
+    use crate::coordinator::Verdict;
+    use crate::scenario::Tail;
+
+    fn demo_sweep() -> (String, Value) {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/runs/demo-sweep/run.json");
+        let text = fs::read_to_string(path).unwrap();
+        let value = serde_json::from_str(&text).unwrap();
+        (text, value)
+    }
+
+    /// A record of format 1 wrote every request's verdict as a point's `verdict`: read
+    /// today, that is `every_request` (`PointResult::verdict`), and the answer is worked
+    /// out from it and the tail asked, in the points and in the verdict events alike.
+    #[test]
+    fn a_format_1_record_reads_every_request_s_verdict_and_works_out_the_answer() {
+        let (text, value) = demo_sweep();
+        assert_eq!(value["format"], FORMAT_1);
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("run.json"), &text).unwrap();
+        let record = read_record(dir.path()).unwrap();
+        assert_eq!(record.format, FORMAT);
+        assert_eq!(record.points.len(), value["points"].as_array().unwrap().len());
+        for (point, written) in record.points.iter().zip(value["points"].as_array().unwrap()) {
+            let verdict: Verdict = serde_json::from_value(written["verdict"].clone()).unwrap();
+            assert_eq!(point.verdict, verdict);
+            // The demo's record predates the tail asked: every request's is the answer.
+            assert_eq!(point.tail, Tail::WithStalls);
+            assert_eq!(point.answer(), verdict);
+        }
+
+        // The same point asked for the tail without stalls, which converged while every
+        // request's did not: the answer is the tail without stalls'.
+        let mut asked = value.clone();
+        let point = &mut asked["points"][0];
+        point["tail"] = "without_stalls".into();
+        point["verdict"] = "n/a".into();
+        point["without_stalls"] = serde_json::json!({
+            "verdict": "converged",
+            "percentiles": [],
+            "ci_width_us": 1.0,
+            "touched_share": 0.01,
+            "touched_by_agent": [0.01],
+            "samples": 1000,
+            "stalls": 3,
+            "probed": "client_and_target",
+        });
+        fs::write(dir.path().join("run.json"), asked.to_string()).unwrap();
+        let record = read_record(dir.path()).unwrap();
+        assert_eq!(record.points[0].verdict, Verdict::NotAvailable);
+        assert_eq!(record.points[0].answer(), Verdict::Converged);
+    }
+
+    /// Today's records write the answer as `verdict` and every request's as
+    /// `every_request`, and read back the same.
+    #[test]
+    fn a_record_writes_the_answer_as_verdict_and_reads_back_the_same() {
+        let dir = tempfile::tempdir().unwrap();
+        let (text, _) = demo_sweep();
+        fs::write(dir.path().join("run.json"), &text).unwrap();
+        let mut record = read_record(dir.path()).unwrap();
+        let point = &mut record.points[0];
+        point.verdict = Verdict::Wide;
+        point.tail = Tail::WithStalls;
+        point.settle_answer();
+        let written = serde_json::to_value(&record).unwrap();
+        assert_eq!(written["format"], FORMAT);
+        assert_eq!(written["points"][0]["verdict"], "wide");
+        assert_eq!(written["points"][0]["every_request"], "wide");
+        fs::write(dir.path().join("run.json"), written.to_string()).unwrap();
+        let back = read_record(dir.path()).unwrap();
+        assert_eq!(back.points[0].verdict, Verdict::Wide);
+        assert_eq!(back.points[0].answer(), Verdict::Wide);
+        let again = serde_json::to_value(&back).unwrap();
+        assert_eq!(again["points"][1]["verdict"], written["points"][1]["verdict"]);
+        assert_eq!(again["points"][1]["every_request"], written["points"][1]["every_request"]);
+    }
 }

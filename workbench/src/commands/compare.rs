@@ -154,7 +154,8 @@ pub fn run(args: CompareArgs) -> Result<ExitCode, Error> {
         Output::Table => print(render_table(&comparison).as_bytes())?,
     }
     Ok(match comparison.verdict {
-        CompareVerdict::NotAvailable => ExitCode::from(3),
+        CompareVerdict::NotAvailable => ExitCode::from(super::run::EXIT_NA),
+        CompareVerdict::Wide => ExitCode::from(super::run::EXIT_WIDE),
         _ => ExitCode::SUCCESS,
     })
 }

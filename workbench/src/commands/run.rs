@@ -1,6 +1,6 @@
 //! `vernier run SCENARIO` or `vernier run URL`: the methodology against real agents.
 //! `--headless`: progress lines on stderr, the result on stdout (JSON or a table), exit
-//! code = verdict (0 converged or accepted, 3 N/A, 2 bad input, 1 error). A URL
+//! code = verdict (0 converged or accepted, 4 wide, 3 N/A, 2 bad input, 1 error). A URL
 //! (`memcached://127.0.0.1:11211 --load 10k`) builds the scenario a file would, from the
 //! same defaults; `--print-scenario` prints it instead of running it.
 
@@ -29,6 +29,9 @@ use crate::tui;
 
 /// The exit code of an N/A verdict.
 pub const EXIT_NA: u8 = 3;
+
+/// The exit code of a wide verdict: a valid CI, wider than asked.
+pub const EXIT_WIDE: u8 = 4;
 
 /// Options of `vernier run`.
 #[derive(Debug, Args)]
@@ -446,6 +449,7 @@ pub(crate) fn exit_code(outcome: &Outcome) -> Result<ExitCode, Error> {
     }
     Ok(match outcome.verdict {
         Verdict::Converged | Verdict::Accepted => ExitCode::SUCCESS,
+        Verdict::Wide => ExitCode::from(EXIT_WIDE),
         Verdict::NotAvailable => ExitCode::from(EXIT_NA),
     })
 }

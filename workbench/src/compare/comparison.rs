@@ -135,6 +135,9 @@ pub enum CompareVerdict {
     Slower,
     /// The CI holds zero and lies within ± the width asked.
     NoDifference,
+    /// The CI holds zero and is wider than asked: a valid CI, which shows no difference
+    /// beyond its bounds; the reason says what more time would buy.
+    Wide,
     /// No honest answer (see the reason).
     #[serde(rename = "n/a")]
     NotAvailable,
@@ -147,6 +150,7 @@ impl CompareVerdict {
             CompareVerdict::Faster => "faster",
             CompareVerdict::Slower => "slower",
             CompareVerdict::NoDifference => "no difference",
+            CompareVerdict::Wide => "wide",
             CompareVerdict::NotAvailable => "n/a",
         }
     }

@@ -15,8 +15,9 @@ pub(super) enum Ending {
 }
 
 /// Gives `comparison` its verdict and finding from its last CI: faster or slower when the
-/// CI of B − A excludes zero, no difference when it lies within ± the width, N/A when it
-/// is wider, when the client's lateness is shown to have moved one side's percentile more
+/// CI of B − A excludes zero, no difference when it lies within ± the width, wide when it
+/// holds zero and is wider (a valid CI, the answer as far as it goes), N/A when there is
+/// none, when the client's lateness is shown to have moved one side's percentile more
 /// than the other's, or when there were too few pairs.
 pub(super) fn judge(comparison: &mut Comparison, options: &CompareOptions, ending: Ending) {
     if ending == Ending::ByWatcher {
@@ -63,7 +64,7 @@ fn decide(comparison: &Comparison, options: &CompareOptions) -> (CompareVerdict,
         let pairs_needed = (pairs * (ci.width() / w).powi(2)).ceil();
         let per_pair_s = comparison.seconds / pairs;
         (
-            CompareVerdict::NotAvailable,
+            CompareVerdict::Wide,
             Finding::Confidence {
                 pairs_needed,
                 more_s: (pairs_needed - pairs).max(0.0) * per_pair_s,

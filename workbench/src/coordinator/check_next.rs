@@ -88,6 +88,16 @@ pub enum CheckNext {
     LatenessMoves(Box<DepartureFinding>),
     /// The CI is narrow enough for the stopping rule's stop.
     NarrowEnough,
+    /// The CI of the limit's look is as narrow as asked: converged (a look the clock chose
+    /// needs no confirmation).
+    NarrowAtLimit,
+    /// No look of the rule's fits before the limit, but the precision asked can still come
+    /// by then: one last look, at the limit, on `per_agent` samples per agent; its CI is
+    /// the answer.
+    LastLook {
+        /// Samples per agent.
+        per_agent: usize,
+    },
     /// The CI lies wholly on one side of the SLO (`method: vernier`).
     DecidedBySlo,
     /// The CI is as narrow as asked (`method: lancet`).
@@ -135,7 +145,8 @@ pub enum CheckNext {
         /// Samples per agent at the next look.
         per_agent: usize,
     },
-    /// The point ends N/A now: no stop can come within its limit.
+    /// The point ends now on the CI at hand (wide, or N/A without one): no look left can
+    /// narrow it enough within its limit.
     Ending(Ending),
     /// The share touched by the host's stalls was called (the tail without stalls).
     Touched(TouchedCall),
@@ -152,7 +163,7 @@ pub enum SloSide {
     Above,
 }
 
-/// Why a point ends N/A now rather than at its limit.
+/// Why a point ends now on the CI at hand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ending {
     /// `needed` samples in all would do, far beyond the `limit` the time left allows.
@@ -162,16 +173,17 @@ pub enum Ending {
         /// The samples the time left allows.
         limit: usize,
     },
-    /// `needed` in all (with the confirming look) is beyond the `limit` at this look and
-    /// the one before.
+    /// `needed` in all is beyond the `limit` at this look and the one before.
     Beyond {
         /// Samples in all that would do.
         needed: usize,
         /// The samples the time left allows.
         limit: usize,
     },
-    /// No look is left whose stop (and its confirmation) fits before the limit.
+    /// No look is left that could narrow it enough before the limit.
     NoRoom,
+    /// This was the limit's look: its CI is the answer.
+    Limit,
 }
 
 /// The rate reached at the end of warm-up.

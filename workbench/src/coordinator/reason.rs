@@ -162,6 +162,20 @@ pub enum Why {
 }
 
 impl Why {
+    /// Whether it says a valid CI stayed wider than asked (the point then answers `wide`
+    /// with it), rather than that no valid CI exists.
+    pub fn leaves_a_ci(&self) -> bool {
+        matches!(
+            self,
+            Why::Confidence(Confidence::Wide(_) | Confidence::UntouchedWide(_))
+                | Why::HeavyTail(HeavyTail::Wide(_))
+                | Why::HostStalls(HostStalls {
+                    kept: HostKept::Wide(_),
+                    ..
+                })
+        )
+    }
+
     /// Its kind.
     pub fn kind(&self) -> ReasonKind {
         match self {

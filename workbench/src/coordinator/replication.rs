@@ -69,6 +69,7 @@ pub fn next(runs: &[PointResult], plan: &Replications, confidence: f64) -> Next 
     };
     let mut result = target;
     result.verdict = Verdict::NotAvailable;
+    result.settle_answer();
     result.reasons = vec![reason];
     Next::Done(Box::new(result))
 }
@@ -198,6 +199,7 @@ pub fn summary(
         })
         .collect();
     PointResult {
+        answer: verdict,
         verdict,
         reasons,
         more_time_s: None,

@@ -17,9 +17,14 @@ mod short_form;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
-    /// Every check passed and the CI is as narrow as asked.
+    /// Every check passed and the CI is as narrow as asked (at a look the stopping rule
+    /// stopped on, or at the limit: a look the clock chose needs no confirmation).
     Converged,
-    /// No honest number: see the reasons.
+    /// The CI is valid but wider than asked: the limit came, or no look that could narrow
+    /// it enough fits before it. The answer is that CI; the reasons say why it is wide and
+    /// what more time would buy.
+    Wide,
+    /// No valid CI: see the reasons.
     #[serde(rename = "n/a")]
     NotAvailable,
     /// The user accepted the current result before convergence.
@@ -31,9 +36,31 @@ impl Verdict {
     pub fn name(self) -> &'static str {
         match self {
             Verdict::Converged => "converged",
+            Verdict::Wide => "wide",
             Verdict::NotAvailable => "n/a",
             Verdict::Accepted => "accepted",
         }
+    }
+
+    /// Whether it comes with a CI that is an answer: converged, wide or accepted.
+    pub fn answered(self) -> bool {
+        self != Verdict::NotAvailable
+    }
+
+    /// The verdict of several answers together (a sweep's points): n/a if any is, else
+    /// wide if any is, else converged.
+    pub fn of_all(verdicts: impl IntoIterator<Item = Verdict>) -> Verdict {
+        let mut all = Verdict::Converged;
+        let mut any = false;
+        for v in verdicts {
+            any = true;
+            match v {
+                Verdict::NotAvailable => return Verdict::NotAvailable,
+                Verdict::Wide => all = Verdict::Wide,
+                Verdict::Converged | Verdict::Accepted => {}
+            }
+        }
+        if any { all } else { Verdict::NotAvailable }
     }
 }
 
@@ -139,9 +166,16 @@ pub struct AgentResult {
 /// A load point's result: the JSON object `vernier run --headless` prints.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PointResult {
-    /// The verdict.
+    /// The answer's verdict: that of the tail the CI target was for (the exit code's),
+    /// `verdict` in the JSON. Set with [`PointResult::settle_answer`] whenever `verdict`,
+    /// `without_stalls` or `replication` change.
+    #[serde(rename = "verdict")]
+    pub answer: Verdict,
+    /// The verdict of every request's tail (`every_request` in the JSON; a record of
+    /// format 1 wrote it as `verdict`).
+    #[serde(rename = "every_request")]
     pub verdict: Verdict,
-    /// Why N/A (empty when converged).
+    /// Why every request's tail is not converged (empty when it is): why N/A, or why wide.
     pub reasons: Vec<Reason>,
     /// When N/A for want of samples: the seconds more, at this rate, that the samples the
     /// precision asked needs would take (as the methodology's last look predicted them).
@@ -333,22 +367,29 @@ impl PointResult {
 
     /// Whether the answer is the tail without stalls': it was asked for, and neither the
     /// user's acceptance nor replications decided the point.
-    fn answers_without_stalls(&self) -> bool {
+    pub fn answers_without_stalls(&self) -> bool {
         self.tail == Tail::WithoutStalls
             && self.verdict != Verdict::Accepted
             && self.replication.is_none()
     }
 
-    /// The verdict of the tail the CI target was for (the exit code's): the tail without
-    /// stalls' when [`PointResult::answers_without_stalls`] (N/A when there is none), else
-    /// the point's own.
+    /// The verdict of the tail the CI target was for (the exit code's, the JSON's
+    /// `verdict`).
     pub fn answer(&self) -> Verdict {
-        if !self.answers_without_stalls() {
-            return self.verdict;
-        }
-        self.without_stalls
-            .as_ref()
-            .map_or(Verdict::NotAvailable, |w| w.verdict)
+        self.answer
+    }
+
+    /// Sets [`PointResult::answer`] from the verdicts it follows: the tail without stalls'
+    /// when [`PointResult::answers_without_stalls`] (N/A when there is none), else every
+    /// request's.
+    pub fn settle_answer(&mut self) {
+        self.answer = if self.answers_without_stalls() {
+            self.without_stalls
+                .as_ref()
+                .map_or(Verdict::NotAvailable, |w| w.verdict)
+        } else {
+            self.verdict
+        };
     }
 
     /// The target percentile's entry in the tail the answer is for.
@@ -393,7 +434,8 @@ impl PointResult {
 /// The tail without the host's stalls (`without_stalls` in a point's JSON).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WithoutStalls {
-    /// Converged when the target percentile's CI is as narrow as asked; never accepted.
+    /// Converged when the target percentile's CI is as narrow as asked, wide when it has
+    /// a CI wider than asked; never accepted.
     pub verdict: Verdict,
     /// Why not converged: a reason's kind and figures, written in the shape this field has
     /// always had (`kind` and the figures beside it).
@@ -491,6 +533,7 @@ impl PointResult {
         percentiles: Vec<PercentileResult>,
     ) -> PointResult {
         PointResult {
+            answer: verdict,
             verdict,
             reasons: Vec::new(),
             more_time_s: None,

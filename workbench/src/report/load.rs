@@ -66,6 +66,7 @@ fn verdict_color(verdict: Verdict) -> RGBColor {
         Verdict::Converged => color(0),
         Verdict::NotAvailable => color(1),
         Verdict::Accepted => color(4),
+        Verdict::Wide => color(5),
     }
 }
 
@@ -237,7 +238,12 @@ where
         drawn.iter().map(|d| (d.x, d.y)),
         RGBColor(150, 150, 150).stroke_width(1),
     ))?;
-    for verdict in [Verdict::Converged, Verdict::Accepted, Verdict::NotAvailable] {
+    for verdict in [
+        Verdict::Converged,
+        Verdict::Wide,
+        Verdict::Accepted,
+        Verdict::NotAvailable,
+    ] {
         let group: Vec<_> = drawn.iter().filter(|d| d.verdict == verdict).collect();
         if group.is_empty() {
             continue;

@@ -198,6 +198,7 @@ fn points_table(points: &[PointRow]) -> String {
         }
         let label = match point.verdict {
             Verdict::NotAvailable => "N/A",
+            Verdict::Wide => "wide",
             _ => "doubtful",
         };
         for reason in &point.reasons {

@@ -47,6 +47,9 @@ pub enum Keep {
     WithWorkers,
     /// Off the workers' cores: workers that spin (`poll: spin`) have theirs alone.
     OffWorkers,
+    /// On the cores neither the workers nor the target hold, where this host has them:
+    /// sleeping workers have theirs alone too.
+    Spare,
 }
 
 /// What a session tells its watcher.

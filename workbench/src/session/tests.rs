@@ -1,7 +1,8 @@
 use std::path::Path;
 use std::time::Instant;
 
-use super::host::{Probes, check_affinity, check_spin, start_probes};
+use super::host::{Probes, check_affinity, check_spin, placement, start_probes};
+use super::interface::Keep;
 use super::policy::TARGET_CHECK;
 use super::target::check_targets;
 use crate::error::Error;
@@ -166,4 +167,25 @@ fn a_target_nothing_listens_at_is_refused_at_once_naming_it() {
     assert!(check_targets(&url_scenario(&url, &["transport=udp"])).is_ok());
     let remote = "agents=[{address: '127.0.0.1:5001'}]";
     assert!(check_targets(&url_scenario(&url, &[remote])).is_ok());
+}
+
+/// vernier's own threads beside pinned workers: on a free core when the host has one and
+/// the target's cores are known, with the sleeping workers when it has none (a 2-core host:
+/// the target's core is never theirs), off spinning workers always, and left alone when
+/// nothing is pinned.
+#[test]
+fn vernier_threads_go_to_a_free_core_when_there_is_one() {
+    // 16 cores, given 2-3 (taskset), the worker on 2, memcached pinned elsewhere.
+    let given = scenario(&format!("{BASE}cpus: [2]\ntarget_cpus: [0]\n"));
+    assert_eq!(placement(&given, &[2, 3]), Some((vec![3], Keep::Spare)));
+    // The 2-core host: the target on 0, the worker on 1, no core free.
+    let small = scenario(&format!("{BASE}cpus: [1]\ntarget_cpus: [0]\n"));
+    assert_eq!(placement(&small, &[0, 1]), Some((vec![1], Keep::WithWorkers)));
+    // The target's cores unknown (it may run anywhere): with the workers, as before.
+    let unknown = scenario(&format!("{BASE}cpus: [2]\n"));
+    assert_eq!(placement(&unknown, &[2, 3]), Some((vec![2], Keep::WithWorkers)));
+    // Spinning workers: off their cores whatever else holds.
+    let spin = scenario(&format!("{BASE}cpus: [2]\npoll: spin\n"));
+    assert_eq!(placement(&spin, &[2, 3]), Some((vec![3], Keep::OffWorkers)));
+    assert_eq!(placement(&scenario(BASE), &[0, 1]), None);
 }

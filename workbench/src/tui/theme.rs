@@ -102,6 +102,26 @@ impl Theme {
         if self.color { s.fg(Color::Yellow) } else { s }
     }
 
+    /// An answer that is valid but wider than asked (a `wide` verdict): neither a pass
+    /// nor a failure.
+    pub fn wide(self) -> Style {
+        if self.color {
+            Style::default().fg(Color::Yellow)
+        } else {
+            Style::default()
+        }
+    }
+
+    /// The style of a verdict: converged and accepted good, wide [`Theme::wide`], N/A bad.
+    pub fn verdict(self, verdict: crate::coordinator::Verdict) -> Style {
+        use crate::coordinator::Verdict;
+        match verdict {
+            Verdict::Converged | Verdict::Accepted => self.good(),
+            Verdict::Wide => self.wide(),
+            Verdict::NotAvailable => self.bad(),
+        }
+    }
+
     /// `good` or `bad`.
     pub fn pass(self, pass: bool) -> Style {
         if pass { self.good() } else { self.bad() }

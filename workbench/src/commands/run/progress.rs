@@ -68,6 +68,7 @@ impl Progress {
                             match keep {
                                 Keep::WithWorkers => "with the workers, off the others",
                                 Keep::OffWorkers => "off the spinning workers' cores",
+                                Keep::Spare => "on cores neither the workers nor the target hold",
                             }
                         )
                     }
@@ -143,12 +144,24 @@ impl Progress {
 /// A point's (or a run's) verdict in one line, then its replication, reasons and host
 /// probes on lines of their own.
 pub(super) fn verdict_line(r: &PointResult) -> String {
-    let target = r
-        .target()
-        .map_or("no samples".to_string(), |t| match (t.ci_low, t.ci_high) {
+    let shown = |t: Option<&crate::coordinator::PercentileResult>| {
+        t.map_or("no samples".to_string(), |t| match (t.ci_low, t.ci_high) {
             (Some(lo), Some(hi)) => format!("p{} = {:.1} µs [{:.1}, {:.1}]", t.p, t.value, lo, hi),
             _ => format!("p{} = {:.1} µs (no CI)", t.p, t.value),
-        });
+        })
+    };
+    // The answer first: the tail asked, and every request's beside it when that is
+    // another tail.
+    let target = if r.answers_without_stalls() {
+        format!(
+            "{} without stalls (every request: {}, {})",
+            shown(r.asked_target()),
+            r.verdict.name(),
+            shown(r.target())
+        )
+    } else {
+        shown(r.target())
+    };
     let scheduled = r
         .from_schedule(r.target_percentile.percent())
         .map_or(String::new(), |q| {
@@ -156,7 +169,7 @@ pub(super) fn verdict_line(r: &PointResult) -> String {
         });
     let mut line = format!(
         "{}: {target}{scheduled}; achieved {:.0} req/s, {} samples, {:.1}s",
-        r.verdict.name(),
+        r.answer().name(),
         r.achieved_rate,
         r.samples,
         r.duration_s

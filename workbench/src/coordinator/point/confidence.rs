@@ -11,7 +11,7 @@ use std::time::Duration;
 use vernier_agent::StallReport;
 use vernier_stats::{DependentCi, NeedMore, Percentile, Step, effective_tail, percentile};
 
-use super::super::check_next::{Batches, CheckNext, Found, IntervalFinding};
+use super::super::check_next::{Batches, CheckNext, Ending, Found, IntervalFinding};
 use super::super::checks::Interval;
 use super::super::decision::Decision;
 use super::super::event::{Check, CheckKind, CheckRole};
@@ -72,6 +72,7 @@ impl Point {
         };
         looks.count += 1;
         let look = looks.count;
+        let at_limit = std::mem::take(&mut looks.at_limit);
         let target_us = self.config.ci.width.target_us(estimate.value);
         let step = STOPPING_RULE.step(
             look,
@@ -98,8 +99,10 @@ impl Point {
             n,
             value: estimate.value,
             look,
+            ci: estimate.ci.as_ref(),
             target_us,
             step,
+            at_limit,
         };
         let combined = match &estimate.ci {
             Ok(ci) => ci.clone(),
@@ -113,37 +116,16 @@ impl Point {
         if !self.agents_agree(at, p, n, &intervals, out) {
             return;
         }
-        let stop = step == Step::Stop;
+        // A look the clock chose (the limit's) stops as narrow as asked: it needs no
+        // confirmation, since it stops nothing early.
+        let stop = step == Step::Stop || at_limit && width <= target_us;
         let slo = self.config.slo.map(|s| s.as_secs_f64() * 1e6);
         let decided = slo.is_some_and(|s| combined.high < s || combined.low > s);
-        let found = Found::Interval(IntervalFinding {
-            p,
-            value: estimate.value,
-            confidence: conf,
-            low: combined.low,
-            high: combined.high,
-            width,
-            target_us,
-            n,
-            batches: Some(Batches {
-                size: combined.batch_size,
-                variance_inflation: combined.variance_inflation,
-            }),
-        });
-        let mut check = Check {
-            check: CheckKind::Confidence,
-            agent: None,
-            pass: stop || decided,
-            role: CheckRole::Gate,
-            statistic: Some(width),
-            pvalue: None,
-            n,
-            found,
-            next: None,
-            data: None,
-        };
+        let mut check = interval_check(&this, &combined, stop || decided);
         if stop || decided {
-            check.next = Some(if stop {
+            check.next = Some(if stop && step != Step::Stop {
+                CheckNext::NarrowAtLimit
+            } else if stop {
                 CheckNext::NarrowEnough
             } else {
                 CheckNext::DecidedBySlo
@@ -156,42 +138,57 @@ impl Point {
         self.still_wide(at, &this, &combined, check, out);
     }
 
-    /// Ends the point before the rule stopped, N/A with `reason` when the last look was
-    /// at every request's tail. When it was at the tail without stalls, that tail's
-    /// result says why it did not settle, and the point's verdict and reasons are every
-    /// request's, judged on what the point holds now.
-    pub(super) fn end_unsettled(&mut self, at: Duration, reason: Reason, out: &mut Decision) {
-        let mut reasons = if self.looks.without_stalls {
-            let more =
-                (self.more_time().zip(self.stage.round().needed)).map(|(seconds, samples)| {
-                    MoreTime {
-                        samples,
-                        seconds: seconds.into(),
-                    }
-                });
-            if let Some(looks) = self.stage.looks_mut() {
-                looks.without_stalls_more = more;
+    /// Ends the point on the CI at hand, its look chosen by the clock (the limit's, or the
+    /// last when no look left could narrow it enough), with `reason` why it is not as
+    /// narrow as asked; the look's estimate of the tail asked is `value_us`. When the look
+    /// was at every request's tail, that tail is wide when `reason` leaves it a valid CI
+    /// ([`Why::leaves_a_ci`]), else N/A. When it was at the tail without stalls, that
+    /// tail's result says how it ended, and every request's tail is judged on what the
+    /// point holds now. Either way the client's late departures must not move a CI that
+    /// is the answer.
+    pub(super) fn end_unsettled(
+        &mut self,
+        at: Duration,
+        value_us: f64,
+        reason: Reason,
+        out: &mut Decision,
+    ) {
+        // A load gone closed-loop leaves no valid CI of either tail.
+        if let Some(looks) = self.stage.looks_mut() {
+            looks.answered = !matches!(reason.why, Why::ClosedLoop(_));
+        }
+        if !self.looks.without_stalls {
+            // As narrow as asked at a look the clock chose: converged.
+            if matches!(reason.why, Why::Confidence(Confidence::Narrow(_))) {
+                self.conclude(at, Some(value_us), None, out);
+                return;
             }
-            let snapshot = self.snapshot();
-            let count = snapshot.agents.len().max(1);
-            match self.whole_at_stop(at, &snapshot, count) {
-                (Some(_), None) => return self.finish(at, Verdict::Converged, Vec::new(), out),
-                (Some(_), Some(whole)) => vec![whole],
-                // No estimate of every request's tail: the last look's reason stands.
-                (None, _) => vec![reason],
+            let whole_us = reason.why.leaves_a_ci().then_some(value_us);
+            self.conclude(at, whole_us, Some(reason), out);
+            return;
+        }
+        let more = (self.more_time().zip(self.stage.round().needed)).map(|(seconds, samples)| {
+            MoreTime {
+                samples,
+                seconds: seconds.into(),
             }
-        } else {
-            vec![reason]
-        };
-        self.say_more_time(&mut reasons);
-        self.finish_na(at, reasons, out);
+        });
+        if let Some(looks) = self.stage.looks_mut() {
+            looks.without_stalls_more = more;
+        }
+        let snapshot = self.snapshot();
+        let count = snapshot.agents.len().max(1);
+        match self.whole_at_stop(at, &snapshot, count) {
+            (Some(whole_us), whole) => self.conclude(at, Some(whole_us), whole, out),
+            // No estimate of every request's tail: the last look's reason stands.
+            (None, _) => self.conclude(at, None, Some(reason), out),
+        }
     }
 
     /// The rule stopped: the point ends, converged unless every request's tail says
     /// otherwise. Stopped on it, its estimate is `whole_us`; stopped on the tail without
     /// stalls (`None`), every request's tail is judged on what the point holds now (its
-    /// CI as narrow as asked, or why not). Either way the client's late departures must not
-    /// move it.
+    /// CI as narrow as asked, or why not).
     fn stopped(
         &mut self,
         at: Duration,
@@ -200,27 +197,42 @@ impl Point {
         whole_us: Option<f64>,
         out: &mut Decision,
     ) {
-        let p = self.config.ci.percentile;
+        if let Some(looks) = self.stage.looks_mut() {
+            looks.answered = true;
+        }
         let (whole_us, whole) = match whole_us {
             Some(value) => (Some(value), None),
-            None => {
-                if let Some(looks) = self.stage.looks_mut() {
-                    looks.without_stalls_stopped = true;
-                }
-                self.whole_at_stop(at, snapshot, count)
-            }
+            None => self.whole_at_stop(at, snapshot, count),
         };
+        self.conclude(at, whole_us, whole, out);
+    }
+
+    /// Ends the point on every request's tail at `whole_us` (when it has an estimate) and
+    /// `whole`, why that tail is not as narrow as asked (`None`: it is): converged, wide
+    /// when every reason leaves a valid CI, else N/A; the client's late departures must not
+    /// move it, or it is N/A.
+    fn conclude(
+        &mut self,
+        at: Duration,
+        whole_us: Option<f64>,
+        whole: Option<Reason>,
+        out: &mut Decision,
+    ) {
+        let p = self.config.ci.percentile;
         let departures = whole_us.and_then(|whole_us| {
             let asked_us = self.config.ci.width.target_us(whole_us);
             self.departures(at, p, whole_us, asked_us, out)
         });
         let mut reasons: Vec<Reason> = whole.into_iter().chain(departures).collect();
-        if reasons.is_empty() {
-            self.finish(at, Verdict::Converged, reasons, out);
+        let verdict = if reasons.is_empty() {
+            Verdict::Converged
+        } else if reasons.iter().all(|r| r.why.leaves_a_ci()) {
+            Verdict::Wide
         } else {
-            self.say_more_time(&mut reasons);
-            self.finish_na(at, reasons, out);
-        }
+            Verdict::NotAvailable
+        };
+        self.say_more_time(&mut reasons);
+        self.finish(at, verdict, reasons, out);
     }
 
     /// The tail the CI target is for at one look: without the host's stalls when asked and
@@ -299,9 +311,11 @@ impl Point {
             sorted: &series.sorted,
             n,
             value,
+            ci: estimate.ci.as_ref(),
             look: self.stage.looks().map_or(0, |l| l.count),
             target_us,
             step: Step::Stop,
+            at_limit: false,
         };
         let reason = match &estimate.ci {
             Ok(ci) if ci.width() <= target_us => None,
@@ -381,8 +395,12 @@ impl Point {
             looks.narrow = None;
         }
         // The need comes from the dependence seen so far, as noisy as the width's
-        // prediction below.
-        let next = self.plan(at, look);
+        // prediction below. The limit's look has none after it.
+        let next = if look.at_limit {
+            Next::NoRoom
+        } else {
+            self.plan(at, look)
+        };
         let too_few = self.too_few_figures(p, n, need);
         self.check(
             at,
@@ -397,6 +415,7 @@ impl Point {
                 found: Found::TooFew(too_few.clone()),
                 next: match &next {
                     Next::Look(wanted) => Some(CheckNext::Collect { per_agent: *wanted }),
+                    Next::AtLimit(wanted) => Some(CheckNext::LastLook { per_agent: *wanted }),
                     ending => Self::ending(ending, need.needed).map(CheckNext::Ending),
                 },
                 data: None,
@@ -414,14 +433,14 @@ impl Point {
             percentile(sorted, inside.fraction()).is_some_and(|v| self.host_reaches(inside, v));
         if !host_inside && let Some(heavy) = heavy_too_few(sorted, &too_few) {
             let reason = Reason::new(Why::HeavyTail(HeavyTail::TooFew(heavy)));
-            self.follow(at, next, reason, out);
+            self.follow(at, next, look.value, reason, out);
             return;
         }
         // Samples beyond the percentile that come in clusters are the host's doing
         // when its stalls reach that far.
         let why = Why::TooFewSamples(TooFewSamples::Ci(too_few));
         let reason = self.tail_cause(at, look.value, why);
-        self.follow(at, next, reason, out);
+        self.follow(at, next, look.value, reason, out);
     }
 
     /// The interval is valid but not yet narrow enough (or narrow, and the rule wants it
@@ -442,7 +461,22 @@ impl Point {
         let narrow = width <= target_us;
         // The width shrinks as 1/√n (the dependence is in it): the rule's next look is sized
         // from the samples that predicts, within its steps.
-        let total_needed = STOPPING_RULE.needed(look.look, n, p.fraction(), combined, target_us);
+        let rule_needed = STOPPING_RULE.needed(look.look, n, p.fraction(), combined, target_us);
+        // A width from few tail samples is noisy, and its prediction more so. The limit's
+        // look has none after it: its CI is the answer.
+        let next = if look.at_limit {
+            Next::NoRoom
+        } else {
+            self.plan(at, look)
+        };
+        // The point ends on this look's CI: what more time would buy is the precision
+        // asked, without the confirmation a look at the limit does not need.
+        let ends = Self::ending(&next, 0).is_some();
+        let total_needed = if ends {
+            STOPPING_RULE.needed_at_limit(n, p.fraction(), Ok(combined), target_us)
+        } else {
+            rule_needed
+        };
         if let Some(round) = self.stage.round_mut() {
             round.needed = Some(total_needed);
         }
@@ -466,14 +500,16 @@ impl Point {
         if let Some(looks) = self.stage.looks_mut() {
             looks.narrow = figures.clone();
         }
-        // A width from few tail samples is noisy, and its prediction more so.
-        let next = self.plan(at, look);
         let wanted = match next {
-            Next::Look(wanted) => wanted,
+            Next::Look(wanted) | Next::AtLimit(wanted) => wanted,
             _ => 0,
         };
-        check.next = Some(if let Some(ending) = Self::ending(&next, total_needed) {
+        check.next = Some(if look.at_limit {
+            CheckNext::Ending(Ending::Limit)
+        } else if let Some(ending) = Self::ending(&next, total_needed) {
             CheckNext::Ending(ending)
+        } else if let Next::AtLimit(per_agent) = next {
+            CheckNext::LastLook { per_agent }
         } else if confirming {
             CheckNext::Confirming { per_agent: wanted }
         } else if narrow {
@@ -497,7 +533,7 @@ impl Point {
             }
             None => self.wide_reason(at, look, combined, total_needed),
         };
-        self.follow(at, next, reason, out);
+        self.follow(at, next, look.value, reason, out);
     }
 
     /// Why the interval is still too wide, for an N/A: the latencies' own heavy tail, the
@@ -568,6 +604,37 @@ impl Point {
             look.value,
             Why::Confidence(Confidence::Wide(correlated)),
         )
+    }
+}
+
+/// The confidence check of `look`, whose interval is `combined`: passed when the point
+/// stops on it (or an SLO decides), what comes next left to the caller.
+fn interval_check(look: &Look<'_>, combined: &DependentCi, pass: bool) -> Check {
+    let width = combined.width();
+    Check {
+        check: CheckKind::Confidence,
+        agent: None,
+        pass,
+        role: CheckRole::Gate,
+        statistic: Some(width),
+        pvalue: None,
+        n: look.n,
+        found: Found::Interval(IntervalFinding {
+            p: look.p,
+            value: look.value,
+            confidence: look.conf,
+            low: combined.low,
+            high: combined.high,
+            width,
+            target_us: look.target_us,
+            n: look.n,
+            batches: Some(Batches {
+                size: combined.batch_size,
+                variance_inflation: combined.variance_inflation,
+            }),
+        }),
+        next: None,
+        data: None,
     }
 }
 

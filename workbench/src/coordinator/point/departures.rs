@@ -185,11 +185,18 @@ impl Point {
             .filter(|h| host_explains_lag(h.late_max_us, lags.max))
             .map(StallReport::without_histogram);
         // A backlog that holds most requests back (the median send lag beyond the
-        // tolerance, the slots full in most reports) is a closed loop whatever the host
-        // does; a brief one after a stall is the stall's, and so is a late median with free
-        // slots (a host that wakes the worker late).
+        // tolerance, the slots full in most reports) is a closed loop, unless the
+        // connections would carry the rate at the mean latency seen (Little's law) and the
+        // host's stalls explain the lateness: then a core not ours held the replies, as
+        // `Point::tail_cause` judges a closed loop too. A brief one after a stall is the
+        // stall's, and so is a late median with free slots (a host that wakes the worker
+        // late).
         let late_median = lags.p50 * 1e3 > f64::from(on_time.limit_ns());
-        let persistent = late_median && is_closed_loop(self.backlogged_share());
+        let carried = stalls.is_some() && {
+            let held = self.closed_loop();
+            held.connections_needed <= held.connections
+        };
+        let persistent = late_median && is_closed_loop(self.backlogged_share()) && !carried;
         let closed_loop = backlog > 0 && (persistent || stalls.is_none());
         let stalls = stalls.filter(|_| !closed_loop);
         // A brief backlog with the client's host quiet: every connection waited for a reply

@@ -162,17 +162,18 @@ impl Point {
     /// point ends N/A with `reasons` here (a width inflated by a few stalls early on can narrow far
     /// faster than 1/√n: memcached at 10,000 req/s here was 39.3 µs wide at 61,000 samples
     /// and 7.5 µs at 218,000, where 1/√n said 20.8), and the reasons then say how much more
-    /// time the whole precision would take at this rate.
+    /// time the whole precision would take at this rate. Ended so, the point answers with
+    /// the CI at hand of the look whose estimate is `value_us` ([`Point::end_unsettled`]).
     pub(super) fn extend_look(
         &mut self,
         at: Duration,
         wanted: usize,
-        mut reasons: Vec<Reason>,
+        value_us: f64,
+        reason: Reason,
         out: &mut Decision,
     ) {
         if self.seconds_to_collect(wanted) > self.seconds_left(at) {
-            self.say_more_time(&mut reasons);
-            self.finish_na(at, reasons, out);
+            self.end_unsettled(at, value_us, reason, out);
             return;
         }
         self.rounds.wanted = wanted;

@@ -508,9 +508,14 @@ pub(super) struct RoundLooks {
     /// The last look's figures when it was as narrow as asked but did not stop: what an
     /// N/A then says, rather than that the CI stayed wide.
     pub(super) narrow: Option<Narrow>,
-    /// Whether the stopping rule stopped on the tail without stalls (asked for by
-    /// `ci.tail`): only then is that tail converged.
-    pub(super) without_stalls_stopped: bool,
+    /// Whether the point ends on the CI at hand of the tail asked: at a look the stopping
+    /// rule stopped on, or one the clock chose (the limit's, or the last when no look left
+    /// could narrow it enough). Only then is the tail without stalls, when asked by
+    /// `ci.tail`, converged (as narrow as asked) or wide (a valid CI wider than asked).
+    pub(super) answered: bool,
+    /// Whether the next look is the limit's ([`vernier_stats::Plan::AtLimit`]): its CI is
+    /// the answer as it comes, converged when as narrow as asked, else wide.
+    pub(super) at_limit: bool,
     /// The last look's need when it planned the stop beyond the samples the time left
     /// allows: the next look, on the rule's least step, ends the point if it does too.
     pub(super) beyond: Option<Beyond>,

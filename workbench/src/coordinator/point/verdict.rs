@@ -34,14 +34,27 @@ impl Point {
         all
     }
 
-    /// Ends the point N/A at its time limit, naming the phase it was in. A measurement cut
-    /// short names the cause an evaluation would ([`Point::tail_cause`]): a round the clock
-    /// ended while the host stalled is the host's doing as much as one judged too wide.
+    /// Ends the point at its time limit. A measuring round of `method: vernier` takes the
+    /// limit's look: its CI is the answer, converged when as narrow as asked (a look the
+    /// clock chose needs no confirmation), wide when valid but wider. Otherwise N/A, naming
+    /// the phase it was in; a measurement cut short names the cause an evaluation would
+    /// ([`Point::tail_cause`]): a round the clock ended while the host stalled is the host's
+    /// doing as much as one judged too wide.
     pub(super) fn out_of_time(&mut self, at: Duration, out: &mut Decision) {
         let phase = self.stage.phase();
         if phase == Phase::Warmup {
             self.warmup_failed(at, out);
             return;
+        }
+        if phase == Phase::Measure && self.config.method == Method::Vernier {
+            if let Some(looks) = self.stage.looks_mut() {
+                looks.at_limit = true;
+            }
+            let snapshot = self.snapshot();
+            self.check_confidence_dependent(at, &snapshot, out);
+            if matches!(self.stage, Stage::Done(_)) {
+                return;
+            }
         }
         let max_duration_s = self.config.limits.max_duration.as_secs_f64();
         if phase == Phase::Interarrival {
@@ -67,7 +80,7 @@ impl Point {
             None => Confidence::OutOfTime(timed_out),
         };
         let reason = self.tail_cause(at, value_us, Why::Confidence(why));
-        self.end_unsettled(at, reason, out);
+        self.end_unsettled(at, value_us, reason, out);
     }
 
     /// Whether the load went closed-loop while it measured: a backlog of requests waiting
@@ -275,7 +288,7 @@ impl Point {
         } else {
             agents.iter().map(|a| a.achieved_rate).sum()
         };
-        let more_time_s = (verdict == Verdict::NotAvailable
+        let more_time_s = (matches!(verdict, Verdict::NotAvailable | Verdict::Wide)
             && reasons.iter().any(|r| r.kind().more_samples_help()))
         .then(|| self.more_time())
         .flatten();
@@ -284,7 +297,8 @@ impl Point {
             .filter(|_| self.config.ci.tail == crate::scenario::Tail::WithoutStalls)
             .and_then(|w| w.more_time);
         let more_time_s = without_stalls_more.map(|m| m.seconds.get()).or(more_time_s);
-        PointResult {
+        let mut result = PointResult {
+            answer: verdict,
             verdict,
             reasons,
             more_time_s,
@@ -326,7 +340,9 @@ impl Point {
             replication: None,
             without_stalls,
             tail: self.config.ci.tail,
-        }
+        };
+        result.settle_answer();
+        result
     }
 
     /// The percentiles a result reports: the scenario's, with the target's among them.

@@ -349,13 +349,12 @@ impl Point {
                             ci_width_us: width.into(),
                             target_us: target_us.into(),
                         };
-                        // Asked for, it converged only when the stopping rule stopped on
-                        // it; reported beside the other, when it is as narrow as asked.
+                        // Asked for, it is an answer only when the point ended on the CI at
+                        // hand (the rule stopped, or the clock chose the look); reported
+                        // beside the other, when it is as narrow as asked.
                         if width > target_us {
                             Some(Why::Confidence(Confidence::UntouchedWide(ci)))
-                        } else if asked
-                            && !self.stage.looks().is_some_and(|l| l.without_stalls_stopped)
-                        {
+                        } else if asked && !self.stage.looks().is_some_and(|l| l.answered) {
                             Some(Why::Confidence(Confidence::Unsettled(ci)))
                         } else {
                             None
@@ -368,11 +367,14 @@ impl Point {
         // of samples, not of untouched requests or of a probe.
         let more_time = (self.stage.looks().and_then(|l| l.without_stalls_more))
             .filter(|_| short.as_ref().is_some_and(|w| w.kind().more_samples_help()));
+        // Wide: a valid CI wider than asked, at an end on the CI at hand (not, say, a
+        // closed loop, or the user's quit).
+        let answered = !asked || self.stage.looks().is_some_and(|l| l.answered);
         Some(WithoutStalls {
-            verdict: if short.is_none() {
-                Verdict::Converged
-            } else {
-                Verdict::NotAvailable
+            verdict: match &short {
+                None => Verdict::Converged,
+                Some(why) if answered && why.leaves_a_ci() => Verdict::Wide,
+                Some(_) => Verdict::NotAvailable,
             },
             short,
             percentiles: results.into_iter().map(|(_, r, _)| r).collect(),

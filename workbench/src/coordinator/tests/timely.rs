@@ -130,13 +130,14 @@ fn a_dependence_that_needs_millions_more_than_the_limit_holds_ends_at_the_looks_
 
 /// Looks whose stop cannot fit in the time left end the point at once: p99 of an
 /// exponential within 2% needs some 300,000 samples, where 60 s at 2,000 req/s hold about
-/// 105,000. The looks used to go on until none was left whose stop fitted (42.5 s).
+/// 105,000. The looks used to go on until none was left whose stop fitted (42.5 s). The CI
+/// is valid, only wide: that is the answer.
 #[test]
 fn looks_whose_stop_cannot_fit_in_the_time_left_end_the_point_at_once() {
     let agent = FakeAgent::new(61, exp_latency(50.0));
     let (result, events) = every_request(0.02, 60, 2_000.0, agent);
     let result = &result;
-    assert_eq!(result.verdict, Verdict::NotAvailable);
+    assert_eq!(result.verdict, Verdict::Wide);
     // Warm-up, the gaps, and two looks: on 10,000 and 20,000 samples.
     assert!(result.duration_s < 20.0, "{}", result.duration_s);
     assert_eq!(checks(&events, CheckKind::Confidence).len(), 2);
@@ -153,8 +154,8 @@ fn looks_whose_stop_cannot_fit_in_the_time_left_end_the_point_at_once() {
     );
 }
 
-/// The tail asked for is the answer, and so is its N/A's figure: a tail without stalls
-/// still wide at the end says what more time would buy it (its own need, not every
+/// The tail asked for is the answer, and so is its figure: a tail without stalls still
+/// wide at the end answers wide, and says what more time would buy it (its own need, not every
 /// request's, which the stalls make far larger), and the point's `more_time_s` is that.
 #[test]
 fn an_unsettled_tail_without_stalls_says_what_more_time_would_buy_it() {
@@ -169,7 +170,8 @@ fn an_unsettled_tail_without_stalls_says_what_more_time_would_buy_it() {
     drive(&mut c, &mut agent, Duration::from_secs(60));
     let result = &c.results()[0];
     let w = result.without_stalls.as_ref().unwrap();
-    assert_eq!(result.answer(), Verdict::NotAvailable, "{w:?}");
+    assert_eq!(result.answer(), Verdict::Wide, "{w:?}");
+    assert_eq!(w.verdict, Verdict::Wide, "{w:?}");
     let more = w.more_time.unwrap_or_else(|| panic!("{w:?}"));
     assert!(more.samples > w.samples && more.seconds > 0.0, "{more:?}");
     assert_eq!(result.more_time_s, Some(more.seconds.get()));

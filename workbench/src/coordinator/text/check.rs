@@ -109,6 +109,13 @@ pub fn next(next: &CheckNext) -> String {
         CheckNext::LatenessHarmless => "the client's lateness does not move the answer".into(),
         CheckNext::LatenessMoves(finding) => format!("N/A: {}", late_cause(finding)),
         CheckNext::NarrowEnough => "narrow enough".into(),
+        CheckNext::NarrowAtLimit => {
+            "narrow enough at the limit's look (a look the clock chose needs no confirmation)"
+                .into()
+        }
+        CheckNext::LastLook { per_agent } => format!(
+            "no look of the stopping rule fits before the time limit: one last look, at the limit, on {per_agent} per agent; its CI is the answer"
+        ),
         CheckNext::DecidedBySlo => "the CI lies wholly on one side of the SLO: decided".into(),
         CheckNext::Converged => "converged".into(),
         CheckNext::DecidedAgainstSlo { side, slo_us } => format!(
@@ -150,15 +157,16 @@ pub fn next(next: &CheckNext) -> String {
 fn ending(ending: &Ending) -> String {
     match ending {
         Ending::FarBeyond { needed, limit } => format!(
-            "N/A now: about {needed} samples in all would do, more than {FAR_BEYOND_REACH}× the {limit} the time left allows"
+            "the answer now, from this look's CI: about {needed} samples in all would do, more than {FAR_BEYOND_REACH}× the {limit} the time left allows"
         ),
         Ending::Beyond { needed, limit } => format!(
-            "N/A now: about {needed} samples in all would do (the look that confirms the stop after them), beyond the {limit} the time left allows at this look and the one before"
+            "the answer now, from this look's CI: about {needed} samples in all would do, beyond the {limit} the time left allows at this look and the one before"
         ),
         Ending::NoRoom => {
-            "N/A now: no look is left whose stop (and its confirmation) fits before the time limit"
+            "the answer now, from this look's CI: no look is left that could narrow it enough before the time limit"
                 .into()
         }
+        Ending::Limit => "the limit's look: its CI is the answer".into(),
     }
 }
 

@@ -7,7 +7,7 @@ use super::info::Step;
 use super::state::{AgentRow, App, CheckLine, Entry, InterarrivalMark, LogLine, Mode};
 use crate::coordinator::CheckOutcome;
 use crate::coordinator::{
-    Check, CheckKind, Event, EventKind, Phase, PointResult, Progress, Verdict,
+    Check, CheckKind, Event, EventKind, Phase, PointResult, Progress,
 };
 use crate::session::Update;
 
@@ -193,7 +193,7 @@ impl App {
 
     /// A point's verdict.
     fn verdict(&mut self, at: f64, r: &PointResult) {
-        self.mark(Step::Verdict, r.verdict != Verdict::NotAvailable);
+        self.mark(Step::Verdict, r.answer().answered());
         self.enter(Step::Verdict);
         self.live.ci_percentile = r.target_percentile;
         self.log(

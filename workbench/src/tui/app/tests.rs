@@ -61,6 +61,7 @@ fn phase(phase: Phase) -> EventKind {
 
 fn result(verdict: Verdict) -> PointResult {
     PointResult {
+        answer: verdict,
         verdict,
         reasons: vec![Reason::new(Why::HeavyTail(HeavyTail::Wide(Wide {
             p: Percentile::P99,

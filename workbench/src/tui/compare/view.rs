@@ -162,6 +162,7 @@ fn verdict_style(verdict: CompareVerdict, theme: Theme) -> Style {
         CompareVerdict::Faster => theme.good(),
         CompareVerdict::Slower => theme.bad(),
         CompareVerdict::NoDifference => theme.series(),
+        CompareVerdict::Wide => theme.wide(),
         CompareVerdict::NotAvailable => theme.accent(),
     };
     style.add_modifier(Modifier::BOLD)

@@ -73,6 +73,7 @@ pub(super) fn run_label(run: &PointResult) -> String {
 pub(super) fn verdict_mark(v: Verdict) -> &'static str {
     match v {
         Verdict::NotAvailable => "✗ n/a",
+        Verdict::Wide => "~ wide",
         Verdict::Converged => "✓ conv",
         Verdict::Accepted => "~ accept",
     }
@@ -102,7 +103,7 @@ fn points(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
                 Cell::from(label),
                 Cell::from(Span::styled(
                     verdict_mark(r.verdict),
-                    theme.pass(r.verdict != Verdict::NotAvailable),
+                    theme.verdict(r.verdict),
                 )),
             ];
             if wide {

@@ -62,6 +62,7 @@ fn summary(frame: &mut Frame, app: &App, theme: Theme, finished: &Finished, head
     let (word, style) = match verdict {
         Some(Verdict::Converged) => ("CONVERGED", theme.good()),
         Some(Verdict::Accepted) => ("ACCEPTED", theme.good()),
+        Some(Verdict::Wide) => ("WIDE ~", theme.wide()),
         Some(Verdict::NotAvailable) => ("N/A ✗", theme.bad()),
         None => ("NO VERDICT ✗", theme.bad()),
     };
@@ -69,7 +70,7 @@ fn summary(frame: &mut Frame, app: &App, theme: Theme, finished: &Finished, head
         .history
         .results
         .iter()
-        .filter(|r| r.verdict == Verdict::Converged)
+        .filter(|r| r.answer() == Verdict::Converged)
         .count();
     let mut summary = vec![
         Span::styled(format!("verdict: {word}"), style),
@@ -118,7 +119,7 @@ fn points(
                 Cell::from(rate(r.achieved_rate)),
                 Cell::from(Span::styled(
                     verdict_mark(r.verdict),
-                    theme.pass(r.verdict != Verdict::NotAvailable),
+                    theme.verdict(r.verdict),
                 )),
                 Cell::from(r.samples.to_string()),
             ];
@@ -146,7 +147,7 @@ fn points(
                     Cell::from("stalls"),
                     Cell::from(Span::styled(
                         verdict_mark(tail.verdict),
-                        theme.pass(tail.verdict != Verdict::NotAvailable),
+                        theme.verdict(tail.verdict),
                     )),
                     Cell::from(tail.samples.to_string()),
                 ];
