@@ -58,8 +58,9 @@ pub use compare::{
     StoppingRule, WeightedBlock, WeightedPair, difference_ci, weighted_difference_ci,
 };
 pub use dependent::{
-    BATCHED_INDICATOR, DependentCi, MIN_BATCHES, MIN_EFFECTIVE_TAIL, NeedMore, SAFETY_DOUBLINGS,
-    percentile_ci_dependent,
+    BATCHED_INDICATOR, BatchMeans, Batching, CiOptions, DependentCi, MIN_BATCHES,
+    MIN_EFFECTIVE_TAIL, NeedMore, SAFETY_DOUBLINGS, percentile_ci_dependent,
+    percentile_ci_dependent_with,
 };
 pub use error::StatsError;
 pub use percentile::{
@@ -67,7 +68,7 @@ pub use percentile::{
     percentile_ci, sort_samples,
 };
 pub use replicas::{Heterogeneity, MeanCi, heterogeneity, mean_ci};
-pub use sequential::{NO_CI_MAX_GROWTH, Plan, Rule, Step, effective_tail};
+pub use sequential::{Confirmation, NO_CI_MAX_GROWTH, Plan, Rule, Step, effective_tail};
 pub use spearman::{
     Correlation, LagSearch, SendOrder, decorrelation_lag, default_lag_ladder, spearman,
     spearman_lag,
