@@ -449,7 +449,14 @@ fn grown_batches(
 /// estimator of the indicator's asymptotic variance, over the binomial p(1 − p)), times the
 /// same adjustment for the correlation left as the non-overlapping `counts` get, never
 /// below 1.
-fn overlapping_inflation(series: &[f64], weights: Option<&[f64]>, q: f64, m: usize, counts: &[f64], r1: f64) -> f64 {
+fn overlapping_inflation(
+    series: &[f64],
+    weights: Option<&[f64]>,
+    q: f64,
+    m: usize,
+    counts: &[f64],
+    r1: f64,
+) -> f64 {
     let n = series.len();
     if m == 0 || n <= m {
         return 1.0;

@@ -151,16 +151,19 @@ pub fn drift(series: &[f64], p: f64, windows: usize) -> Result<Drift, StatsError
         })
         .collect();
     let pick = |better: fn(f64, f64) -> bool| {
-        values
-            .iter()
-            .enumerate()
-            .fold(WindowValue { window: 0, value: values[0] }, |best, (window, &value)| {
+        values.iter().enumerate().fold(
+            WindowValue {
+                window: 0,
+                value: values[0],
+            },
+            |best, (window, &value)| {
                 if better(value, best.value) {
                     WindowValue { window, value }
                 } else {
                     best
                 }
-            })
+            },
+        )
     };
     Ok(Drift {
         p,
@@ -236,7 +239,10 @@ mod tests {
         for seed in 0..5 {
             for p in [0.5, 0.99] {
                 let iid = drift(&exp_series(seed, 1_000_000), p, 10).unwrap();
-                assert!(matches!(iid.verdict, DriftVerdict::Steady { .. }), "iid {p} {seed} {iid:?}");
+                assert!(
+                    matches!(iid.verdict, DriftVerdict::Steady { .. }),
+                    "iid {p} {seed} {iid:?}"
+                );
                 let queue = drift(&mm1(seed, 1_000_000, 0.8), p, 10).unwrap();
                 assert!(
                     matches!(queue.verdict, DriftVerdict::Steady { .. }),
@@ -258,7 +264,10 @@ mod tests {
                 assert_eq!(drifting.window_size, 100_000);
                 assert_eq!(drifting.high.window % 2, 1, "{drifting:?}");
                 assert_eq!(drifting.low.window % 2, 0, "{drifting:?}");
-                assert!(drifting.high.value > 1.7 * drifting.low.value, "{drifting:?}");
+                assert!(
+                    drifting.high.value > 1.7 * drifting.low.value,
+                    "{drifting:?}"
+                );
                 assert!(iid.high.value < 1.2 * iid.low.value, "{iid:?}");
             }
         }
