@@ -112,6 +112,48 @@ impl DependentCi {
 /// The name [`DependentCi::method`] carries.
 pub const BATCHED_INDICATOR: &str = "batched-indicator";
 
+/// How the batch size is chosen. The methodology's is [`Batching::Searched`]; the other
+/// exists so that the coverage harness can measure what a consistent variance estimate
+/// buys the stopping rule.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub enum Batching {
+    /// The lag-1 search from the smallest batch (LBATCH) with its safety doubling: the
+    /// module's step 2.
+    #[default]
+    Searched,
+    /// ⌊n^`exponent`⌋ batches of n/⌊n^`exponent`⌋ samples (at least the smallest batch),
+    /// with no search: batch size and count both grow with n, which keeps the batch-means
+    /// variance consistent (Glynn & Whitt, Operations Research Letters 10(8), 1991; Flegal
+    /// & Jones, Annals of Statistics 38(2), 2010, with batch sizes n^(1/2) and n^(1/3)).
+    /// Batches still correlated at lag 1 beyond [`MAX_RESIDUAL_R1`] give no interval.
+    Growing {
+        /// The batch count's exponent, between 0 and 1.
+        exponent: f64,
+    },
+}
+
+/// Which batch means estimate the variance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub enum BatchMeans {
+    /// Consecutive batches that do not overlap, on b − 1 degrees of freedom.
+    #[default]
+    Nonoverlapping,
+    /// Every batch of m consecutive samples, n − m + 1 of them (Meketon & Schmeiser,
+    /// Winter Simulation Conference 1984): the same mean with about 2/3 of the variance,
+    /// taken on ⌊1.5·(b − 1)⌋ degrees of freedom (Welch 1987's approximation).
+    Overlapping,
+}
+
+/// How [`percentile_ci_dependent_with`] builds its interval; [`CiOptions::default`] is
+/// [`percentile_ci_dependent`]'s.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct CiOptions {
+    /// How the batch size is chosen.
+    pub batching: Batching,
+    /// Which batch means estimate the variance.
+    pub batch_means: BatchMeans,
+}
+
 /// Why a dependence-valid interval could not be built, with what would do.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NeedMore {
@@ -190,6 +232,17 @@ fn inflation(counts: &[f64], m: usize, r1: f64) -> f64 {
     // Sequest's adjustment assumes the residual correlation decays geometrically (AR(1));
     // a queue's long busy periods leave it decaying slower, so the Bartlett-weighted sum of
     // the first ∛b lags (Newey & West, Econometrica 55(3), 1987) is taken when it is larger.
+    if iid_var > 0.0 {
+        (var * adjustment(counts, r1) / iid_var).max(1.0)
+    } else {
+        1.0
+    }
+}
+
+/// The factor for the correlation `r1` left between batch `counts`: Sequest's
+/// (1 + r₁)/(1 − r₁), or the Bartlett sum of the first ∛b lags when larger.
+fn adjustment(counts: &[f64], r1: f64) -> f64 {
+    let b = counts.len();
     let r1 = r1.clamp(0.0, MAX_RESIDUAL_R1);
     let ar1 = (1.0 + r1) / (1.0 - r1);
     let lags = (b as f64).cbrt().floor().max(1.0) as usize;
@@ -198,11 +251,22 @@ fn inflation(counts: &[f64], m: usize, r1: f64) -> f64 {
             * (1..=lags)
                 .map(|k| (1.0 - k as f64 / (lags + 1) as f64) * lag_k(counts, k))
                 .sum::<f64>();
-    if iid_var > 0.0 {
-        (var * ar1.max(bartlett) / iid_var).max(1.0)
-    } else {
-        1.0
+    ar1.max(bartlett)
+}
+
+/// The batch-means variance of the indicator's batch `counts` of batches of `m` over the
+/// binomial one, before any adjustment (1 when the binomial variance is 0): the variance
+/// inflation at batch size `m`, which for a stationary series levels off as `m` grows.
+pub(crate) fn batch_inflation(counts: &[f64], m: usize) -> f64 {
+    let b = counts.len();
+    if b < 2 {
+        return 1.0;
     }
+    let mean = counts.iter().sum::<f64>() / b as f64;
+    let var = counts.iter().map(|c| (c - mean).powi(2)).sum::<f64>() / (b - 1) as f64;
+    let share = mean / m as f64;
+    let iid_var = m as f64 * share * (1.0 - share);
+    if iid_var > 0.0 { var / iid_var } else { 1.0 }
 }
 
 /// The sample skewness (g₁) of `x`, clamped to ±2: from a few batches it is noisy, and a
@@ -300,8 +364,12 @@ fn batches(
     weights: Option<&[f64]>,
     q: f64,
     m_min: usize,
+    batching: Batching,
 ) -> Result<(usize, Vec<f64>, f64), NeedMore> {
     let n = series.len();
+    if let Batching::Growing { exponent } = batching {
+        return grown_batches(series, weights, q, m_min, exponent);
+    }
     let mut m = (n / MAX_BATCHES).max(m_min);
     let (mut counts, mut r1) = loop {
         let counts = batch_counts(series, weights, q, m);
@@ -344,6 +412,79 @@ fn batches(
     Ok((m, counts, r1))
 }
 
+/// The batches of [`Batching::Growing`]: ⌊n^`exponent`⌋ of them (at least [`MIN_BATCHES`]),
+/// each of at least `m_min`; `Err` when their lag-1 correlation is beyond
+/// [`MAX_RESIDUAL_R1`], with the samples whose batches would be twice as long.
+fn grown_batches(
+    series: &[f64],
+    weights: Option<&[f64]>,
+    q: f64,
+    m_min: usize,
+    exponent: f64,
+) -> Result<(usize, Vec<f64>, f64), NeedMore> {
+    let n = series.len();
+    let exponent = exponent.clamp(0.0, 1.0);
+    let count = ((n as f64).powf(exponent).floor() as usize).max(MIN_BATCHES);
+    let m = (n / count).max(m_min).max(1);
+    let counts = batch_counts(series, weights, q, m);
+    let r1 = lag1(&counts);
+    if r1 > MAX_RESIDUAL_R1 {
+        // The batch size grows as n^(1 − exponent): twice the batch takes 2^(1/(1 − e)) n.
+        let scale = 2f64.powf(1.0 / (1.0 - exponent).max(0.25));
+        return Err(NeedMore {
+            reason: format!(
+                "batches of {m} samples are still correlated (lag-1 r = {r1:.2} over {} batches): \
+                 the samples depend on each other over more than {m} requests",
+                counts.len()
+            ),
+            needed: ((n as f64 * scale).ceil() as usize).max(n + 1),
+            have: n,
+            correlated_over: Some(m),
+        });
+    }
+    Ok((m, counts, r1))
+}
+
+/// The variance inflation from every overlapping batch of `m` (Meketon & Schmeiser's
+/// estimator of the indicator's asymptotic variance, over the binomial p(1 − p)), times the
+/// same adjustment for the correlation left as the non-overlapping `counts` get, never
+/// below 1.
+fn overlapping_inflation(
+    series: &[f64],
+    weights: Option<&[f64]>,
+    q: f64,
+    m: usize,
+    counts: &[f64],
+    r1: f64,
+) -> f64 {
+    let n = series.len();
+    if m == 0 || n <= m {
+        return 1.0;
+    }
+    // Prefix sums of the (weighted) indicator: every batch's count in one pass.
+    let mut prefix = Vec::with_capacity(n + 1);
+    prefix.push(0.0);
+    let mut sum = 0.0;
+    for (i, &x) in series.iter().enumerate() {
+        if x <= q {
+            sum += weights.map_or(1.0, |w| w[i]);
+        }
+        prefix.push(sum);
+    }
+    let share = sum / n as f64;
+    let iid = share * (1.0 - share);
+    if iid <= 0.0 {
+        return 1.0;
+    }
+    let mf = m as f64;
+    let squares: f64 = (0..=n - m)
+        .map(|j| ((prefix[j + m] - prefix[j]) / mf - share).powi(2))
+        .sum();
+    let nf = n as f64;
+    let sigma2 = nf * mf / ((nf - mf + 1.0) * (nf - mf)) * squares;
+    (sigma2 * adjustment(counts, r1) / iid).max(1.0)
+}
+
 /// The `p`-th percentile's confidence interval from `series` (in the order it was
 /// produced, e.g. send order) and the same values sorted ascending, valid for stationary,
 /// autocorrelated series (see the module's documentation for the method and references).
@@ -356,6 +497,18 @@ pub fn percentile_ci_dependent(
     sorted: &[f64],
     p: f64,
     confidence: f64,
+) -> Result<Result<DependentCi, NeedMore>, StatsError> {
+    percentile_ci_dependent_with(series, sorted, p, confidence, &CiOptions::default())
+}
+
+/// [`percentile_ci_dependent`] with the batches chosen and used as `options` say: what the
+/// coverage harness measures the alternatives with (the methodology's is the default).
+pub fn percentile_ci_dependent_with(
+    series: &[f64],
+    sorted: &[f64],
+    p: f64,
+    confidence: f64,
+    options: &CiOptions,
 ) -> Result<Result<DependentCi, NeedMore>, StatsError> {
     check_input(series, sorted, p, confidence)?;
     let n = series.len();
@@ -373,7 +526,7 @@ pub fn percentile_ci_dependent(
     if let Some(more) = too_short(n, p, tail, iid_min, m_min) {
         return Ok(Err(more));
     }
-    Ok(interval(
+    Ok(interval_with(
         Weighted {
             series,
             weights: None,
@@ -383,6 +536,7 @@ pub fn percentile_ci_dependent(
         confidence,
         m_min,
         |rank| sorted[rank - 1],
+        options,
     ))
 }
 
@@ -407,13 +561,31 @@ pub(crate) fn interval(
     m_min: usize,
     at_rank: impl Fn(usize) -> f64,
 ) -> Result<DependentCi, NeedMore> {
+    interval_with(at, p, confidence, m_min, at_rank, &CiOptions::default())
+}
+
+/// [`interval`] with the batches chosen and used as `options` say.
+fn interval_with(
+    at: Weighted<'_>,
+    p: f64,
+    confidence: f64,
+    m_min: usize,
+    at_rank: impl Fn(usize) -> f64,
+    options: &CiOptions,
+) -> Result<DependentCi, NeedMore> {
     let Weighted { series, weights, q } = at;
     let n = series.len();
     let tail = p.min(1.0 - p);
-    let (m, counts, r1) = batches(series, weights, q, m_min)?;
+    let (m, counts, r1) = batches(series, weights, q, m_min, options.batching)?;
     let b = counts.len();
-    let vif = inflation(&counts, m, r1);
-    let t = t_quantile(confidence, b - 1);
+    let (vif, dof) = match options.batch_means {
+        BatchMeans::Nonoverlapping => (inflation(&counts, m, r1), b - 1),
+        BatchMeans::Overlapping => (
+            overlapping_inflation(series, weights, q, m, &counts, r1),
+            (1.5 * (b - 1) as f64).floor() as usize,
+        ),
+    };
+    let t = t_quantile(confidence, dof);
     let np = n as f64 * p;
     let sd = (np * (1.0 - p) * vif).sqrt();
     // Skewness: samples beyond a high quantile come in clusters (a long busy period, a

@@ -11,6 +11,7 @@
 //! | what is the p-th percentile? | [`percentile`] | NumPy's default (Hyndman-Fan type 7) |
 //! | how sure are we of it? | [`percentile_ci`] | order statistics (Le Boudec) |
 //! | ... when the samples are autocorrelated? | [`percentile_ci_dependent`] | batched indicators (Heidelberger & Lewis; LBATCH; Sequest's adjustment) |
+//! | does the series drift? | [`drift`] | the batch-means variance plot (Schmeiser 1982; Glynn & Whitt 1991) |
 //! | when is it narrow enough to stop? | [`Rule::step`] | fixed-width sequential rules (Chow & Robbins; Sequest; SQSTS) |
 //! | are the inter-arrivals exponential? | [`anderson_exponential`], [`anderson_exponential_known`] | SciPy's `anderson`; Marsaglia & Marsaglia 2004 |
 //! | are the samples independent? | [`spearman_lag`], [`decorrelation_lag`] | SciPy's `spearmanr` |
@@ -33,6 +34,7 @@ mod analysis;
 mod anderson;
 mod compare;
 mod dependent;
+mod drift;
 mod error;
 mod kernels;
 mod percent;
@@ -58,8 +60,13 @@ pub use compare::{
     StoppingRule, WeightedBlock, WeightedPair, difference_ci, weighted_difference_ci,
 };
 pub use dependent::{
-    BATCHED_INDICATOR, DependentCi, MIN_BATCHES, MIN_EFFECTIVE_TAIL, NeedMore, SAFETY_DOUBLINGS,
-    percentile_ci_dependent,
+    BATCHED_INDICATOR, BatchMeans, Batching, CiOptions, DependentCi, MIN_BATCHES,
+    MIN_EFFECTIVE_TAIL, NeedMore, SAFETY_DOUBLINGS, percentile_ci_dependent,
+    percentile_ci_dependent_with,
+};
+pub use drift::{
+    DRIFT_DOUBLINGS, DRIFT_GROWTH, DRIFT_MIN_BATCHES, Drift, DriftVerdict, InflationAt,
+    WindowValue, drift,
 };
 pub use error::StatsError;
 pub use percentile::{
@@ -67,7 +74,7 @@ pub use percentile::{
     percentile_ci, sort_samples,
 };
 pub use replicas::{Heterogeneity, MeanCi, heterogeneity, mean_ci};
-pub use sequential::{NO_CI_MAX_GROWTH, Plan, Rule, Step, effective_tail};
+pub use sequential::{Confirmation, NO_CI_MAX_GROWTH, Plan, Rule, Step, effective_tail};
 pub use spearman::{
     Correlation, LagSearch, SendOrder, decorrelation_lag, default_lag_ladder, spearman,
     spearman_lag,

@@ -72,6 +72,22 @@ pub struct Rule {
     /// Whether a narrow, steady interval must be confirmed by the next look (on
     /// `min_growth` times the samples) before the point stops on that next look's.
     pub confirm: bool,
+    /// How many samples the confirming look holds.
+    pub confirmation: Confirmation,
+}
+
+/// The size of the look that confirms a narrow, steady one.
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
+pub enum Confirmation {
+    /// [`Rule::min_growth`] times the samples, however narrow the interval.
+    #[default]
+    Fixed,
+    /// Sized from the precision the interval used: 1 + (`min_growth` − 1)·(w/t)² times the
+    /// samples for a width w against the target t (the full step for an interval just
+    /// narrow enough, a sixteenth of it for one half as wide as asked), since a low
+    /// variance estimate has that much less room to be low by before the interval is
+    /// wider than asked.
+    ByWidth,
 }
 
 impl Rule {
@@ -83,6 +99,7 @@ impl Rule {
         margin: 1.1,
         tail_growth: 1.0,
         confirm: true,
+        confirmation: Confirmation::Fixed,
     };
 }
 
@@ -145,7 +162,7 @@ impl Rule {
                 }
                 if steady {
                     return Step::More {
-                        samples: at_least,
+                        samples: self.confirming(n, ci.width(), target),
                         narrow,
                         confirming: true,
                     };
@@ -186,8 +203,29 @@ impl Rule {
             usize::MAX
         };
         // A look that did not stop needs at least its next one: a narrow, steady look its
-        // confirmation on `min_growth` times the samples.
-        wanted.max(grow(n, self.min_growth))
+        // confirmation.
+        let next = if narrow && tail >= self.tail_needed(look) && self.confirm {
+            self.confirming(n, width, target)
+        } else {
+            grow(n, self.min_growth)
+        };
+        wanted.max(next)
+    }
+
+    /// The samples (in all) of the look that confirms a narrow, steady look on `n` samples
+    /// whose interval is `width` wide against `target` ([`Rule::confirmation`]).
+    pub fn confirming(&self, n: usize, width: f64, target: f64) -> usize {
+        match self.confirmation {
+            Confirmation::Fixed => grow(n, self.min_growth),
+            Confirmation::ByWidth => {
+                let used = if target > 0.0 {
+                    (width / target).clamp(0.0, 1.0)
+                } else {
+                    1.0
+                };
+                grow(n, 1.0 + (self.min_growth - 1.0) * used * used)
+            }
+        }
     }
 
     /// Where the next look goes when at most `limit` samples (in all) can be had: `step`'s
