@@ -118,6 +118,7 @@ fn result(
         run: None,
         replication: None,
         without_stalls: None,
+        drift: None,
         tail: vernier_workbench::scenario::Tail::WithStalls,
     };
     // Measured on loopback against exp:50us; no probe ran, so the host is unknown.

@@ -48,7 +48,7 @@ pub use figure::Figure;
 pub use input::{Input, UserCommand};
 pub use reason::{Reason, ReasonKind, Why};
 pub use result::{
-    AcrossRuns, AgentResult, CalledBy, CiDependence, InterarrivalResult, PercentileResult,
+    AcrossRuns, AgentResult, CalledBy, CiDependence, DriftSeen, InterarrivalResult, PercentileResult,
     PointResult, Probed, Replication, SchedulePercentile, Spread, TouchedCall, TouchedSide,
     Verdict, WithoutStalls,
 };

@@ -199,23 +199,41 @@ pub fn run(args: AnalyzeArgs) -> Result<ExitCode, Error> {
         _ => None,
     };
     let analysis = analyze(&samples, interarrivals.as_deref(), &options)?;
+    // Whether each percentile drifts over the file (its rows taken in order), and where.
+    let drift = (options.percentiles.iter())
+        .filter_map(|&p| {
+            let windows = ((samples.len() as f64 * p.min(1.0 - p) / ANALYZE_WINDOW_TAIL) as usize)
+                .clamp(1, ANALYZE_WINDOWS);
+            vernier_stats::drift(&samples, p, windows).ok()
+        })
+        .collect();
     print_json(
         &Output {
             analysis: &analysis,
             without_stalls,
+            drift,
         },
         Json::pretty_if(args.pretty),
     )?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// The analysis, with the tail without the host's stalls when they were given.
+/// The windows a file's rows are cut into to say where each percentile went: at most
+/// this many...
+const ANALYZE_WINDOWS: usize = 10;
+/// ... with at least this many samples beyond the percentile each.
+const ANALYZE_WINDOW_TAIL: f64 = 100.0;
+
+/// The analysis, with the tail without the host's stalls when they were given, and
+/// whether each percentile drifts over the rows.
 #[derive(Serialize)]
 struct Output<'a> {
     #[serde(flatten)]
     analysis: &'a Analysis,
     #[serde(skip_serializing_if = "Option::is_none")]
     without_stalls: Option<WithoutStalls>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    drift: Vec<vernier_stats::Drift>,
 }
 
 /// Each request's send time, lateness (when given) and latency, in ns, in FILE's rows.

@@ -579,6 +579,9 @@ pub(crate) fn table(outcome: &Outcome) -> String {
                 ));
             }
         }
+        if let Some(line) = point.drift.as_ref().and_then(text::drift) {
+            s.push_str(&format!("    {line}\n"));
+        }
         // Beside the tail without stalls, the point's reasons are every request's.
         let whose = if point.without_stalls.is_some() {
             "every request, "

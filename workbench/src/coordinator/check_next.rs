@@ -184,6 +184,9 @@ pub enum Ending {
     NoRoom,
     /// This was the limit's look: its CI is the answer.
     Limit,
+    /// Every request's latency drifts at this look and the one before: the CI no longer
+    /// shrinks as 1/√n, and no time would narrow it as that predicts.
+    Drifts,
 }
 
 /// The rate reached at the end of warm-up.

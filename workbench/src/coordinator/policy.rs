@@ -114,6 +114,20 @@ pub(crate) const TOUCHED_CALL_AFTER_S: f64 = 20.0;
 /// faster, its need falling by about a third per doubling (docs/RESULTS.md, "A one-liner
 /// within its limit"), and that point goes on.
 pub(crate) const BEYOND_REACH_HOLDS: f64 = 0.75;
+/// The windows a result reports its target percentile over, to say where a drift went:
+/// at least this long, so that a window spans many of the host's stall clusters...
+pub(crate) const DRIFT_WINDOW_S: f64 = 5.0;
+/// ... and at least this many samples beyond the percentile each, so that a window's own
+/// percentile is known to a few percent.
+pub(crate) const DRIFT_WINDOW_TAIL: f64 = 100.0;
+
+/// The windows a series of `n` samples kept at `per_second` a second is cut into for the
+/// percentile of tail share `tail` ([`DRIFT_WINDOW_S`], [`DRIFT_WINDOW_TAIL`]): at least 1.
+pub(crate) fn drift_windows(n: usize, per_second: f64, tail: f64) -> usize {
+    let by_time = n as f64 / per_second.max(1e-9) / DRIFT_WINDOW_S;
+    let by_tail = n as f64 * tail / DRIFT_WINDOW_TAIL;
+    (by_time.min(by_tail).floor() as usize).clamp(1, n.max(1))
+}
 
 // ---- steps and margins of the sample counts ----
 

@@ -241,6 +241,11 @@ pub struct PointResult {
     /// probed core touched. Absent in records that predate it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub without_stalls: Option<WithoutStalls>,
+    /// How the target percentile moved over the round (`method: vernier`): whether it
+    /// drifts (the CI stops shrinking as 1/√n) and its value over windows of the run.
+    /// Absent in records that predate it, and when the round held too few samples.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drift: Option<DriftSeen>,
     /// Which tail the CI target was for: what stopped the point and what its answer
     /// ([`PointResult::answer`], the exit code) follows. Records that predate it knew only
     /// the tail with stalls.
@@ -505,6 +510,30 @@ pub enum CalledBy {
     Estimate,
 }
 
+/// The target percentile over the round: whether its variance inflation kept growing with
+/// the batch size ([`vernier_stats::drift`]), and its lowest and highest value over windows
+/// of the run (every request's, of the first measuring agent, in send order).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct DriftSeen {
+    /// The percentile.
+    pub p: Percentile,
+    /// Whether it drifts: the variance inflation grew at least
+    /// [`vernier_stats::DRIFT_GROWTH`] times over the last eightfold batches.
+    pub drifting: bool,
+    /// That growth (1: levelled off; `None` when too few samples for the plot).
+    pub growth: Option<f64>,
+    /// Each window's length, seconds of the round.
+    pub window_s: f64,
+    /// The lowest window's percentile, µs.
+    pub low_us: f64,
+    /// When that window began, seconds into the round.
+    pub low_at_s: f64,
+    /// The highest window's percentile, µs.
+    pub high_us: f64,
+    /// When that window began, seconds into the round.
+    pub high_at_s: f64,
+}
+
 /// Whose cores the probes watched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -558,6 +587,7 @@ impl PointResult {
             run: None,
             replication: None,
             without_stalls: None,
+            drift: None,
             tail: Tail::WithStalls,
         }
     }

@@ -24,6 +24,7 @@ use super::estimate::{Estimate, Snapshot};
 use super::heavy::{heaviness_at, heavy_too_few};
 use super::plan::{Look, Next};
 use super::state::Point;
+use super::verdict::drift_of;
 
 impl Point {
     /// Every agent's latencies in send order, one agent after another (the combined CI's).
@@ -103,6 +104,7 @@ impl Point {
             target_us,
             step,
             at_limit,
+            drifts: false,
         };
         let combined = match &estimate.ci {
             Ok(ci) => ci.clone(),
@@ -122,6 +124,10 @@ impl Point {
         let slo = self.config.slo.map(|s| s.as_secs_f64() * 1e6);
         let decided = slo.is_some_and(|s| combined.high < s || combined.low > s);
         let mut check = interval_check(&this, &combined, stop || decided);
+        let this = Look {
+            drifts: !(stop || decided) && self.drifts_again(snapshot),
+            ..this
+        };
         if stop || decided {
             check.next = Some(if stop && step != Step::Stop {
                 CheckNext::NarrowAtLimit
@@ -279,6 +285,22 @@ impl Point {
         Some((intervals, estimate))
     }
 
+    /// Whether every request's latency drifts at this look (of the first measuring agent,
+    /// in send order: [`drift_of`]) and did at the look before: one look's plot can
+    /// climb by chance, two in a row on a growing series seldom do.
+    fn drifts_again(&mut self, snapshot: &Snapshot) -> bool {
+        let p = self.config.ci.percentile;
+        let per_second = self.config.rate / self.live_count() as f64 * self.rounds.sampling;
+        let now = (snapshot.agents.first())
+            .and_then(|a| drift_of(&a.in_order, p, per_second))
+            .is_some_and(|d| d.drifting);
+        let Some(looks) = self.stage.looks_mut() else {
+            return false;
+        };
+        let before = std::mem::replace(&mut looks.drifted, now);
+        before && now
+    }
+
     /// Every request's tail when the point stopped on the tail without stalls: its
     /// estimate (µs, for the departure check), and `None` when its CI is as narrow as
     /// asked, else why not (the same reasons a look gives, the samples it needs in
@@ -316,6 +338,7 @@ impl Point {
             target_us,
             step: Step::Stop,
             at_limit: false,
+            drifts: false,
         };
         let reason = match &estimate.ci {
             Ok(ci) if ci.width() <= target_us => None,
@@ -463,14 +486,16 @@ impl Point {
         // from the samples that predicts, within its steps.
         let rule_needed = STOPPING_RULE.needed(look.look, n, p.fraction(), combined, target_us);
         // A width from few tail samples is noisy, and its prediction more so. The limit's
-        // look has none after it: its CI is the answer.
-        let next = if look.at_limit {
+        // look has none after it: its CI is the answer; nor has a look at a latency that
+        // drifts, whose CI more time would not narrow as 1/√n predicts.
+        let next = if look.at_limit || look.drifts {
             Next::NoRoom
         } else {
             self.plan(at, look)
         };
         // The point ends on this look's CI: what more time would buy is the precision
-        // asked, without the confirmation a look at the limit does not need.
+        // asked, without the confirmation a look at the limit does not need; under a
+        // drift, no time would do, and none is said.
         let ends = Self::ending(&next, 0).is_some();
         let total_needed = if ends {
             STOPPING_RULE.needed_at_limit(n, p.fraction(), Ok(combined), target_us)
@@ -478,7 +503,7 @@ impl Point {
             rule_needed
         };
         if let Some(round) = self.stage.round_mut() {
-            round.needed = Some(total_needed);
+            round.needed = (!look.drifts).then_some(total_needed);
         }
         let confirming = self.stage.looks().is_some_and(|l| l.confirming);
         // Narrow, but the rule's stop needs more: what an N/A says, now or at the limit.
@@ -504,7 +529,9 @@ impl Point {
             Next::Look(wanted) | Next::AtLimit(wanted) => wanted,
             _ => 0,
         };
-        check.next = Some(if look.at_limit {
+        check.next = Some(if look.drifts {
+            CheckNext::Ending(Ending::Drifts)
+        } else if look.at_limit {
             CheckNext::Ending(Ending::Limit)
         } else if let Some(ending) = Self::ending(&next, total_needed) {
             CheckNext::Ending(ending)

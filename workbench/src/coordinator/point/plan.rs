@@ -204,4 +204,8 @@ pub(super) struct Look<'a> {
     /// Whether it is the limit's look ([`Next::AtLimit`], or the time limit itself): its
     /// CI is the answer as it comes.
     pub(super) at_limit: bool,
+    /// Whether every request's latency drifts at this look and the one before
+    /// ([`crate::coordinator::DriftSeen`]): the CI no longer shrinks as 1/√n, and no time
+    /// would narrow it as that predicts.
+    pub(super) drifts: bool,
 }

@@ -513,6 +513,10 @@ pub(super) struct RoundLooks {
     /// could narrow it enough). Only then is the tail without stalls, when asked by
     /// `ci.tail`, converged (as narrow as asked) or wide (a valid CI wider than asked).
     pub(super) answered: bool,
+    /// Whether the last look found every request's latency drifting
+    /// ([`crate::coordinator::DriftSeen`]): a second look in a row that does ends the
+    /// point.
+    pub(super) drifted: bool,
     /// Whether the next look is the limit's ([`vernier_stats::Plan::AtLimit`]): its CI is
     /// the answer as it comes, converged when as narrow as asked, else wide.
     pub(super) at_limit: bool,

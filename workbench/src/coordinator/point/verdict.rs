@@ -5,19 +5,20 @@
 use std::time::Duration;
 
 use vernier_agent::StallReport;
-use vernier_stats::{Percentile, min_samples_for_ci, percentile};
+use vernier_stats::{DriftVerdict, Percentile, min_samples_for_ci, percentile};
 
 use super::super::checks;
 use super::super::decision::Decision;
 use super::super::event::{EventKind, Phase};
 use super::super::policy::{
-    HostStallFigures, OnSchedule, RateStanding, is_closed_loop, rate_standing, stalls_reach,
+    HostStallFigures, OnSchedule, RateStanding, drift_windows, is_closed_loop, rate_standing,
+    stalls_reach,
 };
 use super::super::reason::{
     ClosedLoop, Confidence, HostKept, HostStalls, Interarrival, OutOfTime, Reason, TooFewSamples,
     Why, Wide,
 };
-use super::super::result::{AgentResult, PercentileResult, PointResult, Verdict};
+use super::super::result::{AgentResult, DriftSeen, PercentileResult, PointResult, Verdict};
 use super::estimate::Estimate;
 use super::state::{Point, Stage};
 use crate::scenario::Method;
@@ -297,6 +298,11 @@ impl Point {
             .filter(|_| self.config.ci.tail == crate::scenario::Tail::WithoutStalls)
             .and_then(|w| w.more_time);
         let more_time_s = without_stalls_more.map(|m| m.seconds.get()).or(more_time_s);
+        let drift = if vernier { self.drift_seen() } else { None };
+        // A latency that drifts: no time would narrow the CI as 1/√n predicts, and the
+        // point says none (its reasons keep what that prediction was).
+        let drifting = drift.is_some_and(|d| d.drifting);
+        let more_time_s = more_time_s.filter(|_| !drifting);
         let mut result = PointResult {
             answer: verdict,
             verdict,
@@ -339,10 +345,20 @@ impl Point {
             run: self.run,
             replication: None,
             without_stalls,
+            drift,
             tail: self.config.ci.tail,
         };
         result.settle_answer();
         result
+    }
+
+    /// How the target percentile moved over the round: every request's series of the
+    /// first measuring agent, in send order ([`drift_of`]).
+    pub(super) fn drift_seen(&mut self) -> Option<DriftSeen> {
+        let first = self.measuring().next()?;
+        let per_second = self.config.rate / self.live_count() as f64 * self.rounds.sampling;
+        let series = self.agents[first].latencies_in_send_order();
+        drift_of(&series, self.config.ci.percentile, per_second)
     }
 
     /// The percentiles a result reports: the scenario's, with the target's among them.
@@ -409,4 +425,28 @@ fn estimate(
             dependence: None,
         })
     }
+}
+
+/// Percentile `p` of `series` (µs, in send order, kept at `per_second` a second) over the
+/// round ([`vernier_stats::drift`], cut into the windows [`drift_windows`] gives), or `None`
+/// when the series is too short for one window.
+pub(super) fn drift_of(series: &[f64], p: Percentile, per_second: f64) -> Option<DriftSeen> {
+    let windows = drift_windows(series.len(), per_second, p.tail());
+    let d = vernier_stats::drift(series, p.fraction(), windows).ok()?;
+    let (drifting, growth) = match d.verdict {
+        DriftVerdict::Drifting { growth } => (true, Some(growth)),
+        DriftVerdict::Steady { growth } => (false, Some(growth)),
+        DriftVerdict::TooShort => (false, None),
+    };
+    let window_s = d.window_size as f64 / per_second.max(1e-9);
+    Some(DriftSeen {
+        p,
+        drifting,
+        growth,
+        window_s,
+        low_us: d.low.value,
+        low_at_s: d.low.window as f64 * window_s,
+        high_us: d.high.value,
+        high_at_s: d.high.window as f64 * window_s,
+    })
 }

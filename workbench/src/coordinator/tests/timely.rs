@@ -181,3 +181,41 @@ fn an_unsettled_tail_without_stalls_says_what_more_time_would_buy_it() {
         "{whole:?} {more:?}"
     );
 }
+
+/// A latency whose mean alternates between 50 and 100 µs every 10 s (20,000 requests at
+/// 2,000 req/s): the p99 drifts, its CI stops shrinking as 1/√n, and the point answers
+/// with the CI it has, naming the drift and its windows, saying no time would do (no
+/// `more_time_s`). Its looks rest on every request's dependence, so that the CI is mostly
+/// too few for (its batches correlated over the half-periods), and the ending at two looks
+/// in a row whose CI drifts is not the one reached here.
+#[test]
+fn a_latency_that_drifts_is_named_and_no_time_is_said_to_do() {
+    let mut requests = 0u64;
+    let alternating = move |_: f64, rng: &mut SmallRng, _: f64| {
+        requests += 1;
+        let mean = if (requests / 20_000) % 2 == 0 { 50.0 } else { 100.0 };
+        -mean * (1.0 - rng.random::<f64>()).ln()
+    };
+    let agent = FakeAgent::new(81, alternating);
+    let (result, events) = every_request(0.1, 240, 2_000.0, agent);
+    let drift = result.drift.expect("the drift figures");
+    assert!(drift.drifting, "{drift:?}");
+    assert!(drift.high_us > 1.5 * drift.low_us, "{drift:?}");
+    assert_eq!(result.verdict, Verdict::Wide, "{:?}", result.reasons);
+    assert_eq!(result.more_time_s, None, "{result:?}");
+    let looks = checks(&events, CheckKind::Confidence);
+    let last = looks.last().expect("a look");
+    assert!(matches!(last.next, Some(CheckNext::Ending(_))), "{last:?}");
+    // The windows: the slow half-periods hold the highest p99, the fast ones the lowest.
+    assert!(drift.window_s >= 5.0, "{drift:?}");
+    assert_ne!(
+        (drift.high_at_s / 10.0).floor() as u64 % 2,
+        (drift.low_at_s / 10.0).floor() as u64 % 2,
+        "{drift:?}"
+    );
+
+    // The same service without the alternation does not drift.
+    let agent = FakeAgent::new(81, exp_latency(50.0));
+    let (steady, _) = every_request(0.03, 60, 2_000.0, agent);
+    assert!(steady.drift.is_some_and(|d| !d.drifting), "{:?}", steady.drift);
+}

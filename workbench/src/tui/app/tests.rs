@@ -98,6 +98,7 @@ fn result(verdict: Verdict) -> PointResult {
         run: None,
         replication: None,
         without_stalls: None,
+        drift: None,
         tail: crate::scenario::Tail::WithStalls,
     }
 }

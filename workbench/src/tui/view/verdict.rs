@@ -215,6 +215,15 @@ fn reasons(app: &App, theme: Theme, finished: &Finished) -> Vec<(String, Style)>
                 theme.accent(),
             ));
         }
+        if let Some(words) = (r.drift.as_ref())
+            .filter(|d| d.drifting)
+            .and_then(crate::coordinator::text::drift)
+        {
+            items.push((
+                format!("~ {} req/s: {words}", rate(r.target_rate)),
+                theme.accent(),
+            ));
+        }
         if let Some(rep) = &r.replication
             && let Some(h) = rep.disagreement()
             && r.verdict != Verdict::NotAvailable
