@@ -91,6 +91,10 @@ pub enum CheckNext {
     /// The CI of the limit's look is as narrow as asked: converged (a look the clock chose
     /// needs no confirmation).
     NarrowAtLimit,
+    /// The CI is as narrow as asked, and its variance inflation has grown as fast as the
+    /// samples since the last look: the latency drifts, more samples would neither narrow
+    /// nor confirm it, and it is the answer (converged).
+    NarrowDrifting,
     /// No look of the rule's fits before the limit, but the precision asked can still come
     /// by then: one last look, at the limit, on `per_agent` samples per agent; its CI is
     /// the answer.

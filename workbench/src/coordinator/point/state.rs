@@ -513,6 +513,8 @@ pub(super) struct RoundLooks {
     /// could narrow it enough). Only then is the tail without stalls, when asked by
     /// `ci.tail`, converged (as narrow as asked) or wide (a valid CI wider than asked).
     pub(super) answered: bool,
+    /// The samples and the variance inflation of the last look that had a CI.
+    pub(super) last_ci: Option<(usize, f64)>,
     /// Whether the last look found every request's latency drifting
     /// ([`crate::coordinator::DriftSeen`]): a second look in a row that does ends the
     /// point.

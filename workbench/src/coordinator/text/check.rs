@@ -113,6 +113,10 @@ pub fn next(next: &CheckNext) -> String {
             "narrow enough at the limit's look (a look the clock chose needs no confirmation)"
                 .into()
         }
+        CheckNext::NarrowDrifting => {
+            "narrow enough, and the variance inflation grew as fast as the samples since the last look: the latency drifts, more samples would neither narrow nor confirm it, so this CI is the answer"
+                .into()
+        }
         CheckNext::LastLook { per_agent } => format!(
             "no look of the stopping rule fits before the time limit: one last look, at the limit, on {per_agent} per agent; its CI is the answer"
         ),
