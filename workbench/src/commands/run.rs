@@ -566,7 +566,7 @@ pub(crate) fn table(outcome: &Outcome) -> String {
                 s.push_str(&format!("; {call}"));
             }
             match text::without_stalls_short(own) {
-                Some(why) => s.push_str(&format!("; n/a: {why}\n")),
+                Some(why) => s.push_str(&format!("; {}: {why}\n", own.verdict.name())),
                 None => s.push('\n'),
             }
             let host: Vec<String> = (point.host_parts().iter())
