@@ -800,6 +800,70 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn the_options_default_to_the_methodologys_interval_and_the_others_differ_as_named() {
+        let x = exp_series(21, 1_000_000);
+        let sorted = sort_samples(&x).unwrap();
+        let plain = percentile_ci_dependent(&x, &sorted, 0.99, 0.95)
+            .unwrap()
+            .unwrap();
+        let same = percentile_ci_dependent_with(&x, &sorted, 0.99, 0.95, &CiOptions::default())
+            .unwrap()
+            .unwrap();
+        assert_eq!(plain, same);
+        // ⌊√10⁶⌋ = 1,000 batches of 1,000.
+        let grown = CiOptions {
+            batching: Batching::Growing { exponent: 0.5 },
+            ..CiOptions::default()
+        };
+        let g = percentile_ci_dependent_with(&x, &sorted, 0.99, 0.95, &grown)
+            .unwrap()
+            .unwrap();
+        assert_eq!((g.batch_size, g.batches), (1_000, 1_000), "{g:?}");
+        // ⌊10⁶^⅓⌋ = 99 (a double's cube root of 10⁶ is just under 100): batches of 10,101.
+        let third = CiOptions {
+            batching: Batching::Growing {
+                exponent: 1.0 / 3.0,
+            },
+            ..CiOptions::default()
+        };
+        let t = percentile_ci_dependent_with(&x, &sorted, 0.99, 0.95, &third)
+            .unwrap()
+            .unwrap();
+        assert!((99..=100).contains(&t.batches), "{t:?}");
+        // Overlapping batches of the same size: on iid samples the same inflation (near 1)
+        // within its noise, never narrower than the iid interval.
+        let over = CiOptions {
+            batch_means: BatchMeans::Overlapping,
+            ..CiOptions::default()
+        };
+        let o = percentile_ci_dependent_with(&x, &sorted, 0.99, 0.95, &over)
+            .unwrap()
+            .unwrap();
+        assert_eq!(o.batch_size, plain.batch_size);
+        assert!(o.variance_inflation < 1.3, "{o:?}");
+        let (lo, hi) = percentile_ci(&sorted, 0.99, 0.95).unwrap();
+        assert!(o.low <= lo && o.high >= hi, "{o:?} vs [{lo}, {hi}]");
+        // On a series held at levels for 200 samples, the growing batches see the dependence
+        // as the searched ones do.
+        let u = exp_series(7, 400_000);
+        let mut held = Vec::with_capacity(u.len());
+        let mut level = 1.0;
+        for (i, e) in u.iter().enumerate() {
+            if i % 200 == 0 {
+                level = 1.0 + 3.0 * e;
+            }
+            held.push(level + 0.1 * e);
+        }
+        let sorted = sort_samples(&held).unwrap();
+        for options in [grown, over] {
+            let d = percentile_ci_dependent_with(&held, &sorted, 0.9, 0.95, &options)
+                .unwrap()
+                .unwrap();
+            assert!(d.variance_inflation > 20.0, "{options:?} {d:?}");
+        }
+    }
+
+    #[test]
     fn rejects_bad_input() {
         let x = [1.0, 2.0];
         assert!(percentile_ci_dependent(&x, &x, 1.5, 0.95).is_err());
