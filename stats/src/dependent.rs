@@ -39,6 +39,11 @@
 //! 5. An interval is given only on at least [`MIN_EFFECTIVE_TAIL`] effective tail
 //!    samples; short of that, the answer is how many samples would do.
 //!
+//! [`percentile_ci_dependent_with`] builds the same interval on batches whose count grows
+//! with n ([`Batching::Growing`]) or on overlapping batch means ([`BatchMeans::Overlapping`]):
+//! alternatives the coverage harness measures against the stopping rule's cost, which the
+//! methodology does not use.
+//!
 //! Its coverage is measured, not assumed: `vernier validate --coverage` replicates iid,
 //! M/M/1 and stalling-server series with known quantiles (docs/RESULTS.md).
 
