@@ -130,7 +130,7 @@ pub enum Batching {
     /// with no search: batch size and count both grow with n, which keeps the batch-means
     /// variance consistent (Glynn & Whitt, Operations Research Letters 10(8), 1991; Flegal
     /// & Jones, Annals of Statistics 38(2), 2010, with batch sizes n^(1/2) and n^(1/3)).
-    /// Batches still correlated at lag 1 beyond [`MAX_RESIDUAL_R1`] give no interval.
+    /// Batches still correlated at lag 1 beyond `MAX_RESIDUAL_R1` (0.5) give no interval.
     Growing {
         /// The batch count's exponent, between 0 and 1.
         exponent: f64,
