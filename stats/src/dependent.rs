@@ -39,6 +39,11 @@
 //! 5. An interval is given only on at least [`MIN_EFFECTIVE_TAIL`] effective tail
 //!    samples; short of that, the answer is how many samples would do.
 //!
+//! [`percentile_ci_dependent_with`] builds the same interval on batches whose count grows
+//! with n ([`Batching::Growing`]) or on overlapping batch means ([`BatchMeans::Overlapping`]):
+//! alternatives the coverage harness measures against the stopping rule's cost, which the
+//! methodology does not use.
+//!
 //! Its coverage is measured, not assumed: `vernier validate --coverage` replicates iid,
 //! M/M/1 and stalling-server series with known quantiles (docs/RESULTS.md).
 
@@ -125,7 +130,7 @@ pub enum Batching {
     /// with no search: batch size and count both grow with n, which keeps the batch-means
     /// variance consistent (Glynn & Whitt, Operations Research Letters 10(8), 1991; Flegal
     /// & Jones, Annals of Statistics 38(2), 2010, with batch sizes n^(1/2) and n^(1/3)).
-    /// Batches still correlated at lag 1 beyond [`MAX_RESIDUAL_R1`] give no interval.
+    /// Batches still correlated at lag 1 beyond `MAX_RESIDUAL_R1` (0.5) give no interval.
     Growing {
         /// The batch count's exponent, between 0 and 1.
         exponent: f64,
@@ -797,6 +802,70 @@ pub(crate) mod tests {
             .correlated_over
             .expect("the batch size the inflation came from");
         assert!(m >= 500, "{need:?}");
+    }
+
+    #[test]
+    fn the_options_default_to_the_methodologys_interval_and_the_others_differ_as_named() {
+        let x = exp_series(21, 1_000_000);
+        let sorted = sort_samples(&x).unwrap();
+        let plain = percentile_ci_dependent(&x, &sorted, 0.99, 0.95)
+            .unwrap()
+            .unwrap();
+        let same = percentile_ci_dependent_with(&x, &sorted, 0.99, 0.95, &CiOptions::default())
+            .unwrap()
+            .unwrap();
+        assert_eq!(plain, same);
+        // ⌊√10⁶⌋ = 1,000 batches of 1,000.
+        let grown = CiOptions {
+            batching: Batching::Growing { exponent: 0.5 },
+            ..CiOptions::default()
+        };
+        let g = percentile_ci_dependent_with(&x, &sorted, 0.99, 0.95, &grown)
+            .unwrap()
+            .unwrap();
+        assert_eq!((g.batch_size, g.batches), (1_000, 1_000), "{g:?}");
+        // ⌊10⁶^⅓⌋ = 99 (a double's cube root of 10⁶ is just under 100): batches of 10,101.
+        let third = CiOptions {
+            batching: Batching::Growing {
+                exponent: 1.0 / 3.0,
+            },
+            ..CiOptions::default()
+        };
+        let t = percentile_ci_dependent_with(&x, &sorted, 0.99, 0.95, &third)
+            .unwrap()
+            .unwrap();
+        assert!((99..=100).contains(&t.batches), "{t:?}");
+        // Overlapping batches of the same size: on iid samples the same inflation (near 1)
+        // within its noise, never narrower than the iid interval.
+        let over = CiOptions {
+            batch_means: BatchMeans::Overlapping,
+            ..CiOptions::default()
+        };
+        let o = percentile_ci_dependent_with(&x, &sorted, 0.99, 0.95, &over)
+            .unwrap()
+            .unwrap();
+        assert_eq!(o.batch_size, plain.batch_size);
+        assert!(o.variance_inflation < 1.3, "{o:?}");
+        let (lo, hi) = percentile_ci(&sorted, 0.99, 0.95).unwrap();
+        assert!(o.low <= lo && o.high >= hi, "{o:?} vs [{lo}, {hi}]");
+        // On a series held at levels for 200 samples, the growing batches see the dependence
+        // as the searched ones do.
+        let u = exp_series(7, 400_000);
+        let mut held = Vec::with_capacity(u.len());
+        let mut level = 1.0;
+        for (i, e) in u.iter().enumerate() {
+            if i % 200 == 0 {
+                level = 1.0 + 3.0 * e;
+            }
+            held.push(level + 0.1 * e);
+        }
+        let sorted = sort_samples(&held).unwrap();
+        for options in [grown, over] {
+            let d = percentile_ci_dependent_with(&held, &sorted, 0.9, 0.95, &options)
+                .unwrap()
+                .unwrap();
+            assert!(d.variance_inflation > 20.0, "{options:?} {d:?}");
+        }
     }
 
     #[test]

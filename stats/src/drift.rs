@@ -202,7 +202,7 @@ mod tests {
     /// empty queue, from the fixed exponential streams of `seed`.
     fn mm1(seed: u64, n: usize, rho: f64) -> Vec<f64> {
         let service = exp_series(seed, n);
-        let gaps = exp_series(seed ^ 0xA11C_E5, n);
+        let gaps = exp_series(seed ^ 0x00A1_1CE5, n);
         let mut wait = 0.0;
         service
             .iter()

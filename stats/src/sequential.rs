@@ -476,6 +476,38 @@ mod tests {
     }
 
     #[test]
+    fn a_confirmation_sized_from_the_width_is_smaller_the_narrower_the_interval() {
+        let rule = Rule {
+            confirmation: Confirmation::ByWidth,
+            ..Rule::default()
+        };
+        // Just narrow enough: the full quarter; half as wide as asked: a sixteenth of it.
+        let step = |high| rule.step(5, 100_000, 0.99, Ok(&ci(90.0, high, 1.0)), 10.0, false);
+        assert_eq!(
+            step(100.0),
+            Step::More {
+                samples: 125_000,
+                narrow: true,
+                confirming: true
+            }
+        );
+        assert_eq!(
+            step(95.0),
+            Step::More {
+                samples: 106_250,
+                narrow: true,
+                confirming: true
+            }
+        );
+        // The need of such a look is its confirmation.
+        assert_eq!(
+            rule.needed(5, 100_000, 0.99, &ci(90.0, 95.0, 1.0), 10.0),
+            106_250
+        );
+        assert_eq!(Rule::default().confirmation, Confirmation::Fixed);
+    }
+
+    #[test]
     fn without_an_interval_the_estimate_of_the_need_is_taken_within_bounds() {
         let rule = Rule::default();
         let need = |needed| NeedMore {
