@@ -287,7 +287,7 @@ fn three_agents_in_namespaces_share_the_load_and_each_fault_is_named() {
             let out = coordinator(&path, &dir).wait_with_output().unwrap();
             let stderr = String::from_utf8_lossy(&out.stderr);
             assert!(
-                matches!(out.status.code(), Some(0 | 3)),
+                matches!(out.status.code(), Some(0 | 3 | 4)),
                 "a verdict either way:\n{stderr}"
             );
             let run = support::read_run(&dir);
@@ -391,7 +391,7 @@ fn three_agents_in_namespaces_share_the_load_and_each_fault_is_named() {
         reader.join().unwrap();
         let lines: Vec<(Instant, String)> = rx.try_iter().collect();
         assert!(
-            matches!(status.code(), Some(0 | 3)),
+            matches!(status.code(), Some(0 | 3 | 4)),
             "{}",
             lines
                 .iter()

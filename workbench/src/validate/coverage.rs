@@ -221,8 +221,10 @@ fn stopping_section(s: &mut String, report: &CoverageReport) {
          samples, each next one sized from the width (n·(w/t)² × {}, between {}× and {}× the \
          samples), a stop when the {:.0}% CI is at most the target share of the estimate and \
          rests on at least 30·(1 + {}·ln k) effective tail samples at look k{}; a replication \
-         that reaches {} samples first is N/A (\"N/A\" below) and its coverage is not \
-         counted. Mean samples, looks and width are over the replications that stopped.\n",
+         whose stop cannot come within {} samples answers with the CI of one last look at \
+         that limit, or of its last look when no look left could narrow it (\"at the limit\" \
+         below: converged / wide, with their coverage), and is N/A only without a CI. \
+         Coverage, mean samples, looks and width are over the replications that stopped.\n",
         config.replications,
         config.first_look,
         rule.margin,
@@ -239,15 +241,24 @@ fn stopping_section(s: &mut String, report: &CoverageReport) {
     );
     let _ = writeln!(
         s,
-        "| process | p | target width | coverage | misses above / below | N/A | mean samples at the stop | mean looks | mean width |"
+        "| process | p | target width | coverage | misses above / below | at the limit | N/A | mean samples at the stop | mean looks | mean width |"
     );
-    let _ = writeln!(s, "|---|---|---|---|---|---|---|---|---|");
+    let _ = writeln!(s, "|---|---|---|---|---|---|---|---|---|---|");
     for r in &report.stopping {
-        let na = r.replications - r.stopped;
+        let na = r.no_answer;
+        let limit = &r.at_limit;
+        let at_limit = if limit.converged + limit.wide == 0 {
+            "-".to_string()
+        } else {
+            format!(
+                "{} / {} ({:.3})",
+                limit.converged, limit.wide, limit.coverage
+            )
+        };
         if r.stopped == 0 {
             let _ = writeln!(
                 s,
-                "| {} | p{} | {:.0}% | - | 0 / 0 | {na} | - | - | - |",
+                "| {} | p{} | {:.0}% | - | 0 / 0 | {at_limit} | {na} | - | - | - |",
                 r.process,
                 percent(r.p),
                 r.width * 100.0,
@@ -256,7 +267,7 @@ fn stopping_section(s: &mut String, report: &CoverageReport) {
         }
         let _ = writeln!(
             s,
-            "| {} | p{} | {:.0}% | {:.3}{} | {} / {} | {} | {:.0} | {:.1} | {:.1}% |",
+            "| {} | p{} | {:.0}% | {:.3}{} | {} / {} | {at_limit} | {} | {:.0} | {:.1} | {:.1}% |",
             r.process,
             percent(r.p),
             r.width * 100.0,
