@@ -114,7 +114,10 @@ fn ended_with_a_verdict(output: &Output, took: Duration) -> Value {
     );
     let result = result_of(output);
     assert!(
-        matches!(result["verdict"].as_str(), Some("converged" | "wide" | "n/a")),
+        matches!(
+            result["verdict"].as_str(),
+            Some("converged" | "wide" | "n/a")
+        ),
         "{result:#}"
     );
     result

@@ -1272,7 +1272,10 @@ fn live_metrics_pass_promtool_during_a_run() {
     // The run ends by its limit; its figures go with it.
     let exit = child.wait().unwrap();
     drain.join().unwrap();
-    assert!(exit.code().is_some_and(|c| matches!(c, 0 | 3 | 4)), "{exit:?}");
+    assert!(
+        exit.code().is_some_and(|c| matches!(c, 0 | 3 | 4)),
+        "{exit:?}"
+    );
     assert!(std::net::TcpStream::connect(&addr).is_err());
 }
 

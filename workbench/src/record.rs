@@ -372,18 +372,16 @@ pub fn read_record(dir: &Path) -> Result<RunRecord, Error> {
         )
     };
     let mut value: serde_json::Value = serde_json::from_str(&text).map_err(not_a_record)?;
-    let format = value.get("format").and_then(|f| f.as_str()).map(str::to_string);
+    let format = value
+        .get("format")
+        .and_then(|f| f.as_str())
+        .map(str::to_string);
     let first = format.as_deref() == Some(FORMAT_1);
     if first {
         every_request_verdict_of_format_1(&mut value);
     }
-    let mut record: RunRecord = serde_json::from_value(value).map_err(|e| {
-        Error::input(
-            &path,
-            None,
-            format!("not a vernier run record: {e}"),
-        )
-    })?;
+    let mut record: RunRecord = serde_json::from_value(value)
+        .map_err(|e| Error::input(&path, None, format!("not a vernier run record: {e}")))?;
     if first {
         record.format = FORMAT.to_string();
         settle_answers(&mut record);
@@ -423,7 +421,9 @@ fn every_request_verdict_of_format_1(value: &mut serde_json::Value) {
                 every_request_verdict_of_format_1(v);
             }
         }
-        serde_json::Value::Array(items) => items.iter_mut().for_each(every_request_verdict_of_format_1),
+        serde_json::Value::Array(items) => {
+            items.iter_mut().for_each(every_request_verdict_of_format_1)
+        }
         _ => {}
     }
 }
@@ -570,7 +570,8 @@ mod tests {
     use crate::scenario::Tail;
 
     fn demo_sweep() -> (String, Value) {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/runs/demo-sweep/run.json");
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/runs/demo-sweep/run.json");
         let text = fs::read_to_string(path).unwrap();
         let value = serde_json::from_str(&text).unwrap();
         (text, value)
@@ -587,8 +588,15 @@ mod tests {
         fs::write(dir.path().join("run.json"), &text).unwrap();
         let record = read_record(dir.path()).unwrap();
         assert_eq!(record.format, FORMAT);
-        assert_eq!(record.points.len(), value["points"].as_array().unwrap().len());
-        for (point, written) in record.points.iter().zip(value["points"].as_array().unwrap()) {
+        assert_eq!(
+            record.points.len(),
+            value["points"].as_array().unwrap().len()
+        );
+        for (point, written) in record
+            .points
+            .iter()
+            .zip(value["points"].as_array().unwrap())
+        {
             let verdict: Verdict = serde_json::from_value(written["verdict"].clone()).unwrap();
             assert_eq!(point.verdict, verdict);
             // The demo's record predates the tail asked: every request's is the answer.
@@ -639,7 +647,13 @@ mod tests {
         assert_eq!(back.points[0].verdict, Verdict::Wide);
         assert_eq!(back.points[0].answer(), Verdict::Wide);
         let again = serde_json::to_value(&back).unwrap();
-        assert_eq!(again["points"][1]["verdict"], written["points"][1]["verdict"]);
-        assert_eq!(again["points"][1]["every_request"], written["points"][1]["every_request"]);
+        assert_eq!(
+            again["points"][1]["verdict"],
+            written["points"][1]["verdict"]
+        );
+        assert_eq!(
+            again["points"][1]["every_request"],
+            written["points"][1]["every_request"]
+        );
     }
 }

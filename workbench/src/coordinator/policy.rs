@@ -124,7 +124,10 @@ pub(crate) const INFLATION_PACE: f64 = 1.0;
 /// Whether a variance inflation of `vif0` on `n0` samples that became `vif` on `n` grew at
 /// least as fast as the samples ([`INFLATION_PACE`]).
 pub(crate) fn inflation_keeps_pace(n0: usize, vif0: f64, n: usize, vif: f64) -> bool {
-    n > n0 && vif0 > 0.0 && vif > vif0 && (vif / vif0).ln() / (n as f64 / n0 as f64).ln() >= INFLATION_PACE
+    n > n0
+        && vif0 > 0.0
+        && vif > vif0
+        && (vif / vif0).ln() / (n as f64 / n0 as f64).ln() >= INFLATION_PACE
 }
 
 /// The windows a result reports its target percentile over, to say where a drift went:

@@ -2444,7 +2444,10 @@ fn a_narrow_look_s_confirmation_fits_and_a_hopeless_point_ends_at_once() {
             );
         }
         // Each has a valid CI: converged, or wide at the limit; never N/A.
-        assert!(result.target().is_some_and(|t| t.ci_low.is_some()), "{result:?}");
+        assert!(
+            result.target().is_some_and(|t| t.ci_low.is_some()),
+            "{result:?}"
+        );
         outcomes.push(result.verdict);
     }
     assert!(!outcomes.contains(&Verdict::NotAvailable), "{outcomes:?}");
@@ -2463,7 +2466,10 @@ fn a_narrow_look_s_confirmation_fits_and_a_hopeless_point_ends_at_once() {
     assert_eq!(result.answer(), Verdict::Wide);
     assert!(result.duration_s < 20.0, "{}", result.duration_s);
     let target = result.target().expect("the target percentile");
-    assert!(target.ci_low.is_some() && target.ci_high.is_some(), "{target:?}");
+    assert!(
+        target.ci_low.is_some() && target.ci_high.is_some(),
+        "{target:?}"
+    );
     assert!(
         result.reasons.iter().all(|r| r.why.leaves_a_ci()),
         "{:?}",
@@ -2508,7 +2514,12 @@ fn at_the_limit_the_ci_at_hand_is_the_answer() {
         let mut agent = FakeAgent::new(seed, exp_latency(50.0));
         let events = drive(&mut c, &mut agent, Duration::from_secs(40));
         let result = &c.results()[0];
-        assert_ne!(result.verdict, Verdict::NotAvailable, "{:?}", result.reasons);
+        assert_ne!(
+            result.verdict,
+            Verdict::NotAvailable,
+            "{:?}",
+            result.reasons
+        );
         let confidence = checks(&events, CheckKind::Confidence);
         if confidence
             .iter()

@@ -180,10 +180,16 @@ fn vernier_threads_go_to_a_free_core_when_there_is_one() {
     assert_eq!(placement(&given, &[2, 3]), Some((vec![3], Keep::Spare)));
     // The 2-core host: the target on 0, the worker on 1, no core free.
     let small = scenario(&format!("{BASE}cpus: [1]\ntarget_cpus: [0]\n"));
-    assert_eq!(placement(&small, &[0, 1]), Some((vec![1], Keep::WithWorkers)));
+    assert_eq!(
+        placement(&small, &[0, 1]),
+        Some((vec![1], Keep::WithWorkers))
+    );
     // The target's cores unknown (it may run anywhere): with the workers, as before.
     let unknown = scenario(&format!("{BASE}cpus: [2]\n"));
-    assert_eq!(placement(&unknown, &[2, 3]), Some((vec![2], Keep::WithWorkers)));
+    assert_eq!(
+        placement(&unknown, &[2, 3]),
+        Some((vec![2], Keep::WithWorkers))
+    );
     // Spinning workers: off their cores whatever else holds.
     let spin = scenario(&format!("{BASE}cpus: [2]\npoll: spin\n"));
     assert_eq!(placement(&spin, &[2, 3]), Some((vec![3], Keep::OffWorkers)));

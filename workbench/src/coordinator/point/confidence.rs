@@ -181,12 +181,11 @@ impl Point {
             self.conclude(at, whole_us, Some(reason), out);
             return;
         }
-        let more = (self.more_time().zip(self.stage.round().needed)).map(|(seconds, samples)| {
-            MoreTime {
+        let more =
+            (self.more_time().zip(self.stage.round().needed)).map(|(seconds, samples)| MoreTime {
                 samples,
                 seconds: seconds.into(),
-            }
-        });
+            });
         if let Some(looks) = self.stage.looks_mut() {
             looks.without_stalls_more = more;
         }

@@ -193,7 +193,11 @@ fn a_latency_that_drifts_is_named_and_no_time_is_said_to_do() {
     let mut requests = 0u64;
     let alternating = move |_: f64, rng: &mut SmallRng, _: f64| {
         requests += 1;
-        let mean = if (requests / 20_000) % 2 == 0 { 50.0 } else { 100.0 };
+        let mean = if (requests / 20_000) % 2 == 0 {
+            50.0
+        } else {
+            100.0
+        };
         -mean * (1.0 - rng.random::<f64>()).ln()
     };
     let agent = FakeAgent::new(81, alternating);
@@ -217,5 +221,9 @@ fn a_latency_that_drifts_is_named_and_no_time_is_said_to_do() {
     // The same service without the alternation does not drift.
     let agent = FakeAgent::new(81, exp_latency(50.0));
     let (steady, _) = every_request(0.03, 60, 2_000.0, agent);
-    assert!(steady.drift.is_some_and(|d| !d.drifting), "{:?}", steady.drift);
+    assert!(
+        steady.drift.is_some_and(|d| !d.drifting),
+        "{:?}",
+        steady.drift
+    );
 }

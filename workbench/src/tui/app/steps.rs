@@ -6,9 +6,7 @@ use super::event::{AppAction, AppEvent};
 use super::info::Step;
 use super::state::{AgentRow, App, CheckLine, Entry, InterarrivalMark, LogLine, Mode};
 use crate::coordinator::CheckOutcome;
-use crate::coordinator::{
-    Check, CheckKind, Event, EventKind, Phase, PointResult, Progress,
-};
+use crate::coordinator::{Check, CheckKind, Event, EventKind, Phase, PointResult, Progress};
 use crate::session::Update;
 
 /// Lines the event log keeps.
