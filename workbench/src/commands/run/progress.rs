@@ -194,10 +194,10 @@ pub(super) fn verdict_line(r: &PointResult) -> String {
             ));
         }
     }
-    if let Some(drift) = r.drift.as_ref().filter(|d| d.drifting) {
-        if let Some(words) = crate::coordinator::text::drift(drift) {
-            line.push_str(&format!("\n             {words}"));
-        }
+    if let Some(drift) = r.drift.as_ref().filter(|d| d.drifting)
+        && let Some(words) = crate::coordinator::text::drift(drift)
+    {
+        line.push_str(&format!("\n             {words}"));
     }
     for reason in &r.reasons {
         line.push_str(&format!(

@@ -193,7 +193,7 @@ fn a_latency_that_drifts_is_named_and_no_time_is_said_to_do() {
     let mut requests = 0u64;
     let alternating = move |_: f64, rng: &mut SmallRng, _: f64| {
         requests += 1;
-        let mean = if (requests / 20_000) % 2 == 0 {
+        let mean = if (requests / 20_000).is_multiple_of(2) {
             50.0
         } else {
             100.0
