@@ -455,6 +455,7 @@ impl Point {
                 n,
                 found: Found::TooFew(too_few.clone()),
                 next: match &next {
+                    _ if look.at_limit => Some(CheckNext::Ending(Ending::Limit)),
                     Next::Look(wanted) => Some(CheckNext::Collect { per_agent: *wanted }),
                     Next::AtLimit(wanted) => Some(CheckNext::LastLook { per_agent: *wanted }),
                     ending => Self::ending(ending, need.needed).map(CheckNext::Ending),
