@@ -63,6 +63,7 @@ fn samples(rng: &mut SmallRng, n: usize, mean_us: f64, rate: f64) -> Vec<Sample>
             conn: (i % 4) as u16,
             request: 0,
             outcome: 0,
+            ..Sample::default()
         })
         .collect()
 }

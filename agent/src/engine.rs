@@ -15,6 +15,7 @@ mod pacer;
 mod report;
 mod requests;
 mod roots;
+mod stretch;
 
 pub use roots::system_roots;
 mod tally;

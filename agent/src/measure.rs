@@ -7,7 +7,7 @@ use hdrhistogram::Histogram;
 
 use crate::stall::StallLog;
 
-/// One kept request. 24 bytes: a million kept samples cost 24 MB. Plain old data with no
+/// One kept request. 32 bytes: a million kept samples cost 32 MB. Plain old data with no
 /// padding, so that a batch's samples go on the wire as their own bytes (little-endian).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C)]
@@ -24,11 +24,19 @@ pub struct Sample {
     pub request: u8,
     /// What came back ([`Outcome`] as u8).
     pub outcome: u8,
+    /// From the start of the worker's busy stretch it joined (the last scheduled send by
+    /// which every request sent before it had its reply) to its own scheduled send, ns, at
+    /// most `u32::MAX` (4.3 s; also when not known): with the latency, the window in which
+    /// a stall may have changed it, known for a kept request however many were not kept.
+    pub busy_ns: u32,
+    /// The worker's requests whose reply it had not yet read when this one left (itself
+    /// not counted): a reply come during a nap is read after the send that ends it.
+    pub in_flight: u32,
 }
 
 const _: () = assert!(
-    std::mem::size_of::<Sample>() <= 32,
-    "the issue allows 32 bytes per kept sample"
+    std::mem::size_of::<Sample>() == 32,
+    "a kept sample is 32 bytes, with no padding"
 );
 
 /// The request's kind, as stored in a [`Sample`].

@@ -97,6 +97,10 @@ pub enum StallSource {
     Probe,
     /// A spinning worker's long poll: both ends known to the µs.
     Spin,
+    /// A load request that left more than [`STALL_THRESHOLD_NS`] after its schedule while
+    /// the point kept one request in several: its worker held (or its core taken) from the
+    /// schedule to the send, both ends known to the µs.
+    Late,
 }
 
 impl StallSource {
@@ -105,12 +109,13 @@ impl StallSource {
         match self {
             StallSource::Probe => "probe",
             StallSource::Spin => "spin",
+            StallSource::Late => "late",
         }
     }
 
     /// The source named `name` ([`StallSource::name`]), if there is one.
     pub fn from_name(name: &str) -> Option<StallSource> {
-        [StallSource::Probe, StallSource::Spin]
+        [StallSource::Probe, StallSource::Spin, StallSource::Late]
             .into_iter()
             .find(|s| s.name() == name)
     }

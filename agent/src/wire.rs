@@ -40,6 +40,15 @@ pub enum WireError {
         /// Its length, bytes.
         len: usize,
     },
+    /// The agent lays its samples out otherwise than this build reads them.
+    #[error(
+        "the agent's samples are {theirs} bytes each, this build's {SAMPLE_BYTES}: agent and \
+         coordinator must come from the same vernier build"
+    )]
+    SampleLayout {
+        /// The size the agent said (0: an agent built before the size was said).
+        theirs: u32,
+    },
     /// A histogram did not deserialise.
     #[error("{field} histogram: {message}")]
     Histogram {
@@ -411,6 +420,7 @@ impl From<&Batch> for pb::BatchMessage {
             generation: b.generation,
             elapsed_ns: b.elapsed.as_nanos() as u64,
             samples: bytemuck::cast_slice::<Sample, u8>(&b.samples).to_vec(),
+            sample_bytes: SAMPLE_BYTES as u32,
             probes: bytemuck::cast_slice::<Sample, u8>(&b.probes).to_vec(),
             interarrivals: b.interarrivals.clone(),
             latency: encode_histogram(&b.latency),
@@ -433,6 +443,7 @@ fn stall_message(s: &StallInterval) -> pb::Stall {
         source: match s.source {
             StallSource::Probe => pb::StallSource::Probe,
             StallSource::Spin => pb::StallSource::Spin,
+            StallSource::Late => pb::StallSource::Late,
         }
         .into(),
     }
@@ -458,6 +469,7 @@ fn stall_log(stalls: &[pb::Stall], dropped: u64) -> Result<StallLog, WireError> 
         let source = match pb::StallSource::try_from(s.source) {
             Ok(pb::StallSource::Probe) => StallSource::Probe,
             Ok(pb::StallSource::Spin) => StallSource::Spin,
+            Ok(pb::StallSource::Late) => StallSource::Late,
             Err(_) => {
                 return Err(field(
                     "stalls",
@@ -479,6 +491,11 @@ impl TryFrom<pb::BatchMessage> for Batch {
     type Error = WireError;
 
     fn try_from(m: pb::BatchMessage) -> Result<Self, WireError> {
+        if m.sample_bytes as usize != SAMPLE_BYTES {
+            return Err(WireError::SampleLayout {
+                theirs: m.sample_bytes,
+            });
+        }
         for (field, bytes) in [("samples", &m.samples), ("probes", &m.probes)] {
             if !bytes.len().is_multiple_of(SAMPLE_BYTES) {
                 return Err(WireError::Samples {

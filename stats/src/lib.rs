@@ -44,6 +44,7 @@ mod sequential;
 mod spearman;
 mod stalls;
 mod tail;
+mod thinned;
 mod weighted;
 
 pub use adf::{Adf, AdfOptions, CriticalValues, LagSelection, Regression, adf};
@@ -84,4 +85,5 @@ pub use stalls::{
     without_stalls, without_stalls_sent,
 };
 pub use tail::{coefficient_of_variation, exponential_relative_ci_width, tail_heaviness};
+pub use thinned::{Kept, untouched_kept};
 pub use weighted::WeightedSamples;

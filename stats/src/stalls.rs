@@ -152,7 +152,7 @@ fn check(spans: Spans<'_>, stalls: &[Stall]) -> Result<(), StatsError> {
 }
 
 /// Sorted, disjoint intervals covering the same time as `intervals`.
-fn merged(mut intervals: Vec<Stall>) -> Vec<Stall> {
+pub(crate) fn merged(mut intervals: Vec<Stall>) -> Vec<Stall> {
     intervals.sort_by(|a, b| a.start.total_cmp(&b.start));
     let mut out: Vec<Stall> = Vec::with_capacity(intervals.len());
     for s in intervals {
@@ -223,28 +223,41 @@ pub fn mark(spans: Spans<'_>, stalls: &[Stall], reach: Reach) -> Result<Marks, S
         .zip(spans.latency)
         .map(|(s, l)| s + l)
         .fold(f64::NEG_INFINITY, f64::max);
-    let mut gaps = Vec::new();
-    let mut from = first;
-    for r in reaches.iter().take_while(|r| r.start < last) {
-        if r.start > from {
-            gaps.push(r.start - from);
+    Ok(Marks::of_reaches(touched, reaches, first..last, idle))
+}
+
+impl Marks {
+    /// The marks `touched`, with the gaps that the `reaches` (sorted, disjoint) leave in
+    /// the run from its first send to its last reply (`run`), and the `idle` sends.
+    pub(crate) fn of_reaches(
+        touched: Vec<bool>,
+        reaches: Vec<Stall>,
+        run: std::ops::Range<f64>,
+        idle: Vec<f64>,
+    ) -> Marks {
+        let mut gaps = Vec::new();
+        let mut from = run.start;
+        for r in reaches.iter().take_while(|r| r.start < run.end) {
+            if r.start > from {
+                gaps.push(r.start - from);
+            }
+            from = from.max(r.end);
         }
-        from = from.max(r.end);
+        let open = (run.end - from).max(0.0);
+        gaps.sort_by(f64::total_cmp);
+        let mut suffix = vec![0.0; gaps.len() + 1];
+        for i in (0..gaps.len()).rev() {
+            suffix[i] = suffix[i + 1] + gaps[i];
+        }
+        Marks {
+            touched,
+            reaches,
+            gaps,
+            suffix,
+            open,
+            idle,
+        }
     }
-    let open = (last - from).max(0.0);
-    gaps.sort_by(f64::total_cmp);
-    let mut suffix = vec![0.0; gaps.len() + 1];
-    for i in (0..gaps.len()).rev() {
-        suffix[i] = suffix[i + 1] + gaps[i];
-    }
-    Ok(Marks {
-        touched,
-        reaches,
-        gaps,
-        suffix,
-        open,
-        idle,
-    })
 }
 
 /// The tail without the host's stalls: the requests no stall reached, weighted against the
@@ -265,15 +278,27 @@ pub struct WithoutStalls {
 /// of them) in the order given, each with its weight against the selection, 1/free(W) of
 /// its window W (from the start of its busy stretch to its reply), scaled to mean 1.
 pub fn untouched(spans: Spans<'_>, marks: &Marks, values: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    let windows = spans
+        .send
+        .iter()
+        .zip(spans.latency)
+        .map(|(&send, &latency)| send + latency - marks.busy_since(send));
+    weighed(marks, values, windows)
+}
+
+/// The untouched requests' `values` with their weights, 1/free(W) of each one's `windows`
+/// W, scaled to mean 1 (see [`untouched`]).
+fn weighed(
+    marks: &Marks,
+    values: &[f64],
+    windows: impl Iterator<Item = f64>,
+) -> (Vec<f64>, Vec<f64>) {
     let (kept, mut weights): (Vec<f64>, Vec<f64>) = values
         .iter()
-        .zip(spans.send.iter().zip(spans.latency))
+        .zip(windows)
         .zip(&marks.touched)
         .filter(|(_, t)| !**t)
-        .map(|((&v, (&send, &latency)), _)| {
-            let window = send + latency - marks.busy_since(send);
-            (v, 1.0 / marks.free_time(window).max(f64::MIN_POSITIVE))
-        })
+        .map(|((&v, window), _)| (v, 1.0 / marks.free_time(window).max(f64::MIN_POSITIVE)))
         .unzip();
     let mean = weights.iter().sum::<f64>() / weights.len().max(1) as f64;
     if mean > 0.0 {
@@ -342,14 +367,26 @@ pub fn untouched_sent(
         latency: &span,
     };
     let marks = mark(spans, &stalls, Reach::Drain)?;
-    let (latency_us, weights) = untouched(spans, &marks, &latency_us);
-    Ok(Untouched {
+    let windows = (spans.send.iter().zip(spans.latency))
+        .map(|(&send, &latency)| send + latency - marks.busy_since(send));
+    Ok(untouched_of(&marks, &latency_us, windows))
+}
+
+/// The requests `marks` left untouched, with their `latency_us` and their weights from
+/// each one's `windows` ([`weighed`]).
+pub(crate) fn untouched_of(
+    marks: &Marks,
+    latency_us: &[f64],
+    windows: impl Iterator<Item = f64>,
+) -> Untouched {
+    let (latency_us, weights) = weighed(marks, latency_us, windows);
+    Untouched {
         latency_us,
         weights,
         touched_share: marks.touched_share(),
-        requests: requests.len(),
-        touched: marks.touched,
-    })
+        requests: marks.touched.len(),
+        touched: marks.touched.clone(),
+    }
 }
 
 /// The `percentiles` (fractions) of the requests no stall touched ([`Reach::Drain`]),

@@ -21,7 +21,10 @@
 //! round within it, 0 for warm-up; a point's result says which round it used), `agent`,
 //! `worker` (u32), `departure_ns` (u64, since the agent's engine started), `latency_ns`
 //! (u64), `queueing_ns` (u64: actual minus scheduled departure), `conn` (u32), `request`
-//! (`get`, `set`, `other`) and `outcome` (`hit`, `miss`, `ok`, `error`).
+//! (`get`, `set`, `other`), `outcome` (`hit`, `miss`, `ok`, `error`), `busy_ns` (u64: from
+//! the start of the worker's busy stretch to the request's scheduled departure) and
+//! `in_flight` (u32: the worker's requests awaiting a reply as it left); older records
+//! have neither of the last two.
 
 mod stalls;
 
@@ -128,6 +131,8 @@ struct Columns {
     conn: Vec<u32>,
     request: Vec<&'static str>,
     outcome: Vec<&'static str>,
+    busy_ns: Vec<u64>,
+    in_flight: Vec<u32>,
 }
 
 impl Columns {
@@ -155,6 +160,8 @@ impl Columns {
             2 => "ok",
             _ => "error",
         });
+        self.busy_ns.push(u64::from(s.busy_ns));
+        self.in_flight.push(s.in_flight);
     }
 
     fn take_frame(&mut self) -> PolarsResult<DataFrame> {
@@ -173,6 +180,8 @@ impl Columns {
                 Column::new("conn".into(), c.conn),
                 Column::new("request".into(), c.request),
                 Column::new("outcome".into(), c.outcome),
+                Column::new("busy_ns".into(), c.busy_ns),
+                Column::new("in_flight".into(), c.in_flight),
             ],
         )
     }
@@ -521,14 +530,15 @@ pub fn point_latencies(samples: &DataFrame, point: usize, round: u32) -> Result<
 }
 
 /// The requests of one point's round as each agent's client recorded them (agent, and
-/// the request on its clock), for the tail without stalls.
+/// the request on its clock with its busy stretch), for the tail without stalls, and
+/// whether the record says the busy stretches (an older record does not: each is then 0).
 pub fn point_requests(
     samples: &DataFrame,
     point: usize,
     round: u32,
-) -> Result<Vec<(u32, vernier_stats::Sent)>, Error> {
+) -> Result<(Vec<(u32, vernier_stats::Kept)>, bool), Error> {
     if samples.height() == 0 {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), true));
     }
     let bad = |e: PolarsError| Error::Failed(format!("samples.parquet: {e}"));
     let column = |name: &str| samples.column(name).map_err(bad);
@@ -538,23 +548,31 @@ pub fn point_requests(
     let departure = column("departure_ns")?.u64().map_err(bad)?;
     let latency = column("latency_ns")?.u64().map_err(bad)?;
     let late = column("queueing_ns")?.u64().map_err(bad)?;
+    let busy = match samples.column("busy_ns") {
+        Ok(c) => Some(c.u64().map_err(bad)?),
+        Err(_) => None,
+    };
     let mut out = Vec::new();
     for i in 0..samples.height() {
         if points.get(i) != Some(point as u32) || rounds.get(i) != Some(round) {
             continue;
         }
-        if let (Some(agent), Some(departure_ns), Some(latency_ns), Some(late_ns)) =
-            (agents.get(i), departure.get(i), latency.get(i), late.get(i))
-        {
+        if let (Some(agent), Some(departure_ns), Some(latency_ns), Some(late_ns), Some(busy_ns)) = (
+            agents.get(i),
+            departure.get(i),
+            latency.get(i),
+            late.get(i),
+            busy.map_or(Some(0), |b| b.get(i)),
+        ) {
             let sent = vernier_stats::Sent {
                 departure_ns,
                 late_ns,
                 latency_ns,
             };
-            out.push((agent, sent));
+            out.push((agent, vernier_stats::Kept { sent, busy_ns }));
         }
     }
-    Ok(out)
+    Ok((out, busy.is_some()))
 }
 
 #[cfg(test)]

@@ -359,9 +359,13 @@ fn ccdf_series(
         let Some(stalls) = stalls.filter(|_| m.result.without_stalls.is_some()) else {
             continue;
         };
-        if let Some((values, weights, touched)) =
-            without_stalls::untouched(samples, stalls, m.point, m.result.round)?
-        {
+        if let Some((values, weights, touched)) = without_stalls::untouched(
+            samples,
+            stalls,
+            m.point,
+            m.result.round,
+            m.result.sampling_rate < 1.0,
+        )? {
             series.push(ccdf::Series {
                 label: format!(
                     "{}, without stalls ({:.0}% touched), n = {}",

@@ -92,19 +92,19 @@ impl Reports {
     /// The interval's batch: `tally`'s measurements, swapped for a spare (a read batch
     /// the engine gave back, emptied), after the first few reports the worker allocates
     /// none; with the counts since the last batch, `counters` first brought up to date
-    /// with the thread's CPU time and `conns`' socket calls.
+    /// with the thread's CPU time and `conns`' socket calls; `flush` as [`Tally::swap`]'s.
     pub(super) fn take(
         &mut self,
         tally: &mut Tally,
         counters: &mut Counters,
-        conns: &[Conn],
+        (conns, flush): (&[Conn], Option<u64>),
         epoch: Epoch,
     ) -> Batch {
         let spare = self
             .spares
             .try_recv()
             .unwrap_or_else(|_| Batch::empty(self.worker));
-        let mut batch = tally.swap(spare);
+        let mut batch = tally.swap(spare, flush);
         counters.cpu_ns = thread_cpu_ns();
         counters.send_calls = conns.iter().map(|c| c.calls().sends).sum();
         counters.read_calls = conns.iter().map(|c| c.calls().reads).sum();

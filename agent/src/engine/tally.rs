@@ -9,7 +9,9 @@ use rand::RngExt;
 use rand::rngs::SmallRng;
 
 use super::inflight::Completed;
+use super::stretch::Stretches;
 use crate::measure::{Batch, Counters, Few, RequestKind, Sample};
+use crate::stall::{StallInterval, StallSource};
 
 /// The high bit of a path probe's sequence number: probes are numbered apart from the
 /// load's requests, whose sequence (and so the kept samples' thinning and the
@@ -63,6 +65,8 @@ pub(super) struct Tally {
     last_departure: Option<u64>,
     /// Recent departures by sequence number (TX timestamps).
     departures: Box<[(u64, u64); DEPARTURE_RING]>,
+    /// The load's requests until those before them are answered, and their stretches.
+    stretches: Stretches,
 }
 
 impl Tally {
@@ -82,6 +86,7 @@ impl Tally {
             generation: 0,
             last_departure: None,
             departures: Box::new([(u64::MAX, 0); DEPARTURE_RING]),
+            stretches: Stretches::default(),
         }
     }
 
@@ -111,16 +116,56 @@ impl Tally {
     }
 
     /// The interval's measurements, handed over in their batch, `spare` (emptied) taking
-    /// its place for the next interval.
-    pub(super) fn swap(&mut self, spare: Batch) -> Batch {
+    /// its place for the next interval. Kept samples whose stretch waits on a request
+    /// still in flight go in a later batch, or, `flush`ed (before a change of sampling or
+    /// the last batch), in this one, those requests taken as answered now (`now`).
+    pub(super) fn swap(&mut self, spare: Batch, flush: Option<u64>) -> Batch {
+        if let Some(now) = flush {
+            self.stretches.flush(now, &mut self.batch.samples);
+        }
         std::mem::replace(&mut self.batch, spare)
     }
 
-    /// Records a request's send lag: actual minus scheduled departure, ns.
+    /// Request `seq` of the load was refused (to be sent again as another) or given up at
+    /// `at`.
+    pub(super) fn gone(&mut self, seq: u64, at: u64) {
+        self.stretches.gone(seq, at, &mut self.batch.samples);
+    }
+
+    /// At `now`, the load's requests that have waited over `timeout` for their reply no
+    /// longer hold back the samples after them.
+    pub(super) fn expire(&mut self, now: u64, timeout: u64) {
+        self.stretches.expire(now, timeout, &mut self.batch.samples);
+    }
+
+    /// Records the send lag of request `seq`, due at `scheduled`, that left at `sent` (ns),
+    /// and (the load's) holds it until those before it are answered. While requests are
+    /// thinned, one that left more than
+    /// [`STALL_THRESHOLD_NS`](crate::stall::STALL_THRESHOLD_NS) late goes to the batch's
+    /// stalls as a [`StallSource::Late`] interval (merged with the one before when they
+    /// meet): the coordinator marks the kept requests by every late send, as it does by the
+    /// kept ones' own lateness when it has them all.
     #[inline]
-    pub(super) fn sent(&mut self, lag_ns: u64) {
+    pub(super) fn sent(&mut self, seq: u64, scheduled: u64, sent: u64) {
+        let lag_ns = sent.saturating_sub(scheduled);
         let b = &mut self.batch;
+        if seq & PROBE_SEQ == 0 {
+            self.stretches.sent(seq, scheduled, &mut b.samples);
+        }
         Few::record(&mut b.send_lag, &mut b.few.send_lag, lag_ns.max(1));
+        if lag_ns > crate::stall::STALL_THRESHOLD_NS && self.sample_every > 1 {
+            match b.stalls.intervals.last_mut() {
+                Some(last) if last.source == StallSource::Late && last.end_ns >= scheduled => {
+                    last.end_ns = last.end_ns.max(sent);
+                }
+                _ => b.stalls.push(StallInterval {
+                    start_ns: scheduled,
+                    end_ns: sent,
+                    core: None,
+                    source: StallSource::Late,
+                }),
+            }
+        }
     }
 
     /// Records a departure; the gap to its predecessor or successor, once both are known,
@@ -178,6 +223,9 @@ impl Tally {
             conn,
             request: p.kind as u8,
             outcome: done.outcome as u8,
+            // Set as the requests before it are answered (`Stretches`).
+            busy_ns: 0,
+            in_flight: 0,
         };
         // A reply without an RX stamp has no latency to measure.
         if p.kind == RequestKind::Probe {
@@ -196,6 +244,7 @@ impl Tally {
         );
         let Some(latency) = done.latency else {
             counters.tx_timestamps_missing += 1;
+            self.gone(p.seq, done.replied);
             return;
         };
         let b = &mut self.batch;
@@ -204,8 +253,35 @@ impl Tally {
             let _ = self.batch.served.record(ns.max(1));
             let _ = self.batch.asked.record(p.service_ns.max(1));
         }
-        if self.keep(p.seq) {
-            self.batch.samples.push(sample(latency));
-        }
+        let kept = self.keep(p.seq).then(|| sample(latency));
+        (self.stretches).replied(p.seq, done.replied, kept, &mut self.batch.samples);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::SeedableRng;
+
+    use super::*;
+
+    /// Thinned, a late send is a stall (those that meet, one); keeping every request, the
+    /// coordinator reads each one's lateness from its sample, and none is logged.
+    #[test]
+    fn late_sends_are_stalls_only_while_thinned() {
+        let mut t = Tally::new(0, FirstSampling::Every, DepartureOrder::Sent);
+        t.sent(0, 1_000, 500_000);
+        assert!(t.batch.stalls.is_empty());
+        t.set_sampling(0.25, 1, 0, &mut SmallRng::seed_from_u64(1));
+        t.sent(1, 2_000_000, 2_050_000);
+        t.sent(2, 3_000_000, 3_200_000);
+        t.sent(3, 3_100_000, 3_300_000);
+        t.sent(4, 9_000_000, 9_150_000);
+        let late: Vec<(u64, u64)> = (t.batch.stalls.intervals.iter())
+            .map(|s| {
+                assert_eq!(s.source, StallSource::Late);
+                (s.start_ns, s.end_ns)
+            })
+            .collect();
+        assert_eq!(late, [(3_000_000, 3_300_000), (9_000_000, 9_150_000)]);
     }
 }

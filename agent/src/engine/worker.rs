@@ -326,7 +326,7 @@ impl Worker {
                         .reports
                         .take_unsent()
                         .is_none_or(|u| batches.send(u).is_ok());
-                    let batch = self.take_batch();
+                    let batch = self.take_batch(true);
                     publish(self.counters);
                     if !sent || batches.send(batch).is_err() {
                         return;
@@ -368,7 +368,7 @@ impl Worker {
         if let Some(unsent) = self.reports.take_unsent() {
             let _ = batches.send(unsent);
         }
-        let last = self.take_batch();
+        let last = self.take_batch(true);
         publish(self.counters);
         let _ = batches.send(last);
     }
@@ -387,7 +387,7 @@ impl Worker {
                 Err(TrySendError::Disconnected(_)) => return false,
             }
         }
-        match batches.try_send(self.take_batch()) {
+        match batches.try_send(self.take_batch(false)) {
             Ok(()) => true,
             Err(TrySendError::Full(batch)) => {
                 self.reports.hold(batch);
@@ -560,7 +560,7 @@ impl Worker {
         self.counters.probes_sent += u64::from(probe);
         self.counters.in_flight += 1;
         self.counters.bytes_sent += len;
-        self.tally.sent(sent.saturating_sub(scheduled));
+        self.tally.sent(seq, scheduled, sent);
         if !self.kernel_timestamps {
             self.tally.departed(seq, sent);
         }
@@ -635,6 +635,9 @@ impl Worker {
             }
             self.finish_front(slot);
         }
+        // What a lost connection, a timeout or a missing TX stamp gave up holds back no
+        // sample past the stamps' grace.
+        self.tally.expire(now, TX_TIMESTAMP_GRACE.as_nanos() as u64);
     }
 
     /// With NIC timestamps, re-reads the NIC's clock against the engine's every
@@ -660,10 +663,16 @@ impl Worker {
         }
     }
 
-    /// The interval's batch (see [`Reports::take`]), with the stalls its spins found.
-    fn take_batch(&mut self) -> Batch {
-        let mut batch =
-            (self.reports).take(&mut self.tally, &mut self.counters, &self.conns, self.epoch);
+    /// The interval's batch (see [`Reports::take`]), with the stalls its spins found; with
+    /// every kept sample held for its stretch when `flush` (the last of a generation).
+    fn take_batch(&mut self, flush: bool) -> Batch {
+        let flush = flush.then(|| self.epoch.now_ns());
+        let mut batch = (self.reports).take(
+            &mut self.tally,
+            &mut self.counters,
+            (&self.conns, flush),
+            self.epoch,
+        );
         self.watch.drain_into(&mut batch.stalls);
         batch
     }

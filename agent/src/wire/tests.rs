@@ -60,6 +60,8 @@ fn batches_round_trip() {
             conn: 4,
             request: 1,
             outcome: 2,
+            busy_ns: 8,
+            in_flight: 9,
         }],
         probes: vec![Sample {
             departure_ns: 5,
@@ -68,6 +70,7 @@ fn batches_round_trip() {
             conn: 1,
             request: RequestKind::Probe as u8,
             outcome: 2,
+            ..Sample::default()
         }],
         interarrivals: vec![10, 20],
         latency,
@@ -137,6 +140,7 @@ fn batches_round_trip() {
 fn a_stall_that_ends_before_it_starts_or_of_no_known_source_is_an_error() {
     let stall = |start_ns, end_ns, source| pb::BatchMessage {
         counts: Some(Default::default()),
+        sample_bytes: SAMPLE_BYTES as u32,
         stalls: vec![pb::Stall {
             start_ns,
             end_ns,
@@ -160,10 +164,28 @@ fn a_stall_that_ends_before_it_starts_or_of_no_known_source_is_an_error() {
     );
 }
 
+/// An agent of another build (whose samples are laid out otherwise, or that does not say
+/// how) is refused with what to do, not read as garbage samples.
+#[test]
+fn samples_laid_out_otherwise_are_refused() {
+    for theirs in [0, 24] {
+        let m = pb::BatchMessage {
+            samples: vec![0; 96],
+            sample_bytes: theirs,
+            counts: Some(Default::default()),
+            ..Default::default()
+        };
+        let e = Batch::try_from(m).unwrap_err();
+        assert!(matches!(e, WireError::SampleLayout { theirs: t } if t == theirs));
+        assert!(e.to_string().contains("same vernier build"), "{e}");
+    }
+}
+
 #[test]
 fn garbage_is_an_error_not_a_panic() {
     let m = pb::BatchMessage {
         samples: vec![0; 25],
+        sample_bytes: SAMPLE_BYTES as u32,
         ..Default::default()
     };
     assert!(matches!(
@@ -176,16 +198,18 @@ fn garbage_is_an_error_not_a_panic() {
     let m = pb::BatchMessage {
         probes: vec![0; 30],
         counts: Some(Default::default()),
+        sample_bytes: SAMPLE_BYTES as u32,
         ..Default::default()
     };
     let e = Batch::try_from(m).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "probes field of 30 bytes is not a multiple of 24"
+        "probes field of 30 bytes is not a multiple of 32"
     );
     let m = pb::BatchMessage {
         latency: vec![1, 2, 3],
         counts: Some(Default::default()),
+        sample_bytes: SAMPLE_BYTES as u32,
         ..Default::default()
     };
     assert!(matches!(
@@ -245,7 +269,9 @@ fn fuzzed_histograms_are_errors_not_allocations_or_panics() {
         \x830\x02\xf1Z\x09:)\x1c\x84\x93\x134\0\0\0\0\0\0\0\
         \0\0\0\x03\0\0\0\0\0\0\0\x01\0\0\0\x17Hv\xe8\0\
         ?\xf0\0\0\0\0\0\0\0H\x03R\x06\x08\x05\x10\x04 \x01";
-    let m = pb::BatchMessage::decode(&fuzzed[..]).unwrap();
+    let mut m = pb::BatchMessage::decode(&fuzzed[..]).unwrap();
+    // Found before samples were 32 bytes and said so: the histograms are what is tested.
+    (m.samples, m.sample_bytes) = (Vec::new(), SAMPLE_BYTES as u32);
     assert_eq!(m.intended.len(), 52);
     let error = Batch::try_from(m).unwrap_err().to_string();
     assert_eq!(
@@ -258,7 +284,9 @@ fn fuzzed_histograms_are_errors_not_allocations_or_panics() {
         ?\xf0\0\0\0\0\0\0\xff\xff\xff\xff\xff\xff\xff\xff\xff\xda\xc4\x09\
         \x1a\x18\0\0Hv\xe8\0?\xf0\0@\0\0\0H\x03R\xe7\x06\
         \x08\x05\x10\x04\x20\x01";
-    let m = pb::BatchMessage::decode(&fuzzed[..]).unwrap();
+    let mut m = pb::BatchMessage::decode(&fuzzed[..]).unwrap();
+    // Found before samples were 32 bytes and said so: the histograms are what is tested.
+    (m.samples, m.sample_bytes) = (Vec::new(), SAMPLE_BYTES as u32);
     assert_eq!(
         Batch::try_from(m).unwrap_err().to_string(),
         "intended histogram: a run of 2^63 empty buckets"
@@ -272,6 +300,7 @@ fn fuzzed_histograms_are_errors_not_allocations_or_panics() {
     let m = pb::BatchMessage {
         latency: encode_histogram(&h),
         counts: Some(Default::default()),
+        sample_bytes: SAMPLE_BYTES as u32,
         ..Default::default()
     };
     assert_eq!(Batch::try_from(m).unwrap().latency, h);

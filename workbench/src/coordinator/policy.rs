@@ -22,14 +22,14 @@ pub(crate) const HOPELESS_SEND_LAG_NS: u64 = 200_000_000;
 pub(crate) const TARGET_FAILED_AFTER: Duration = Duration::from_secs(1);
 
 /// `method: vernier` keeps every request as a sample unless the point could then hold more
-/// than this many by its time limit (24 bytes each: 240 MB; an evaluation copies and sorts
+/// than this many by its time limit (32 bytes each: 320 MB; an evaluation copies and sorts
 /// them once more), when it keeps a systematic 1-in-k and says so in the phase line.
 pub(crate) const MAX_KEPT_SAMPLES: f64 = 10e6;
 /// The most samples an agent keeps a second under `method: vernier`: correlated
 /// neighbours add little to the CI (the tail's clusters count, not its requests), and every
 /// look sorts all that is kept on the cores being measured; the HDR histograms still hold
-/// every request. The tail without stalls needs every request, so beyond this rate it says
-/// so (`Why::Thinned`) rather than guess. Measured in docs/RESULTS.md ("Time to a
+/// every request. The tail without stalls marks the kept ones by the busy stretch each
+/// carries (`vernier_stats::untouched_kept`). Measured in docs/RESULTS.md ("Time to a
 /// verdict").
 pub(crate) const MAX_KEPT_PER_SECOND: f64 = 10_000.0;
 /// A request left "on schedule" when its send lag (kernel TX stamp minus scheduled

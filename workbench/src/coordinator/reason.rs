@@ -536,7 +536,8 @@ pub struct Touched {
 }
 
 /// `thinned`: 1 in k samples kept, so whether a request was still in flight at a stall's
-/// end cannot be told from them.
+/// end could not be told from them: read back from records made before each kept sample
+/// carried its busy stretch; no point says it now.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Thinned {
     /// The share kept.

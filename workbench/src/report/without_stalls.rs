@@ -3,7 +3,7 @@
 //! request's curve, so that "where has my p99 gone" is a gap between two curves.
 
 use vernier_agent::STALL_THRESHOLD_NS;
-use vernier_stats::{Sent, Stall, untouched_sent};
+use vernier_stats::{Kept, Sent, Stall, untouched_kept, untouched_sent};
 
 use super::ccdf::{CcdfPoint, DEEPEST, levels};
 use crate::error::Error;
@@ -12,21 +12,27 @@ use crate::samples::stall_of;
 
 /// The untouched requests of `point`'s `round` (µs) with their weights, each agent's
 /// marked by the stalls on its own clock that arrived during the point (as the point
-/// marked them), and the share touched; `None` when the round holds no request.
+/// marked them: by each kept request's busy stretch when the point was `thinned`), and
+/// the share touched; `None` when the round holds no request, or was thinned in a record
+/// that does not say the busy stretches.
 pub(super) fn untouched(
     samples: &polars::prelude::DataFrame,
     stalls: &[RecordedStall],
     point: usize,
     round: u32,
+    thinned: bool,
 ) -> Result<Option<(Vec<f64>, Vec<f64>, f64)>, Error> {
-    let requests = record::point_requests(samples, point, round)?;
+    let (requests, stretches) = record::point_requests(samples, point, round)?;
+    if thinned && !stretches {
+        return Ok(None);
+    }
     let mut agents: Vec<u32> = requests.iter().map(|(a, _)| *a).collect();
     agents.sort_unstable();
     agents.dedup();
     let (mut values, mut weights) = (Vec::new(), Vec::new());
     let (mut touched, mut total) = (0.0, 0);
     for agent in agents {
-        let mut sent: Vec<Sent> = (requests.iter())
+        let mut kept: Vec<Kept> = (requests.iter())
             .filter(|(a, _)| *a == agent)
             .map(|(_, s)| *s)
             .collect();
@@ -34,8 +40,13 @@ pub(super) fn untouched(
             .filter(|s| s.agent == agent && s.point as usize == point)
             .map(|s| stall_of(&s.interval))
             .collect();
-        let part = untouched_sent(&mut sent, seen, STALL_THRESHOLD_NS)
-            .map_err(|e| Error::Failed(format!("the tail without stalls of point {point}: {e}")))?;
+        let part = if thinned {
+            untouched_kept(&mut kept, seen, STALL_THRESHOLD_NS)
+        } else {
+            let mut sent: Vec<Sent> = kept.iter().map(|k| k.sent).collect();
+            untouched_sent(&mut sent, seen, STALL_THRESHOLD_NS)
+        }
+        .map_err(|e| Error::Failed(format!("the tail without stalls of point {point}: {e}")))?;
         touched += part.touched_share * part.requests as f64;
         total += part.requests;
         values.extend(part.latency_us);

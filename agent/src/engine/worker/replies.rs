@@ -67,6 +67,7 @@ impl Worker {
                         conn.consume(used);
                         return false;
                     };
+                    self.tally.gone(request.seq, at);
                     self.retry(slot, request);
                 }
                 Ok(Parsed::Reply(reply, n)) => {

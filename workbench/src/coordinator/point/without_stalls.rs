@@ -6,7 +6,10 @@
 use std::time::Duration;
 
 use vernier_agent::STALL_THRESHOLD_NS;
-use vernier_stats::{Percentile, Sent, Stall, Untouched, WeightedSamples, mean_ci, untouched_sent};
+use vernier_stats::{
+    Kept, Percentile, Sent, Stall, Untouched, WeightedSamples, mean_ci, untouched_kept,
+    untouched_sent,
+};
 
 use super::super::check_next::{CheckNext, Found};
 use super::super::checks::Interval;
@@ -17,7 +20,7 @@ use super::super::policy::{
     touched_seen_long_enough,
 };
 use super::super::reason::{
-    Confidence, Nothing, Thinned, TooFewSamples, Touched, UntouchedCi, UntouchedFew, Why,
+    Confidence, Nothing, TooFewSamples, Touched, UntouchedCi, UntouchedFew, Why,
 };
 use super::super::result::{
     CalledBy, CiDependence, PercentileResult, Probed, TouchedCall, TouchedSide, Verdict,
@@ -35,6 +38,19 @@ pub(super) struct WithoutStallsLook {
     pub(super) agents: Vec<(usize, usize, Option<Interval>)>,
     pub(super) estimate: Estimate,
     pub(super) sorted: Vec<f64>,
+}
+
+/// A kept sample as the marks read it: when it left, how late, its latency and its busy
+/// stretch.
+pub(crate) fn kept_of(s: &vernier_agent::Sample) -> Kept {
+    Kept {
+        sent: Sent {
+            departure_ns: s.departure_ns,
+            late_ns: u64::from(s.queueing_ns),
+            latency_ns: s.latency_ns,
+        },
+        busy_ns: u64::from(s.busy_ns),
+    }
 }
 
 /// Batches of the touched share's interval, and the fewest requests each holds.
@@ -61,33 +77,25 @@ impl Point {
     /// Agent `i`'s requests of the round marked by its stalls and by its late sends
     /// ([`untouched_sent`]): spans from each request's scheduled departure to its reply,
     /// the latency kept as the point reports it (from the actual departure).
+    /// Thinned, each kept request is marked by the busy stretch it carries and by the
+    /// stalls, its agent's late sends among them ([`untouched_kept`]).
     fn agent_part(&mut self, i: usize) -> Option<Untouched> {
         let stalls = self.agent_stalls(i);
+        let thinned = self.rounds.sampling < 1.0;
         let samples = &mut self.agents[i].round.samples;
         samples.sort_by_key(|s| s.departure_ns);
-        let mut sent: Vec<Sent> = samples
-            .iter()
-            .map(|s| Sent {
-                departure_ns: s.departure_ns,
-                late_ns: u64::from(s.queueing_ns),
-                latency_ns: s.latency_ns,
-            })
-            .collect();
-        untouched_sent(&mut sent, stalls, STALL_THRESHOLD_NS).ok()
+        let mut kept: Vec<Kept> = samples.iter().map(kept_of).collect();
+        if thinned {
+            return untouched_kept(&mut kept, stalls, STALL_THRESHOLD_NS).ok();
+        }
+        let mut every: Vec<Sent> = kept.iter().map(|k| k.sent).collect();
+        untouched_sent(&mut every, stalls, STALL_THRESHOLD_NS).ok()
     }
 
-    /// Why the tail without stalls cannot be judged at all: no probe recorded stalls, or
-    /// the samples were thinned; `None` when it can.
+    /// Why the tail without stalls cannot be judged at all: no probe recorded stalls;
+    /// `None` when it can.
     fn unjudgeable(&self, stalls: usize) -> Option<Why> {
-        if self.host().is_empty() && stalls == 0 {
-            Some(Why::NoProbe(Nothing {}))
-        } else if self.rounds.sampling < 1.0 {
-            Some(Why::Thinned(Thinned {
-                sampling: self.rounds.sampling.into(),
-            }))
-        } else {
-            None
-        }
+        (self.host().is_empty() && stalls == 0).then_some(Why::NoProbe(Nothing {}))
     }
 
     /// The stall intervals the measuring agents' cores met.
