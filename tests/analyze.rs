@@ -526,3 +526,58 @@ fn bad_stalls_files_are_refused_with_file_and_line() {
     let missing = stalls_of(&samples, "/nonexistent/stalls.csv", &[]);
     expect_bad_input(&missing, &["/nonexistent/stalls.csv", "cannot open"]);
 }
+
+/// A thinned record's rows (`--busy-column`, a record's `busy_ns`): a request whose busy
+/// stretch began before a stall that ended before its own send is touched, as the point
+/// that kept it marked it; read as every request (no busy column), the stall's queue
+/// drained at that send and the request is untouched.
+#[test]
+fn a_thinned_sample_is_marked_by_each_request_s_busy_stretch() {
+    let dir = tempfile::tempdir().unwrap();
+    let samples = dir.path().join("kept.csv");
+    let stalls = dir.path().join("stalls.csv");
+    let (mut rows, mut stall_rows) = (
+        String::from("send_ns,late_ns,latency_ns,busy_ns\n"),
+        String::from("start_ns,end_ns\n"),
+    );
+    for i in 0..3000_u64 {
+        let send = 1_000_000_000 + i * 100_000;
+        // Three requests kept from stretches begun 50 µs before them, a stall in each.
+        let stretched = i % 1000 == 500;
+        let busy = if stretched { 50_000 } else { 0 };
+        rows.push_str(&format!("{send},0,{},{busy}\n", 20_000 + i % 7 * 1_000));
+        if stretched {
+            stall_rows.push_str(&format!("{},{}\n", send - 40_000, send - 30_000));
+        }
+    }
+    std::fs::write(&samples, rows).unwrap();
+    std::fs::write(&stalls, stall_rows).unwrap();
+    let stalls = stalls.to_str().unwrap();
+    let touched = |more: &[&str]| {
+        let v = json(&stalls_of(&samples, stalls, more));
+        let own = &v["without_stalls"];
+        (
+            own["n"].as_u64().unwrap(),
+            own["touched_share"].as_f64().unwrap(),
+        )
+    };
+    assert_eq!(touched(&["--late-column", "late_ns"]), (3000, 0.0));
+    let (n, share) = touched(&["--late-column", "late_ns", "--busy-column", "busy_ns"]);
+    assert_eq!(n, 2997);
+    assert!((share - 0.001).abs() < 1e-12, "{share}");
+    // The busy column is one of the same rows, of ns of zero or more.
+    let bad = dir.path().join("bad.csv");
+    std::fs::write(
+        &bad,
+        "send_ns,late_ns,latency_ns,busy_ns\n1050000000,0,20000,-1\n",
+    )
+    .unwrap();
+    expect_bad_input(
+        &stalls_of(
+            &bad,
+            stalls,
+            &["--late-column", "late_ns", "--busy-column", "busy_ns"],
+        ),
+        &["row 1 of --busy-column", "-1"],
+    );
+}

@@ -428,7 +428,7 @@ pub fn without_stalls_sent(
 }
 
 /// The untouched requests' `percentiles`, each with its intervals.
-fn summarised(
+pub(crate) fn summarised(
     samples: &WeightedSamples,
     touched_share: f64,
     stalls: usize,

@@ -20,7 +20,10 @@
 //! gaps of tens of milliseconds).
 
 use crate::error::StatsError;
-use crate::stalls::{Marks, Sent, Stall, Untouched, merged, untouched_of};
+use crate::stalls::{
+    Marks, Sent, Stall, Untouched, WithoutStalls, merged, summarised, untouched_of,
+};
+use crate::weighted::WeightedSamples;
 
 /// A kept request as its client recorded it, in ns: when it left, how late, its latency,
 /// and how long before its scheduled send its busy stretch began.
@@ -116,6 +119,22 @@ pub fn untouched_kept(
         .collect();
     let windows = requests.iter().map(|r| r.reply() - r.since());
     Ok(untouched_of(&marks, &latency_us, windows))
+}
+
+/// [`untouched_kept`]'s requests summarised as [`crate::without_stalls_sent`] summarises
+/// every request: the `percentiles` (fractions) in ns, `stalls` counting those given.
+pub fn without_stalls_kept(
+    requests: &mut [Kept],
+    stalls: Vec<Stall>,
+    late_ns: u64,
+    percentiles: &[f64],
+    confidence: f64,
+) -> Result<WithoutStalls, StatsError> {
+    let given = stalls.len();
+    let part = untouched_kept(requests, stalls, late_ns)?;
+    let latency_ns: Vec<f64> = part.latency_us.iter().map(|l| l * 1e3).collect();
+    let samples = WeightedSamples::new(latency_ns, &part.weights)?;
+    summarised(&samples, part.touched_share, given, percentiles, confidence)
 }
 
 #[cfg(test)]

@@ -7,8 +7,8 @@ use clap::Args;
 use serde::Serialize;
 use vernier_agent::STALL_THRESHOLD_NS;
 use vernier_stats::{
-    AdfOptions, Analysis, AnalysisOptions, LagSelection, Percentile, Regression, Sent, Spans,
-    WithoutStalls, analyze, without_stalls, without_stalls_sent,
+    AdfOptions, Analysis, AnalysisOptions, Kept, LagSelection, Percentile, Regression, Sent, Spans,
+    WithoutStalls, analyze, without_stalls, without_stalls_kept, without_stalls_sent,
 };
 
 use super::stdout::{Json, print_json};
@@ -57,6 +57,12 @@ pub struct AnalyzeArgs {
     /// its client from its schedule to its send, as a run marks them.
     #[arg(long, requires = "stalls")]
     pub late_column: Option<String>,
+    /// The column of how long before its schedule each request's busy stretch began (ns;
+    /// a record's `busy_ns`), with --late-column: the rows are then a thinned sample (a
+    /// point that kept one request in several), each request touched when a stall meets
+    /// its window from that start to its reply, as the point marked them.
+    #[arg(long, requires = "late_column")]
+    pub busy_column: Option<String>,
     /// Percentiles to estimate, in percent.
     #[arg(long, value_delimiter = ',', default_value = "50,90,95,99,99.9,99.99")]
     pub percentiles: Vec<f64>,
@@ -185,13 +191,15 @@ pub fn run(args: AnalyzeArgs) -> Result<ExitCode, Error> {
     let without_stalls = match (&args.stalls, &args.send_column) {
         (Some(path), Some(column)) => {
             let send = read_samples(&args.source(&args.file, Some(column)))?;
-            let late = match &args.late_column {
-                Some(late) => Some(read_samples(&args.source(&args.file, Some(late)))?),
-                None => None,
+            let column = |name: &Option<String>| match name {
+                Some(c) => read_samples(&args.source(&args.file, Some(c))).map(Some),
+                None => Ok(None),
             };
+            let (late, busy) = (column(&args.late_column)?, column(&args.busy_column)?);
             let columns = Columns {
                 send: &send,
                 late: late.as_deref(),
+                busy: busy.as_deref(),
                 latency: &samples,
             };
             Some(without(path, columns, &options)?)
@@ -236,10 +244,12 @@ struct Output<'a> {
     drift: Vec<vernier_stats::Drift>,
 }
 
-/// Each request's send time, lateness (when given) and latency, in ns, in FILE's rows.
+/// Each request's send time, lateness and busy stretch (when given) and latency, in ns,
+/// in FILE's rows.
 struct Columns<'a> {
     send: &'a [f64],
     late: Option<&'a [f64]>,
+    busy: Option<&'a [f64]>,
     latency: &'a [f64],
 }
 
@@ -253,13 +263,21 @@ fn without(
     let Columns {
         send,
         late,
+        busy,
         latency,
     } = columns;
-    if send.len() != latency.len() || late.is_some_and(|l| l.len() != latency.len()) {
+    let rows = |c: Option<&[f64]>| c.map_or_else(|| "none".into(), |c| c.len().to_string());
+    if send.len() != latency.len()
+        || [late, busy]
+            .iter()
+            .flatten()
+            .any(|c| c.len() != latency.len())
+    {
         return Err(Error::Usage(format!(
-            "--send-column has {} values, --late-column {} and the latencies {}: they must be the same rows",
+            "--send-column has {} values, --late-column {}, --busy-column {} and the latencies {}: they must be the same rows",
             send.len(),
-            late.map_or_else(|| "none".into(), |l| l.len().to_string()),
+            rows(late),
+            rows(busy),
             latency.len()
         )));
     }
@@ -271,6 +289,7 @@ fn without(
         return Ok(without_stalls(spans, &stalls, percentiles, confidence)?);
     };
     let mut sent = Vec::with_capacity(send.len());
+    let mut kept = Vec::new();
     for (row, ((&s, &l), &lat)) in send.iter().zip(late).zip(latency).enumerate() {
         let ns = |v: f64, what: &str| {
             (v.is_finite() && v >= 0.0).then_some(v as u64).ok_or_else(|| {
@@ -280,11 +299,28 @@ fn without(
                 ))
             })
         };
-        sent.push(Sent {
+        let one = Sent {
             departure_ns: ns(s, "--send-column")?,
             late_ns: ns(l, "--late-column")?,
             latency_ns: ns(lat, "the latencies")?,
-        });
+        };
+        match busy {
+            Some(busy) => kept.push(Kept {
+                sent: one,
+                busy_ns: ns(busy[row], "--busy-column")?,
+            }),
+            None => sent.push(one),
+        }
+    }
+    if busy.is_some() {
+        let late_ns = STALL_THRESHOLD_NS;
+        return Ok(without_stalls_kept(
+            &mut kept,
+            stalls,
+            late_ns,
+            percentiles,
+            confidence,
+        )?);
     }
     Ok(without_stalls_sent(
         &mut sent,
