@@ -32,7 +32,9 @@ mod stall;
 
 pub use config::{AgentKind, ConfigError, Duet, LoadSpec, PollMode, Workload};
 pub use engine::{Engine, EngineError, system_roots};
-pub use measure::{Batch, Counters, Few, Outcome, Recorded, RequestKind, Sample, histogram};
+pub use measure::{
+    Batch, Counters, Few, ON_SCHEDULE_NS, Outcome, Recorded, RequestKind, Sample, histogram,
+};
 pub use probe::{
     CoreWatch, DEFAULT_PERIOD, HostProbe, NOT_OURS_NS, STALL_NS, StallReport, fmt_late,
 };

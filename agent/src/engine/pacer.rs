@@ -42,8 +42,9 @@ pub(super) const SPIN_FOR_REPLY: Duration = Duration::from_micros(200);
 /// it polls on every turn (the reply's time is when it is read).
 pub(super) const SPIN_POLL_EVERY: Duration = Duration::from_micros(20);
 /// The tolerance until the coordinator gives one: what the send path itself costs, below
-/// which no departure is called late (the coordinator's `ON_SCHEDULE_NS`).
-pub(super) const DEFAULT_TOLERANCE: Duration = Duration::from_micros(10);
+/// which no departure is called late ([`ON_SCHEDULE_NS`](crate::measure::ON_SCHEDULE_NS)).
+pub(super) const DEFAULT_TOLERANCE: Duration =
+    Duration::from_nanos(crate::measure::ON_SCHEDULE_NS as u64);
 /// The share of departures a sleeping worker aims to send within the tolerance. The
 /// departure check needs a fifth of the requests on schedule and their percentile to agree
 /// with all requests'; more on schedule keeps the arrivals the process asked for. On this

@@ -20,6 +20,7 @@ use vernier_agent::{AgentKind, LoadSpec, Workload};
 use vernier_fixtures::{ServeConfig, ServeProtocol, Server};
 use vernier_protocols::Protocol;
 
+use crate::coordinator::policy::bench_rate_held;
 use crate::error::Error;
 use crate::load::{Batches, Load, Window, run_load};
 
@@ -579,7 +580,7 @@ fn memcached_capacity(
                 p99_all_us,
                 p99_on_schedule_us,
                 on_schedule_share,
-                holds: achieved >= 0.98 * offered && departures_pass,
+                holds: bench_rate_held(achieved, offered) && departures_pass,
             };
             eprintln!(
                 "memcached, {connections} connections, depth {}: offered {:>8.0}/s achieved {:>8.0}/s  send lag p50 {:.1} p99 {:.1} µs  backlog max {}  p99 {:.1} µs, on schedule ({:.0}%) {:.1}  {}",

@@ -34,9 +34,8 @@ pub(crate) const MAX_KEPT_SAMPLES: f64 = 10e6;
 pub(crate) const MAX_KEPT_PER_SECOND: f64 = 10_000.0;
 /// A request left "on schedule" when its send lag (kernel TX stamp minus scheduled
 /// departure) is within the tolerance asked ([`DEPARTURE_SHARE_OF_WIDTH`] of the CI width),
-/// and never less than this: the agent's own send path costs 4–7 µs on loopback, so a
-/// tighter bound would call every request of a burst late.
-pub(crate) const ON_SCHEDULE_NS: u32 = 10_000;
+/// and never less than this: the agent's (whose pacer aims at it too).
+pub(crate) const ON_SCHEDULE_NS: u32 = vernier_agent::ON_SCHEDULE_NS;
 /// A backlog is the load's own (a closed loop) when requests waited for a free slot in
 /// more than this share of the measuring round's reports (each worker reports every 20 ms):
 /// a pause of the target or a stall of the host fills every slot for a report or two, a
@@ -276,6 +275,27 @@ pub(crate) fn rate_standing(observed: f64, expected: f64, allowed: f64) -> RateS
     } else {
         RateStanding::Within
     }
+}
+
+/// A rate achieved under this share of the one asked is shown short (red) in the TUI's
+/// agents panel: the default warm-up tolerance's 5%, without a point's allowance for
+/// chance (the panel shows a second's rate, not a point's count).
+const SHOWN_SHORT_SHARE: f64 = 0.95;
+
+/// Whether a person is shown an `achieved` rate as short of the `asked` one
+/// ([`SHOWN_SHORT_SHARE`]).
+pub(crate) fn shown_short(achieved: f64, asked: f64) -> bool {
+    achieved < SHOWN_SHORT_SHARE * asked
+}
+
+/// `vernier bench-agent`'s open-loop capacity: a rate holds while at least this share of
+/// it is answered (and the departure check passes).
+const BENCH_HELD_SHARE: f64 = 0.98;
+
+/// Whether `vernier bench-agent`'s worker held the `offered` rate, `achieved` answered a
+/// second ([`BENCH_HELD_SHARE`]).
+pub(crate) fn bench_rate_held(achieved: f64, offered: f64) -> bool {
+    achieved >= BENCH_HELD_SHARE * offered
 }
 
 /// Whether `backlog` requests waiting for a free slot at `rate` req/s mean the load has gone

@@ -44,6 +44,53 @@ pub(crate) const TIMEOUT: &str = "1s";
 /// The one seed, when the scenario gives none: runs are reproducible by default.
 pub(crate) const SEED: u64 = 1;
 
+/// The significance level of the checks' tests (Anderson-Darling, Spearman, ADF): one
+/// chance in twenty of failing a check the data meet.
+pub(crate) const ALPHA: f64 = 0.05;
+
+/// How requests travel: TCP, as memcached, Redis and HTTP clients send them.
+pub(crate) const TRANSPORT: &str = "tcp";
+
+/// The procedure that decides a point: vernier's own (`lancet` asks for Lancet's).
+pub(crate) const METHOD: &str = "vernier";
+
+/// What a run does when an agent is lost: stop (the load no longer is what was asked).
+pub(crate) const ON_AGENT_LOSS: &str = "stop";
+
+/// Whether a failed check gates the answer: it does (`report` only says it).
+pub(crate) const CHECK: &str = "enforce";
+
+/// Runs of a replicated point: at the least ...
+pub(crate) const REPLICATIONS_MIN: u32 = 3;
+
+/// ... and at the most.
+pub(crate) const REPLICATIONS_MAX: u32 = 10;
+
+/// How wide the runs' combined CI may be.
+pub(crate) const REPLICATIONS_WIDTH: &str = "1%";
+
+/// The share of requests Lancet's procedure keeps (`method: lancet`; vernier's own keeps
+/// what its CI needs).
+pub(crate) const SAMPLING_RATE: f64 = 0.2;
+
+/// Samples per agent in a first measuring round.
+pub(crate) const SAMPLING_SAMPLES: usize = 10_000;
+
+/// Inter-departure gaps per agent for the arrival test.
+pub(crate) const INTERARRIVAL_SAMPLES: usize = 1_000;
+
+/// Warm-up's windows: each this long ...
+pub(crate) const WARMUP_WINDOW: &str = "50ms";
+
+/// ... this many of them stationary (and the rate within the tolerance) ends warm-up ...
+pub(crate) const WARMUP_WINDOWS: usize = 40;
+
+/// ... the achieved rate within this share of the one asked ...
+pub(crate) const WARMUP_TOLERANCE: f64 = 0.05;
+
+/// ... or N/A after this long.
+pub(crate) const WARMUP_MAX: &str = "30s";
+
 /// The percentile whose CI is the answer: p99, the tail most service objectives name.
 pub(crate) const CI_PERCENTILE: f64 = 99.0;
 

@@ -59,7 +59,7 @@ pub(crate) fn scenario(
     let limits = limits(context, file.limits.unwrap_or_default())?;
     let sampling = sampling(context, file.sampling.unwrap_or_default())?;
     let warmup = warmup(context, file.warmup.unwrap_or_default())?;
-    let alpha = file.alpha.unwrap_or(0.05);
+    let alpha = file.alpha.unwrap_or(defaults::ALPHA);
     if !(alpha > 0.0 && alpha <= 0.5) {
         return Err(context.bad(
             "alpha",
@@ -130,7 +130,7 @@ pub(crate) fn scenario(
 
 /// How requests travel: over TCP unless the file says UDP.
 fn transport(context: &Context<'_>, transport: Option<&str>) -> Result<Transport, ScenarioError> {
-    match transport.unwrap_or("tcp") {
+    match transport.unwrap_or(defaults::TRANSPORT) {
         "tcp" => Ok(Transport::Tcp),
         "udp" => Ok(Transport::Udp),
         other => Err(context.bad("transport", other, "expected tcp or udp")),
@@ -156,7 +156,7 @@ fn limits(context: &Context<'_>, limits: LimitsFile) -> Result<Limits, ScenarioE
 
 /// Which procedure decides a point: vernier's own unless the file asks for Lancet's.
 fn method(context: &Context<'_>, method: Option<&str>) -> Result<Method, ScenarioError> {
-    match method.unwrap_or("vernier") {
+    match method.unwrap_or(defaults::METHOD) {
         "vernier" => Ok(Method::Vernier),
         "lancet" => Ok(Method::Lancet),
         other => Err(context.bad(
@@ -173,7 +173,7 @@ fn on_agent_loss(
     context: &Context<'_>,
     on_agent_loss: Option<&str>,
 ) -> Result<OnAgentLoss, ScenarioError> {
-    match on_agent_loss.unwrap_or("stop") {
+    match on_agent_loss.unwrap_or(defaults::ON_AGENT_LOSS) {
         "stop" => Ok(OnAgentLoss::Stop),
         "continue" => Ok(OnAgentLoss::Continue),
         other => Err(context.bad(
@@ -191,7 +191,7 @@ fn interarrival_enforced(
     context: &Context<'_>,
     check: Option<&str>,
 ) -> Result<bool, ScenarioError> {
-    match check.unwrap_or("enforce") {
+    match check.unwrap_or(defaults::CHECK) {
         "enforce" => Ok(true),
         "report" => Ok(false),
         other => Err(context.bad(
@@ -257,7 +257,7 @@ fn replications(
     context: &Context<'_>,
     file: ReplicationsFile,
 ) -> Result<Replications, ScenarioError> {
-    let min = file.min.unwrap_or(3);
+    let min = file.min.unwrap_or(defaults::REPLICATIONS_MIN);
     if min < 2 {
         return Err(context.bad(
             "replications.min",
@@ -265,7 +265,7 @@ fn replications(
             "expected at least 2 runs (one run has no spread to judge), as in 3",
         ));
     }
-    let max = file.max.unwrap_or(10);
+    let max = file.max.unwrap_or(defaults::REPLICATIONS_MAX);
     if max < min || max > MAX_REPLICATIONS {
         return Err(context.bad(
             "replications.max",
@@ -276,7 +276,9 @@ fn replications(
     let width = ci_width(
         context,
         "replications.width",
-        file.width.as_deref().unwrap_or("1%"),
+        file.width
+            .as_deref()
+            .unwrap_or(defaults::REPLICATIONS_WIDTH),
     )?;
     let pause = match file.pause {
         None => Duration::ZERO,
@@ -436,7 +438,7 @@ fn timestamps(
 
 /// How measuring starts.
 fn sampling(context: &Context<'_>, sampling: SamplingFile) -> Result<Sampling, ScenarioError> {
-    let rate = sampling.rate.unwrap_or(0.2);
+    let rate = sampling.rate.unwrap_or(defaults::SAMPLING_RATE);
     if !(rate > 0.0 && rate <= 1.0) {
         return Err(context.bad(
             "sampling.rate",
@@ -444,7 +446,7 @@ fn sampling(context: &Context<'_>, sampling: SamplingFile) -> Result<Sampling, S
             "expected a share of requests above 0 and at most 1, as in 0.2",
         ));
     }
-    let samples = sampling.samples.unwrap_or(10_000);
+    let samples = sampling.samples.unwrap_or(defaults::SAMPLING_SAMPLES);
     if samples < 100 {
         return Err(context.bad(
             "sampling.samples",
@@ -452,7 +454,9 @@ fn sampling(context: &Context<'_>, sampling: SamplingFile) -> Result<Sampling, S
             "expected at least 100 samples per agent, as in 10000",
         ));
     }
-    let interarrival_samples = sampling.interarrival_samples.unwrap_or(1_000);
+    let interarrival_samples = sampling
+        .interarrival_samples
+        .unwrap_or(defaults::INTERARRIVAL_SAMPLES);
     if interarrival_samples < 50 {
         return Err(context.bad(
             "sampling.interarrival_samples",
@@ -469,8 +473,13 @@ fn sampling(context: &Context<'_>, sampling: SamplingFile) -> Result<Sampling, S
 
 /// When warm-up ends. Its windows must fit in its time limit, or it could never end.
 fn warmup(context: &Context<'_>, warmup: WarmupFile) -> Result<Warmup, ScenarioError> {
-    let window = duration_or(context, "warmup.window", warmup.window.clone(), "50ms")?;
-    let windows = warmup.windows.unwrap_or(40);
+    let window = duration_or(
+        context,
+        "warmup.window",
+        warmup.window.clone(),
+        defaults::WARMUP_WINDOW,
+    )?;
+    let windows = warmup.windows.unwrap_or(defaults::WARMUP_WINDOWS);
     if windows < 10 {
         return Err(context.bad(
             "warmup.windows",
@@ -478,7 +487,7 @@ fn warmup(context: &Context<'_>, warmup: WarmupFile) -> Result<Warmup, ScenarioE
             "expected at least 10 windows for the stationarity test, as in 40",
         ));
     }
-    let tolerance = warmup.tolerance.unwrap_or(0.05);
+    let tolerance = warmup.tolerance.unwrap_or(defaults::WARMUP_TOLERANCE);
     if !(tolerance > 0.0 && tolerance < 1.0) {
         return Err(context.bad(
             "warmup.tolerance",
@@ -486,17 +495,22 @@ fn warmup(context: &Context<'_>, warmup: WarmupFile) -> Result<Warmup, ScenarioE
             "expected a fraction of the target rate strictly between 0 and 1, as in 0.05",
         ));
     }
-    let max = duration_or(context, "warmup.max", warmup.max.clone(), "30s")?;
+    let max = duration_or(
+        context,
+        "warmup.max",
+        warmup.max.clone(),
+        defaults::WARMUP_MAX,
+    )?;
     let needed = u32::try_from(windows)
         .ok()
         .and_then(|n| window.checked_mul(n));
     if needed.is_none_or(|needed| needed > max) {
         return Err(context.bad(
             "warmup.max",
-            warmup.max.as_deref().unwrap_or("30s"),
+            warmup.max.as_deref().unwrap_or(defaults::WARMUP_MAX),
             format!(
                 "expected at least windows × window ({windows} × {}) to let warm-up end",
-                warmup.window.as_deref().unwrap_or("50ms")
+                warmup.window.as_deref().unwrap_or(defaults::WARMUP_WINDOW)
             ),
         ));
     }

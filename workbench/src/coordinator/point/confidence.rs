@@ -308,7 +308,7 @@ impl Point {
     /// climb by chance, two in a row on a growing series seldom do.
     fn drifts_again(&mut self, snapshot: &Snapshot) -> bool {
         let p = self.config.ci.percentile;
-        let per_second = self.config.rate / self.live_count() as f64 * self.rounds.sampling;
+        let per_second = self.kept_per_agent();
         let now = (snapshot.agents.first())
             .and_then(|a| drift_of(&a.in_order, p, per_second))
             .is_some_and(|d| d.drifting);
@@ -405,7 +405,7 @@ impl Point {
     /// long, in time, they stay dependent (each agent's series is its kept requests in
     /// send order).
     pub(super) fn too_few_figures(&self, p: Percentile, n: usize, need: &NeedMore) -> TooFewForCi {
-        let per_agent = self.config.rate / self.live_count() as f64 * self.rounds.sampling;
+        let per_agent = self.kept_per_agent();
         TooFewForCi {
             p,
             confidence: self.config.ci.confidence.into(),

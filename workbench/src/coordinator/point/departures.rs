@@ -174,7 +174,7 @@ impl Point {
             .map(|&i| self.agents[i].load.backlog_max)
             .max()
             .unwrap_or(0);
-        let per_worker = self.config.rate / (self.live_count() * self.config.workers) as f64;
+        let per_worker = self.per_worker_rate();
         // The host's stalls, when the probe saw some as long as the lateness: then the late
         // requests (and any backlog) are their doing.
         let stalls = self
@@ -203,7 +203,7 @@ impl Point {
         // at once, so the target paused (its own core stalled, or it slowed for a moment).
         // Little's law at the mean latency says nothing about such a pause; keeping the load
         // open through it takes connections for every request due while it lasts.
-        let per_agent = self.config.rate / self.live_count().max(1) as f64;
+        let per_agent = self.per_agent_rate();
         let through_pause =
             ((per_agent * lags.max / 1e6 / self.config.depth as f64).ceil() as usize).max(1);
         let (connections, depth) = (self.config.connections, self.config.depth);

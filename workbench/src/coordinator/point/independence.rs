@@ -59,7 +59,7 @@ impl Point {
             return true;
         }
         let thinned = self.rounds.sampling / worst as f64;
-        let per_agent = self.config.rate / self.live_count() as f64;
+        let per_agent = self.per_agent_rate();
         let seconds = self.rounds.wanted as f64 / (per_agent * thinned);
         let left = self.seconds_left(at);
         let tries_used = self.rounds.tries >= self.config.limits.max_tries;

@@ -27,7 +27,7 @@ impl Point {
         };
         *tries += 1;
         let tries = *tries;
-        let per_worker = self.config.rate / (self.live_count() * self.config.workers) as f64;
+        let per_worker = self.per_worker_rate();
         let target_mean_ns = 1e9 / per_worker;
         // Under `method: vernier` the departures are judged by their effect on the answer
         // at the verdict (departures.rs); Anderson-Darling is computed and reported.

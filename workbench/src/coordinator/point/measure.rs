@@ -143,7 +143,7 @@ impl Point {
     /// Seconds until every agent has `wanted` samples at the current rate and sampling.
     pub(super) fn seconds_to_collect(&self, wanted: usize) -> f64 {
         let fewest = self.fewest_samples();
-        let per_agent = self.config.rate / self.live_count() as f64 * self.rounds.sampling;
+        let per_agent = self.kept_per_agent();
         wanted.saturating_sub(fewest) as f64 / per_agent.max(1e-9)
     }
 

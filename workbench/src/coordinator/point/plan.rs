@@ -23,7 +23,7 @@ impl Point {
     pub(super) fn reachable(&self, at: Duration) -> usize {
         let fewest = self.fewest_samples();
         let left = self.seconds_left(at);
-        let per_agent = self.config.rate / self.live_count() as f64 * self.rounds.sampling;
+        let per_agent = self.kept_per_agent();
         fewest + (COLLECT_SHARE_OF_TIME * left * per_agent) as usize
     }
 

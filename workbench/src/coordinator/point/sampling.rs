@@ -21,8 +21,18 @@ impl Point {
     }
 
     /// Requests a second each agent sends.
-    fn per_agent_rate(&self) -> f64 {
-        self.config.rate / self.live_count() as f64
+    pub(super) fn per_agent_rate(&self) -> f64 {
+        self.config.rate / self.live_count().max(1) as f64
+    }
+
+    /// Requests a second each of an agent's workers sends.
+    pub(super) fn per_worker_rate(&self) -> f64 {
+        self.per_agent_rate() / self.config.workers.max(1) as f64
+    }
+
+    /// The samples each live agent keeps a second: its rate under the round's sampling.
+    pub(super) fn kept_per_agent(&self) -> f64 {
+        self.per_agent_rate() * self.rounds.sampling
     }
 
     /// The requests the measuring agents send by the point's time limit.

@@ -356,7 +356,7 @@ impl Point {
     /// first measuring agent, in send order ([`drift_of`]).
     pub(super) fn drift_seen(&mut self) -> Option<DriftSeen> {
         let first = self.measuring().next()?;
-        let per_second = self.config.rate / self.live_count() as f64 * self.rounds.sampling;
+        let per_second = self.kept_per_agent();
         let series = self.agents[first].latencies_in_send_order();
         drift_of(&series, self.config.ci.percentile, per_second)
     }

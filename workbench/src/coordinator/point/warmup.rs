@@ -22,7 +22,7 @@ impl Point {
     /// The sampling rate during warm-up: enough kept gaps for the inter-arrival test soon,
     /// never less than the measurement's rate.
     pub(super) fn warmup_sampling(&self) -> f64 {
-        let per_agent = self.config.rate / self.live_count() as f64;
+        let per_agent = self.per_agent_rate();
         (WARMUP_GAPS_FACTOR * self.config.sampling.interarrival_samples as f64 / per_agent.max(1.0))
             .clamp(self.measure_sampling(), 1.0)
     }

@@ -12,9 +12,7 @@ use super::super::app::App;
 use super::super::theme::Theme;
 use super::format::{opt, rate};
 use crate::coordinator::CheckOutcome;
-
-/// The achieved rate below this share of the target is marked failing.
-const RATE_TOLERANCE: f64 = 0.95;
+use crate::coordinator::policy::shown_short;
 
 pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
     let is_lost = |a: &super::super::app::AgentRow| a.progress.as_ref().is_some_and(|p| p.lost);
@@ -35,7 +33,7 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
                 ]);
             }
             let got = p.map_or(0.0, |p| p.achieved_rate);
-            let rate_ok = got >= RATE_TOLERANCE * want || app.live.paused;
+            let rate_ok = !shown_short(got, want) || app.live.paused;
             let rate_cell = Cell::from(Span::styled(
                 format!(
                     "{}/{}{}",
