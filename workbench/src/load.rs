@@ -14,7 +14,7 @@ use vernier_protocols::InterArrival;
 use crate::error::Error;
 
 /// The interval's batches, merged.
-pub(crate) struct Window {
+pub(crate) struct LoadWindow {
     /// The workers' counters over the window, summed.
     pub(crate) counters: Counters,
     /// Latencies of every request answered, ns.
@@ -34,7 +34,7 @@ pub(crate) struct Window {
     opened_for: Option<Duration>,
 }
 
-impl Window {
+impl LoadWindow {
     /// What the window counted, for a load that measured nothing: whether the worker
     /// acknowledged the measurement, and what became of the requests it sent.
     pub(crate) fn account(&self) -> String {
@@ -106,7 +106,10 @@ pub(crate) enum Batches {
 /// Starts an engine for `spec`, holds `load` (Poisson), measures it after a 300 ms warm-up
 /// and stops it: every run of `vernier bench-agent`, the budget's client calibration
 /// (`budget::start`) and a comparison's blocks go this way.
-pub(crate) fn run_load(spec: LoadSpec, load: Load) -> Result<Window, vernier_agent::EngineError> {
+pub(crate) fn run_load(
+    spec: LoadSpec,
+    load: Load,
+) -> Result<LoadWindow, vernier_agent::EngineError> {
     let engine = Engine::start(spec)?;
     engine.set_load(load.rate, &InterArrival::Exp);
     let w = measure(&engine, Duration::from_millis(300), &load);
@@ -118,7 +121,7 @@ pub(crate) fn run_load(spec: LoadSpec, load: Load) -> Result<Window, vernier_age
 /// Measures `load.duration` after `warmup`, keeping `load.sampling` of the requests: the
 /// batches of the measuring generation (the worker's acknowledgement), merged; each read
 /// batch goes back to the worker or is dropped, as `load.batches` says.
-fn measure(engine: &Engine, warmup: Duration, load: &Load) -> Window {
+fn measure(engine: &Engine, warmup: Duration, load: &Load) -> LoadWindow {
     const WARMING: u64 = 1;
     const MEASURING: u64 = 2;
     let Load {
@@ -175,7 +178,7 @@ fn measure(engine: &Engine, warmup: Duration, load: &Load) -> Window {
         }
         give_back(b);
     }
-    Window {
+    LoadWindow {
         counters,
         latency,
         send_lag,

@@ -168,7 +168,7 @@ pub fn read_snapshot(pid: u32) -> Result<Option<Snapshot>, String> {
 /// The snapshots of one window: the first, the latest, and every CPU each thread was seen
 /// on at any snapshot between (a thread's stat names only the CPU it last ran on).
 #[derive(Debug, Clone)]
-pub struct Window {
+pub struct CpuWindow {
     first: Snapshot,
     last: Snapshot,
     /// From the first snapshot to the last.
@@ -176,10 +176,10 @@ pub struct Window {
     seen_on: BTreeMap<u32, BTreeSet<u32>>,
 }
 
-impl Window {
+impl CpuWindow {
     /// A window that starts with `first`.
-    pub fn start(first: Snapshot) -> Window {
-        let mut window = Window {
+    pub fn start(first: Snapshot) -> CpuWindow {
+        let mut window = CpuWindow {
             last: first.clone(),
             first,
             elapsed: Duration::ZERO,
@@ -249,7 +249,7 @@ pub struct Usage {
 /// The delta from `w.first` to `w.last`. A thread born in the window counts from zero; one
 /// that ended in it is missing from the per-thread figures (the process's CPU time still
 /// holds it). Counters that went backwards (a TID reused) count as zero.
-fn usage(w: &Window, seconds: f64, ticks_per_s: f64) -> Usage {
+fn usage(w: &CpuWindow, seconds: f64, ticks_per_s: f64) -> Usage {
     let mut by_name: BTreeMap<&str, ThreadUsage> = BTreeMap::new();
     let (mut voluntary, mut involuntary) = (0, 0);
     for (tid, now) in &w.last.threads {
@@ -395,7 +395,7 @@ mod tests {
                 (13, thread("tokio-runtime-w", 50, 0, 600)),
             ]),
         };
-        let mut window = Window::start(first.clone());
+        let mut window = CpuWindow::start(first.clone());
         assert_eq!(window.usage(100.0), None, "one snapshot is no window");
         let mut middle = first.clone();
         middle.threads.insert(11, thread("worker 0", 350, 0, 3000));
@@ -437,7 +437,7 @@ mod tests {
             process_ticks: 50,
             threads: BTreeMap::from([(7, thread("a", 90, 0, 90))]),
         };
-        let mut window = Window::start(first);
+        let mut window = CpuWindow::start(first);
         window.observe(
             Snapshot {
                 process_ticks: 40,

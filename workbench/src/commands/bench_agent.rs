@@ -22,7 +22,7 @@ use vernier_protocols::Protocol;
 
 use crate::coordinator::policy::bench_rate_held;
 use crate::error::Error;
-use crate::load::{Batches, Load, Window, run_load};
+use crate::load::{Batches, Load, LoadWindow, run_load};
 
 /// Options of `vernier bench-agent`.
 #[derive(Debug, Args)]
@@ -444,7 +444,11 @@ fn capacity(
 }
 
 /// What the window `w` of a load offered at `rate` measured, with the inter-arrival test.
-fn capacity_point(args: &BenchAgentArgs, rate: f64, w: &Window) -> Result<CapacityPoint, Error> {
+fn capacity_point(
+    args: &BenchAgentArgs,
+    rate: f64,
+    w: &LoadWindow,
+) -> Result<CapacityPoint, Error> {
     let ad = vernier_stats::anderson_exponential(&w.interarrivals).map_err(|e| failed(&e))?;
     Ok(CapacityPoint {
         offered: rate,

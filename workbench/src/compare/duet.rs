@@ -382,7 +382,7 @@ struct SideTaken {
 }
 
 /// One window of the stream: each side's requests, and the stream's counts.
-struct Window {
+struct StreamWindow {
     sides: [SideTaken; 2],
     stalls: StallLog,
     sent: u64,
@@ -394,11 +394,16 @@ struct Window {
 /// The batches of the next `length` of the stream, sampled as `generation`, split by
 /// side: the window opens with the first batch of its generation and closes `length`
 /// later (or [`PATIENCE`] past it with none read).
-fn take_window(engine: &Engine, spec: &LoadSpec, length: Duration, generation: u64) -> Window {
+fn take_window(
+    engine: &Engine,
+    spec: &LoadSpec,
+    length: Duration,
+    generation: u64,
+) -> StreamWindow {
     engine.set_sampling(1.0, generation);
     let asked = Instant::now();
     let mut opened: Option<Instant> = None;
-    let mut window = Window {
+    let mut window = StreamWindow {
         sides: Default::default(),
         stalls: StallLog::default(),
         sent: 0,
@@ -423,7 +428,7 @@ fn take_window(engine: &Engine, spec: &LoadSpec, length: Duration, generation: u
 }
 
 /// Adds `batch`'s requests to their sides, and its counts to the stream's.
-fn add(window: &mut Window, batch: &Batch, spec: &LoadSpec) {
+fn add(window: &mut StreamWindow, batch: &Batch, spec: &LoadSpec) {
     for s in &batch.samples {
         let side = &mut window.sides[usize::from(spec.to_duet(s.conn))];
         side.samples
@@ -440,7 +445,7 @@ fn add(window: &mut Window, batch: &Batch, spec: &LoadSpec) {
 /// Which sides the stream's backlog was held back for: the side that answered clearly
 /// fewer requests than the other (its connections all busy, or gone), or both when they
 /// answered alike (the client itself behind).
-fn held_back(window: &Window) -> [bool; 2] {
+fn held_back(window: &StreamWindow) -> [bool; 2] {
     let [a, b] = [0, 1].map(|i| window.sides[i].samples.len() as f64);
     const FEWER: f64 = 0.8;
     if a < FEWER * b {

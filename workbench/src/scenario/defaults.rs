@@ -30,11 +30,10 @@ pub(crate) const TIMESTAMPS: &str = "kernel";
 /// noisy host asks for, without chasing a CI that will not come.
 pub(crate) const MAX_TRIES: u32 = 10;
 
-/// Wall time per load point, warm-up included, before N/A: a first run of a one-liner
-/// answers within about a minute. On this host memcached at 5,000 and 10,000 req/s
-/// converged in 15-23 s when it converged (2026-11-27); a point that needs more ends N/A
-/// saying how much more time its precision would take, which `--duration` (or `c` in the
-/// TUI) gives. Five minutes had three runs in ten waiting out their limit.
+/// Wall time per load point, warm-up included, before it answers with the CI at hand: a
+/// first run of a one-liner answers within about a minute, and one that needs more says
+/// how much more time its precision would take, which `--duration` (or `c` in the TUI)
+/// gives (docs/RESULTS.md, "An answer whenever the run has one").
 pub(crate) const MAX_DURATION: &str = "1m";
 
 /// A request unanswered this long fails: a thousand times a microsecond-scale service's

@@ -5,13 +5,13 @@
 
 use std::time::Instant;
 
-use crate::procfs::{Usage, Window, clock_ticks_per_s, read_snapshot};
+use crate::procfs::{CpuWindow, Usage, clock_ticks_per_s, read_snapshot};
 
 /// This process's threads over the session.
 pub(super) struct Threads {
     /// When the first snapshot was taken, and the window since (`None`: /proc unreadable).
     started: Instant,
-    window: Option<Window>,
+    window: Option<CpuWindow>,
 }
 
 impl Threads {
@@ -22,7 +22,7 @@ impl Threads {
             window: read_snapshot(std::process::id())
                 .ok()
                 .flatten()
-                .map(Window::start),
+                .map(CpuWindow::start),
         }
     }
 

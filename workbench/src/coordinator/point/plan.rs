@@ -15,7 +15,7 @@ use super::super::policy::{
     COLLECT_SHARE_OF_TIME, STOPPING_RULE, beyond_reach_holds, far_beyond_reach,
 };
 use super::super::reason::Reason;
-use super::state::{Beyond, Point};
+use super::state::{PastLimit, Point};
 
 impl Point {
     /// The samples per agent the point can hold by its time limit at the current rate,
@@ -84,7 +84,7 @@ impl Point {
     /// precision asked can come only if the prediction was wrong twice, and the point
     /// answers now rather than at the limit.
     fn beyond_reach(&mut self, n: usize, needed: usize, limit: usize) -> Reach {
-        let before = self.stage.looks_mut().and_then(|l| l.beyond.take());
+        let before = self.stage.looks_mut().and_then(|l| l.past_limit.take());
         if needed <= limit {
             return Reach::Within;
         }
@@ -96,7 +96,7 @@ impl Point {
             return Reach::Beyond;
         }
         if let Some(looks) = self.stage.looks_mut() {
-            looks.beyond = Some(Beyond {
+            looks.past_limit = Some(PastLimit {
                 needed,
                 without_stalls,
             });

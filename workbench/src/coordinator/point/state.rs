@@ -21,7 +21,7 @@ use crate::scenario::Limits;
 
 /// One closed warm-up window, all agents.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Window {
+pub(super) struct WarmupWindow {
     pub(super) dt: f64,
     pub(super) sent: u64,
     pub(super) received: u64,
@@ -289,7 +289,7 @@ impl Clock {
 /// The warm-up's closed windows and when the open one began.
 #[derive(Debug)]
 pub(super) struct WarmupState {
-    pub(super) windows: Vec<Window>,
+    pub(super) windows: Vec<WarmupWindow>,
     pub(super) window_started: Duration,
     /// The last round's figures, from before the restart that began this warm-up (fresh
     /// ones, from the point's start, at its first).
@@ -306,7 +306,7 @@ pub(super) enum Stage {
     /// Testing the inter-arrival times.
     Interarrival {
         /// Warm-up's closed windows: the load a closed loop found later is quoted from.
-        windows: Vec<Window>,
+        windows: Vec<WarmupWindow>,
         /// Inter-arrival tests run.
         tries: u32,
         /// The last round's figures, as in `Warmup`.
@@ -315,7 +315,7 @@ pub(super) enum Stage {
     /// Measuring a round.
     Measure {
         /// Warm-up's closed windows, as in `Interarrival`.
-        windows: Vec<Window>,
+        windows: Vec<WarmupWindow>,
         /// Whether the round has passed the independence test.
         independent: bool,
         /// The sequential rule's looks at this round.
@@ -352,7 +352,7 @@ impl Stage {
 
     /// Warm-up's closed windows, while they are kept (warm-up, and the phases after it
     /// until a pause or the end).
-    pub(super) fn windows(&self) -> &[Window] {
+    pub(super) fn windows(&self) -> &[WarmupWindow] {
         match self {
             Stage::Warmup(w) => &w.windows,
             Stage::Interarrival { windows, .. } | Stage::Measure { windows, .. } => windows,
@@ -361,7 +361,7 @@ impl Stage {
     }
 
     /// Takes warm-up's closed windows out, for the next phase to carry.
-    pub(super) fn take_windows(&mut self) -> Vec<Window> {
+    pub(super) fn take_windows(&mut self) -> Vec<WarmupWindow> {
         match self {
             Stage::Warmup(w) => std::mem::take(&mut w.windows),
             Stage::Interarrival { windows, .. } | Stage::Measure { windows, .. } => {
@@ -524,7 +524,7 @@ pub(super) struct RoundLooks {
     pub(super) at_limit: bool,
     /// The last look's need when it planned the stop beyond the samples the time left
     /// allows: the next look, on the rule's least step, ends the point if it does too.
-    pub(super) beyond: Option<Beyond>,
+    pub(super) past_limit: Option<PastLimit>,
     /// What more time would buy the tail without stalls, read when the point ended before
     /// the rule stopped on it (before every request's tail is judged, whose need then
     /// replaces `needed`).
@@ -550,7 +550,7 @@ pub(super) struct Looks {
 
 /// A look that planned the stop beyond the samples the time left allows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Beyond {
+pub(super) struct PastLimit {
     /// The samples (in all, those the look counted) it predicted the precision needs.
     pub(super) needed: usize,
     /// Whether it judged the tail without stalls (needs of two tails do not compare).

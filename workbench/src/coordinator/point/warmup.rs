@@ -16,7 +16,7 @@ use super::super::policy::{
 use super::super::reason::{
     ClosedLoop, HeldClosedLoop, NotReached, Reason, ReasonKind, WarmupStationarity, Why,
 };
-use super::state::{Point, Stage, WarmupState, Window, WindowTally};
+use super::state::{Point, Stage, WarmupState, WarmupWindow, WindowTally};
 
 impl Point {
     /// The sampling rate during warm-up: enough kept gaps for the inter-arrival test soon,
@@ -81,7 +81,7 @@ impl Point {
     /// Closes the open warm-up window: its figures kept and announced, the next one opened.
     pub(super) fn close_window(&mut self, out: &mut Decision) {
         let dt = self.config.warmup.window.as_secs_f64();
-        let mut w = Window {
+        let mut w = WarmupWindow {
             dt,
             sent: 0,
             received: 0,

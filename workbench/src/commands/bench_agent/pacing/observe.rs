@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::perf::{Perf, PerfCounts, PerfMissing, PerfStat};
-use crate::procfs::{Usage, Window, read_snapshot};
+use crate::procfs::{CpuWindow, Usage, read_snapshot};
 
 /// How often the process is read: often enough to see the CPUs a thread moves between,
 /// seldom enough that reading /proc costs the host nothing that matters.
@@ -132,7 +132,7 @@ pub(super) fn observe(mut child: Child, spawned: Instant, plan: &Plan) -> Observ
                 let length = end_at.saturating_duration_since(Instant::now());
                 PerfStat::start(&perf, pid, length, &plan.perf_output)
             });
-            let mut window = Window::start(first);
+            let mut window = CpuWindow::start(first);
             for tick in 1.. {
                 let due = (window_start + POLL * tick).min(end_at);
                 std::thread::sleep(due.saturating_duration_since(Instant::now()));
