@@ -10,7 +10,7 @@ mod support;
 
 use serde::Deserialize;
 use vernier_workbench::validate::{
-    Outcome, Report, Server, Timestamps, Tool, ToolOutcome, ToolRun,
+    Answered, Evidence, Server, Timestamps, Tool, ToolOutcome, ToolRun,
 };
 
 /// The fields of results/coverage.json this test reads.
@@ -74,7 +74,7 @@ fn the_quick_harness_writes_results_with_every_section_and_plot() {
     let stderr = String::from_utf8_lossy(&result.stderr);
     assert!(result.status.success(), "{stderr}");
     let json = std::fs::read_to_string(out.join("results/validate.json")).unwrap();
-    let report: Report = serde_json::from_str(&json).unwrap();
+    let report: Evidence = serde_json::from_str(&json).unwrap();
     assert!(report.quick);
     assert_eq!(report.runs, runs);
     assert!(report.floor.rtt_p50_us > 0.0, "{:?}", report.floor);
@@ -124,7 +124,7 @@ fn the_quick_harness_writes_results_with_every_section_and_plot() {
             }
             ToolOutcome::Failed { error } => panic!("{}: {error}", tool.0.name()),
         }
-        let vernier: Vec<&Outcome> = rows
+        let vernier: Vec<&Answered> = rows
             .iter()
             .filter_map(|run| match run {
                 ToolRun::Vernier { measurement, .. } => Some(&measurement.outcome),
@@ -133,7 +133,7 @@ fn the_quick_harness_writes_results_with_every_section_and_plot() {
             .collect();
         assert!(vernier.len() >= 2, "{rows:?}");
         for outcome in vernier {
-            assert!(matches!(outcome, Outcome::Measured(_)), "{outcome:?}");
+            assert!(matches!(outcome, Answered::Measured(_)), "{outcome:?}");
         }
     }
 

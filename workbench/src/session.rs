@@ -18,7 +18,7 @@ mod target_cores;
 mod threads;
 
 pub(crate) use host::{check_affinity, check_spin, start_probes};
-pub use interface::{Keep, Outcome, SessionOptions, Update};
+pub use interface::{Keep, SessionOptions, SessionResult, Update};
 pub(crate) use link::read_pem;
 pub use run::{default_record_dir, run, runtime};
 pub use target::check_targets;

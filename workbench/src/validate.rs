@@ -19,7 +19,7 @@
 //! timestamp sources), `servers` (the real servers and their tools), `experiments` (each
 //! experiment a typed [`Scenario`](crate::scenario::Scenario) and the limits they run
 //! under), `accuracy` (part 1), `tools` (part 2, a driver and an output parser per tool),
-//! `report` (the typed [`Report`]), `render` (the report as markdown), `coverage` (the
+//! `report` (the typed [`Evidence`]), `render` (the report as markdown), `coverage` (the
 //! section `--coverage` reruns alone) and `files` (writing them).
 
 mod accuracy;
@@ -43,8 +43,8 @@ use vernier_agent::calibrate::CalibrateOptions;
 pub use coverage::CoverageReport;
 pub use render::{headline, markdown};
 pub use report::{
-    AccuracyRow, CoreJitter, Floor, Latency, Measured, Measurement, Outcome, PrecisionRow, Report,
-    ToolFigures, ToolOutcome, ToolRow, ToolRun,
+    AccuracyRow, Answered, CoreJitter, Evidence, Floor, Latency, Measured, Measurement,
+    PrecisionRow, ToolFigures, ToolOutcome, ToolRow, ToolRun,
 };
 pub use servers::{Server, Tool};
 pub use setup::Timestamps;
@@ -87,7 +87,7 @@ impl Options {
 /// Runs every experiment, writes RESULTS.md (the coverage section included), its plots and
 /// results/validate.json under `options.out`, and returns the report. Progress goes to
 /// stderr.
-pub fn run(options: &Options) -> Result<Report, Error> {
+pub fn run(options: &Options) -> Result<Evidence, Error> {
     let started = Instant::now();
     let cores = match options.cpus.as_slice() {
         [a, s] if a != s => [*a, *s],
@@ -157,7 +157,7 @@ pub fn run(options: &Options) -> Result<Report, Error> {
         }
     }
 
-    let report = Report {
+    let report = Evidence {
         quick: options.quick,
         took_s: started.elapsed().as_secs_f64(),
         runs,

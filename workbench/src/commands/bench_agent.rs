@@ -238,8 +238,9 @@ struct PrecisionPoint {
     above_floor_p50_us: f64,
 }
 
+/// What `vernier bench-agent` measured of the agent, printed as JSON.
 #[derive(Debug, Serialize)]
-struct Report {
+struct AgentBench {
     capacity: Vec<CapacityPoint>,
     loopback_floor_p50_us: f64,
     precision: Vec<PrecisionPoint>,
@@ -340,7 +341,7 @@ pub fn run(args: BenchAgentArgs) -> Result<ExitCode, Error> {
         Some(addr) => memcached_capacity(&args, addr).map_err(|e| failed(&e))?,
         None => Vec::new(),
     };
-    let report = Report {
+    let report = AgentBench {
         capacity,
         loopback_floor_p50_us: floor_p50,
         precision,

@@ -24,7 +24,7 @@ use crate::error::Error;
 use crate::scenario::{
     Flag, LoadPlan, Override, Scenario, Tail, declared_flags as declared, load_value,
 };
-use crate::session::{self, Outcome, SessionOptions};
+use crate::session::{self, SessionOptions, SessionResult};
 use crate::tui;
 
 /// The exit code of an N/A verdict.
@@ -411,7 +411,7 @@ pub(crate) fn run_session(
     options: &SessionOptions,
     view: View,
     chatter: Chatter,
-) -> Result<Outcome, Error> {
+) -> Result<SessionResult, Error> {
     if view == View::Headless {
         return run_headless(scenario, options, chatter);
     }
@@ -429,7 +429,7 @@ pub(crate) fn run_headless(
     scenario: &Scenario,
     options: &SessionOptions,
     chatter: Chatter,
-) -> Result<Outcome, Error> {
+) -> Result<SessionResult, Error> {
     let runtime = session::runtime("vernier-session")?;
     // Headless runs take no commands but Ctrl-C; the sender lives as long as the run.
     let (_commands, rx) = mpsc::unbounded_channel();
@@ -441,7 +441,7 @@ pub(crate) fn run_headless(
 
 /// The exit code of an outcome; a record that could not be written is an error (1) after
 /// the result was printed.
-pub(crate) fn exit_code(outcome: &Outcome) -> Result<ExitCode, Error> {
+pub(crate) fn exit_code(outcome: &SessionResult) -> Result<ExitCode, Error> {
     if let Some(e) = &outcome.record_error {
         return Err(Error::Failed(format!(
             "the result above stands, but the record is incomplete: {e}"
@@ -467,7 +467,7 @@ struct Many<'a> {
 /// otherwise.
 pub(crate) fn print_outcome(
     scenario: &Scenario,
-    outcome: &Outcome,
+    outcome: &SessionResult,
     output: Output,
     json: Json,
 ) -> Result<(), Error> {
@@ -501,7 +501,7 @@ pub(crate) fn print_outcome(
 
 /// The result as a table for people: a row per point, under it the same percentiles timed
 /// from the scheduled departures (beside the actual ones), then any reasons.
-pub(crate) fn table(outcome: &Outcome) -> String {
+pub(crate) fn table(outcome: &SessionResult) -> String {
     let mut s = String::new();
     let ps: Vec<f64> = outcome
         .points

@@ -20,7 +20,7 @@ pub struct SessionOptions {
 
 /// What a finished session measured.
 #[derive(Debug, Clone)]
-pub struct Outcome {
+pub struct SessionResult {
     /// Each load point's result.
     pub points: Vec<PointResult>,
     /// For an SLO search, the highest load that met it.

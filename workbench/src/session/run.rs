@@ -14,7 +14,7 @@ use tokio::sync::mpsc;
 use vernier_agent::CoreWatch;
 
 use super::host::{Probes, check_affinity, check_spin, confine, start_probes};
-use super::interface::{Keep, Outcome, SessionOptions, Update};
+use super::interface::{Keep, SessionOptions, SessionResult, Update};
 use super::link::{Link, Message, connect, renew, run_seed};
 use super::policy::{HOST_EVERY, TICK};
 use super::target_cores::with_found_cores;
@@ -78,7 +78,7 @@ pub async fn run(
     options: &SessionOptions,
     commands: mpsc::UnboundedReceiver<UserCommand>,
     mut watch: impl FnMut(Update),
-) -> Result<Outcome, Error> {
+) -> Result<SessionResult, Error> {
     // Before anything starts: a scenario that pins workers where this process may not go.
     // The process's affinity as it was given (taskset, a cpuset), read before vernier
     // confines its own threads to the workers' cores below.
@@ -465,7 +465,7 @@ impl<'a> Session<'a> {
     }
 
     /// Stops the agents and the probes and closes the record: what the run measured.
-    async fn finish(mut self) -> Outcome {
+    async fn finish(mut self) -> SessionResult {
         // While every thread still runs.
         self.threads.look();
         let Session {
@@ -501,7 +501,7 @@ impl<'a> Session<'a> {
         for p in &mut points {
             p.record = Some(record.display().to_string());
         }
-        Outcome {
+        SessionResult {
             points,
             slo_rate,
             verdict,

@@ -20,7 +20,7 @@ use super::view;
 use crate::error::Error;
 use crate::report;
 use crate::scenario::Scenario;
-use crate::session::{self, Outcome, SessionOptions, Update};
+use crate::session::{self, SessionOptions, SessionResult, Update};
 
 /// The longest wait for a key before the screen is looked at again.
 pub(super) const POLL: Duration = Duration::from_millis(100);
@@ -101,7 +101,7 @@ pub(super) fn next_key(timeout: Duration) -> Result<Option<Key>, Error> {
 #[allow(clippy::large_enum_variant)] // One per event, to one reader.
 enum Message {
     Update(Update),
-    Done(Result<Outcome, Error>),
+    Done(Result<SessionResult, Error>),
     Report(Result<ReportView, String>),
 }
 
@@ -118,7 +118,7 @@ fn make_report(dir: &std::path::Path) -> Result<ReportView, String> {
 
 /// Runs `scenario` with the dashboard; returns the outcome once the user leaves (the
 /// record is saved and its report written by then).
-pub fn run_live(scenario: &Scenario, options: &SessionOptions) -> Result<Outcome, Error> {
+pub fn run_live(scenario: &Scenario, options: &SessionOptions) -> Result<SessionResult, Error> {
     let (commands, commands_rx) = mpsc::unbounded_channel();
     let (tx, rx) = std_mpsc::channel();
     let session = {

@@ -15,7 +15,7 @@ use vernier_agent::sys::TimestampMode;
 use vernier_protocols::{Dist, KvWorkload, Protocol};
 use vernier_stats::Percentile;
 
-use super::report::{Measured, Measurement, Outcome};
+use super::report::{Answered, Measured, Measurement};
 use super::servers::Server;
 use super::setup::{CONNECTIONS, Depth, MEAN_US, Timestamps};
 use crate::error::Error;
@@ -317,10 +317,10 @@ pub(super) fn measure(scenario: &Scenario, runs: &Path) -> Measurement {
     Measurement {
         record,
         outcome: match outcome {
-            Ok(outcome) => outcome.points.first().map_or(Outcome::NoResult, |r| {
-                Outcome::Measured(Box::new(Measured::of(r)))
+            Ok(outcome) => outcome.points.first().map_or(Answered::NoResult, |r| {
+                Answered::Measured(Box::new(Measured::of(r)))
             }),
-            Err(e) => Outcome::Failed {
+            Err(e) => Answered::Failed {
                 error: e.to_string(),
             },
         },
@@ -330,7 +330,10 @@ pub(super) fn measure(scenario: &Scenario, runs: &Path) -> Measurement {
 /// Runs `scenario` without a UI and without a word on stderr, as `vernier run --headless
 /// --quiet` does: its progress printer says nothing of a fixed load's run when quiet (every
 /// experiment here is one load, and serves no live figures), so no printer is needed.
-fn run_quietly(scenario: &Scenario, options: &SessionOptions) -> Result<session::Outcome, Error> {
+fn run_quietly(
+    scenario: &Scenario,
+    options: &SessionOptions,
+) -> Result<session::SessionResult, Error> {
     let runtime = session::runtime("vernier-session")?;
     // Headless runs take no commands but Ctrl-C; the sender lives as long as the run.
     let (_commands, rx) = tokio::sync::mpsc::unbounded_channel();

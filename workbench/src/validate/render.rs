@@ -1,10 +1,10 @@
-//! The [`Report`] as docs/RESULTS.md: the machine, the headline, the three parts and where
+//! The [`Evidence`] as docs/RESULTS.md: the machine, the headline, the three parts and where
 //! vernier is off. Everything shown comes from the report; nothing is measured here.
 
 use std::fmt::Write as _;
 
 use super::report::{
-    Latency, Measured, Measurement, Outcome, Report, ToolFigures, ToolOutcome, ToolRun,
+    Answered, Evidence, Latency, Measured, Measurement, ToolFigures, ToolOutcome, ToolRun,
 };
 use super::servers::Server;
 use super::setup::{MEAN_US, TOOL_RATES, Timestamps};
@@ -14,15 +14,15 @@ use crate::coordinator::{PercentileResult, ReasonKind, Verdict, Why};
 /// A run in a few words: the verdict, p50 and p99, or why there is none.
 pub(super) fn summary(m: &Measurement) -> String {
     match &m.outcome {
-        Outcome::Measured(r) => format!(
+        Answered::Measured(r) => format!(
             "{} at {:.0} req/s, p50 {}, p99 {}",
             verdict_text(r),
             r.achieved_rate,
             percentile_cell(r.p50.as_ref()),
             percentile_cell(r.p99.as_ref())
         ),
-        Outcome::Failed { error } => format!("failed: {error}"),
-        Outcome::NoResult => "no result".into(),
+        Answered::Failed { error } => format!("failed: {error}"),
+        Answered::NoResult => "no result".into(),
     }
 }
 
@@ -94,7 +94,7 @@ fn latency_cell(l: &Latency) -> String {
 
 /// The headline: vernier's p99 minus the model's at 50% per distribution, and p50 at
 /// 1,000 req/s minus the floor. Printed on stdout as well.
-pub fn headline(report: &Report) -> String {
+pub fn headline(report: &Evidence) -> String {
     let mut out = String::from(
         "| service | verdict | vernier p99 − model p99 at 50% load, µs [95% CI] | model p99 µs |\n|---|---|---|---|\n",
     );
@@ -128,7 +128,7 @@ pub fn headline(report: &Report) -> String {
 }
 
 /// docs/RESULTS.md without its coverage section (which `coverage.rs` splices in).
-pub fn markdown(r: &Report) -> String {
+pub fn markdown(r: &Evidence) -> String {
     let mut out = String::new();
     let w = &mut out;
     let quick = if r.quick { " --quick" } else { "" };
@@ -174,7 +174,7 @@ pub fn markdown(r: &Report) -> String {
 }
 
 /// Part 1 and its precision runs.
-fn accuracy(w: &mut String, r: &Report) {
+fn accuracy(w: &mut String, r: &Evidence) {
     let _ = writeln!(
         w,
         "## 1. Accuracy against the ideal model\n\nThe synthetic server (`vernier serve`'s engine, in process) with one busy-polling worker pinned to its core; each request carries its own service time, drawn by the agent. The model is the M/G/1 FCFS queue (`vernier model`, 2,000,000 requests) at the same load. vernier's CI target is 20% of the measured p99 (`ci.width: 20%`), within {} s per point, by `method: vernier`: Anderson-Darling on the departures is reported (the A² column; 1.32 is its 5% critical value) and the departures are judged by their effect on the p99; the CI allows for the samples' autocorrelation. N/A means vernier found no honest number within that limit, and says why (`host_stalls` and `departures` cite the host probe and the send lag).\n",
@@ -305,7 +305,7 @@ fn tool_cells(run: &ToolRun) -> [String; 7] {
     }
 }
 
-fn tools(w: &mut String, r: &Report) {
+fn tools(w: &mut String, r: &Evidence) {
     let _ = writeln!(
         w,
         "\n## 2. Against other tools, same targets\n\nEach server from the distribution, started for this run on a free loopback port; the tools run pinned to the agent's core, one after another, interleaved with vernier's runs. vernier is asked for 10,000 and 50,000 req/s and for the highest rate the other tool reached. None of the other tools can be asked for a rate (memaslap's `--tps` has no effect in Debian's build; redis-benchmark and wrk have no such option; wrk2 is not packaged), so they run as fast as 16 connections go.\n\n**Open loop?** vernier checks its own departures with its inter-arrival test (from kernel TX timestamps). It cannot check another tool's: it has no passive capture of another process's traffic. These tools are closed-loop by construction (each connection sends its next request only after the reply), which is what the column states.\n\n| target | tool | asked | achieved req/s | p50 µs | p99 µs | p99.9 µs | open loop |\n|---|---|---|---|---|---|---|---|"
@@ -321,7 +321,7 @@ fn tools(w: &mut String, r: &Report) {
 }
 
 /// Part 3: what the methodology did at each point of part 1 (kernel timestamps).
-fn dynamics(w: &mut String, r: &Report) {
+fn dynamics(w: &mut String, r: &Evidence) {
     let _ = writeln!(
         w,
         "\n## 3. The methodology's own dynamics\n\nFor each point of part 1 (kernel timestamps): the share of requests kept (a systematic 1-in-k above 2,000 samples/s per agent), the samples used, the CI width reached, and the samples a 10 µs wide p99 CI would need (the width narrows as 1/√n: n · (width / 10 µs)²).\n\n| service | load | sampling rate | samples | p99 CI width µs | samples for 10 µs | tries | time s |\n|---|---|---|---|---|---|---|---|"
@@ -368,7 +368,7 @@ fn dynamics(w: &mut String, r: &Report) {
 
 /// Where vernier is off: the standing discussion, then what this run's own records say
 /// about the server and the host.
-fn discussion(w: &mut String, r: &Report) {
+fn discussion(w: &mut String, r: &Evidence) {
     let _ = writeln!(w, "\n## Where vernier is off, and why\n\n{DISCUSSION}");
     let capacity = r
         .accuracy

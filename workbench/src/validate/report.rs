@@ -18,7 +18,7 @@ use crate::record::Machine;
 /// The whole report: the machine, the three parts and the plots. The coverage section has
 /// its own ([`CoverageReport`](super::CoverageReport)), since `--coverage` reruns it alone.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Report {
+pub struct Evidence {
     /// `--quick`: one load, short limits; the figures show that the harness works and are
     /// not evidence.
     pub quick: bool,
@@ -122,13 +122,13 @@ pub struct Measurement {
     /// Its record directory.
     pub record: PathBuf,
     /// What it answered.
-    pub outcome: Outcome,
+    pub outcome: Answered,
 }
 
 /// What one vernier run answered.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
-pub enum Outcome {
+pub enum Answered {
     /// A verdict with its figures (an N/A one too: it says why in `reasons`).
     Measured(Box<Measured>),
     /// No verdict: the run could not be made or broke off, and why.
@@ -211,8 +211,8 @@ impl Measurement {
     /// The verdict and figures, if the run gave them.
     pub fn measured(&self) -> Option<&Measured> {
         match &self.outcome {
-            Outcome::Measured(m) => Some(m),
-            Outcome::Failed { .. } | Outcome::NoResult => None,
+            Answered::Measured(m) => Some(m),
+            Answered::Failed { .. } | Answered::NoResult => None,
         }
     }
 
@@ -309,7 +309,7 @@ pub(super) mod tests {
     use super::*;
 
     /// A report of every kind of row, for the JSON and rendering tests.
-    pub(in crate::validate) fn sample() -> Report {
+    pub(in crate::validate) fn sample() -> Evidence {
         let p = |p: f64, value: f64, ci: Option<(f64, f64)>| PercentileResult {
             p,
             value,
@@ -336,11 +336,11 @@ pub(super) mod tests {
             tries: 3,
             duration_s: 21.5,
         };
-        let measurement = |name: &str, outcome: Outcome| Measurement {
+        let measurement = |name: &str, outcome: Answered| Measurement {
             record: PathBuf::from("runs").join(name),
             outcome,
         };
-        Report {
+        Evidence {
             quick: true,
             took_s: 95.0,
             runs: "runs".into(),
@@ -372,14 +372,14 @@ pub(super) mod tests {
                 model_p99_us: 230.8,
                 measurement: measurement(
                     "exponential-50pct-kernel",
-                    Outcome::Measured(Box::new(measured.clone())),
+                    Answered::Measured(Box::new(measured.clone())),
                 ),
             }],
             precision: vec![PrecisionRow {
                 timestamps: Timestamps::User,
                 measurement: measurement(
                     "precision-1000rps-user",
-                    Outcome::Failed {
+                    Answered::Failed {
                         error: "cannot pin".into(),
                     },
                 ),
@@ -391,7 +391,7 @@ pub(super) mod tests {
                         rate: 10_000.0,
                         measurement: measurement(
                             "memcached-10000",
-                            Outcome::Measured(Box::new(measured)),
+                            Answered::Measured(Box::new(measured)),
                         ),
                     },
                 },
@@ -443,7 +443,7 @@ pub(super) mod tests {
     fn the_report_reads_back_from_its_json_with_errors_in_their_own_fields() {
         let report = sample();
         let json = serde_json::to_string_pretty(&report).unwrap_or_else(|e| panic!("{e}"));
-        let back: Report = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}\n{json}"));
+        let back: Evidence = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}\n{json}"));
         assert_eq!(back, report);
         let value: serde_json::Value =
             serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}"));

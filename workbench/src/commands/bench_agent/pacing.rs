@@ -59,7 +59,7 @@ pub(super) struct Options {
 
 /// The benchmark's answer, printed as JSON.
 #[derive(Debug, Serialize)]
-pub(super) struct Report {
+pub(super) struct PacingBench {
     memcached: String,
     /// The core of the memcached this command started; `None` for `--memcached`'s.
     memcached_started_on_cpu: Option<usize>,
@@ -78,7 +78,7 @@ fn failed(what: &str, e: &dyn std::fmt::Display) -> Error {
 }
 
 /// Runs every row and prints each on stderr as it completes, then the medians.
-pub(super) fn run(options: &Options) -> Result<Report, Error> {
+pub(super) fn run(options: &Options) -> Result<PacingBench, Error> {
     if options.duration < options.warmup_skip + BEFORE_END + MIN_WINDOW {
         return Err(Error::Usage(format!(
             "bench-agent --pacing: --run-duration {:?} leaves less than {MIN_WINDOW:?} to measure after --warmup-skip {:?} and before the last {BEFORE_END:?}",
@@ -132,7 +132,7 @@ pub(super) fn run(options: &Options) -> Result<Report, Error> {
     for m in &medians {
         eprintln!("{}", median_line(m));
     }
-    Ok(Report {
+    Ok(PacingBench {
         memcached: memcached.to_string(),
         memcached_started_on_cpu: options.memcached.is_none().then_some(options.server_cpu),
         agent_cpu: options.agent_cpu,

@@ -157,7 +157,7 @@ fn the_table_shows_the_percentiles_from_the_schedule_under_each_point() {
             actual: 45.3,
         },
     ];
-    let outcome = Outcome {
+    let outcome = SessionResult {
         // The second point is from a record that predates the figures.
         points: vec![point(1000.0, scheduled), point(2000.0, Vec::new())],
         slo_rate: None,
