@@ -389,6 +389,7 @@ pub fn read_record(dir: &Path) -> Result<RunRecord, Error> {
     if first {
         every_request_verdict_of_format_1(&mut value);
     }
+    let roleless = checks_without_role(&value);
     let mut record: RunRecord = serde_json::from_value(value)
         .map_err(|e| Error::input(&path, None, format!("not a vernier run record: {e}")))?;
     if first {
@@ -404,12 +405,19 @@ pub fn read_record(dir: &Path) -> Result<RunRecord, Error> {
             ),
         ));
     }
-    // A record written before checks carried their role: each check's role is the one its
-    // scenario gave it (a reported check is never drawn as a failure).
-    if !text.contains("\"role\"") {
-        infer_check_roles(&mut record);
-    }
+    infer_check_roles(&mut record, &roleless);
     Ok(record)
+}
+
+/// The events of a record's JSON that are checks written before checks carried their role
+/// (format 1 only: from format 2 on every check has one), by index.
+fn checks_without_role(value: &serde_json::Value) -> Vec<usize> {
+    let events = value.get("events").and_then(|e| e.as_array());
+    (events.into_iter().flatten().enumerate())
+        .filter(|(_, e)| e.get("kind").and_then(|k| k.as_str()) == Some("check"))
+        .filter(|(_, e)| e.get("role").is_none())
+        .map(|(i, _)| i)
+        .collect()
 }
 
 /// A format-1 record's points (every object with a point's `target_percentile` and
@@ -454,14 +462,18 @@ fn settle_answers(record: &mut RunRecord) {
     }
 }
 
-/// Gives each check of `record` the role its scenario gives it ([`CheckRole::of`]); a
-/// record whose scenario no longer reads keeps them as read (gates).
-fn infer_check_roles(record: &mut RunRecord) {
+/// Gives each check of `record` at the event indices `roleless` the role its scenario gives
+/// it ([`CheckRole::of`]); a record whose scenario no longer reads keeps them as read
+/// (gates).
+fn infer_check_roles(record: &mut RunRecord, roleless: &[usize]) {
+    if roleless.is_empty() {
+        return;
+    }
     let Ok(scenario) = Scenario::from_yaml(&record.scenario, None, &[]) else {
         return;
     };
-    for event in &mut record.events {
-        if let EventKind::Check(check) = &mut event.kind {
+    for &i in roleless {
+        if let Some(EventKind::Check(check)) = record.events.get_mut(i).map(|e| &mut e.kind) {
             check.role =
                 CheckRole::of(check.check, scenario.method, scenario.interarrival_enforced);
         }
@@ -673,5 +685,30 @@ mod tests {
             again["points"][1]["every_request"],
             written["points"][1]["every_request"]
         );
+    }
+
+    /// A check written before checks carried their role gets the one its scenario gives it
+    /// (the demo's inter-arrival test, under `method: vernier`, is only reported); one that
+    /// says its role keeps it, whatever the others say.
+    #[test]
+    fn a_check_without_its_role_gets_its_scenario_s_and_one_with_a_role_keeps_it() {
+        let (_, mut value) = demo_sweep();
+        let events = value["events"].as_array_mut().unwrap();
+        let interarrival: Vec<usize> = (events.iter().enumerate())
+            .filter(|(_, e)| e["kind"] == "check" && e["check"] == "interarrival")
+            .map(|(i, _)| i)
+            .collect();
+        events[interarrival[0]]["role"] = "gate".into();
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("run.json"), value.to_string()).unwrap();
+        let record = read_record(dir.path()).unwrap();
+        let role = |i: usize| match &record.events[i].kind {
+            EventKind::Check(c) => c.role,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(role(interarrival[0]), CheckRole::Gate);
+        for &i in &interarrival[1..] {
+            assert_eq!(role(i), CheckRole::Report);
+        }
     }
 }
