@@ -19,7 +19,7 @@ pub(crate) use progress::Chatter;
 use progress::Progress;
 
 use super::stdout::{Json, print_json};
-use crate::coordinator::{PointResult, Verdict, text};
+use crate::coordinator::{PointResult, Verdict, WithoutStalls, text};
 use crate::error::Error;
 use crate::scenario::{
     Flag, LoadPlan, Override, Scenario, Tail, declared_flags as declared, load_value,
@@ -540,44 +540,7 @@ pub(crate) fn table(outcome: &SessionResult) -> String {
             s.push('\n');
         }
         if let Some(own) = &point.without_stalls {
-            let label = format!(
-                "without stalls {}, {:.1}% touched",
-                own.verdict.name(),
-                own.touched_share * 100.0
-            );
-            s.push_str(&format!("{label:>42}"));
-            for p in &ps {
-                let cell = own
-                    .percentile(*p)
-                    .map_or("-".to_string(), |q| q.to_string());
-                s.push_str(&format!(" {cell:>26}"));
-            }
-            s.push('\n');
-            let asked = if point.tail == Tail::WithoutStalls {
-                " (the tail asked for)"
-            } else {
-                ""
-            };
-            s.push_str(&format!(
-                "    without stalls{asked}: without {}",
-                text::without_stalls_scope(own)
-            ));
-            if let Some(call) = text::without_stalls_call(own) {
-                s.push_str(&format!("; {call}"));
-            }
-            match text::without_stalls_short(own) {
-                Some(why) => s.push_str(&format!("; {}: {why}\n", own.verdict.name())),
-                None => s.push('\n'),
-            }
-            let host: Vec<String> = (point.host_parts().iter())
-                .map(|(p, us)| format!("p{p} {us:+.1} µs"))
-                .collect();
-            if !host.is_empty() {
-                s.push_str(&format!(
-                    "    the host's part (every request less without stalls): {}\n",
-                    host.join(", ")
-                ));
-            }
+            without_stalls_rows(&mut s, point, own, &ps);
         }
         if let Some(line) = point.drift.as_ref().and_then(text::drift) {
             s.push_str(&format!("    {line}\n"));
@@ -612,6 +575,49 @@ pub(crate) fn table(outcome: &SessionResult) -> String {
         outcome.record.display()
     ));
     s
+}
+
+/// The table's rows of a point's tail without stalls (`own`): its percentiles under the
+/// point's, what it leaves out and why it is short, and the host's part.
+fn without_stalls_rows(s: &mut String, point: &PointResult, own: &WithoutStalls, ps: &[f64]) {
+    let label = format!(
+        "without stalls {}, {:.1}% touched",
+        own.verdict.name(),
+        own.touched_share * 100.0
+    );
+    s.push_str(&format!("{label:>42}"));
+    for p in ps {
+        let cell = own
+            .percentile(*p)
+            .map_or("-".to_string(), |q| q.to_string());
+        s.push_str(&format!(" {cell:>26}"));
+    }
+    s.push('\n');
+    let asked = if point.tail == Tail::WithoutStalls {
+        " (the tail asked for)"
+    } else {
+        ""
+    };
+    s.push_str(&format!(
+        "    without stalls{asked}: without {}",
+        text::without_stalls_scope(own)
+    ));
+    if let Some(call) = text::without_stalls_call(own) {
+        s.push_str(&format!("; {call}"));
+    }
+    match text::without_stalls_short(own) {
+        Some(why) => s.push_str(&format!("; {}: {why}\n", own.verdict.name())),
+        None => s.push('\n'),
+    }
+    let host: Vec<String> = (point.host_parts().iter())
+        .map(|(p, us)| format!("p{p} {us:+.1} µs"))
+        .collect();
+    if !host.is_empty() {
+        s.push_str(&format!(
+            "    the host's part (every request less without stalls): {}\n",
+            host.join(", ")
+        ));
+    }
 }
 
 #[cfg(test)]
