@@ -303,22 +303,7 @@ impl Collector for LiveMetrics {
             "Replies per second to the agent, over the last half second.",
             per_agent(|a| a.achieved_rate),
         )?;
-        let mut phases = GaugeRows::new();
-        let mut verdicts = GaugeRows::new();
-        for (&p, s) in points {
-            if let Some(phase) = s.phase {
-                phases.push((
-                    vec![("point", p.to_string()), ("phase", name_of(&phase))],
-                    1.0,
-                ));
-            }
-            if let Some(verdict) = s.verdict {
-                verdicts.push((
-                    vec![("point", p.to_string()), ("verdict", name_of(&verdict))],
-                    1.0,
-                ));
-            }
-        }
+        let (phases, verdicts) = phases_and_verdicts(points);
         gauges(
             &mut encoder,
             "vernier_phase",
@@ -358,30 +343,61 @@ impl Collector for LiveMetrics {
                 .filter_map(|(&p, s)| s.ci_target_us.map(|w| (point(p), w / 1e6)))
                 .collect(),
         )?;
-        let histograms: Vec<_> = points
-            .iter()
-            .flat_map(|(&p, s)| {
-                s.agents
-                    .iter()
-                    .filter_map(move |(&a, st)| st.latency.as_ref().map(|h| (agent(p, a), h)))
-            })
-            .collect();
-        if !histograms.is_empty() {
-            let mut family = encoder.encode_descriptor(
-                "vernier_latency_seconds",
-                "Latency of every request the agent had answered in the point.",
-                None,
-                MetricType::Histogram,
-            )?;
-            for (labels, h) in histograms {
-                let (sum, count, buckets) = buckets(h);
-                family
-                    .encode_family(&labels)?
-                    .encode_histogram::<Vec<(String, String)>>(sum, count, &buckets, None)?;
-            }
-        }
-        Ok(())
+        latency_histograms(&mut encoder, points)
     }
+}
+
+/// Each point's phase and verdict, as gauges of 1 labelled with their names.
+fn phases_and_verdicts(points: &BTreeMap<usize, PointState>) -> (GaugeRows, GaugeRows) {
+    let mut phases = GaugeRows::new();
+    let mut verdicts = GaugeRows::new();
+    for (&p, s) in points {
+        if let Some(phase) = s.phase {
+            phases.push((
+                vec![("point", p.to_string()), ("phase", name_of(&phase))],
+                1.0,
+            ));
+        }
+        if let Some(verdict) = s.verdict {
+            verdicts.push((
+                vec![("point", p.to_string()), ("verdict", name_of(&verdict))],
+                1.0,
+            ));
+        }
+    }
+    (phases, verdicts)
+}
+
+/// Each agent's latency histogram of every request it had answered in each point.
+fn latency_histograms(
+    encoder: &mut DescriptorEncoder,
+    points: &BTreeMap<usize, PointState>,
+) -> Result<(), std::fmt::Error> {
+    let agent = |p: usize, a: usize| vec![("point", p.to_string()), ("agent", a.to_string())];
+    let histograms: Vec<_> = points
+        .iter()
+        .flat_map(|(&p, s)| {
+            s.agents
+                .iter()
+                .filter_map(move |(&a, st)| st.latency.as_ref().map(|h| (agent(p, a), h)))
+        })
+        .collect();
+    if histograms.is_empty() {
+        return Ok(());
+    }
+    let mut family = encoder.encode_descriptor(
+        "vernier_latency_seconds",
+        "Latency of every request the agent had answered in the point.",
+        None,
+        MetricType::Histogram,
+    )?;
+    for (labels, h) in histograms {
+        let (sum, count, buckets) = buckets(h);
+        family
+            .encode_family(&labels)?
+            .encode_histogram::<Vec<(String, String)>>(sum, count, &buckets, None)?;
+    }
+    Ok(())
 }
 
 /// An agent's figures, for `vernier agent --metrics`.
