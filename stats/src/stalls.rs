@@ -422,13 +422,24 @@ pub fn without_stalls_sent(
 ) -> Result<WithoutStalls, StatsError> {
     let given = stalls.len();
     let part = untouched_sent(requests, stalls, late_ns)?;
+    summarised_part(&part, given, percentiles, confidence)
+}
+
+/// A client's untouched requests (`part`) as [`WithoutStalls`]: the `percentiles` in ns,
+/// `given` the stalls given.
+pub(crate) fn summarised_part(
+    part: &Untouched,
+    given: usize,
+    percentiles: &[f64],
+    confidence: f64,
+) -> Result<WithoutStalls, StatsError> {
     let latency_ns: Vec<f64> = part.latency_us.iter().map(|l| l * 1e3).collect();
     let samples = WeightedSamples::new(latency_ns, &part.weights)?;
     summarised(&samples, part.touched_share, given, percentiles, confidence)
 }
 
 /// The untouched requests' `percentiles`, each with its intervals.
-pub(crate) fn summarised(
+fn summarised(
     samples: &WeightedSamples,
     touched_share: f64,
     stalls: usize,

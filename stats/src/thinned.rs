@@ -21,9 +21,9 @@
 
 use crate::error::StatsError;
 use crate::stalls::{
-    Marks, Sent, Stall, Untouched, WithoutStalls, merged, summarised, untouched_of,
+    Marks, Sent, Stall, Untouched, WithoutStalls, merged, summarised_part, untouched_of,
+    untouched_sent,
 };
-use crate::weighted::WeightedSamples;
 
 /// A kept request as its client recorded it, in ns: when it left, how late, its latency,
 /// and how long before its scheduled send its busy stretch began.
@@ -121,20 +121,34 @@ pub fn untouched_kept(
     Ok(untouched_of(&marks, &latency_us, windows))
 }
 
-/// [`untouched_kept`]'s requests summarised as [`crate::without_stalls_sent`] summarises
-/// every request: the `percentiles` (fractions) in ns, `stalls` counting those given.
-pub fn without_stalls_kept(
+/// A client's requests marked as the point that kept them marks them: every request at
+/// hand ([`untouched_sent`]), or, `thinned`, each kept one by the busy stretch it carries
+/// ([`untouched_kept`]).
+pub fn untouched_requests(
     requests: &mut [Kept],
     stalls: Vec<Stall>,
     late_ns: u64,
+    thinned: bool,
+) -> Result<Untouched, StatsError> {
+    if thinned {
+        return untouched_kept(requests, stalls, late_ns);
+    }
+    let mut every: Vec<Sent> = requests.iter().map(|r| r.sent).collect();
+    untouched_sent(&mut every, stalls, late_ns)
+}
+
+/// [`untouched_requests`] summarised as [`crate::without_stalls_sent`] summarises every
+/// request: the `percentiles` (fractions) in ns, `stalls` counting those given.
+pub fn without_stalls_requests(
+    requests: &mut [Kept],
+    stalls: Vec<Stall>,
+    (late_ns, thinned): (u64, bool),
     percentiles: &[f64],
     confidence: f64,
 ) -> Result<WithoutStalls, StatsError> {
     let given = stalls.len();
-    let part = untouched_kept(requests, stalls, late_ns)?;
-    let latency_ns: Vec<f64> = part.latency_us.iter().map(|l| l * 1e3).collect();
-    let samples = WeightedSamples::new(latency_ns, &part.weights)?;
-    summarised(&samples, part.touched_share, given, percentiles, confidence)
+    let part = untouched_requests(requests, stalls, late_ns, thinned)?;
+    summarised_part(&part, given, percentiles, confidence)
 }
 
 #[cfg(test)]

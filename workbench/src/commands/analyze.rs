@@ -8,7 +8,7 @@ use serde::Serialize;
 use vernier_agent::STALL_THRESHOLD_NS;
 use vernier_stats::{
     AdfOptions, Analysis, AnalysisOptions, Kept, LagSelection, Percentile, Regression, Sent, Spans,
-    WithoutStalls, analyze, without_stalls, without_stalls_kept, without_stalls_sent,
+    WithoutStalls, analyze, without_stalls, without_stalls_requests,
 };
 
 use super::stdout::{Json, print_json};
@@ -288,8 +288,7 @@ fn without(
         let spans = Spans { send, latency };
         return Ok(without_stalls(spans, &stalls, percentiles, confidence)?);
     };
-    let mut sent = Vec::with_capacity(send.len());
-    let mut kept = Vec::new();
+    let mut kept = Vec::with_capacity(send.len());
     for (row, ((&s, &l), &lat)) in send.iter().zip(late).zip(latency).enumerate() {
         let ns = |v: f64, what: &str| {
             (v.is_finite() && v >= 0.0).then_some(v as u64).ok_or_else(|| {
@@ -299,33 +298,20 @@ fn without(
                 ))
             })
         };
-        let one = Sent {
+        let sent = Sent {
             departure_ns: ns(s, "--send-column")?,
             late_ns: ns(l, "--late-column")?,
             latency_ns: ns(lat, "the latencies")?,
         };
-        match busy {
-            Some(busy) => kept.push(Kept {
-                sent: one,
-                busy_ns: ns(busy[row], "--busy-column")?,
-            }),
-            None => sent.push(one),
-        }
+        let busy_ns = busy.map_or(Ok(0), |b| ns(b[row], "--busy-column"))?;
+        kept.push(Kept { sent, busy_ns });
     }
-    if busy.is_some() {
-        let late_ns = STALL_THRESHOLD_NS;
-        return Ok(without_stalls_kept(
-            &mut kept,
-            stalls,
-            late_ns,
-            percentiles,
-            confidence,
-        )?);
-    }
-    Ok(without_stalls_sent(
-        &mut sent,
+    // With each one's busy stretch, the rows are a thinned point's kept requests.
+    let marks = (STALL_THRESHOLD_NS, busy.is_some());
+    Ok(without_stalls_requests(
+        &mut kept,
         stalls,
-        STALL_THRESHOLD_NS,
+        marks,
         percentiles,
         confidence,
     )?)

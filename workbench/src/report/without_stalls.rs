@@ -3,7 +3,7 @@
 //! request's curve, so that "where has my p99 gone" is a gap between two curves.
 
 use vernier_agent::STALL_THRESHOLD_NS;
-use vernier_stats::{Kept, Sent, Stall, untouched_kept, untouched_sent};
+use vernier_stats::{Kept, Stall, untouched_requests};
 
 use super::ccdf::{CcdfPoint, DEEPEST, levels};
 use crate::error::Error;
@@ -40,13 +40,8 @@ pub(super) fn untouched(
             .filter(|s| s.agent == agent && s.point as usize == point)
             .map(|s| stall_of(&s.interval))
             .collect();
-        let part = if thinned {
-            untouched_kept(&mut kept, seen, STALL_THRESHOLD_NS)
-        } else {
-            let mut sent: Vec<Sent> = kept.iter().map(|k| k.sent).collect();
-            untouched_sent(&mut sent, seen, STALL_THRESHOLD_NS)
-        }
-        .map_err(|e| Error::Failed(format!("the tail without stalls of point {point}: {e}")))?;
+        let part = untouched_requests(&mut kept, seen, STALL_THRESHOLD_NS, thinned)
+            .map_err(|e| Error::Failed(format!("the tail without stalls of point {point}: {e}")))?;
         touched += part.touched_share * part.requests as f64;
         total += part.requests;
         values.extend(part.latency_us);

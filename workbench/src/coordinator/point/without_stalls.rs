@@ -7,8 +7,7 @@ use std::time::Duration;
 
 use vernier_agent::STALL_THRESHOLD_NS;
 use vernier_stats::{
-    Kept, Percentile, Sent, Stall, Untouched, WeightedSamples, mean_ci, untouched_kept,
-    untouched_sent,
+    Kept, Percentile, Sent, Stall, Untouched, WeightedSamples, mean_ci, untouched_requests,
 };
 
 use super::super::check_next::{CheckNext, Found};
@@ -42,7 +41,7 @@ pub(super) struct WithoutStallsLook {
 
 /// A kept sample as the marks read it: when it left, how late, its latency and its busy
 /// stretch.
-pub(crate) fn kept_of(s: &vernier_agent::Sample) -> Kept {
+fn kept_of(s: &vernier_agent::Sample) -> Kept {
     Kept {
         sent: Sent {
             departure_ns: s.departure_ns,
@@ -85,11 +84,7 @@ impl Point {
         let samples = &mut self.agents[i].round.samples;
         samples.sort_by_key(|s| s.departure_ns);
         let mut kept: Vec<Kept> = samples.iter().map(kept_of).collect();
-        if thinned {
-            return untouched_kept(&mut kept, stalls, STALL_THRESHOLD_NS).ok();
-        }
-        let mut every: Vec<Sent> = kept.iter().map(|k| k.sent).collect();
-        untouched_sent(&mut every, stalls, STALL_THRESHOLD_NS).ok()
+        untouched_requests(&mut kept, stalls, STALL_THRESHOLD_NS, thinned).ok()
     }
 
     /// Why the tail without stalls cannot be judged at all: no probe recorded stalls;
