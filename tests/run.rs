@@ -369,6 +369,10 @@ limits: {max_tries: 4, max_duration: 20s}
         "{result:#}\n{}",
         stderr(&output)
     );
+    assert!(
+        result["reasons"][0].is_object(),
+        "N/A without a reason of every request's: {result:#}"
+    );
     let reason = support::reason(&result["reasons"][0]);
     let Why::ClosedLoop(ClosedLoop::Held(held)) = &reason.why else {
         panic!("not a closed loop held: {result:#}")

@@ -30,6 +30,8 @@ const OPEN_ROOM: usize = 1024;
 struct Open {
     seq: u64,
     scheduled: u64,
+    /// When it left: what its wait for a reply is timed from.
+    sent: u64,
     /// Requests awaiting their reply when it left.
     in_flight: u32,
     /// When its reply came (or it was given up), ns since the epoch.
@@ -62,14 +64,15 @@ impl Default for Stretches {
 }
 
 impl Stretches {
-    /// Request `seq` (numbered in send order), due at `scheduled`, left.
-    pub(super) fn sent(&mut self, seq: u64, scheduled: u64, out: &mut Vec<Sample>) {
+    /// Request `seq` (numbered in send order), due at `scheduled`, left at `sent`.
+    pub(super) fn sent(&mut self, seq: u64, (scheduled, sent): (u64, u64), out: &mut Vec<Sample>) {
         if self.open.len() >= MAX_OPEN {
-            self.give_up_front(scheduled, out);
+            self.give_up_front(sent, out);
         }
         self.open.push_back(Open {
             seq,
             scheduled,
+            sent,
             in_flight: self.awaiting,
             reply: None,
             sample: None,
@@ -118,11 +121,12 @@ impl Stretches {
     }
 
     /// At `now`, requests sent over `timeout` ago still without a reply are taken as
-    /// answered now: the connection that held them was lost, or they timed out.
+    /// answered now: the connection that held them was lost, or they timed out. (Timed from
+    /// the send, not the schedule: a backlogged request leaves long after it was due.)
     pub(super) fn expire(&mut self, now: u64, timeout: u64, out: &mut Vec<Sample>) {
         while let Some(front) = self.open.front()
             && front.reply.is_none()
-            && now.saturating_sub(front.scheduled) > timeout
+            && now.saturating_sub(front.sent) > timeout
         {
             self.give_up_front(now, out);
         }
@@ -196,14 +200,14 @@ mod tests {
         let (mut s, mut out) = (Stretches::default(), Vec::new());
         // 0 at 100 (answered at 160), 1 at 150 while 0 is in flight (answered at 140, on
         // another connection: first), 2 at 200 with both answered by then, 3 at 210.
-        s.sent(0, 100, &mut out);
-        s.sent(1, 150, &mut out);
+        s.sent(0, (100, 100), &mut out);
+        s.sent(1, (150, 150), &mut out);
         s.replied(1, 140, kept(1), &mut out);
         assert!(out.is_empty(), "1 waits for 0");
-        s.sent(2, 200, &mut out);
+        s.sent(2, (200, 200), &mut out);
         s.replied(0, 160, kept(0), &mut out);
         assert_eq!(seen(&out), [(0, 0, 0), (1, 50, 1)]);
-        s.sent(3, 210, &mut out);
+        s.sent(3, (210, 210), &mut out);
         s.replied(2, 230, None, &mut out);
         s.replied(3, 240, kept(3), &mut out);
         // 2 began a stretch (nothing in flight at 200); 3 joined it.
@@ -213,9 +217,9 @@ mod tests {
     #[test]
     fn a_reply_read_late_but_come_before_the_schedule_ends_the_stretch() {
         let (mut s, mut out) = (Stretches::default(), Vec::new());
-        s.sent(0, 100, &mut out);
+        s.sent(0, (100, 100), &mut out);
         // 1 leaves at 200 before 0's reply (come at 150) is read.
-        s.sent(1, 200, &mut out);
+        s.sent(1, (200, 200), &mut out);
         s.replied(0, 150, None, &mut out);
         s.replied(1, 220, kept(1), &mut out);
         assert_eq!(seen(&out), [(1, 0, 1)]);
@@ -224,30 +228,43 @@ mod tests {
     #[test]
     fn requests_given_up_count_as_answered_when_given_up() {
         let (mut s, mut out) = (Stretches::default(), Vec::new());
-        s.sent(0, 100, &mut out);
-        s.sent(1, 110, &mut out);
+        s.sent(0, (100, 100), &mut out);
+        s.sent(1, (110, 110), &mut out);
         s.replied(1, 130, kept(1), &mut out);
         // 0 never answers: given up at 5,000 (past a 1,000 timeout), it ends then.
         s.expire(900, 1_000, &mut out);
         assert!(out.is_empty());
         s.expire(5_000, 1_000, &mut out);
         assert_eq!(seen(&out), [(1, 10, 1)]);
-        s.sent(2, 4_000, &mut out);
+        s.sent(2, (4_000, 4_000), &mut out);
         s.replied(2, 4_100, kept(2), &mut out);
         assert_eq!(seen(&out[1..]), [(2, 3_900, 0)]);
         // Refused: gone at once.
-        s.sent(3, 6_000, &mut out);
+        s.sent(3, (6_000, 6_000), &mut out);
         s.gone(3, 6_010, &mut out);
-        s.sent(4, 7_000, &mut out);
+        s.sent(4, (7_000, 7_000), &mut out);
         s.replied(4, 7_100, kept(4), &mut out);
         assert_eq!(seen(&out[2..]), [(4, 0, 0)]);
     }
 
     #[test]
+    fn a_backlogged_request_waits_for_its_reply_from_when_it_left() {
+        let (mut s, mut out) = (Stretches::default(), Vec::new());
+        // Due at 100, sent at 5,000 (a backlog): at 5,500 it has waited 500, not 5,400.
+        s.sent(0, (100, 5_000), &mut out);
+        s.sent(1, (200, 5_010), &mut out);
+        s.replied(1, 5_100, kept(1), &mut out);
+        s.expire(5_500, 1_000, &mut out);
+        assert!(out.is_empty(), "{out:?}");
+        s.replied(0, 5_050, None, &mut out);
+        assert_eq!(seen(&out), [(1, 100, 1)]);
+    }
+
+    #[test]
     fn a_flush_hands_over_every_sample_held() {
         let (mut s, mut out) = (Stretches::default(), Vec::new());
-        s.sent(0, 100, &mut out);
-        s.sent(1, 110, &mut out);
+        s.sent(0, (100, 100), &mut out);
+        s.sent(1, (110, 110), &mut out);
         s.replied(1, 130, kept(1), &mut out);
         s.flush(500, &mut out);
         assert_eq!(seen(&out), [(1, 10, 1)]);

@@ -150,7 +150,7 @@ impl Tally {
         let lag_ns = sent.saturating_sub(scheduled);
         let b = &mut self.batch;
         if seq & PROBE_SEQ == 0 {
-            self.stretches.sent(seq, scheduled, &mut b.samples);
+            self.stretches.sent(seq, (scheduled, sent), &mut b.samples);
         }
         Few::record(&mut b.send_lag, &mut b.few.send_lag, lag_ns.max(1));
         if lag_ns > crate::stall::STALL_THRESHOLD_NS && self.sample_every > 1 {
