@@ -1644,47 +1644,68 @@ const RESIDUAL_US: f64 = 0.25;
 /// change of sampling): 0.9% of 22,895 samples by more than 5 µs when first measured.
 #[test]
 fn a_kept_sample_s_busy_stretch_is_the_one_a_sweep_of_the_record_finds() {
+    stretches_against_the_sweep(1);
+}
+
+/// Two workers, each sweeping its own requests: joined (`joined_since`), the kept
+/// samples' stretches are the ones a sweep over the agent's every request finds.
+#[test]
+fn two_workers_stretches_joined_are_the_ones_a_sweep_of_the_record_finds() {
+    stretches_against_the_sweep(2);
+}
+
+/// An agent of `workers` workers keeps every request at 6,000 req/s of `exp:60us`; each
+/// kept sample's stretch (joined across the workers) against a sweep of the record.
+fn stretches_against_the_sweep(workers: usize) {
     let _m = machine();
     let served = served();
     let dir = tempfile::tempdir().unwrap();
-    let yaml = "
+    let yaml = format!(
+        "
 name: stretches
 target: TARGET
 protocol: synthetic
 service: exp:60us
 agents: [local]
+workers: {workers}
 connections: 8
 load: 6000
-ci: {percentile: 99, width: 1us}
-limits: {max_duration: 4s}
-";
-    let path = scenario(dir.path(), "stretches", yaml, served.addr);
+ci: {{percentile: 99, width: 1us}}
+limits: {{max_duration: 4s}}
+"
+    );
+    let path = scenario(dir.path(), "stretches", &yaml, served.addr);
     let record = dir.path().join("record");
     let (_, result) = run(&path, &record, &[]);
     assert_eq!(result["sampling_rate"], 1.0, "{result:#}");
     let samples = vernier_workbench::record::read_samples(&record).unwrap();
-    let (mut agreed, mut shorter, mut busy, mut all) = (0, 0, 0, 0);
+    let (mut agreed, mut shorter, mut busy, mut all, mut own) = (0, 0, 0, 0, 0);
     for round in 0..=result["round"].as_u64().unwrap() as u32 {
-        let (mut kept, stretches) =
+        let (kept, stretches) =
             vernier_workbench::record::point_requests(&samples, 0, round).unwrap();
         assert!(stretches);
+        let mut kept: Vec<vernier_stats::Kept> = kept.into_iter().map(|(_, k)| k).collect();
         let scheduled = |k: &vernier_stats::Kept| k.sent.departure_ns - k.sent.late_ns;
-        kept.sort_by_key(|(_, k)| scheduled(k));
+        kept.sort_by_key(scheduled);
+        let joined = vernier_stats::joined_since(&kept);
         let (mut busy_until, mut since) = (0, 0);
-        for (_, k) in &kept {
+        for (k, joined) in kept.iter().zip(joined) {
             if busy_until <= scheduled(k) {
                 since = scheduled(k);
             }
             busy_until = busy_until.max(k.sent.departure_ns + k.sent.latency_ns);
             let swept = scheduled(k) - since;
-            agreed += usize::from(k.busy_ns.abs_diff(swept) <= 5_000);
-            shorter += usize::from(k.busy_ns + 5_000 < swept);
-            busy += usize::from(k.busy_ns > 0);
+            let carried = (scheduled(k) as f64 - joined) as u64;
+            agreed += usize::from(carried.abs_diff(swept) <= 5_000);
+            own += usize::from(k.busy_ns.abs_diff(swept) <= 5_000);
+            shorter += usize::from(carried + 5_000 < swept);
+            busy += usize::from(carried > 0);
             all += 1;
         }
     }
     eprintln!(
-        "{agreed} of {all} stretches as the sweep's, {shorter} shorter; {busy} in a stretch begun earlier"
+        "with {workers} worker(s): {agreed} of {all} stretches as the sweep's ({own} before joining), \
+         {shorter} shorter; {busy} in a stretch begun earlier"
     );
     assert!(all > 10_000, "{all}");
     // At ρ 0.36, about a third of the requests find another in flight.

@@ -18,6 +18,14 @@
 //! kept requests' spacing later than the first idle send itself: the gaps come out that
 //! much shorter (at 30,000 requests a second kept one in three, 0.1 ms a reach against
 //! gaps of tens of milliseconds).
+//!
+//! A client of several workers keeps each worker's own stretches (a worker sees only its
+//! own requests), where the sweep over every request of the client runs one stretch over
+//! them all: a send is busy while any worker's request is awaiting its reply. That stretch
+//! is the union of the workers' stretches, so each kept request's window is taken from the
+//! start of the union of the kept windows that meet it ([`joined_since`]): with one worker,
+//! or every request kept, exactly the sweep's; thinned across several workers, never
+//! shorter than its worker's own.
 
 use crate::error::StatsError;
 use crate::stalls::{
@@ -81,15 +89,15 @@ pub fn untouched_kept(
             }),
     );
     let stalls = merged(stalls);
-    let touched: Vec<bool> = requests
-        .iter()
-        .map(|r| {
+    let since = joined_since(requests);
+    let touched: Vec<bool> = (requests.iter().zip(&since))
+        .map(|(r, &since)| {
             // Disjoint and sorted: the last stall starting before the reply ends last.
             let i = stalls.partition_point(|s| s.start < r.reply());
-            i > 0 && stalls[i - 1].end > r.since()
+            i > 0 && stalls[i - 1].end > since
         })
         .collect();
-    let mut idle: Vec<f64> = requests.iter().map(Kept::since).collect();
+    let mut idle = since.clone();
     idle.sort_by(f64::total_cmp);
     idle.dedup();
     let reaches = merged(
@@ -117,8 +125,32 @@ pub fn untouched_kept(
         .iter()
         .map(|r| r.sent.latency_ns as f64 / 1e3)
         .collect();
-    let windows = requests.iter().map(|r| r.reply() - r.since());
+    let windows = (requests.iter().zip(&since)).map(|(r, &since)| r.reply() - since);
     Ok(untouched_of(&marks, &latency_us, windows))
+}
+
+/// Each of `requests`' busy stretch start, ns, across the workers of its client: the start
+/// of the union of the kept windows (from a request's own stretch start to its reply)
+/// that reaches it. One worker's stretches are disjoint and its kept windows share their
+/// stretch's start, so alone it is each request's own; with several, a request sent while
+/// another worker's was awaiting its reply joins that one's stretch, as a sweep over every
+/// request of the client finds.
+pub fn joined_since(requests: &[Kept]) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..requests.len()).collect();
+    order.sort_by(|&a, &b| requests[a].since().total_cmp(&requests[b].since()));
+    let mut since = vec![0.0; requests.len()];
+    let (mut start, mut end) = (f64::NEG_INFINITY, f64::NEG_INFINITY);
+    for i in order {
+        let r = &requests[i];
+        // A window that begins after the union's last reply begins a new union; one that
+        // begins exactly at it does too, as a send at a reply's instant finds it answered.
+        if r.since() >= end {
+            start = r.since();
+        }
+        end = end.max(r.reply());
+        since[i] = start;
+    }
+    since
 }
 
 /// A client's requests marked as the point that kept them marks them: every request at

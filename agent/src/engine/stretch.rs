@@ -11,6 +11,10 @@
 //! as a request leaves (a napping worker reads the replies that came during its nap after
 //! it sends), so requests wait here, in send order, until every one before them has its
 //! reply; a kept sample goes to its batch then, its stretch known.
+//!
+//! Each worker sweeps only its own requests; an agent of several workers has its workers'
+//! stretches joined where they meet (`vernier_stats::joined_since`), which is the sweep
+//! over all of them.
 
 use std::collections::VecDeque;
 
