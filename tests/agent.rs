@@ -956,7 +956,10 @@ fn the_agent_process_behind_its_control_plane() {
         assert_eq!(status.code(), tonic::Code::FailedPrecondition, "{status:?}");
 
         client.start_measure(1.0, 1).await.unwrap();
-        client.start_load(4_000.0, "exp").await.unwrap();
+        client
+            .start_load(4_000.0, &vernier_protocols::InterArrival::Exp)
+            .await
+            .unwrap();
         let mut stream = client.stream().await.unwrap();
         let mut samples = 0;
         let deadline = tokio::time::Instant::now() + Duration::from_millis(800);

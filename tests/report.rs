@@ -161,7 +161,7 @@ fn interarrival(rng: &mut SmallRng, point: usize, rate: f64) -> Event {
                 bin_ns,
                 counts,
                 target_mean_ns: mean_ns,
-                shape: "exp".into(),
+                shape: vernier_protocols::InterArrival::Exp,
             }),
         }),
     }

@@ -1681,10 +1681,16 @@ limits: {{max_duration: 4s}}
     let samples = vernier_workbench::record::read_samples(&record).unwrap();
     let (mut agreed, mut shorter, mut busy, mut all, mut own) = (0, 0, 0, 0, 0);
     for round in 0..=result["round"].as_u64().unwrap() as u32 {
-        let (kept, stretches) =
-            vernier_workbench::record::point_requests(&samples, 0, round).unwrap();
-        assert!(stretches);
-        let mut kept: Vec<vernier_stats::Kept> = kept.into_iter().map(|(_, k)| k).collect();
+        let recorded = vernier_workbench::record::point_requests(&samples, 0, round).unwrap();
+        assert!(recorded.stretches);
+        assert_eq!(
+            recorded.workers.get(&0).copied(),
+            Some(workers),
+            "{:?}",
+            recorded.workers
+        );
+        let mut kept: Vec<vernier_stats::Kept> =
+            recorded.requests.into_iter().map(|(_, k)| k).collect();
         let scheduled = |k: &vernier_stats::Kept| k.sent.departure_ns - k.sent.late_ns;
         kept.sort_by_key(scheduled);
         let joined = vernier_stats::joined_since(&kept);

@@ -6,6 +6,7 @@ use std::time::Duration;
 use tonic::metadata::MetadataValue;
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
 use tonic::{Request, Status, Streaming};
+use vernier_protocols::InterArrival;
 
 use crate::control::SESSION_HEADER;
 use crate::wire::pb::{self, agent_client};
@@ -220,10 +221,15 @@ impl AgentClient {
     }
 
     /// Starts (or changes) the load.
-    pub async fn start_load(&mut self, rate: f64, interarrival: &str) -> Result<(), Status> {
+    pub async fn start_load(
+        &mut self,
+        rate: f64,
+        interarrival: &InterArrival,
+    ) -> Result<(), Status> {
         let r = pb::StartLoadRequest {
             rate,
-            interarrival: interarrival.to_string(),
+            interarrival: String::new(),
+            arrival: Some(crate::wire::arrival(interarrival)),
         };
         self.inner.start_load(self.request(r)).await.map(|_| ())
     }

@@ -15,7 +15,6 @@ use tokio::sync::{Mutex, Notify, mpsc};
 use tokio_stream::Stream;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
-use vernier_protocols::InterArrival;
 
 use crate::config::LoadSpec;
 use crate::engine::Engine;
@@ -343,12 +342,7 @@ impl agent_server::Agent for AgentService {
         if !(r.rate.is_finite() && r.rate >= 0.0) {
             return Err(invalid("rate", r.rate));
         }
-        let shape = if r.interarrival.is_empty() {
-            "exp"
-        } else {
-            r.interarrival.as_str()
-        };
-        let interarrival: InterArrival = shape.parse().map_err(|e| invalid("interarrival", e))?;
+        let interarrival = crate::wire::interarrival_of(r).map_err(|e| invalid("arrival", e))?;
         engine.set_load(r.rate, &interarrival);
         self.with_figures(|s| s.figures.asked_rate = r.rate);
         Ok(Response::new(pb::Ack {}))

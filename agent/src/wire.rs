@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
-use vernier_protocols::{Dist, KeyDist, KvWorkload, Protocol};
+use vernier_protocols::{Dist, InterArrival, KeyDist, KvWorkload, Protocol};
 
 use crate::config::{AgentKind, LoadSpec, PollMode, Workload};
 use crate::measure::{Batch, Counters, Sample};
@@ -169,6 +169,40 @@ fn protocol(p: &pb::ProtocolSpec) -> Result<Protocol, WireError> {
     }
     // A declared protocol's mapping, or a gRPC method's: `Protocol`'s serde form.
     serde_json::from_str(&p.declared).map_err(|e| field("protocol.declared", e))
+}
+
+/// The StartLoad request's form of an inter-arrival process.
+pub fn arrival(process: &InterArrival) -> pb::Arrival {
+    use pb::arrival::Process;
+    pb::Arrival {
+        process: Some(match process {
+            InterArrival::Exp => Process::Exp(pb::Empty {}),
+            InterArrival::Fixed => Process::Fixed(pb::Empty {}),
+            InterArrival::Dist(shape) => Process::Shaped(shape.to_string()),
+        }),
+    }
+}
+
+/// The inter-arrival process a StartLoad request asks for: its `arrival`, or, from a
+/// coordinator that predates it, its text (none: exponential).
+pub fn interarrival_of(r: &pb::StartLoadRequest) -> Result<InterArrival, WireError> {
+    use pb::arrival::Process;
+    let spec = |field_name: &'static str, spec: &str| {
+        spec.parse()
+            .map_err(|e: vernier_protocols::SpecError| field(field_name, e))
+    };
+    match r.arrival.as_ref().map(|a| a.process.as_ref()) {
+        Some(Some(Process::Exp(_))) => Ok(InterArrival::Exp),
+        Some(Some(Process::Fixed(_))) => Ok(InterArrival::Fixed),
+        Some(Some(Process::Shaped(shape))) if shape.contains(':') => spec("arrival.shaped", shape),
+        Some(Some(Process::Shaped(shape))) => Err(field(
+            "arrival.shaped",
+            format!("{shape:?}: expected a distribution, as in lognormal:1us:0.5"),
+        )),
+        Some(None) => Err(WireError::Missing("arrival.process")),
+        None if r.interarrival.is_empty() => Ok(InterArrival::Exp),
+        None => spec("interarrival", &r.interarrival),
+    }
 }
 
 /// The load a Configure request asks for, against `target` (resolved by the caller), and

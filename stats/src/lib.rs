@@ -85,5 +85,8 @@ pub use stalls::{
     without_stalls, without_stalls_sent,
 };
 pub use tail::{coefficient_of_variation, exponential_relative_ci_width, tail_heaviness};
-pub use thinned::{Kept, joined_since, untouched_kept, untouched_requests, without_stalls_requests};
+pub use thinned::{
+    Kept, Stretches, joined_since, untouched_joined, untouched_kept, untouched_requests,
+    without_stalls_requests,
+};
 pub use weighted::WeightedSamples;

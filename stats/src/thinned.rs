@@ -23,9 +23,10 @@
 //! own requests), where the sweep over every request of the client runs one stretch over
 //! them all: a send is busy while any worker's request is awaiting its reply. That stretch
 //! is the union of the workers' stretches, so each kept request's window is taken from the
-//! start of the union of the kept windows that meet it ([`joined_since`]): with one worker,
-//! or every request kept, exactly the sweep's; thinned across several workers, never
-//! shorter than its worker's own.
+//! start of the union of the kept windows that meet it ([`joined_since`],
+//! [`Stretches::Joined`]): with every request kept, exactly the sweep's; thinned, never
+//! shorter than its worker's own. One worker's are taken as they come
+//! ([`Stretches::Carried`]).
 
 use crate::error::StatsError;
 use crate::stalls::{
@@ -58,17 +59,53 @@ impl Kept {
     }
 }
 
+/// Where a client's requests' busy stretches come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stretches {
+    /// Every request is at hand: a sweep over them finds the stretches.
+    Swept,
+    /// A share of one worker's requests, each carrying its stretch.
+    Carried,
+    /// A share of several workers' requests, each carrying its own worker's stretch:
+    /// joined where they meet ([`joined_since`]).
+    Joined,
+}
+
 /// One client's kept `requests` (any order; a share of all it sent, each carrying its
 /// stretch) marked by the `stalls` its cores met and by the kept requests' own sends
 /// more than `late_ns` after their schedule (the client passes those it did not keep among
 /// the `stalls`), weighted against the selection: [`untouched_sent`](crate::untouched_sent)
-/// for a thinned sample.
+/// for a thinned sample of one worker's requests.
 pub fn untouched_kept(
     requests: &mut [Kept],
-    mut stalls: Vec<Stall>,
+    stalls: Vec<Stall>,
     late_ns: u64,
 ) -> Result<Untouched, StatsError> {
     requests.sort_by_key(|r| r.sent.departure_ns);
+    let since = requests.iter().map(Kept::since).collect();
+    marked(requests, stalls, late_ns, since)
+}
+
+/// [`untouched_kept`] for a thinned sample of several workers' requests: their stretches
+/// joined ([`joined_since`]).
+pub fn untouched_joined(
+    requests: &mut [Kept],
+    stalls: Vec<Stall>,
+    late_ns: u64,
+) -> Result<Untouched, StatsError> {
+    requests.sort_by_key(|r| r.sent.departure_ns);
+    let since = joined_since(requests);
+    marked(requests, stalls, late_ns, since)
+}
+
+/// `requests` (sorted by departure) marked and weighed by the windows from each one's
+/// stretch start, `since`, to its reply.
+fn marked(
+    requests: &[Kept],
+    mut stalls: Vec<Stall>,
+    late_ns: u64,
+    since: Vec<f64>,
+) -> Result<Untouched, StatsError> {
     if let Some(s) = stalls
         .iter()
         .find(|s| !(s.start.is_finite() && s.end.is_finite() && s.end >= s.start))
@@ -89,7 +126,6 @@ pub fn untouched_kept(
             }),
     );
     let stalls = merged(stalls);
-    let since = joined_since(requests);
     let touched: Vec<bool> = (requests.iter().zip(&since))
         .map(|(r, &since)| {
             // Disjoint and sorted: the last stall starting before the reply ends last.
@@ -154,19 +190,22 @@ pub fn joined_since(requests: &[Kept]) -> Vec<f64> {
 }
 
 /// A client's requests marked as the point that kept them marks them: every request at
-/// hand ([`untouched_sent`]), or, `thinned`, each kept one by the busy stretch it carries
-/// ([`untouched_kept`]).
+/// hand ([`untouched_sent`]), or each kept one by the busy stretch it carries
+/// ([`untouched_kept`]), joined across workers ([`untouched_joined`]).
 pub fn untouched_requests(
     requests: &mut [Kept],
     stalls: Vec<Stall>,
     late_ns: u64,
-    thinned: bool,
+    stretches: Stretches,
 ) -> Result<Untouched, StatsError> {
-    if thinned {
-        return untouched_kept(requests, stalls, late_ns);
+    match stretches {
+        Stretches::Carried => untouched_kept(requests, stalls, late_ns),
+        Stretches::Joined => untouched_joined(requests, stalls, late_ns),
+        Stretches::Swept => {
+            let mut every: Vec<Sent> = requests.iter().map(|r| r.sent).collect();
+            untouched_sent(&mut every, stalls, late_ns)
+        }
     }
-    let mut every: Vec<Sent> = requests.iter().map(|r| r.sent).collect();
-    untouched_sent(&mut every, stalls, late_ns)
 }
 
 /// [`untouched_requests`] summarised as [`crate::without_stalls_sent`] summarises every
@@ -174,12 +213,12 @@ pub fn untouched_requests(
 pub fn without_stalls_requests(
     requests: &mut [Kept],
     stalls: Vec<Stall>,
-    (late_ns, thinned): (u64, bool),
+    (late_ns, stretches): (u64, Stretches),
     percentiles: &[f64],
     confidence: f64,
 ) -> Result<WithoutStalls, StatsError> {
     let given = stalls.len();
-    let part = untouched_requests(requests, stalls, late_ns, thinned)?;
+    let part = untouched_requests(requests, stalls, late_ns, stretches)?;
     summarised_part(&part, given, percentiles, confidence)
 }
 

@@ -29,7 +29,7 @@
 mod samples;
 mod stalls;
 
-pub use samples::{point_latencies, point_requests, read_samples};
+pub use samples::{PointRequests, point_latencies, point_requests, read_samples};
 pub use stalls::{RecordedStall, STALLS_FILE, STALLS_HEADER, read_stalls};
 
 use std::fs;

@@ -347,3 +347,42 @@ fn a_grpc_method_reaches_the_agent_with_its_descriptors() {
         assert!(received.protocol.keeps_state());
     }
 }
+
+/// The arrival process travels typed and comes back the same; a request from a coordinator
+/// that sent it as text is read from the text, and none at all is exponential.
+#[test]
+fn an_arrival_process_round_trips_and_the_old_text_is_read() {
+    let request = |arrival: Option<pb::Arrival>, text: &str| pb::StartLoadRequest {
+        rate: 1000.0,
+        interarrival: text.into(),
+        arrival,
+    };
+    for spec in ["exp", "fixed", "lognormal:1us:2", "pareto:10us:2.5"] {
+        let process: InterArrival = spec.parse().unwrap();
+        let typed = request(Some(arrival(&process)), "");
+        assert_eq!(interarrival_of(&typed).unwrap(), process, "{spec}");
+        assert_eq!(
+            interarrival_of(&request(None, spec)).unwrap(),
+            process,
+            "{spec}"
+        );
+    }
+    assert_eq!(
+        interarrival_of(&request(None, "")).unwrap(),
+        InterArrival::Exp
+    );
+    let errors = [
+        request(Some(pb::Arrival { process: None }), ""),
+        request(
+            Some(pb::Arrival {
+                process: Some(pb::arrival::Process::Shaped("often".into())),
+            }),
+            "",
+        ),
+        request(None, "lognormal:0us:2"),
+    ];
+    for bad in errors {
+        let e = interarrival_of(&bad).unwrap_err().to_string();
+        assert!(e.contains("arrival") || e.contains("interarrival"), "{e}");
+    }
+}

@@ -129,28 +129,49 @@ fn two_workers_stretches_join_into_the_client_s() {
     // Each worker alone sees half the load: many of its sends idle that the client's
     // sweep finds busy.
     assert!(longer > kept.len() / 20, "{longer} of {}", kept.len());
-    let part = untouched_kept(&mut kept, stalls.clone(), 100_000).unwrap();
+    let part = untouched_joined(&mut kept, stalls.clone(), 100_000).unwrap();
     assert_eq!(part.touched, whole.touched);
     for (a, b) in part.weights.iter().zip(&whole.weights) {
         assert!((a - b).abs() < 1e-9 * b, "{a} against {b}");
     }
+    // Each worker's own stretches alone mark fewer.
+    let own = untouched_kept(&mut kept, stalls.clone(), 100_000).unwrap();
+    let count = |u: &Untouched| u.touched.iter().filter(|&&t| t).count();
+    assert!(
+        count(&own) < count(&part),
+        "{} against {}",
+        count(&own),
+        count(&part)
+    );
 
     let (all, stalls) = queue_of(60_000, 5, 2);
     let whole = untouched_sent(&mut sent(&all), stalls.clone(), 100_000).unwrap();
     let late = late_sends(&all);
     let stalls = [stalls, late].concat();
     let mut kept: Vec<Kept> = all.iter().copied().step_by(3).collect();
-    let part = untouched_kept(&mut kept, stalls.clone(), 100_000).unwrap();
+    let part = untouched_joined(&mut kept, stalls.clone(), 100_000).unwrap();
     let expected: Vec<bool> = whole.touched.iter().copied().step_by(3).collect();
     let merged_stalls = crate::stalls::merged(stalls);
     for (i, k) in kept.iter().enumerate() {
         let by_own = merged_stalls
             .iter()
             .any(|s| s.start < k.reply() && s.end > k.since());
-        assert!(part.touched[i] || !by_own, "request {i} marked less than its own stretch");
+        assert!(
+            part.touched[i] || !by_own,
+            "request {i} marked less than its own stretch"
+        );
     }
-    let agree = part.touched.iter().zip(&expected).filter(|(a, b)| a == b).count();
-    assert!(agree as f64 >= 0.99 * kept.len() as f64, "{agree} of {}", kept.len());
+    let agree = part
+        .touched
+        .iter()
+        .zip(&expected)
+        .filter(|(a, b)| a == b)
+        .count();
+    assert!(
+        agree as f64 >= 0.99 * kept.len() as f64,
+        "{agree} of {}",
+        kept.len()
+    );
 }
 
 #[test]

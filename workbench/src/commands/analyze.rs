@@ -8,7 +8,7 @@ use serde::Serialize;
 use vernier_agent::STALL_THRESHOLD_NS;
 use vernier_stats::{
     AdfOptions, Analysis, AnalysisOptions, Kept, LagSelection, Percentile, Regression, Sent, Spans,
-    WithoutStalls, analyze, without_stalls, without_stalls_requests,
+    Stretches, WithoutStalls, analyze, without_stalls, without_stalls_requests,
 };
 
 use super::stdout::{Json, print_json};
@@ -63,6 +63,11 @@ pub struct AnalyzeArgs {
     /// its window from that start to its reply, as the point marked them.
     #[arg(long, requires = "late_column")]
     pub busy_column: Option<String>,
+    /// The column of the worker each request came from (a record's `worker`), with
+    /// --busy-column: the stretches of requests from several workers, each its own
+    /// worker's, are joined where they meet, as the point joined them.
+    #[arg(long, requires = "busy_column")]
+    pub worker_column: Option<String>,
     /// Percentiles to estimate, in percent.
     #[arg(long, value_delimiter = ',', default_value = "50,90,95,99,99.9,99.99")]
     pub percentiles: Vec<f64>,
@@ -196,10 +201,12 @@ pub fn run(args: AnalyzeArgs) -> Result<ExitCode, Error> {
                 None => Ok(None),
             };
             let (late, busy) = (column(&args.late_column)?, column(&args.busy_column)?);
+            let workers = column(&args.worker_column)?;
             let columns = Columns {
                 send: &send,
                 late: late.as_deref(),
                 busy: busy.as_deref(),
+                workers: workers.as_deref(),
                 latency: &samples,
             };
             Some(without(path, columns, &options)?)
@@ -250,6 +257,7 @@ struct Columns<'a> {
     send: &'a [f64],
     late: Option<&'a [f64]>,
     busy: Option<&'a [f64]>,
+    workers: Option<&'a [f64]>,
     latency: &'a [f64],
 }
 
@@ -264,20 +272,22 @@ fn without(
         send,
         late,
         busy,
+        workers,
         latency,
     } = columns;
     let rows = |c: Option<&[f64]>| c.map_or_else(|| "none".into(), |c| c.len().to_string());
     if send.len() != latency.len()
-        || [late, busy]
+        || [late, busy, workers]
             .iter()
             .flatten()
             .any(|c| c.len() != latency.len())
     {
         return Err(Error::Usage(format!(
-            "--send-column has {} values, --late-column {}, --busy-column {} and the latencies {}: they must be the same rows",
+            "--send-column has {} values, --late-column {}, --busy-column {}, --worker-column {} and the latencies {}: they must be the same rows",
             send.len(),
             rows(late),
             rows(busy),
+            rows(workers),
             latency.len()
         )));
     }
@@ -306,8 +316,15 @@ fn without(
         let busy_ns = busy.map_or(Ok(0), |b| ns(b[row], "--busy-column"))?;
         kept.push(Kept { sent, busy_ns });
     }
-    // With each one's busy stretch, the rows are a thinned point's kept requests.
-    let marks = (STALL_THRESHOLD_NS, busy.is_some());
+    // With each one's busy stretch, the rows are a thinned point's kept requests; from
+    // several workers, their stretches joined.
+    let several = workers.is_some_and(|w| w.iter().any(|&x| x != w[0]));
+    let stretches = match (busy.is_some(), several) {
+        (false, _) => Stretches::Swept,
+        (true, false) => Stretches::Carried,
+        (true, true) => Stretches::Joined,
+    };
+    let marks = (STALL_THRESHOLD_NS, stretches);
     Ok(without_stalls_requests(
         &mut kept,
         stalls,

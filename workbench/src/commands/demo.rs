@@ -52,10 +52,8 @@ pub fn run(args: DemoArgs) -> Result<ExitCode, Error> {
     };
     let server =
         Server::start(config).map_err(|e| Error::Failed(format!("the demo's server: {e}")))?;
-    let target = Override {
-        path: "target".into(),
-        value: server.local_addr().to_string(),
-    };
+    let address = server.local_addr().to_string();
+    let target = Override::new("target", address.as_str().into(), &address);
     let scenario = Scenario::from_yaml(DEMO, None, &[target])?;
     let headless = args.headless || !crate::tui::available();
     if headless {

@@ -292,10 +292,7 @@ pub enum Output {
 pub(crate) fn overrides(load: Option<&str>, set: &[String]) -> Result<Vec<Override>, Error> {
     let mut all = Vec::new();
     if let Some(load) = load {
-        all.push(Override {
-            path: "load".into(),
-            value: crate::scenario::show(&load_value(load)),
-        });
+        all.push(Override::new("load", load_value(load), load));
     }
     for s in set {
         all.push(s.parse::<Override>()?);

@@ -156,14 +156,7 @@ pub(crate) fn interarrival(
             };
             (fixed_gaps_fit(cv) && mean_ok, cv, None, test)
         }
-        InterArrival::Dist(d) => (
-            mean_ok,
-            mean_off,
-            None,
-            GapTest::MeanOnly {
-                shape: d.to_string(),
-            },
-        ),
+        InterArrival::Dist(_) => (mean_ok, mean_off, None, GapTest::MeanOnly { shape: *shape }),
     };
     let has_fit = matches!(shape, InterArrival::Exp | InterArrival::Fixed);
     let finding = InterarrivalFinding {
@@ -207,7 +200,7 @@ fn histogram(x: &[f64], target_mean_ns: f64, shape: &InterArrival) -> CheckData 
         bin_ns,
         counts,
         target_mean_ns,
-        shape: shape.to_string(),
+        shape: *shape,
     }
 }
 

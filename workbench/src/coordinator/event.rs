@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 use vernier_agent::StallReport;
+use vernier_protocols::InterArrival;
 
 use super::check_next::{CheckNext, Found};
 use super::result::PointResult;
@@ -315,8 +316,9 @@ pub enum CheckData {
         counts: Vec<u64>,
         /// The mean gap the target distribution has, ns.
         target_mean_ns: f64,
-        /// The target distribution (`exp`, `fixed`, or a spec).
-        shape: String,
+        /// The target process (`exp`, `fixed`, or a distribution's shape; its spec in
+        /// JSON).
+        shape: InterArrival,
     },
     /// Spearman's ρ at each lag tried.
     Correlogram {

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 use vernier_agent::StallReport;
+use vernier_protocols::InterArrival;
 use vernier_stats::Percentile;
 
 use super::figure::Figure;
@@ -87,8 +88,8 @@ pub enum GapTest {
     },
     /// No tabulated test for the shape: the mean alone.
     MeanOnly {
-        /// The shape asked.
-        shape: String,
+        /// The shape asked (its spec in JSON).
+        shape: InterArrival,
     },
 }
 

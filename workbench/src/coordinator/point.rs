@@ -23,8 +23,10 @@ use super::policy::{COLLECT_SHARE_OF_TIME, progress_due};
 use super::reason::{Nothing, Reason, Why};
 use super::result::{PointResult, Verdict};
 use crate::scenario::Limits;
-use state::{AgentState, Clock, HostSeen, Looks, RoundFigures, Rounds, Stage, WarmupState};
+use agent::{AgentFound, AgentState};
+use state::{Clock, HostSeen, Looks, RoundFigures, Rounds, Stage, WarmupState};
 
+mod agent;
 mod agreement;
 mod confidence;
 pub(crate) mod departures;
@@ -67,8 +69,9 @@ impl Point {
             wanted: config.sampling.samples,
             round: first_round,
         };
+        let agents = config.agents;
         let mut point = Point {
-            agents: (0..config.agents).map(|_| AgentState::new()).collect(),
+            agents: (0..agents).map(|_| AgentState::new()).collect(),
             base_limits: config.limits,
             config,
             index,
@@ -76,7 +79,8 @@ impl Point {
             stage: Stage::Warmup(WarmupState {
                 windows: Vec::new(),
                 window_started: at,
-                last: RoundFigures::new(at),
+                open: Vec::new(),
+                last: RoundFigures::new(at, agents),
             }),
             clock: Clock::new(at),
             rounds,
@@ -171,10 +175,7 @@ impl Point {
     fn restart(&mut self, at: Duration, why: &str, out: &mut Decision) {
         self.clock.unpause(at);
         for a in &mut self.agents {
-            a.interarrival = None;
-            a.lag = None;
-            a.ci_width_us = None;
-            a.ci_need = None;
+            a.found = AgentFound::default();
         }
         self.looks.ci_width_us = None;
         self.begin_warmup(at, why, out);
@@ -270,7 +271,7 @@ impl Point {
         if matches!(self.stage, Stage::Done(_)) {
             return;
         }
-        if self.agents.iter().all(|a| a.round.samples.is_empty()) {
+        if self.stage.tallies().iter().all(|t| t.samples.is_empty()) {
             let reason = Reason::new(Why::AcceptedEmpty(Nothing {}));
             self.finish_na(at, vec![reason], out);
         } else {

@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 use vernier_agent::StallReport;
+use vernier_protocols::InterArrival;
 use vernier_stats::Percentile;
 
 use super::figure::Figure;
@@ -311,8 +312,8 @@ pub struct InterarrivalFailed {
     /// Its p-value, where the test has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pvalue: Option<f64>,
-    /// The process asked (`exp`, `fixed`, ...).
-    pub process: String,
+    /// The process asked (its spec in JSON: `exp`, `fixed`, ...).
+    pub process: InterArrival,
     /// Tests run before giving up; none when the test is only reported
     /// (`interarrival_check: report`).
     #[serde(default, skip_serializing_if = "Option::is_none")]

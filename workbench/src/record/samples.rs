@@ -2,6 +2,7 @@
 //! and one point's round of them, as latencies or as each agent's requests for the tail
 //! without stalls (the columns: [`crate::record`]).
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -70,16 +71,43 @@ pub fn point_latencies(samples: &DataFrame, point: usize, round: u32) -> Result<
         .collect())
 }
 
-/// The requests of one point's round as each agent's client recorded them (agent, and
-/// the request on its clock with its busy stretch), for the tail without stalls, and
-/// whether the record says the busy stretches (an older record does not: each is then 0).
+/// The requests of one point's round as the record holds them, for the tail without
+/// stalls.
+#[derive(Debug, Default)]
+pub struct PointRequests {
+    /// Each request as its agent's client recorded it: the agent, and the request on its
+    /// clock with its busy stretch.
+    pub requests: Vec<(u32, vernier_stats::Kept)>,
+    /// Whether the record says the busy stretches (an older record does not: each is then
+    /// 0).
+    pub stretches: bool,
+    /// How many workers each agent's requests came from.
+    pub workers: BTreeMap<u32, usize>,
+}
+
+impl PointRequests {
+    /// Where agent `agent`'s stretches come from, its point `thinned` or not.
+    pub fn stretches_of(&self, agent: u32, thinned: bool) -> vernier_stats::Stretches {
+        use vernier_stats::Stretches;
+        match (thinned, self.workers.get(&agent).copied().unwrap_or(1)) {
+            (false, _) => Stretches::Swept,
+            (true, 0 | 1) => Stretches::Carried,
+            (true, _) => Stretches::Joined,
+        }
+    }
+}
+
+/// The requests of one point's round ([`PointRequests`]).
 pub fn point_requests(
     samples: &DataFrame,
     point: usize,
     round: u32,
-) -> Result<(Vec<(u32, vernier_stats::Kept)>, bool), Error> {
+) -> Result<PointRequests, Error> {
     if samples.height() == 0 {
-        return Ok((Vec::new(), true));
+        return Ok(PointRequests {
+            stretches: true,
+            ..PointRequests::default()
+        });
     }
     let bad = |e: PolarsError| Error::Failed(format!("samples.parquet: {e}"));
     let column = |name: &str| samples.column(name).map_err(bad);
@@ -93,10 +121,19 @@ pub fn point_requests(
         Ok(c) => Some(c.u64().map_err(bad)?),
         Err(_) => None,
     };
+    // A record without the column is taken as one worker's.
+    let workers = match samples.column("worker") {
+        Ok(c) => Some(c.u32().map_err(bad)?),
+        Err(_) => None,
+    };
     let mut out = Vec::new();
+    let mut seen: BTreeSet<(u32, u32)> = BTreeSet::new();
     for i in 0..samples.height() {
         if points.get(i) != Some(point as u32) || rounds.get(i) != Some(round) {
             continue;
+        }
+        if let (Some(agent), Some(worker)) = (agents.get(i), workers.and_then(|w| w.get(i))) {
+            seen.insert((agent, worker));
         }
         if let (Some(agent), Some(departure_ns), Some(latency_ns), Some(late_ns), Some(busy_ns)) = (
             agents.get(i),
@@ -113,5 +150,13 @@ pub fn point_requests(
             out.push((agent, vernier_stats::Kept { sent, busy_ns }));
         }
     }
-    Ok((out, busy.is_some()))
+    let mut by_agent = BTreeMap::new();
+    for (agent, _) in seen {
+        *by_agent.entry(agent).or_insert(0) += 1;
+    }
+    Ok(PointRequests {
+        requests: out,
+        stretches: busy.is_some(),
+        workers: by_agent,
+    })
 }

@@ -6,6 +6,7 @@ use plotters::prelude::{
     ChartBuilder, Color, DrawingBackend, LineSeries, PathElement, Rectangle, SeriesLabelPosition,
 };
 use serde::Serialize;
+use vernier_protocols::InterArrival;
 
 use super::plot::{Area, CAPTION_SIZE, Chart, DrawError, Plot, color, fmt_num};
 use crate::coordinator::{Check, text};
@@ -66,14 +67,14 @@ pub(super) fn draw<'a>(
     title: &'a str,
     density: &'a GapDensity,
     target_mean_ns: f64,
-    shape: &'a str,
+    shape: &'a InterArrival,
     check: &Check,
 ) -> Plot<GapChart<'a>> {
     let mean_us = target_mean_ns / 1e3;
     let target = match shape {
-        "exp" => Target::Exp(mean_us),
-        "fixed" => Target::Fixed(mean_us),
-        _ => Target::Mean(mean_us),
+        InterArrival::Exp => Target::Exp(mean_us),
+        InterArrival::Fixed => Target::Fixed(mean_us),
+        InterArrival::Dist(_) => Target::Mean(mean_us),
     };
     let mut caption = vec![format!(
         "{}: {} (n = {}). {}",
@@ -112,7 +113,7 @@ pub(super) struct GapChart<'a> {
     title: &'a str,
     density: &'a GapDensity,
     target: Target,
-    shape: &'a str,
+    shape: &'a InterArrival,
 }
 
 impl Chart for GapChart<'_> {
@@ -129,7 +130,7 @@ fn draw_chart<DB: DrawingBackend>(
     title: &str,
     density: &GapDensity,
     target: Target,
-    shape: &str,
+    shape: &InterArrival,
 ) -> Result<(), DrawError>
 where
     DB::ErrorType: 'static,
@@ -256,7 +257,7 @@ mod tests {
             "empty",
             &gap_density(f64::NAN, &[]),
             f64::NAN,
-            "exp",
+            &InterArrival::Exp,
             &check(false),
         )
         .svg()
@@ -271,7 +272,7 @@ mod tests {
             "Inter-departure gaps: point 0",
             &d,
             100_000.0,
-            "exp",
+            &InterArrival::Exp,
             &check(true),
         )
         .svg()
@@ -279,13 +280,17 @@ mod tests {
         assert!(svg.contains("target: exponential, mean 100 µs"), "{svg}");
         assert!(svg.contains("Pass: A² = 0.400, p = 0.8000 (n = 100)"));
         assert!(svg.contains("Not drawn: 3 of 100 gaps (3%)"));
-        let svg = draw("t", &d, 100_000.0, "fixed", &check(true))
+        let svg = draw("t", &d, 100_000.0, &InterArrival::Fixed, &check(true))
             .svg()
             .unwrap();
         assert!(svg.contains("target: fixed gap 100 µs"));
-        let svg = draw("t", &d, 100_000.0, "lognormal:100us,2", &check(true))
+        let lognormal: InterArrival = "lognormal:100us:2".parse().unwrap();
+        let svg = draw("t", &d, 100_000.0, &lognormal, &check(true))
             .svg()
             .unwrap();
-        assert!(svg.contains("target mean 100 µs (lognormal:100us,2)"));
+        assert!(
+            svg.contains(&format!("target mean 100 µs ({lognormal})")),
+            "{svg}"
+        );
     }
 }

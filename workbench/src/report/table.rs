@@ -386,6 +386,7 @@ mod tests {
         Independence, IndependenceThinned, Interarrival, InterarrivalFailed, NotReached, Why,
     };
     use crate::record::{FORMAT, Machine};
+    use vernier_protocols::InterArrival;
 
     fn pct(p: f64, value: f64, ci: Option<(f64, f64)>) -> PercentileResult {
         PercentileResult::example(p, value, ci)
@@ -571,11 +572,11 @@ verdict: n/a
                     agent: 0,
                     statistic: 9.0.into(),
                     pvalue: Some(0.001),
-                    process: "exp".into(),
+                    process: InterArrival::Exp,
                     tries: Some(5),
                     finding: InterarrivalFinding {
                         test: GapTest::MeanOnly {
-                            shape: "exp".into(),
+                            shape: InterArrival::Exp,
                         },
                         mean_gap_us: 120.0.into(),
                         target_gap_us: 100.0.into(),

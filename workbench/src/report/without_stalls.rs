@@ -22,10 +22,11 @@ pub(super) fn untouched(
     round: u32,
     thinned: bool,
 ) -> Result<Option<(Vec<f64>, Vec<f64>, f64)>, Error> {
-    let (requests, stretches) = record::point_requests(samples, point, round)?;
-    if thinned && !stretches {
+    let recorded = record::point_requests(samples, point, round)?;
+    if thinned && !recorded.stretches {
         return Ok(None);
     }
+    let requests = &recorded.requests;
     let mut agents: Vec<u32> = requests.iter().map(|(a, _)| *a).collect();
     agents.sort_unstable();
     agents.dedup();
@@ -40,7 +41,8 @@ pub(super) fn untouched(
             .filter(|s| s.agent == agent && s.point as usize == point)
             .map(|s| stall_of(&s.interval))
             .collect();
-        let part = untouched_requests(&mut kept, seen, STALL_THRESHOLD_NS, thinned)
+        let stretches = recorded.stretches_of(agent, thinned);
+        let part = untouched_requests(&mut kept, seen, STALL_THRESHOLD_NS, stretches)
             .map_err(|e| Error::Failed(format!("the tail without stalls of point {point}: {e}")))?;
         touched += part.touched_share * part.requests as f64;
         total += part.requests;

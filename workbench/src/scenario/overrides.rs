@@ -10,14 +10,17 @@ use super::error::ScenarioError;
 use super::value::show;
 
 /// One change to a scenario: the field at a dotted `path` (`ci.width`, `load`,
-/// `agents.0.kind`) gets `value`, read as YAML (so `load=[1000, 2000]` is a list and
-/// `load=30000` a number). Maps missing on the way are created.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// `agents.0.kind`) gets `value`, read as YAML once where it was given (so `load=[1000,
+/// 2000]` is a list and `load=30000` a number). Maps missing on the way are created.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Override {
     /// The dotted path of the field.
     pub path: String,
-    /// Its new value, as YAML text.
-    pub value: String,
+    /// Its new value.
+    pub value: Value,
+    /// The value as it was written, for the command line a scenario made from a URL
+    /// quotes, and for errors.
+    pub written: String,
 }
 
 /// What an override must look like, for its errors.
@@ -39,22 +42,21 @@ impl FromStr for Override {
         if path.is_empty() || path.split('.').any(str::is_empty) {
             return Err(error(EXPECTED.into()));
         }
-        let parsed = Override {
-            path: path.to_owned(),
-            value: value.trim().to_owned(),
-        };
-        parsed.yaml_value()?;
-        Ok(parsed)
+        let written = value.trim();
+        let value = serde_yaml::from_str(written)
+            .map_err(|e| error(format!("the value is not YAML: {e}")))?;
+        Ok(Override::new(path, value, written))
     }
 }
 
 impl Override {
-    /// The value as YAML.
-    fn yaml_value(&self) -> Result<Value, ScenarioError> {
-        serde_yaml::from_str(&self.value).map_err(|e| ScenarioError::Override {
-            text: format!("{}={}", self.path, self.value),
-            expected: format!("the value is not YAML: {e}"),
-        })
+    /// The field at `path` set to `value`, which was `written` so.
+    pub fn new(path: &str, value: Value, written: &str) -> Override {
+        Override {
+            path: path.to_owned(),
+            value,
+            written: written.to_owned(),
+        }
     }
 
     /// Sets the field in `document`, creating the maps on the way.
@@ -63,9 +65,8 @@ impl Override {
     /// scalar: replacing `load: 20000` by a map because of `load.step.by=5` would hide the
     /// mistake.
     pub(crate) fn apply(&self, document: &mut Value) -> Result<(), ScenarioError> {
-        let value = self.yaml_value()?;
-        set(document, &self.path, value).map_err(|expected| ScenarioError::Override {
-            text: format!("{}={}", self.path, self.value),
+        set(document, &self.path, self.value.clone()).map_err(|expected| ScenarioError::Override {
+            text: format!("{}={}", self.path, self.written),
             expected,
         })
     }
@@ -167,12 +168,15 @@ mod tests {
             set("ci.width=5us"),
             Override {
                 path: "ci.width".into(),
-                value: "5us".into()
+                value: "5us".into(),
+                written: "5us".into(),
             }
         );
         // Only the first `=` splits.
         assert_eq!(set("name=a=b").value, "a=b");
-        assert_eq!(set(" load = [1000, 2000] ").value, "[1000, 2000]");
+        let list = set(" load = [1000, 2000] ");
+        assert_eq!(list.written, "[1000, 2000]");
+        assert_eq!(list.value, Value::Sequence(vec![1000.into(), 2000.into()]));
     }
 
     #[test]

@@ -337,7 +337,7 @@ fn render(
     for o in overrides {
         command.push_str(&format!(
             " --set {}",
-            quoted(&format!("{}={}", o.path, o.value))
+            quoted(&format!("{}={}", o.path, o.written))
         ));
     }
     let mut text = format!(

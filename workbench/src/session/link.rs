@@ -112,9 +112,7 @@ impl Link {
                 let call = async {
                     match action {
                         Action::Load { rate } => {
-                            client
-                                .start_load(rate * share, &interarrival.to_string())
-                                .await
+                            client.start_load(rate * share, interarrival).await
                         }
                         Action::Sampling { rate, generation } => {
                             client.start_measure(rate, generation).await

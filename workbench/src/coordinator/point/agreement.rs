@@ -96,7 +96,7 @@ impl Point {
     /// order-statistic interval's least count.
     fn own_too_few(&self, agent: usize, samples: usize, p: Percentile) -> TooFewForCi {
         let confidence = self.config.ci.confidence;
-        match &self.agents[agent].ci_need {
+        match &self.agents[agent].found.ci_need {
             Some(need) => {
                 let mut figures = self.too_few_figures(p, samples, need);
                 figures.need = Some(format!("agent {agent}'s own: {}", need.reason));

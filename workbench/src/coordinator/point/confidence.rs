@@ -31,7 +31,7 @@ impl Point {
     pub(super) fn concatenated(&mut self, agents: &[usize]) -> Vec<f64> {
         agents
             .iter()
-            .flat_map(|&i| self.agents[i].latencies_in_send_order())
+            .flat_map(|&i| self.latencies_in_send_order(i))
             .collect()
     }
 
@@ -393,8 +393,8 @@ impl Point {
         for a in &snapshot.agents {
             let estimate = Estimate::of_sorted(&a.in_order, &a.sorted, p, conf);
             let iv = estimate.as_ref().and_then(Estimate::interval);
-            self.agents[a.agent].ci_width_us = iv.map(|c| c.width());
-            self.agents[a.agent].ci_need = estimate.as_ref().and_then(|e| e.ci.clone().err());
+            self.agents[a.agent].found.ci_width_us = iv.map(|c| c.width());
+            self.agents[a.agent].found.ci_need = estimate.as_ref().and_then(|e| e.ci.clone().err());
             intervals.push((a.agent, a.in_order.len(), iv));
             one = estimate;
         }

@@ -143,10 +143,11 @@ impl Point {
         measuring
             .iter()
             .flat_map(|&i| {
-                let a = &mut self.agents[i];
-                a.round.samples.sort_by_key(|s| s.departure_ns);
-                a.round
-                    .samples
+                let Some(t) = self.stage.tallies_mut().get_mut(i) else {
+                    return Vec::new();
+                };
+                t.samples.sort_by_key(|s| s.departure_ns);
+                t.samples
                     .iter()
                     .filter(|s| on_time.holds(u64::from(s.queueing_ns)))
                     .map(|s| s.latency_ns as f64 / 1e3)
@@ -159,7 +160,7 @@ impl Point {
     fn send_lags(&self, measuring: &[usize]) -> Vec<f64> {
         let mut lags: Vec<f64> = measuring
             .iter()
-            .flat_map(|&i| self.agents[i].round.samples.iter())
+            .flat_map(|&i| self.samples(i))
             .map(|s| f64::from(s.queueing_ns) / 1e3)
             .collect();
         lags.sort_by(f64::total_cmp);

@@ -53,7 +53,7 @@ impl Point {
         let measuring: Vec<usize> = self.measuring().collect();
         let agents: Vec<Series> = measuring
             .iter()
-            .map(|&i| Series::new(i, self.agents[i].latencies_in_send_order()))
+            .map(|&i| Series::new(i, self.latencies_in_send_order(i)))
             .collect();
         let combined = (agents.len() > 1).then(|| {
             Series::new(

@@ -20,7 +20,7 @@ impl Point {
         let mut worst = 1usize;
         let mut stuck = None;
         for i in self.measuring().collect::<Vec<_>>() {
-            let x = self.agents[i].latencies_in_send_order();
+            let x = self.latencies_in_send_order(i);
             let checks::Independent {
                 mut check,
                 lag,
@@ -31,7 +31,7 @@ impl Point {
                 self.config.method,
                 self.config.interarrival_enforced,
             );
-            self.agents[i].lag = lag;
+            self.agents[i].found.lag = lag;
             match lag {
                 Some(l) => worst = worst.max(l),
                 None => stuck = Some((i, finding)),
@@ -103,7 +103,7 @@ impl Point {
                 self.config.method,
                 self.config.interarrival_enforced,
             );
-            self.agents[i].lag = lag;
+            self.agents[i].found.lag = lag;
             check.next = Some(match lag {
                 Some(1) => CheckNext::Independent,
                 lag => CheckNext::CorrelationAllowed { lag },

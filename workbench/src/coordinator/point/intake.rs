@@ -12,7 +12,7 @@ use super::super::decision::Decision;
 use super::super::event::{AgentProgress, EventKind, Phase, Progress};
 use super::super::policy::{tail_estimate_stands, target_failed_after};
 use super::super::reason::{Reason, TargetFailed, Why};
-use super::state::Point;
+use super::state::{Point, Stage};
 
 impl Point {
     /// Feeds one batch of agent `agent`; the measurement round its samples were counted
@@ -55,24 +55,33 @@ impl Point {
                     .saturating_record(u64::from(s.queueing_ns).max(1));
             }
         }
-        a.window.sent += sent;
-        a.window.received += received;
-        let latency = batch.recorded_latency();
-        a.window.latency_ns += latency.mean() * latency.len() as f64;
-        a.window.replies += latency.len();
-        match self.stage.phase() {
-            // Each merge walks the whole histogram: only where its figure is used.
-            Phase::Warmup => {
-                batch.recorded_send_lag().add_to(&mut a.window.send_lag);
-            }
-            Phase::Interarrival if current => a.gaps.extend_from_slice(&batch.interarrivals),
-            Phase::Measure if current => {
-                a.round.add(batch, c.backlog_max > 0);
-                if let Some(round) = self.stage.round_mut() {
-                    round.received += received;
+        match &mut self.stage {
+            Stage::Warmup(warmup) => {
+                if let Some(open) = warmup.open.get_mut(agent) {
+                    open.sent += sent;
+                    open.received += received;
+                    let latency = batch.recorded_latency();
+                    open.latency_ns += latency.mean() * latency.len() as f64;
+                    open.replies += latency.len();
+                    // Each merge walks the whole histogram: only where its figure is used.
+                    batch.recorded_send_lag().add_to(&mut open.send_lag);
                 }
             }
-            Phase::Interarrival | Phase::Measure | Phase::Paused | Phase::Done => {}
+            Stage::Interarrival { gaps, .. } if current => {
+                if let Some(gaps) = gaps.get_mut(agent) {
+                    gaps.extend_from_slice(&batch.interarrivals);
+                }
+            }
+            Stage::Measure { round, .. } if current => {
+                if let Some(tally) = round.tallies.get_mut(agent) {
+                    tally.add(batch, c.backlog_max > 0);
+                }
+                round.received += received;
+            }
+            Stage::Interarrival { .. }
+            | Stage::Measure { .. }
+            | Stage::Paused { .. }
+            | Stage::Done(_) => {}
         }
         let round = if self.stage.phase() == Phase::Measure && current {
             self.rounds.round
@@ -116,12 +125,12 @@ impl Point {
     /// This round's kept latencies over the agents: one agent's own histogram as it is,
     /// several merged (a merge walks every counter of each).
     fn kept_latency(&self) -> Cow<'_, Histogram<u64>> {
-        match self.agents.as_slice() {
-            [one] => Cow::Borrowed(&one.round.latency_kept),
-            agents => {
+        match self.stage.tallies() {
+            [one] => Cow::Borrowed(&one.latency_kept),
+            tallies => {
                 let mut all = histogram();
-                for a in agents {
-                    let _ = all.add(&a.round.latency_kept);
+                for t in tallies {
+                    let _ = all.add(&t.latency_kept);
                 }
                 Cow::Owned(all)
             }
@@ -154,11 +163,15 @@ impl Point {
             self.pace(estimate, out);
         }
         let lost: Vec<bool> = (0..self.agents.len()).map(|i| self.is_lost(i)).collect();
+        let samples: Vec<usize> = (0..self.agents.len())
+            .map(|i| self.samples(i).len())
+            .collect();
         let agents: Vec<AgentProgress> = self
             .agents
             .iter_mut()
             .zip(lost)
-            .map(|(a, lost)| {
+            .zip(&samples)
+            .map(|((a, lost), &samples)| {
                 let p = AgentProgress {
                     lost,
                     sent_rate: a.recent.sent as f64 / dt,
@@ -168,10 +181,10 @@ impl Point {
                     send_lag_p99_us: us(&a.recent.send_lag, 0.99),
                     backlog: a.load.backlog_now,
                     errors: a.load.errors,
-                    interarrival_pvalue: a.interarrival.as_ref().and_then(|r| r.pvalue),
-                    independence_lag: a.lag,
-                    ci_width_us: a.ci_width_us,
-                    samples: a.round.samples.len(),
+                    interarrival_pvalue: a.found.interarrival.as_ref().and_then(|r| r.pvalue),
+                    independence_lag: a.found.lag,
+                    ci_width_us: a.found.ci_width_us,
+                    samples,
                 };
                 a.recent.sent = 0;
                 a.recent.received = 0;
@@ -180,7 +193,7 @@ impl Point {
                 p
             })
             .collect();
-        let samples: usize = self.agents.iter().map(|a| a.round.samples.len()).sum();
+        let samples: usize = samples.iter().sum();
         let eta_s = (phase == Phase::Measure).then(|| self.seconds_to_collect(self.rounds.wanted));
         let progress = Progress {
             phase,

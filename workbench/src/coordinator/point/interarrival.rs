@@ -18,7 +18,11 @@ impl Point {
         let wanted = self.config.sampling.interarrival_samples;
         // Throughput agents keep no samples, so no gaps either: the measuring agents' gaps
         // are tested.
-        if self.measuring().any(|i| self.agents[i].gaps.len() < wanted) {
+        let Stage::Interarrival { gaps, .. } = &self.stage else {
+            return;
+        };
+        let short = |i: usize| gaps.get(i).map_or(0, Vec::len) < wanted;
+        if self.measuring().any(short) {
             return;
         }
         // This test among those run at this load.
@@ -35,13 +39,13 @@ impl Point {
         let enforced = self.config.interarrival_enforced && !vernier;
         let mut failed = Vec::new();
         for i in self.measuring().collect::<Vec<_>>() {
-            let gaps: Vec<u64> = {
-                let g = &self.agents[i].gaps;
-                g[g.len() - wanted..].to_vec()
+            let Stage::Interarrival { gaps, .. } = &self.stage else {
+                return;
             };
+            let g = &gaps[i];
             let (mut check, result, finding) = checks::interarrival(
                 i,
-                &gaps,
+                &g[g.len() - wanted..],
                 &self.config.interarrival,
                 target_mean_ns,
                 self.config.alpha,
@@ -52,7 +56,7 @@ impl Point {
                     agent: i,
                     statistic: result.statistic.into(),
                     pvalue: result.pvalue,
-                    process: self.config.interarrival.to_string(),
+                    process: self.config.interarrival,
                     tries: None,
                     finding,
                 });
@@ -73,7 +77,7 @@ impl Point {
             } else {
                 CheckNext::InterarrivalGiveUp
             });
-            self.agents[i].interarrival = Some(result);
+            self.agents[i].found.interarrival = Some(result);
             self.check(at, check, out);
         }
         if failed.is_empty() {
@@ -97,8 +101,8 @@ impl Point {
                 out,
             );
         } else if interarrival_tries_left(tries) {
-            for a in &mut self.agents {
-                a.gaps.clear();
+            if let Stage::Interarrival { gaps, .. } = &mut self.stage {
+                gaps.iter_mut().for_each(Vec::clear);
             }
         } else {
             let reasons = failed

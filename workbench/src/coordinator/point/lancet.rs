@@ -98,7 +98,7 @@ impl Point {
         let mut intervals = Vec::new();
         let measuring: Vec<usize> = self.measuring().collect();
         for i in measuring {
-            let mut x = self.agents[i].latencies_in_send_order();
+            let mut x = self.latencies_in_send_order(i);
             x.sort_by(f64::total_cmp);
             let iv = checks::interval(&x, p, conf);
             let ci = iv.and_then(|(v, ci)| {
@@ -108,7 +108,7 @@ impl Point {
                     high: hi,
                 })
             });
-            self.agents[i].ci_width_us = ci.map(|c| c.width());
+            self.agents[i].found.ci_width_us = ci.map(|c| c.width());
             intervals.push((i, x.len(), ci));
         }
         intervals

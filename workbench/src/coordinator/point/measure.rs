@@ -12,7 +12,7 @@ use super::super::event::CheckKind;
 use super::super::policy::RETRY_FACTOR;
 use super::super::reason::{MoreTime, Reason, Stationarity, Why};
 use super::estimate::Snapshot;
-use super::state::{Point, RoundFigures, RoundLooks, RoundTally, Stage};
+use super::state::{Point, RoundFigures, RoundLooks, Stage};
 use crate::scenario::Method;
 
 impl Point {
@@ -28,9 +28,6 @@ impl Point {
         self.rounds.round += 1;
         self.rounds.tries += 1;
         self.host.stale = true;
-        for a in &mut self.agents {
-            a.round = RoundTally::new();
-        }
         self.ask_sampling(self.rounds.sampling, out);
         let windows = self.stage.take_windows();
         self.phase(
@@ -39,7 +36,7 @@ impl Point {
                 windows,
                 independent: false,
                 looks: RoundLooks::default(),
-                round: RoundFigures::new(at),
+                round: RoundFigures::new(at, self.agents.len()),
                 waived,
             },
             format!(
@@ -59,7 +56,7 @@ impl Point {
         }
         if self
             .measuring()
-            .any(|i| self.agents[i].round.samples.len() < self.rounds.wanted)
+            .any(|i| self.samples(i).len() < self.rounds.wanted)
         {
             return;
         }
@@ -150,7 +147,7 @@ impl Point {
     /// The kept samples of the measuring agent that has fewest.
     pub(super) fn fewest_samples(&self) -> usize {
         self.measuring()
-            .map(|i| self.agents[i].round.samples.len())
+            .map(|i| self.samples(i).len())
             .min()
             .unwrap_or(0)
     }

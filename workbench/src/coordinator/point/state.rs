@@ -1,22 +1,21 @@
 //! The point's state, owned by its phases: the stage it is in (an enum whose variants hold
-//! what only that phase uses: warm-up's windows, the inter-arrival tests run, the round's
-//! independence, looks and waived failures, the result), each agent's tallies by the phase
-//! that fills them, the point's clock, measuring rounds, what the sequential rule's looks
-//! found that outlives a round and the host's stalls, each a struct of its own, and the few
-//! helpers every phase uses (the live and measuring agents, events out).
+//! what only that phase uses: warm-up's windows and each agent's open window, the
+//! inter-arrival gaps and tests run, the round's independence, looks, waived failures and
+//! each agent's samples, the result), what spans the phases (each agent's load and
+//! findings, in agent.rs; the point's clock, rounds, what the looks found that outlives a
+//! round, the host's stalls), and the few helpers every phase uses (the live and measuring
+//! agents, a round's samples, events out).
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
-use hdrhistogram::Histogram;
-use vernier_agent::{Sample, StallLog, StallReport, histogram};
-use vernier_stats::NeedMore;
+use vernier_agent::{Sample, StallReport};
 
 use super::super::config::PointConfig;
 use super::super::decision::{Action, Decision};
 use super::super::event::{Check, Event, EventKind, Phase};
 use super::super::reason::{MoreTime, Narrow, Reason};
-use super::super::result::{InterarrivalResult, PointResult, TouchedCall};
+use super::super::result::{PointResult, TouchedCall};
+use super::agent::{AgentState, RoundTally, WindowTally};
 use crate::scenario::Limits;
 
 /// One closed warm-up window, all agents.
@@ -26,225 +25,6 @@ pub(super) struct WarmupWindow {
     pub(super) sent: u64,
     pub(super) received: u64,
     pub(super) latency_mean_us: Option<f64>,
-}
-
-/// What the point knows of one agent, by the phase that fills it.
-#[derive(Debug)]
-pub(super) struct AgentState {
-    /// Through the whole point: its backlog, errors and answers.
-    pub(super) load: AgentLoad,
-    /// Since the last progress event.
-    pub(super) recent: Tally,
-    /// The open warm-up window (its send lag: since warm-up began).
-    pub(super) window: WindowTally,
-    /// The inter-departure gaps collected for the inter-arrival test.
-    pub(super) gaps: Vec<u64>,
-    /// The inter-arrival test's result.
-    pub(super) interarrival: Option<InterarrivalResult>,
-    /// The measuring round's samples and histograms.
-    pub(super) round: RoundTally,
-    /// The lag from which its samples are independent, as last found.
-    pub(super) lag: Option<usize>,
-    /// Its own CI's width at the last look, µs.
-    pub(super) ci_width_us: Option<f64>,
-    /// Why it had no dependence-valid CI of its own at the last look, with what would do.
-    pub(super) ci_need: Option<NeedMore>,
-    /// The stalls of the cores its requests met, through the whole point (its workers'
-    /// spins, its host probes', and for an agent in this process the session's), on its
-    /// samples' clock (a [`Sample`]'s `departure_ns`), in the order they arrived.
-    pub(super) stalls: StallLog,
-}
-
-impl AgentState {
-    pub(super) fn new() -> AgentState {
-        AgentState {
-            load: AgentLoad::default(),
-            recent: Tally::new(),
-            window: WindowTally::new(),
-            gaps: Vec::new(),
-            interarrival: None,
-            round: RoundTally::new(),
-            lag: None,
-            ci_width_us: None,
-            ci_need: None,
-            stalls: StallLog::default(),
-        }
-    }
-
-    /// Keeps the stalls a batch brought (at most [`vernier_agent::MAX_INTERVALS`] in the
-    /// point; past it they are counted in `stalls.dropped`).
-    pub(super) fn add_stalls(&mut self, stalls: &StallLog) {
-        self.stalls.append(stalls);
-    }
-
-    /// Latencies in µs, in send order.
-    pub(super) fn latencies_in_send_order(&mut self) -> Vec<f64> {
-        self.round.samples.sort_by_key(|s| s.departure_ns);
-        self.round
-            .samples
-            .iter()
-            .map(|s| s.latency_ns as f64 / 1e3)
-            .collect()
-    }
-}
-
-/// An agent's load through the whole point.
-#[derive(Debug, Default)]
-pub(super) struct AgentLoad {
-    /// Each worker's backlog as last reported (a gauge: the agent's is their sum).
-    pub(super) backlogs: BTreeMap<u32, u64>,
-    /// Their sum now.
-    pub(super) backlog_now: u64,
-    /// The most at once.
-    pub(super) backlog_max: u64,
-    /// Requests that failed or were answered with an error.
-    pub(super) errors: u64,
-    /// Requests the server refused unprocessed (an HTTP/2 GOAWAY's or REFUSED_STREAM's)
-    /// and the agent sent again.
-    pub(super) retried: u64,
-    /// Replies.
-    pub(super) received: u64,
-    /// Since when it has seen only failures, when it has.
-    pub(super) failing: Option<Failing>,
-}
-
-/// An agent that sees only failures (no reply at all): since when, and how many.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) struct Failing {
-    /// The first failure with no reply since.
-    pub(super) since: Duration,
-    /// Requests failed since.
-    pub(super) failed: u64,
-    /// Connects failed since.
-    pub(super) connect_failures: u64,
-}
-
-impl AgentLoad {
-    /// A batch's replies and failures: a reply ends a run of failures.
-    pub(super) fn answered(&mut self, at: Duration, received: u64, failed: u64, connects: u64) {
-        self.errors += failed;
-        self.received += received;
-        if received > 0 {
-            self.failing = None;
-        } else if failed + connects > 0 {
-            let f = self.failing.get_or_insert(Failing {
-                since: at,
-                failed: 0,
-                connect_failures: 0,
-            });
-            f.failed += failed;
-            f.connect_failures += connects;
-        }
-    }
-
-    /// A worker's backlog as it reported it.
-    pub(super) fn backlog(&mut self, worker: u32, backlog: u64) {
-        self.backlogs.insert(worker, backlog);
-        self.backlog_now = self.backlogs.values().sum();
-        self.backlog_max = self.backlog_max.max(self.backlog_now);
-    }
-}
-
-/// Requests sent and answered, with their latencies and send lags, since some moment.
-#[derive(Debug)]
-pub(super) struct Tally {
-    pub(super) sent: u64,
-    pub(super) received: u64,
-    pub(super) latency: Histogram<u64>,
-    pub(super) send_lag: Histogram<u64>,
-}
-
-impl Tally {
-    fn new() -> Tally {
-        Tally {
-            sent: 0,
-            received: 0,
-            latency: histogram(),
-            send_lag: histogram(),
-        }
-    }
-}
-
-/// The open warm-up window: requests sent and answered, the latency's sum, and the send
-/// lag since warm-up began.
-#[derive(Debug)]
-pub(super) struct WindowTally {
-    pub(super) sent: u64,
-    pub(super) received: u64,
-    pub(super) latency_ns: f64,
-    pub(super) replies: u64,
-    pub(super) send_lag: Histogram<u64>,
-}
-
-impl WindowTally {
-    /// Closes the open window: its counts, handed over and started again from zero (the
-    /// send lag goes on: it is warm-up's).
-    pub(super) fn close(&mut self) -> (u64, u64, f64, u64) {
-        let counts = (self.sent, self.received, self.latency_ns, self.replies);
-        self.sent = 0;
-        self.received = 0;
-        self.latency_ns = 0.0;
-        self.replies = 0;
-        counts
-    }
-
-    pub(super) fn new() -> WindowTally {
-        WindowTally {
-            sent: 0,
-            received: 0,
-            latency_ns: 0.0,
-            replies: 0,
-            send_lag: histogram(),
-        }
-    }
-}
-
-/// The measuring round: the samples kept, and every request's histograms.
-#[derive(Debug)]
-pub(super) struct RoundTally {
-    pub(super) samples: Vec<Sample>,
-    /// The latencies of `samples`, for the live CCDF without sorting them at every
-    /// progress event.
-    pub(super) latency_kept: Histogram<u64>,
-    pub(super) send_lag: Histogram<u64>,
-    /// Reply received minus *scheduled* departure of every request completed in the
-    /// round, ns: the wait coordinated omission hides.
-    pub(super) intended: Histogram<u64>,
-    /// Latency of every request completed in the round (not only the kept samples), ns:
-    /// what `intended` is compared with.
-    pub(super) latency: Histogram<u64>,
-    /// The round's reports (a worker's batch), and those in which some request waited for
-    /// a free slot.
-    pub(super) reports: u64,
-    pub(super) backlogged_reports: u64,
-}
-
-impl RoundTally {
-    /// A measuring batch: its samples, its histograms, and whether some request in it
-    /// waited for a free slot.
-    pub(super) fn add(&mut self, batch: &vernier_agent::Batch, backlogged: bool) {
-        self.reports += 1;
-        self.backlogged_reports += u64::from(backlogged);
-        self.samples.extend_from_slice(&batch.samples);
-        for s in &batch.samples {
-            self.latency_kept.saturating_record(s.latency_ns.max(1));
-        }
-        batch.recorded_send_lag().add_to(&mut self.send_lag);
-        batch.recorded_intended().add_to(&mut self.intended);
-        batch.recorded_latency().add_to(&mut self.latency);
-    }
-
-    pub(super) fn new() -> RoundTally {
-        RoundTally {
-            samples: Vec::new(),
-            latency_kept: histogram(),
-            send_lag: histogram(),
-            intended: histogram(),
-            latency: histogram(),
-            reports: 0,
-            backlogged_reports: 0,
-        }
-    }
 }
 
 /// The point's clock: when it started, its pauses (which do not count against the
@@ -286,11 +66,13 @@ impl Clock {
     }
 }
 
-/// The warm-up's closed windows and when the open one began.
+/// The warm-up's closed windows, when the open one began and each agent's tally of it.
 #[derive(Debug)]
 pub(super) struct WarmupState {
     pub(super) windows: Vec<WarmupWindow>,
     pub(super) window_started: Duration,
+    /// The open window, per agent (its send lag: since warm-up began).
+    pub(super) open: Vec<WindowTally>,
     /// The last round's figures, from before the restart that began this warm-up (fresh
     /// ones, from the point's start, at its first).
     pub(super) last: RoundFigures,
@@ -307,6 +89,8 @@ pub(super) enum Stage {
     Interarrival {
         /// Warm-up's closed windows: the load a closed loop found later is quoted from.
         windows: Vec<WarmupWindow>,
+        /// The inter-departure gaps collected for the test, per agent.
+        gaps: Vec<Vec<u64>>,
         /// Inter-arrival tests run.
         tries: u32,
         /// The last round's figures, as in `Warmup`.
@@ -409,6 +193,23 @@ impl Stage {
         }
     }
 
+    /// Each agent's tally of the measuring round (of the last one in the phases after
+    /// it); none once the point is done.
+    pub(super) fn tallies(&self) -> &[RoundTally] {
+        &self.round().tallies
+    }
+
+    /// [`Stage::tallies`], to sort their samples (a measuring round alone adds to them).
+    pub(super) fn tallies_mut(&mut self) -> &mut [RoundTally] {
+        match self {
+            Stage::Warmup(WarmupState { last, .. })
+            | Stage::Interarrival { last, .. }
+            | Stage::Paused { last, .. }
+            | Stage::Measure { round: last, .. } => &mut last.tallies,
+            Stage::Done(_) => &mut [],
+        }
+    }
+
     /// Takes the round's figures out, for the next phase to carry.
     pub(super) fn take_round(&mut self) -> RoundFigures {
         match self {
@@ -478,23 +279,34 @@ pub(super) struct RoundFigures {
     /// without stalls drives the looks to the end whatever the share's estimate does next.
     /// A result reports it.
     pub(super) touched_call: Option<TouchedCall>,
+    /// Each agent's samples and histograms of the round.
+    pub(super) tallies: Vec<RoundTally>,
 }
 
 impl RoundFigures {
-    /// A round's figures as it begins at `at`.
-    pub(super) const fn new(at: Duration) -> RoundFigures {
+    /// A round's figures as it begins at `at`, for `agents` agents.
+    pub(super) fn new(at: Duration, agents: usize) -> RoundFigures {
+        RoundFigures {
+            tallies: (0..agents).map(|_| RoundTally::new()).collect(),
+            ..RoundFigures::empty(at)
+        }
+    }
+
+    /// Figures without agents' tallies.
+    const fn empty(at: Duration) -> RoundFigures {
         RoundFigures {
             started: at,
             received: 0,
             needed: None,
             per_counted: 0.0,
             touched_call: None,
+            tallies: Vec::new(),
         }
     }
 }
 
 /// What [`Stage::round`] gives once the point is done: nothing reads it then.
-static DONE: RoundFigures = RoundFigures::new(Duration::ZERO);
+static DONE: RoundFigures = RoundFigures::empty(Duration::ZERO);
 
 /// The sequential rule's looks at the measuring round's interval (`method: vernier`),
 /// held by [`Stage::Measure`]: a round starts with none, and only a measuring round reads
@@ -566,21 +378,31 @@ pub(super) struct HostSeen {
     pub(super) stale: bool,
 }
 
-/// The methodology for one load point: the phases' states, composed.
+/// The methodology for one load point: the phases' states, composed. What one phase
+/// fills lives in its [`Stage`] variant; each field here spans the phases, for the reason
+/// its comment gives.
 #[derive(Debug)]
 pub(crate) struct Point {
+    /// What the point was asked (its rate and limits change with the user's commands).
     pub(super) config: PointConfig,
     /// The scenario's limits: what the user's "continue" adds again.
     pub(super) base_limits: Limits,
+    /// Its place in the run: every event names it.
     pub(super) index: usize,
     /// Which run of a replicated point this is (from 1).
     pub(super) run: Option<u32>,
     /// Where the methodology is, with what only that phase holds.
     pub(super) stage: Stage,
+    /// The point's time: its limits count it across phases and pauses.
     pub(super) clock: Clock,
+    /// Each agent's load, live figures, stalls and latest findings: the progress shows
+    /// them, and a verdict reports them, in every phase.
     pub(super) agents: Vec<AgentState>,
+    /// The sampling, rounds and tries, numbered over the point.
     pub(super) rounds: Rounds,
+    /// What the looks found that the next round starts from.
     pub(super) looks: Looks,
+    /// The host's stalls of the phase loading (the previous one's until it reports).
     pub(super) host: HostSeen,
     /// The send lag allowed that the agents were last told (see [`Action::Pace`]), ns.
     pub(super) paced_ns: Option<u32>,
@@ -594,6 +416,22 @@ impl Point {
     /// goes without the host's figures for lack of a report's timing.
     pub(super) fn host(&self) -> &[StallReport] {
         &self.host.reports
+    }
+
+    /// Agent `agent`'s samples of the measuring round (the last one's after it).
+    pub(super) fn samples(&self, agent: usize) -> &[Sample] {
+        self.stage
+            .tallies()
+            .get(agent)
+            .map_or(&[], |t| t.samples.as_slice())
+    }
+
+    /// Agent `agent`'s kept latencies of the round, µs, in send order.
+    pub(super) fn latencies_in_send_order(&mut self, agent: usize) -> Vec<f64> {
+        self.stage
+            .tallies_mut()
+            .get_mut(agent)
+            .map_or_else(Vec::new, RoundTally::latencies_in_send_order)
     }
 
     /// Asks the agents to keep `rate` of the requests they send from now on, under a new

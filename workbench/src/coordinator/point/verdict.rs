@@ -26,10 +26,8 @@ use crate::scenario::Method;
 impl Point {
     /// Every agent's kept latencies, µs, ascending.
     pub(super) fn merged_sorted(&self) -> Vec<f64> {
-        let mut all: Vec<f64> = self
-            .agents
-            .iter()
-            .flat_map(|a| a.round.samples.iter().map(|s| s.latency_ns as f64 / 1e3))
+        let mut all: Vec<f64> = (self.stage.tallies().iter())
+            .flat_map(|t| t.samples.iter().map(|s| s.latency_ns as f64 / 1e3))
             .collect();
         all.sort_by(f64::total_cmp);
         all
@@ -100,13 +98,13 @@ impl Point {
             if !is_closed_loop(self.backlogged_share()) {
                 return false;
             }
-            let (late, all) = self
-                .measuring()
-                .flat_map(|i| self.agents[i].round.samples.iter())
-                .fold((0usize, 0usize), |(late, all), s| {
+            let (late, all) = self.measuring().flat_map(|i| self.samples(i)).fold(
+                (0usize, 0usize),
+                |(late, all), s| {
                     let late_one = !OnSchedule::SEND_PATH.holds(u64::from(s.queueing_ns));
                     (late + usize::from(late_one), all + 1)
-                });
+                },
+            );
             all > 0 && 2 * late > all
         };
         seconds > 0.0
@@ -119,11 +117,12 @@ impl Point {
     /// The share of the measuring round's reports (each worker's, every 20 ms) in which
     /// some request waited for a free slot: how much of the time the backlog lasted.
     pub(super) fn backlogged_share(&self) -> f64 {
+        let tallies = self.stage.tallies();
         let (backlogged, reports) = self
             .measuring()
-            .map(|i| &self.agents[i])
-            .fold((0, 0), |(b, r), a| {
-                (b + a.round.backlogged_reports, r + a.round.reports)
+            .filter_map(|i| tallies.get(i))
+            .fold((0, 0), |(b, r), t| {
+                (b + t.backlogged_reports, r + t.reports)
             });
         backlogged as f64 / reports.max(1) as f64
     }
@@ -320,12 +319,9 @@ impl Point {
                 .find(|(q, _)| q.same(self.config.ci.percentile))
                 .and_then(|(_, r)| Some(r.ci_high? - r.ci_low?)),
             from_schedule: super::super::schedule::from_schedule(
-                self.measuring().map(|i| {
-                    (
-                        &self.agents[i].round.intended,
-                        &self.agents[i].round.latency,
-                    )
-                }),
+                self.measuring()
+                    .filter_map(|i| self.stage.tallies().get(i))
+                    .map(|t| (&t.intended, &t.latency)),
                 estimated.iter().map(|(p, _)| *p),
             ),
             percentiles: estimated.into_iter().map(|(_, r)| r).collect(),
@@ -357,7 +353,7 @@ impl Point {
     pub(super) fn drift_seen(&mut self) -> Option<DriftSeen> {
         let first = self.measuring().next()?;
         let per_second = self.kept_per_agent();
-        let series = self.agents[first].latencies_in_send_order();
+        let series = self.latencies_in_send_order(first);
         drift_of(&series, self.config.ci.percentile, per_second)
     }
 
@@ -380,25 +376,31 @@ impl Point {
         let conf = self.config.ci.confidence;
         let point_s = self.active(at).as_secs_f64().max(1e-9);
         let p = self.config.ci.percentile;
+        let series: Vec<Vec<f64>> = (0..self.agents.len())
+            .map(|i| self.latencies_in_send_order(i))
+            .collect();
+        let tallies = self.stage.tallies();
         self.agents
-            .iter_mut()
+            .iter()
+            .zip(series)
             .enumerate()
-            .map(|(i, a)| AgentResult {
+            .map(|(i, (a, x))| AgentResult {
                 percentile: {
-                    let x = a.latencies_in_send_order();
                     let mut sorted = x.clone();
                     sorted.sort_by(f64::total_cmp);
                     estimate(vernier, conf, &x, &sorted, p)
                 },
                 lost: self.config.lost.get(i).cloned().flatten(),
                 achieved_rate: a.load.received as f64 / point_s,
-                interarrival: a.interarrival.clone(),
-                send_lag_p99_us: (!a.round.send_lag.is_empty())
-                    .then(|| a.round.send_lag.value_at_quantile(0.99) as f64 / 1e3),
+                interarrival: a.found.interarrival.clone(),
+                send_lag_p99_us: tallies
+                    .get(i)
+                    .filter(|t| !t.send_lag.is_empty())
+                    .map(|t| t.send_lag.value_at_quantile(0.99) as f64 / 1e3),
                 backlog_max: a.load.backlog_max,
                 errors: a.load.errors,
                 retried: a.load.retried,
-                samples: a.round.samples.len(),
+                samples: tallies.get(i).map_or(0, |t| t.samples.len()),
             })
             .collect()
     }

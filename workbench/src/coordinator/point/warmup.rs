@@ -16,7 +16,8 @@ use super::super::policy::{
 use super::super::reason::{
     ClosedLoop, HeldClosedLoop, NotReached, Reason, ReasonKind, WarmupStationarity, Why,
 };
-use super::state::{Point, Stage, WarmupState, WarmupWindow, WindowTally};
+use super::agent::WindowTally;
+use super::state::{Point, Stage, WarmupState, WarmupWindow};
 
 impl Point {
     /// The sampling rate during warm-up: enough kept gaps for the inter-arrival test soon,
@@ -28,12 +29,6 @@ impl Point {
     }
 
     pub(super) fn begin_warmup(&mut self, at: Duration, why: &str, out: &mut Decision) {
-        for a in &mut self.agents {
-            a.gaps.clear();
-            a.round.samples.clear();
-            a.round.latency_kept.reset();
-            a.window = WindowTally::new();
-        }
         self.host.stale = true;
         self.rounds.sampling = self.measure_sampling();
         self.rounds.wanted = self.config.sampling.samples;
@@ -43,12 +38,16 @@ impl Point {
         out.actions.push(Action::Load {
             rate: self.config.rate,
         });
-        let last = self.stage.take_round();
+        let mut last = self.stage.take_round();
+        for t in &mut last.tallies {
+            t.drop_samples();
+        }
         self.phase(
             at,
             Stage::Warmup(WarmupState {
                 windows: Vec::new(),
                 window_started: at,
+                open: (0..self.agents.len()).map(|_| WindowTally::new()).collect(),
                 last,
             }),
             format!(
@@ -87,18 +86,18 @@ impl Point {
             received: 0,
             latency_mean_us: None,
         };
+        let Stage::Warmup(warmup) = &mut self.stage else {
+            return;
+        };
         let (mut lat, mut replies) = (0.0, 0u64);
-        for a in &mut self.agents {
-            let (sent, received, latency_ns, n) = a.window.close();
+        for open in &mut warmup.open {
+            let (sent, received, latency_ns, n) = open.close();
             w.sent += sent;
             w.received += received;
             lat += latency_ns;
             replies += n;
         }
         w.latency_mean_us = (replies > 0).then(|| lat / replies as f64 / 1e3);
-        let Stage::Warmup(warmup) = &mut self.stage else {
-            return;
-        };
         warmup.windows.push(w);
         warmup.window_started += self.config.warmup.window;
         let at = warmup.window_started;
@@ -209,15 +208,13 @@ impl Point {
         stat.next = Some(CheckNext::WarmupOver);
         self.check(at, rate, out);
         self.check(at, stat, out);
-        for a in &mut self.agents {
-            a.gaps.clear();
-        }
         let windows = self.stage.take_windows();
         let last = self.stage.take_round();
         self.phase(
             at,
             Stage::Interarrival {
                 windows,
+                gaps: vec![Vec::new(); self.agents.len()],
                 tries: 0,
                 last,
             },
@@ -256,8 +253,8 @@ impl Point {
         // Requests leaving late because every slot is taken is a closed loop too: the
         // waiting is in the backlog, not in the agent's CPU.
         let mut lag = histogram();
-        for a in &self.agents {
-            let _ = lag.add(&a.window.send_lag);
+        for open in self.open_windows() {
+            let _ = lag.add(&open.send_lag);
         }
         if !lag.is_empty() && send_lag_hopeless(lag.value_at_quantile(0.5)) {
             return Some(if backlog > 0 {
@@ -267,6 +264,14 @@ impl Point {
             });
         }
         None
+    }
+
+    /// Each agent's open warm-up window: none outside warm-up.
+    fn open_windows(&self) -> &[WindowTally] {
+        match &self.stage {
+            Stage::Warmup(w) => &w.open,
+            _ => &[],
+        }
     }
 
     pub(super) fn warmup_failed(&mut self, at: Duration, out: &mut Decision) {
@@ -335,7 +340,9 @@ impl Point {
         let mut lag = histogram();
         for a in &self.agents {
             let _ = lag.add(&a.recent.send_lag);
-            let _ = lag.add(&a.window.send_lag);
+        }
+        for open in self.open_windows() {
+            let _ = lag.add(&open.send_lag);
         }
         NotReached {
             achieved_rate: received.into(),

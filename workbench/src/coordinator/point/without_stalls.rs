@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use vernier_agent::STALL_THRESHOLD_NS;
 use vernier_stats::{
-    Kept, Percentile, Sent, Stall, Untouched, WeightedSamples, mean_ci, untouched_requests,
+    Kept, Percentile, Sent, Stall, Stretches, Untouched, WeightedSamples, mean_ci,
+    untouched_requests,
 };
 
 use super::super::check_next::{CheckNext, Found};
@@ -76,15 +77,21 @@ impl Point {
     /// Agent `i`'s requests of the round marked by its stalls and by its late sends
     /// ([`untouched_sent`]): spans from each request's scheduled departure to its reply,
     /// the latency kept as the point reports it (from the actual departure).
-    /// Thinned, each kept request is marked by the busy stretch it carries and by the
-    /// stalls, its agent's late sends among them ([`untouched_kept`]).
+    /// Thinned, each kept request is marked by the busy stretch it carries (joined across
+    /// the agent's workers when it has several) and by the stalls, its agent's late sends
+    /// among them ([`vernier_stats::untouched_kept`]).
     fn agent_part(&mut self, i: usize) -> Option<Untouched> {
         let stalls = self.agent_stalls(i);
         let thinned = self.rounds.sampling < 1.0;
-        let samples = &mut self.agents[i].round.samples;
-        samples.sort_by_key(|s| s.departure_ns);
-        let mut kept: Vec<Kept> = samples.iter().map(kept_of).collect();
-        untouched_requests(&mut kept, stalls, STALL_THRESHOLD_NS, thinned).ok()
+        let tally = self.stage.tallies_mut().get_mut(i)?;
+        let stretches = match (thinned, tally.workers.len()) {
+            (false, _) => Stretches::Swept,
+            (true, 0 | 1) => Stretches::Carried,
+            (true, _) => Stretches::Joined,
+        };
+        tally.samples.sort_by_key(|s| s.departure_ns);
+        let mut kept: Vec<Kept> = tally.samples.iter().map(kept_of).collect();
+        untouched_requests(&mut kept, stalls, STALL_THRESHOLD_NS, stretches).ok()
     }
 
     /// Why the tail without stalls cannot be judged at all: no probe recorded stalls;
@@ -123,8 +130,8 @@ impl Point {
             let samples = WeightedSamples::new(part.latency_us, &part.weights).ok()?;
             let estimate = Estimate::of_weighted(&samples, p, conf);
             let interval = estimate.as_ref().and_then(Estimate::interval);
-            self.agents[i].ci_width_us = interval.map(|c| c.width());
-            self.agents[i].ci_need = estimate.as_ref().and_then(|e| e.ci.clone().err());
+            self.agents[i].found.ci_width_us = interval.map(|c| c.width());
+            self.agents[i].found.ci_need = estimate.as_ref().and_then(|e| e.ci.clone().err());
             agents.push((i, samples.len(), interval));
             one = estimate;
         }
