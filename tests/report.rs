@@ -101,7 +101,7 @@ fn result(
         waived: Vec::new(),
         target_rate: rate,
         achieved_rate: rate * 0.998,
-        timestamps: "user".into(),
+        timestamps: vernier_agent::sys::TimestampMode::User,
         samples,
         sampling_rate: 0.2,
         duration_s: 12.0,

@@ -296,7 +296,7 @@ impl agent_server::Agent for AgentService {
         }
         let (spec, lease) = load_spec(request.get_ref())?;
         self.check_target(spec.target)?;
-        let timestamps = spec.timestamps.to_string();
+        let timestamps = spec.timestamps.clone();
         let connections = spec.connections as u32;
         let engine = tokio::task::spawn_blocking(move || Engine::start(spec))
             .await
@@ -319,12 +319,12 @@ impl agent_server::Agent for AgentService {
             lease,
             closed: Arc::default(),
         });
-        Ok(Response::new(pb::ConfigureReply {
-            session: id,
-            timestamps,
+        Ok(Response::new(crate::wire::configure_reply(
+            id,
+            &timestamps,
             connections,
-            lease_ms: lease.as_millis() as u64,
-        }))
+            lease,
+        )))
     }
 
     async fn pace(&self, request: Request<pb::PaceRequest>) -> Result<Response<pb::Ack>, Status> {

@@ -99,10 +99,7 @@ pub fn configure_request(spec: &LoadSpec, target: &str, lease: Duration) -> pb::
         }),
         Workload::Echo => W::Echo(pb::Empty {}),
     };
-    let interface = match &spec.timestamps {
-        TimestampMode::Hardware { interface } => interface.clone(),
-        _ => String::new(),
-    };
+    let (timestamps, interface) = timestamps_message(&spec.timestamps);
     pb::ConfigureRequest {
         target: target.to_string(),
         transport: match spec.transport {
@@ -122,12 +119,7 @@ pub fn configure_request(spec: &LoadSpec, target: &str, lease: Duration) -> pb::
             AgentKind::Latency => pb::AgentKind::Latency,
         }
         .into(),
-        timestamps: match spec.timestamps {
-            TimestampMode::Kernel => pb::Timestamps::Kernel,
-            TimestampMode::User => pb::Timestamps::User,
-            TimestampMode::Hardware { .. } => pb::Timestamps::Hardware,
-        }
-        .into(),
+        timestamps: timestamps.into(),
         poll: match spec.poll {
             PollMode::Sleep => pb::Poll::Sleep,
             PollMode::Spin => pb::Poll::Spin,
@@ -169,6 +161,64 @@ fn protocol(p: &pb::ProtocolSpec) -> Result<Protocol, WireError> {
     }
     // A declared protocol's mapping, or a gRPC method's: `Protocol`'s serde form.
     serde_json::from_str(&p.declared).map_err(|e| field("protocol.declared", e))
+}
+
+/// A timestamp mode's message form: the source, and the interface of a NIC that stamps.
+fn timestamps_message(mode: &TimestampMode) -> (pb::Timestamps, String) {
+    match mode {
+        TimestampMode::Kernel => (pb::Timestamps::Kernel, String::new()),
+        TimestampMode::User => (pb::Timestamps::User, String::new()),
+        TimestampMode::Hardware { interface } => (pb::Timestamps::Hardware, interface.clone()),
+    }
+}
+
+/// The timestamp mode of message field `name` (its value `source`, the NIC's `interface`).
+fn timestamps_mode(
+    name: &'static str,
+    source: i32,
+    interface: &str,
+) -> Result<TimestampMode, WireError> {
+    Ok(
+        match pb::Timestamps::try_from(source)
+            .map_err(|_| field(name, format!("{source}: unknown")))?
+        {
+            pb::Timestamps::Kernel => TimestampMode::Kernel,
+            pb::Timestamps::User => TimestampMode::User,
+            pb::Timestamps::Hardware => TimestampMode::Hardware {
+                interface: interface.to_owned(),
+            },
+        },
+    )
+}
+
+/// The Configure reply for session `session` whose timestamps come from `mode`.
+pub fn configure_reply(
+    session: String,
+    mode: &TimestampMode,
+    connections: u32,
+    lease: Duration,
+) -> pb::ConfigureReply {
+    let (source, interface) = timestamps_message(mode);
+    pb::ConfigureReply {
+        session,
+        timestamps: mode.to_string(),
+        connections,
+        lease_ms: lease.as_millis() as u64,
+        source: Some(source.into()),
+        source_interface: interface,
+    }
+}
+
+/// The timestamp source a Configure reply says is in use: its `source`, or, from an agent
+/// that predates it, its text.
+pub fn reply_timestamps(reply: &pb::ConfigureReply) -> Result<TimestampMode, WireError> {
+    match reply.source {
+        Some(source) => timestamps_mode("source", source, &reply.source_interface),
+        None => reply
+            .timestamps
+            .parse()
+            .map_err(|e: crate::sys::SysError| field("timestamps", e)),
+    }
 }
 
 /// The StartLoad request's form of an inter-arrival process.
@@ -251,15 +301,7 @@ pub fn load_spec(
         pb::AgentKind::Throughput => AgentKind::Throughput,
         pb::AgentKind::Latency => AgentKind::Latency,
     };
-    let timestamps = match pb::Timestamps::try_from(r.timestamps)
-        .map_err(|_| enum_value("timestamps", r.timestamps))?
-    {
-        pb::Timestamps::Kernel => TimestampMode::Kernel,
-        pb::Timestamps::User => TimestampMode::User,
-        pb::Timestamps::Hardware => TimestampMode::Hardware {
-            interface: r.interface.clone(),
-        },
-    };
+    let timestamps = timestamps_mode("timestamps", r.timestamps, &r.interface)?;
     let poll = match pb::Poll::try_from(r.poll).map_err(|_| enum_value("poll", r.poll))? {
         pb::Poll::Sleep => PollMode::Sleep,
         pb::Poll::Spin => PollMode::Spin,

@@ -432,7 +432,6 @@ mod tests {
 
     fn result(rate: f64) -> PointResult {
         PointResult {
-            timestamps: String::new(),
             samples: 0,
             duration_s: 0.0,
             ci_width_us: None,

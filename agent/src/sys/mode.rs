@@ -4,7 +4,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::error::SysError;
 use super::ethtool::{interface_timestamping, interfaces};
@@ -116,6 +116,14 @@ impl fmt::Display for TimestampMode {
 impl Serialize for TimestampMode {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_str(self)
+    }
+}
+
+/// Read from the text it is serialized as.
+impl<'de> Deserialize<'de> for TimestampMode {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
     }
 }
 

@@ -386,3 +386,32 @@ fn an_arrival_process_round_trips_and_the_old_text_is_read() {
         assert!(e.contains("arrival") || e.contains("interarrival"), "{e}");
     }
 }
+
+/// The timestamp source in use travels typed in the Configure reply; a reply from an agent
+/// that sent it only as text is read from the text.
+#[test]
+fn the_timestamp_source_round_trips_and_the_old_text_is_read() {
+    let lease = Duration::from_secs(10);
+    for mode in [
+        TimestampMode::Kernel,
+        TimestampMode::User,
+        TimestampMode::Hardware {
+            interface: "eth0".into(),
+        },
+    ] {
+        let reply = configure_reply("1".into(), &mode, 4, lease);
+        assert_eq!(reply_timestamps(&reply).unwrap(), mode);
+        let older = pb::ConfigureReply {
+            source: None,
+            source_interface: String::new(),
+            ..reply
+        };
+        assert_eq!(reply_timestamps(&older).unwrap(), mode);
+    }
+    let unknown = pb::ConfigureReply {
+        source: Some(7),
+        ..configure_reply("1".into(), &TimestampMode::User, 1, lease)
+    };
+    let e = reply_timestamps(&unknown).unwrap_err().to_string();
+    assert!(e.contains("source"), "{e}");
+}

@@ -14,6 +14,7 @@ use clap::{Args, ValueEnum};
 use serde::Serialize;
 use serde_yaml::Value;
 use tokio::sync::mpsc;
+use vernier_agent::sys::TimestampMode;
 
 pub(crate) use progress::Chatter;
 use progress::Progress;
@@ -456,7 +457,7 @@ struct Many<'a> {
     verdict: Verdict,
     points: &'a [PointResult],
     slo_rate: Option<f64>,
-    timestamps: &'a str,
+    timestamps: &'a TimestampMode,
     record: String,
 }
 

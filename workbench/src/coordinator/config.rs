@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use vernier_agent::sys::TimestampMode;
 use vernier_protocols::InterArrival;
 use vernier_stats::Percentile;
 
@@ -49,7 +50,7 @@ pub struct PointConfig {
     /// In an SLO search, the bound: a CI wholly on one side of it decides the point.
     pub slo: Option<Duration>,
     /// The timestamp source, as reported.
-    pub timestamps: String,
+    pub timestamps: TimestampMode,
     /// Each point run again and again (`None`: once).
     pub replications: Option<Replications>,
     /// Whether the target runs on this host, whose cores the session probes: then the tail
@@ -59,7 +60,7 @@ pub struct PointConfig {
 
 impl PointConfig {
     /// The scenario's values for every point (the rate is set per point).
-    pub fn from_scenario(scenario: &Scenario, timestamps: &str) -> PointConfig {
+    pub fn from_scenario(scenario: &Scenario, timestamps: &TimestampMode) -> PointConfig {
         let mut ci = scenario.ci;
         let slo = match &scenario.load {
             LoadPlan::Slo(s) => {
@@ -92,7 +93,7 @@ impl PointConfig {
             warmup: scenario.warmup,
             alpha: scenario.alpha,
             slo,
-            timestamps: timestamps.to_string(),
+            timestamps: timestamps.clone(),
             replications: scenario.replications,
             target_probed: scenario.targets.iter().all(|t| on_this_host(t)),
         }

@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 use vernier_agent::StallReport;
+use vernier_agent::sys::TimestampMode;
 use vernier_stats::Percentile;
 
 use super::budget_parts::Budget;
@@ -189,8 +190,8 @@ pub struct PointResult {
     pub target_rate: f64,
     /// Replies per second over all agents during the point.
     pub achieved_rate: f64,
-    /// The timestamp source in use.
-    pub timestamps: String,
+    /// The timestamp source in use (its text in JSON: `kernel`, `hw:eth0`).
+    pub timestamps: TimestampMode,
     /// Samples the percentiles were computed from.
     pub samples: usize,
     /// The share of requests kept.
@@ -569,7 +570,7 @@ impl PointResult {
             waived: Vec::new(),
             target_rate: rate,
             achieved_rate: rate,
-            timestamps: "user".into(),
+            timestamps: TimestampMode::User,
             samples: 20_000,
             sampling_rate: 1.0,
             duration_s: 10.0,

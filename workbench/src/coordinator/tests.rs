@@ -80,7 +80,7 @@ fn config() -> PointConfig {
         },
         alpha: 0.05,
         slo: None,
-        timestamps: "kernel".into(),
+        timestamps: vernier_agent::sys::TimestampMode::Kernel,
         replications: None,
         target_probed: true,
     }

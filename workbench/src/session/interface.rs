@@ -3,6 +3,8 @@
 
 use std::path::PathBuf;
 
+use vernier_agent::sys::TimestampMode;
+
 use crate::coordinator::{Event, PointResult, Verdict};
 
 /// How a session is run.
@@ -30,7 +32,7 @@ pub struct SessionResult {
     /// The run directory.
     pub record: PathBuf,
     /// The timestamp source in use.
-    pub timestamps: String,
+    pub timestamps: TimestampMode,
     /// Writing the record failed (the measurement itself went on): why.
     pub record_error: Option<String>,
     /// Where each of vernier's threads ran while the agents ran, its CPU and its wake-ups
@@ -59,8 +61,8 @@ pub enum Update {
     Started {
         /// The run directory.
         record: PathBuf,
-        /// The timestamp source in use.
-        timestamps: String,
+        /// The timestamp source in use (`None`: a replayed record that does not say).
+        timestamps: Option<TimestampMode>,
         /// The cores vernier's own threads (all but the pinned workers) were confined to
         /// when the scenario pins them (empty: not confined), and whether beside the
         /// workers or off their cores.

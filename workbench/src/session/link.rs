@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::sync::mpsc;
 use vernier_agent::client::{AgentClient, ClientTls};
+use vernier_agent::sys::TimestampMode;
 use vernier_agent::wire::pb;
 use vernier_agent::{Batch, CoreWatch, Engine};
 use vernier_protocols::InterArrival;
@@ -180,9 +181,9 @@ pub(super) async fn connect(
     scenario: &Scenario,
     options: &SessionOptions,
     tx: &mpsc::UnboundedSender<Message>,
-) -> Result<(Vec<Link>, String), Error> {
+) -> Result<(Vec<Link>, TimestampMode), Error> {
     let mut links = Vec::new();
-    let mut timestamps = scenario.timestamps.to_string();
+    let mut timestamps = scenario.timestamps.clone();
     for i in 0..scenario.agents.len() {
         match connect_one(scenario, options, i, tx).await {
             Ok((link, reported)) => {
@@ -207,7 +208,7 @@ async fn connect_one(
     options: &SessionOptions,
     i: usize,
     tx: &mpsc::UnboundedSender<Message>,
-) -> Result<(Link, Option<String>), Error> {
+) -> Result<(Link, Option<TimestampMode>), Error> {
     let target_text = &scenario.targets[i % scenario.targets.len()];
     let (reach, deployed) = match &scenario.agents[i] {
         AgentSpec::Local { .. } => {
@@ -272,7 +273,7 @@ async fn remote_link(
     reach: Reach,
     deployed: Option<crate::deploy::Deployed>,
     tx: &mpsc::UnboundedSender<Message>,
-) -> Result<(Link, String), Error> {
+) -> Result<(Link, TimestampMode), Error> {
     let closed = Arc::new(AtomicBool::new(false));
     match start_remote(scenario, i, &reach, tx, &closed).await {
         Ok((client, timestamps)) => Ok((
@@ -300,7 +301,7 @@ async fn start_remote(
     reach: &Reach,
     tx: &mpsc::UnboundedSender<Message>,
     closed: &Arc<AtomicBool>,
-) -> Result<(AgentClient, String), Error> {
+) -> Result<(AgentClient, TimestampMode), Error> {
     let Reach {
         address,
         token,
@@ -322,7 +323,9 @@ async fn start_remote(
         .map_err(|s| failed(s.message()))?;
     let stream = client.stream().await.map_err(|s| failed(s.message()))?;
     forward_remote(i, stream, client.clone(), Arc::clone(closed), tx.clone());
-    Ok((client, reply.timestamps))
+    let timestamps = vernier_agent::wire::reply_timestamps(&reply)
+        .map_err(|e| failed(&format!("its reply: {e}")))?;
+    Ok((client, timestamps))
 }
 
 /// A PEM file (`what`, as in "CA certificate"), named when it cannot be read or holds no

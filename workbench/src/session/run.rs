@@ -12,6 +12,7 @@ use std::time::Instant;
 
 use tokio::sync::mpsc;
 use vernier_agent::CoreWatch;
+use vernier_agent::sys::TimestampMode;
 
 use super::host::{Probes, check_affinity, check_spin, confine, start_probes};
 use super::interface::{Keep, SessionOptions, SessionResult, Update};
@@ -181,7 +182,7 @@ struct Session<'a> {
     /// The run directory.
     dir: PathBuf,
     /// The timestamp source in use.
-    timestamps: String,
+    timestamps: TimestampMode,
     /// The run's record as it is written.
     recorder: Recorder,
     /// The methodology, fed the inputs.
@@ -230,7 +231,7 @@ impl<'a> Session<'a> {
             scenario_file: scenario.source.as_ref().map(|p| p.display().to_string()),
             scenario: scenario.yaml.clone(),
             machine: Machine::this(),
-            timestamps: timestamps.clone(),
+            timestamps: timestamps.to_string(),
             events: Vec::new(),
             points: Vec::new(),
             slo_rate: None,
@@ -247,7 +248,7 @@ impl<'a> Session<'a> {
         };
         watch(Update::Started {
             record: dir.clone(),
-            timestamps: timestamps.clone(),
+            timestamps: Some(timestamps.clone()),
             confined,
             keep,
             metrics,

@@ -139,7 +139,7 @@ impl Player {
         let mut app = App::replaying(self.info.clone(), self.palette, self.dir.clone());
         app.update(AppEvent::Session(Update::Started {
             record: self.dir.clone(),
-            timestamps: self.record.timestamps.clone(),
+            timestamps: self.record.timestamps.parse().ok(),
             confined: Vec::new(),
             keep: Default::default(),
             metrics: None,

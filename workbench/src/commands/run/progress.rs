@@ -51,6 +51,9 @@ impl Progress {
                 if let Some(addr) = metrics {
                     eprintln!("vernier: live figures at http://{addr}/metrics");
                 }
+                let timestamps = timestamps
+                    .as_ref()
+                    .map_or_else(|| "?".to_string(), ToString::to_string);
                 Some(format!(
                     "agents ready ({timestamps} timestamps); recording to {}{}",
                     record.display(),

@@ -163,7 +163,7 @@ fn the_table_shows_the_percentiles_from_the_schedule_under_each_point() {
         slo_rate: None,
         verdict: Verdict::Converged,
         record: PathBuf::from("runs/x"),
-        timestamps: "user".into(),
+        timestamps: vernier_agent::sys::TimestampMode::User,
         record_error: None,
         threads: None,
     };

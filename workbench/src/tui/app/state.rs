@@ -6,6 +6,7 @@
 use std::collections::VecDeque;
 use std::path::PathBuf;
 
+use vernier_agent::sys::TimestampMode;
 use vernier_stats::Percentile;
 
 use super::super::theme::Palette;
@@ -46,7 +47,7 @@ pub struct App {
     /// The run directory, once known.
     pub(crate) record: Option<PathBuf>,
     /// The timestamp source.
-    pub(crate) timestamps: String,
+    pub(crate) timestamps: Option<TimestampMode>,
     /// The figures of the point being measured.
     pub(crate) live: Live,
     /// What the run has produced so far.

@@ -80,7 +80,7 @@ fn result(verdict: Verdict) -> PointResult {
         waived: Vec::new(),
         target_rate: 20_000.0,
         achieved_rate: 19_990.0,
-        timestamps: "kernel".into(),
+        timestamps: vernier_agent::sys::TimestampMode::Kernel,
         samples: 10_000,
         sampling_rate: 0.2,
         duration_s: 6.0,
@@ -107,7 +107,7 @@ fn running() -> App {
     let mut app = App::new(RunInfo::default(), Palette::Plain);
     app.update(AppEvent::Session(Update::Started {
         record: PathBuf::from("runs/x"),
-        timestamps: "kernel".into(),
+        timestamps: Some(vernier_agent::sys::TimestampMode::Kernel),
         confined: Vec::new(),
         keep: Default::default(),
         metrics: None,
@@ -168,7 +168,7 @@ fn events_move_the_steps_and_fill_the_rows() {
     assert_eq!(app.live.step, None);
     app.update(AppEvent::Session(Update::Started {
         record: PathBuf::from("runs/x"),
-        timestamps: "kernel".into(),
+        timestamps: Some(vernier_agent::sys::TimestampMode::Kernel),
         confined: Vec::new(),
         keep: Default::default(),
         metrics: None,

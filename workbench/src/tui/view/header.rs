@@ -5,6 +5,7 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
+use vernier_agent::sys::TimestampMode;
 
 use super::super::app::{App, Label, Step};
 use super::super::theme::Theme;
@@ -121,11 +122,9 @@ fn figures(app: &App, theme: Theme) -> Line<'static> {
     spans.push(Span::raw(format!(
         " of {} µs · {} timestamps",
         opt(app.live.ci_target_us, 1),
-        if app.timestamps.is_empty() {
-            "?"
-        } else {
-            &app.timestamps
-        }
+        app.timestamps
+            .as_ref()
+            .map_or_else(|| "?".to_string(), TimestampMode::to_string)
     )));
     Line::from(spans)
 }

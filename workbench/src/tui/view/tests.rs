@@ -27,7 +27,7 @@ fn live_at(until: f64, palette: Palette) -> App {
     let mut app = App::new(super::super::app::RunInfo::of(&scenario), palette);
     app.update(AppEvent::Session(Update::Started {
         record: PathBuf::from("runs/2026-11-22T01-04-41-demo"),
-        timestamps: record.timestamps.clone(),
+        timestamps: record.timestamps.parse().ok(),
         confined: Vec::new(),
         keep: Default::default(),
         metrics: None,
@@ -498,7 +498,7 @@ fn first_look(palette: Palette) -> App {
     let mut app = App::new(super::super::app::RunInfo::default(), palette);
     app.update(AppEvent::Session(Update::Started {
         record: PathBuf::from("runs/2026-11-26T19-00-00-demo"),
-        timestamps: "kernel".into(),
+        timestamps: Some(vernier_agent::sys::TimestampMode::Kernel),
         confined: Vec::new(),
         keep: Default::default(),
         metrics: None,
