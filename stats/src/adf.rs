@@ -100,29 +100,7 @@ pub fn adf(x: &[f64], options: &AdfOptions) -> Result<Adf, StatsError> {
             value: lo,
         });
     }
-    let limit = (n / 2) as i64 - ntrend as i64 - 1;
-    let maxlag = match options.maxlag {
-        None => {
-            let schwert = (12.0 * (n as f64 / 100.0).powf(0.25)).ceil() as i64;
-            let maxlag = schwert.min(limit);
-            if maxlag < 0 {
-                return Err(StatsError::TooFew {
-                    test: TEST,
-                    needed: 2 * (ntrend + 1),
-                    got: n,
-                });
-            }
-            maxlag as usize
-        }
-        Some(m) if m as i64 > limit => {
-            return Err(StatsError::InvalidParameter {
-                name: "maxlag",
-                value: m as f64,
-                expected: "at most n/2 - 1 - (number of trend terms)",
-            });
-        }
-        Some(m) => m,
-    };
+    let maxlag = max_lag(n, ntrend, options.maxlag)?;
 
     // With a constant in the model the level's coefficient (and its t) do not change when
     // the level is shifted, so centre it: the cross-products are then far better conditioned.
@@ -138,28 +116,7 @@ pub fn adf(x: &[f64], options: &AdfOptions) -> Result<Adf, StatsError> {
     let (usedlag, icbest) = match options.lags {
         LagSelection::Fixed => (maxlag, None),
         LagSelection::Aic | LagSelection::Bic => {
-            let design = Design::new(&level, &diff, maxlag, regression);
-            let l = design.cholesky(&(0..design.dim()).collect::<Vec<_>>())?;
-            let rows = design.rows as f64;
-            let y = design.dim() - 1;
-            let mut best: Option<(f64, usize)> = None;
-            for lag in 0..=maxlag {
-                let q = ntrend + 1 + lag;
-                let ssr = (q..=y).map(|i| l[(y, i)] * l[(y, i)]).sum::<f64>() * design.g[(y, y)];
-                let neg2llf = rows * ((2.0 * std::f64::consts::PI).ln() + (ssr / rows).ln() + 1.0);
-                let ic = match options.lags {
-                    LagSelection::Bic => neg2llf + rows.ln() * q as f64,
-                    _ => neg2llf + 2.0 * q as f64,
-                };
-                if best.is_none_or(|(b, _)| ic < b) {
-                    best = Some((ic, lag));
-                }
-            }
-            let (ic, lag) = best.ok_or(StatsError::TooFew {
-                test: TEST,
-                needed: 4,
-                got: n,
-            })?;
+            let (lag, ic) = best_lag(&level, &diff, maxlag, regression, options.lags)?;
             (lag, Some(ic))
         }
     };
@@ -188,6 +145,71 @@ pub fn adf(x: &[f64], options: &AdfOptions) -> Result<Adf, StatsError> {
         maxlag,
         regression,
     })
+}
+
+/// The longest lag the test may try on `n` samples with `ntrend` trend terms: the one
+/// `asked`, or Schwert's rule 12·(n/100)^¼, within n/2 − 1 − ntrend.
+fn max_lag(n: usize, ntrend: usize, asked: Option<usize>) -> Result<usize, StatsError> {
+    let limit = (n / 2) as i64 - ntrend as i64 - 1;
+    Ok(match asked {
+        None => {
+            let schwert = (12.0 * (n as f64 / 100.0).powf(0.25)).ceil() as i64;
+            let maxlag = schwert.min(limit);
+            if maxlag < 0 {
+                return Err(StatsError::TooFew {
+                    test: TEST,
+                    needed: 2 * (ntrend + 1),
+                    got: n,
+                });
+            }
+            maxlag as usize
+        }
+        Some(m) if m as i64 > limit => {
+            return Err(StatsError::InvalidParameter {
+                name: "maxlag",
+                value: m as f64,
+                expected: "at most n/2 - 1 - (number of trend terms)",
+            });
+        }
+        Some(m) => m,
+    })
+}
+
+/// The lag, up to `maxlag`, whose regression of `diff` on the `level` (with the trend
+/// terms of `regression`) has the least information criterion (`lags`: AIC or BIC), on
+/// the common sample `maxlag` leaves; and that criterion.
+fn best_lag(
+    level: &[f64],
+    diff: &[f64],
+    maxlag: usize,
+    regression: Regression,
+    lags: LagSelection,
+) -> Result<(usize, f64), StatsError> {
+    let ntrend = regression.ntrend();
+    let n = level.len();
+    let design = Design::new(level, diff, maxlag, regression);
+    let l = design.cholesky(&(0..design.dim()).collect::<Vec<_>>())?;
+    let rows = design.rows as f64;
+    let y = design.dim() - 1;
+    let mut best: Option<(f64, usize)> = None;
+    for lag in 0..=maxlag {
+        let q = ntrend + 1 + lag;
+        let ssr = (q..=y).map(|i| l[(y, i)] * l[(y, i)]).sum::<f64>() * design.g[(y, y)];
+        let neg2llf = rows * ((2.0 * std::f64::consts::PI).ln() + (ssr / rows).ln() + 1.0);
+        let ic = match lags {
+            LagSelection::Bic => neg2llf + rows.ln() * q as f64,
+            _ => neg2llf + 2.0 * q as f64,
+        };
+        if best.is_none_or(|(b, _)| ic < b) {
+            best = Some((ic, lag));
+        }
+    }
+    let (ic, lag) = best.ok_or(StatsError::TooFew {
+        test: TEST,
+        needed: 4,
+        got: n,
+    })?;
+    Ok((lag, ic))
 }
 
 /// The cross-product matrix of the ADF regression with `lags` lagged differences, on the

@@ -47,7 +47,7 @@
 //! Its coverage is measured, not assumed: `vernier validate --coverage` replicates iid,
 //! M/M/1 and stalling-server series with known quantiles (docs/RESULTS.md).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use crate::error::{StatsError, check_finite};
@@ -95,8 +95,8 @@ pub struct DependentCi {
     pub low: f64,
     /// Upper bound (a sample).
     pub high: f64,
-    /// The method's name, as records and `vernier analyze` print it.
-    pub method: &'static str,
+    /// How it was made (its name in records and `vernier analyze`'s JSON).
+    pub method: CiMethod,
     /// Samples per batch.
     pub batch_size: usize,
     /// Batches used.
@@ -114,8 +114,22 @@ impl DependentCi {
     }
 }
 
-/// The name [`DependentCi::method`] carries.
-pub const BATCHED_INDICATOR: &str = "batched-indicator";
+/// How a dependence-valid interval was made ([`DependentCi::method`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CiMethod {
+    /// Batch means of the quantile's indicator, inverted through the order statistics
+    /// (this module's method).
+    #[serde(rename = "batched-indicator")]
+    BatchedIndicator,
+}
+
+impl std::fmt::Display for CiMethod {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            CiMethod::BatchedIndicator => "batched-indicator",
+        })
+    }
+}
 
 /// How the batch size is chosen. The methodology's is [`Batching::Searched`]; the other
 /// exists so that the coverage harness can measure what a consistent variance estimate
@@ -628,7 +642,7 @@ fn interval_with(
     Ok(DependentCi {
         low: at_rank(j as usize),
         high: at_rank(k as usize),
-        method: BATCHED_INDICATOR,
+        method: CiMethod::BatchedIndicator,
         batch_size: m,
         batches: b,
         variance_inflation: vif,

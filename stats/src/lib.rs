@@ -61,7 +61,7 @@ pub use compare::{
     StoppingRule, WeightedBlock, WeightedPair, difference_ci, weighted_difference_ci,
 };
 pub use dependent::{
-    BATCHED_INDICATOR, BatchMeans, Batching, CiOptions, DependentCi, MIN_BATCHES,
+    BatchMeans, Batching, CiMethod, CiOptions, DependentCi, MIN_BATCHES,
     MIN_EFFECTIVE_TAIL, NeedMore, SAFETY_DOUBLINGS, percentile_ci_dependent,
     percentile_ci_dependent_with,
 };

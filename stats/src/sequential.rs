@@ -354,7 +354,7 @@ mod tests {
         DependentCi {
             low,
             high,
-            method: crate::dependent::BATCHED_INDICATOR,
+            method: crate::dependent::CiMethod::BatchedIndicator,
             batch_size: 100,
             batches: 100,
             variance_inflation: vif,

@@ -48,7 +48,7 @@ pub use figure::Figure;
 pub use input::{Input, UserCommand};
 pub use reason::{Reason, ReasonKind, Why};
 pub use result::{
-    AcrossRuns, AgentResult, CalledBy, CiDependence, DriftSeen, InterarrivalResult,
+    AcrossMethod, AcrossRuns, AgentResult, CalledBy, CiDependence, DriftSeen, InterarrivalResult,
     PercentileResult, PointResult, Probed, Replication, SchedulePercentile, Spread, TouchedCall,
     TouchedSide, Verdict, WithoutStalls,
 };
@@ -175,75 +175,11 @@ impl Coordinator {
             Input::Tick => point.tick(at, &mut out),
             Input::Host(reports) => point.add_host(&reports),
             Input::Command(command) => {
-                let text = match command {
-                    UserCommand::Continue => {
-                        let (limits, predicted) = point.extend_limits(at);
-                        format!(
-                            "continue past the limits: this point may now run {} and {} tries{}",
-                            humantime::format_duration(limits.max_duration),
-                            limits.max_tries,
-                            predicted.map_or(String::new(), |s| format!(
-                                " (about {} more at this rate: what the CI's last look predicts it needs)",
-                                humantime::format_duration(Duration::from_secs(s.ceil() as u64))
-                            ))
-                        )
-                    }
-                    c => c.to_string(),
-                };
-                out.events.push(Event {
-                    at: at.as_secs_f64(),
-                    point: self.results.len(),
-                    rate: point.rate(),
-                    kind: EventKind::Command { command: text },
-                });
-                match command {
-                    UserCommand::Pause => point.pause(at, &mut out),
-                    UserCommand::Resume => point.resume(at, &mut out),
-                    UserCommand::SetLoad(rate) if rate > 0.0 && rate.is_finite() => {
-                        point.set_load(at, rate, &mut out)
-                    }
-                    UserCommand::SetLoad(_) => {}
-                    UserCommand::Accept => {
-                        // In a replicated point, accepting ends the point with this run.
-                        self.accepting = self.base.replications.is_some();
-                        point.accept(at, &mut out)
-                    }
-                    UserCommand::Continue => {}
-                    UserCommand::Quit => {
-                        point.abort(
-                            at,
-                            Reason::new(Why::Quit(Quit {
-                                moment: Moment::InRun,
-                            })),
-                            &mut out,
-                        );
-                        self.queue.clear();
-                        self.stopped = true;
-                    }
-                }
+                let event = Self::command_event(point, at, self.results.len(), command);
+                out.events.push(event);
+                self.obey(at, command, &mut out);
             }
-            Input::AgentLost { agent, detail } if point.is_lost(agent) => {
-                // Its heartbeat and its stream each report it: once is enough.
-                let _ = detail;
-            }
-            Input::AgentLost { agent, detail }
-                if self.base.on_agent_loss == OnAgentLoss::Continue && point.can_lose(agent) =>
-            {
-                point.lose_agent(at, agent, &detail, &mut out);
-            }
-            Input::AgentLost { agent, detail } => {
-                point.abort(
-                    at,
-                    Reason::new(Why::AgentLost(AgentLost {
-                        agent,
-                        moment: Moment::InRun,
-                        cause: detail,
-                    })),
-                    &mut out,
-                );
-                self.queue.clear();
-                self.stopped = true;
-            }
+            Input::AgentLost { agent, detail } => self.agent_lost(at, agent, detail, &mut out),
         }
         if let Some(result) = self.point.as_ref().and_then(|p| p.result()).cloned() {
             if result.run.is_some() {
@@ -253,6 +189,94 @@ impl Coordinator {
             }
         }
         out
+    }
+
+    /// Does what the user's `command` asks of the current point, if there is one (`step`
+    /// calls it only while a point runs).
+    fn obey(&mut self, at: Duration, command: UserCommand, out: &mut Decision) {
+        let Some(point) = self.point.as_mut() else {
+            return;
+        };
+        match command {
+            UserCommand::Pause => point.pause(at, out),
+            UserCommand::Resume => point.resume(at, out),
+            UserCommand::SetLoad(rate) if rate > 0.0 && rate.is_finite() => {
+                point.set_load(at, rate, out)
+            }
+            UserCommand::SetLoad(_) => {}
+            UserCommand::Accept => {
+                // In a replicated point, accepting ends the point with this run.
+                self.accepting = self.base.replications.is_some();
+                point.accept(at, out)
+            }
+            UserCommand::Continue => {}
+            UserCommand::Quit => {
+                point.abort(
+                    at,
+                    Reason::new(Why::Quit(Quit {
+                        moment: Moment::InRun,
+                    })),
+                    out,
+                );
+                self.queue.clear();
+                self.stopped = true;
+            }
+        }
+    }
+
+    /// An agent is lost during the current point (`step` calls it only while a point
+    /// runs): nothing again for an agent already lost; the point goes on without it where
+    /// the scenario says so and it can; otherwise the point is aborted and no further
+    /// points run.
+    fn agent_lost(&mut self, at: Duration, agent: usize, detail: String, out: &mut Decision) {
+        let Some(point) = self.point.as_mut() else {
+            return;
+        };
+        if point.is_lost(agent) {
+            // Its heartbeat and its stream each report it: once is enough.
+            return;
+        }
+        if self.base.on_agent_loss == OnAgentLoss::Continue && point.can_lose(agent) {
+            point.lose_agent(at, agent, &detail, out);
+            return;
+        }
+        point.abort(
+            at,
+            Reason::new(Why::AgentLost(AgentLost {
+                agent,
+                moment: Moment::InRun,
+                cause: detail,
+            })),
+            out,
+        );
+        self.queue.clear();
+        self.stopped = true;
+    }
+
+    /// The event a user's `command` makes at the point of index `index`, in words: with
+    /// `Continue`, the point's limits are extended first, and the event says to what.
+    fn command_event(point: &mut Point, at: Duration, index: usize, command: UserCommand) -> Event {
+        let text = match command {
+            UserCommand::Continue => {
+                let (limits, predicted) = point.extend_limits(at);
+                format!(
+                    "continue past the limits: this point may now run {} and {} tries{}",
+                    humantime::format_duration(limits.max_duration),
+                    limits.max_tries,
+                    predicted.map_or(String::new(), |s| format!(
+                        " (about {} more at this rate: what the CI's last look predicts it needs)",
+                        humantime::format_duration(Duration::from_secs(s.ceil() as u64))
+                    ))
+                )
+            }
+            c => c.to_string(),
+        };
+        Event {
+            at: at.as_secs_f64(),
+            point: index,
+            rate: point.rate(),
+            kind: EventKind::Command { command: text },
+        }
     }
 
     /// A point has its result (a replicated point's, across its runs).

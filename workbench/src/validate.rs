@@ -35,10 +35,10 @@ mod tools;
 
 pub(crate) use tools::memaslap_rate;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use vernier_agent::calibrate::CalibrateOptions;
+use vernier_agent::calibrate::{CalibrateOptions, Calibration};
 
 pub use coverage::CoverageReport;
 pub use render::{headline, markdown};
@@ -89,29 +89,9 @@ impl Options {
 /// stderr.
 pub fn run(options: &Options) -> Result<Evidence, Error> {
     let started = Instant::now();
-    let cores = match options.cpus.as_slice() {
-        [a, s] if a != s => [*a, *s],
-        other => {
-            return Err(Error::Usage(format!(
-                "--cpus {other:?}: expected two different cores, as in 0,1"
-            )));
-        }
-    };
+    let cores = cores(options)?;
     let [agent_cpu, server_cpu] = cores;
-    let runs = options.runs.clone().unwrap_or_else(|| {
-        crate::session::default_record_dir(if options.quick {
-            "validate-quick"
-        } else {
-            "validate"
-        })
-    });
-    let plots = options.out.join("results");
-    for dir in [&runs, &plots] {
-        std::fs::create_dir_all(dir).map_err(|source| Error::Io {
-            path: dir.clone(),
-            source,
-        })?;
-    }
+    let (runs, plots) = directories(options)?;
     let say = |text: &str| {
         eprintln!(
             "vernier validate [{:>4.0}s] {text}",
@@ -119,43 +99,12 @@ pub fn run(options: &Options) -> Result<Evidence, Error> {
         )
     };
 
-    say(&format!(
-        "calibrating the loopback floor on cores {agent_cpu},{server_cpu}"
-    ));
-    let floor = vernier_agent::calibrate::run(&CalibrateOptions {
-        cpus: vec![agent_cpu, server_cpu],
-        round_trips: if options.quick { 20_000 } else { 100_000 },
-        jitter: Duration::from_millis(if options.quick { 200 } else { 1000 }),
-        ..CalibrateOptions::default()
-    })
-    .map_err(|e| Error::Failed(format!("calibrate: {e}")))?;
-
+    let floor = calibrate(options, cores, &say)?;
     let part1 = accuracy::part1(&runs, cores, options.depth(), &say)?;
     let tools = tools::part2(&runs, cores, options.depth(), &say)?;
 
     let mut figures = accuracy::plots(&part1, &plots)?;
-    // vernier report's own plots of one run: the exponential point at 50%.
-    if let Some(row) = part1
-        .accuracy
-        .iter()
-        .find(|r| r.service == "exponential" && r.load == 0.5 && r.timestamps == Timestamps::Kernel)
-    {
-        match crate::report::run(
-            &row.measurement.record,
-            Some(&plots.join("exp-50pct")),
-            crate::report::PlotFormat::Svg,
-        ) {
-            Ok(report) => figures.extend(
-                report
-                    .plots
-                    .iter()
-                    .filter_map(|p| Some(p.strip_prefix(&plots).ok()?.display().to_string())),
-            ),
-            Err(e) => say(&format!(
-                "vernier report's plots of the exponential run: {e}"
-            )),
-        }
-    }
+    figures.extend(report_plots(&part1, &plots, &say));
 
     let report = Evidence {
         quick: options.quick,
@@ -171,17 +120,115 @@ pub fn run(options: &Options) -> Result<Evidence, Error> {
         tools,
         figures,
     };
+    let path = write_results(options, &report, &plots)?;
+    coverage_sections(options)?;
+    say(&format!(
+        "wrote {} and {} plot(s) under {}",
+        path.display(),
+        report.figures.len(),
+        plots.display()
+    ));
+    Ok(report)
+}
+
+/// The agent's core and the server's, from `--cpus`: two different cores.
+fn cores(options: &Options) -> Result<[usize; 2], Error> {
+    match options.cpus.as_slice() {
+        [a, s] if a != s => Ok([*a, *s]),
+        other => Err(Error::Usage(format!(
+            "--cpus {other:?}: expected two different cores, as in 0,1"
+        ))),
+    }
+}
+
+/// Where the runs' records go and where the plots and JSON go (results/ under
+/// `options.out`), both created.
+fn directories(options: &Options) -> Result<(PathBuf, PathBuf), Error> {
+    let runs = options.runs.clone().unwrap_or_else(|| {
+        crate::session::default_record_dir(if options.quick {
+            "validate-quick"
+        } else {
+            "validate"
+        })
+    });
+    let plots = options.out.join("results");
+    for dir in [&runs, &plots] {
+        std::fs::create_dir_all(dir).map_err(|source| Error::Io {
+            path: dir.clone(),
+            source,
+        })?;
+    }
+    Ok((runs, plots))
+}
+
+/// The loopback floor between the agent's core and the server's, calibrated (briefly with
+/// `--quick`).
+fn calibrate(
+    options: &Options,
+    [agent_cpu, server_cpu]: [usize; 2],
+    say: &dyn Fn(&str),
+) -> Result<Calibration, Error> {
+    say(&format!(
+        "calibrating the loopback floor on cores {agent_cpu},{server_cpu}"
+    ));
+    vernier_agent::calibrate::run(&CalibrateOptions {
+        cpus: vec![agent_cpu, server_cpu],
+        round_trips: if options.quick { 20_000 } else { 100_000 },
+        jitter: Duration::from_millis(if options.quick { 200 } else { 1000 }),
+        ..CalibrateOptions::default()
+    })
+    .map_err(|e| Error::Failed(format!("calibrate: {e}")))
+}
+
+/// vernier report's own plots of one run, the exponential point at 50%, under
+/// `plots/exp-50pct`: their paths relative to `plots`; none when there is no such run or
+/// its report fails (which is said).
+fn report_plots(part1: &accuracy::Part1, plots: &Path, say: &dyn Fn(&str)) -> Vec<String> {
+    let mut figures = Vec::new();
+    if let Some(row) = part1
+        .accuracy
+        .iter()
+        .find(|r| r.service == "exponential" && r.load == 0.5 && r.timestamps == Timestamps::Kernel)
+    {
+        match crate::report::run(
+            &row.measurement.record,
+            Some(&plots.join("exp-50pct")),
+            crate::report::PlotFormat::Svg,
+        ) {
+            Ok(report) => figures.extend(
+                report
+                    .plots
+                    .iter()
+                    .filter_map(|p| Some(p.strip_prefix(plots).ok()?.display().to_string())),
+            ),
+            Err(e) => say(&format!(
+                "vernier report's plots of the exponential run: {e}"
+            )),
+        }
+    }
+    figures
+}
+
+/// Writes `report` as RESULTS.md under `options.out` (keeping its sections measured by
+/// hand) and as validate.json under `plots`; returns RESULTS.md's path.
+fn write_results(options: &Options, report: &Evidence, plots: &Path) -> Result<PathBuf, Error> {
     let path = options.out.join("RESULTS.md");
     // Sections measured by hand (their commands given in them) outlive a new run.
     let previous = std::fs::read_to_string(&path).unwrap_or_default();
-    let mut text = markdown(&report);
+    let mut text = markdown(report);
     if let Some(kept) = hand_measured(&previous) {
         text.push('\n');
         text.push_str(kept);
         text.push('\n');
     }
     write(&path, &text)?;
-    write_json(&plots.join("validate.json"), &report)?;
+    write_json(&plots.join("validate.json"), report)?;
+    Ok(path)
+}
+
+/// Runs the coverage section and the section on the tail without stalls, each writing
+/// itself under `options.out`, and prints their rows to stderr.
+fn coverage_sections(options: &Options) -> Result<(), Error> {
     let coverage = coverage::run(&options.out, options.depth(), options.replications)?;
     // The headline is the command's answer on stdout; the coverage rows go to stderr with
     // the progress.
@@ -192,13 +239,7 @@ pub fn run(options: &Options) -> Result<Evidence, Error> {
     for line in stalls.lines() {
         eprintln!("{line}");
     }
-    say(&format!(
-        "wrote {} and {} plot(s) under {}",
-        path.display(),
-        report.figures.len(),
-        plots.display()
-    ));
-    Ok(report)
+    Ok(())
 }
 
 /// Only the coverage section: runs it, writes it into RESULTS.md in place of the previous

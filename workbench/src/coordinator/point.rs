@@ -28,6 +28,7 @@ use state::{Clock, HostSeen, Looks, RoundFigures, Rounds, Stage, WarmupState};
 
 mod agent;
 mod agreement;
+mod asked;
 mod confidence;
 pub(crate) mod departures;
 mod estimate;

@@ -13,12 +13,9 @@ use super::reason::{
     Hysteresis, NoEstimate, Reason, Replications as TooFewRuns, TooFewSamples, Why,
 };
 use super::result::{
-    AcrossRuns, PercentileResult, PointResult, Replication, SchedulePercentile, Spread, Verdict,
+    AcrossMethod, AcrossRuns, PercentileResult, PointResult, Replication, SchedulePercentile, Spread, Verdict,
 };
 use crate::scenario::Replications;
-
-/// How the across-run CIs are made, as results name it.
-pub const METHOD: &str = "t-interval over runs";
 
 pub use super::policy::HYSTERESIS_I2;
 
@@ -238,7 +235,7 @@ pub fn summary(
         // Replications decide on the runs' estimates of every request's tail.
         tail: crate::scenario::Tail::WithStalls,
         replication: Some(Box::new(Replication {
-            method: METHOD.into(),
+            method: AcrossMethod::TIntervalOverRuns,
             runs: runs.to_vec(),
             across,
             width_target_us,

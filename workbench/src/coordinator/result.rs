@@ -85,8 +85,8 @@ pub struct PercentileResult {
 /// How a percentile's CI was made valid for autocorrelated samples.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CiDependence {
-    /// The method (`batched-indicator`).
-    pub method: String,
+    /// The method (`batched-indicator` in JSON).
+    pub method: vernier_stats::CiMethod,
     /// Samples per batch.
     pub batch_size: usize,
     /// Batches.
@@ -99,7 +99,7 @@ impl CiDependence {
     /// From the statistic's answer.
     pub fn of(ci: &vernier_stats::DependentCi) -> CiDependence {
         CiDependence {
-            method: ci.method.to_string(),
+            method: ci.method,
             batch_size: ci.batch_size,
             batches: ci.batches,
             variance_inflation: ci.variance_inflation,
@@ -259,11 +259,27 @@ fn tail_before_it_was_asked() -> Tail {
     Tail::WithStalls
 }
 
+/// How a replicated point's across-run CIs are made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum AcrossMethod {
+    /// Student's t-interval over the runs' estimates.
+    #[serde(rename = "t-interval over runs")]
+    TIntervalOverRuns,
+}
+
+impl std::fmt::Display for AcrossMethod {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            AcrossMethod::TIntervalOverRuns => "t-interval over runs",
+        })
+    }
+}
+
 /// A replicated point: every run's own result, and the CI across their estimates.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Replication {
     /// How the across-run CIs are made.
-    pub method: String,
+    pub method: AcrossMethod,
     /// Each run's result, in order.
     pub runs: Vec<PointResult>,
     /// Per reported percentile: the runs' estimates and the CI across them.

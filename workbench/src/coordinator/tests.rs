@@ -1874,7 +1874,7 @@ fn replicated_runs_agreeing_converge_on_the_ci_across_them() {
     );
     assert!((low..=high).contains(&230.3) || (p99.value - 230.3).abs() < 15.0);
     assert!(!rep.hysteresis, "{:?}", rep.spread);
-    assert!(rep.method.contains("t-interval"));
+    assert!(rep.method.to_string().contains("t-interval"));
     // One verdict event for the point, a run event for each run.
     let verdicts = events
         .iter()

@@ -230,7 +230,7 @@ mod tests {
         let runs = vec![run(1, 80.0), run(2, 200.0), run(3, 330.0)];
         let point = PointResult {
             replication: Some(Box::new(Replication {
-                method: "t-interval over runs".into(),
+                method: crate::coordinator::AcrossMethod::TIntervalOverRuns,
                 runs,
                 across: Vec::new(),
                 width_target_us: 20.0,

@@ -483,7 +483,7 @@ verdict: n/a
             vec![pct(99.0, 41.0, Some((38.5, 43.5)))],
         );
         across.replication = Some(Box::new(crate::coordinator::Replication {
-            method: "t-interval over runs".into(),
+            method: crate::coordinator::AcrossMethod::TIntervalOverRuns,
             runs: vec![run(1, 40.0), run(2, 42.0)],
             across: Vec::new(),
             width_target_us: 5.0,

@@ -12,6 +12,7 @@
 //! column.
 
 use std::collections::HashMap;
+use std::fs::File;
 use std::path::Path;
 
 use vernier_stats::Stall;
@@ -33,6 +34,62 @@ pub fn read_stalls(path: &Path) -> Result<Vec<Stall>, Error> {
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
         .from_reader(open(path)?);
+    let columns = columns(path, &mut reader)?;
+    // The first row's (agent, point): every row's must be the same.
+    let mut clock_of_first: Option<Vec<String>> = None;
+    // The last stall's end per core and probe (one key for all when no core column).
+    let mut last: HashMap<(String, String), (f64, f64)> = HashMap::new();
+    let mut stalls = Vec::new();
+    for record in reader.records() {
+        let record = record.map_err(|e| {
+            let line = e.position().map(|p| p.line() as usize);
+            Error::input(path, line, format!("malformed CSV: {e}"))
+        })?;
+        let row = Row {
+            path,
+            line: record.position().map_or(0, |p| p.line() as usize),
+            record: &record,
+            columns: &columns,
+        };
+        let (s, e) = row.times()?;
+        let key = (row.text(columns.core)?, row.text(columns.probe)?);
+        let this_clock = row.clock()?;
+        let first = clock_of_first.get_or_insert_with(|| this_clock.clone());
+        if *first != this_clock {
+            return Err(row.error(
+                "another agent or point than the rows above (agent, point): each agent's clock \
+                 starts again with each point, so the stalls of several cannot be laid on one \
+                 send column; give the stalls and the samples of one agent in one point"
+                    .to_string(),
+            ));
+        }
+        if let Some(&above) = last.get(&key) {
+            row.follows(&key, above, s)?;
+        }
+        last.insert(key, (s, e));
+        stalls.push(Stall { start: s, end: e });
+    }
+    Ok(stalls)
+}
+
+/// Where a stalls file's columns are, by its header's names.
+struct Columns {
+    /// The header's names, trimmed.
+    headers: Vec<String>,
+    /// `start_ns`.
+    start: usize,
+    /// `end_ns`.
+    end: usize,
+    /// `core`, if there is one.
+    core: Option<usize>,
+    /// A record's own columns: which probe saw a row (`source`)...
+    probe: Option<usize>,
+    /// ...and whose clock it is on (`agent` and `point`).
+    clock: [Option<usize>; 2],
+}
+
+/// Reads the header of `path` and finds its columns: `start_ns` and `end_ns` are required.
+fn columns(path: &Path, reader: &mut csv::Reader<File>) -> Result<Columns, Error> {
     let headers: Vec<String> = reader
         .headers()
         .map_err(|e| Error::input(path, Some(1), format!("cannot read the header: {e}")))?
@@ -48,95 +105,97 @@ pub fn read_stalls(path: &Path) -> Result<Vec<Stall>, Error> {
         ));
     };
     let core = find("core");
-    // A record's own columns: which probe saw a row, and whose clock it is on.
     let probe = find("source");
     let clock = [find("agent"), find("point")];
-    // The first row's (agent, point): every row's must be the same.
-    let mut clock_of_first: Option<Vec<String>> = None;
-    // The last stall's end per core and probe (one key for all when no core column).
-    let mut last: HashMap<(String, String), (f64, f64)> = HashMap::new();
-    let mut stalls = Vec::new();
-    for record in reader.records() {
-        let record = record.map_err(|e| {
-            let line = e.position().map(|p| p.line() as usize);
-            Error::input(path, line, format!("malformed CSV: {e}"))
-        })?;
-        let line = record.position().map_or(0, |p| p.line() as usize);
-        let field = |i: usize| {
-            record.get(i).ok_or_else(|| {
-                Error::input(path, Some(line), format!("the row has no {:?}", headers[i]))
-            })
-        };
+    Ok(Columns {
+        headers,
+        start,
+        end,
+        core,
+        probe,
+        clock,
+    })
+}
+
+/// One row of a stalls file, with where it is for its errors.
+struct Row<'a> {
+    path: &'a Path,
+    line: usize,
+    record: &'a csv::StringRecord,
+    columns: &'a Columns,
+}
+
+impl Row<'_> {
+    /// An error at this row.
+    fn error(&self, message: String) -> Error {
+        Error::input(self.path, Some(self.line), message)
+    }
+
+    /// The field in column `i`, which the row must have.
+    fn field(&self, i: usize) -> Result<&str, Error> {
+        self.record
+            .get(i)
+            .ok_or_else(|| self.error(format!("the row has no {:?}", self.columns.headers[i])))
+    }
+
+    /// The trimmed text of an optional column: empty when the file has no such column.
+    fn text(&self, column: Option<usize>) -> Result<String, Error> {
+        Ok(match column {
+            Some(i) => self.field(i)?.trim().to_string(),
+            None => String::new(),
+        })
+    }
+
+    /// The stall's start and end, ns: not negative, and the end not before the start.
+    fn times(&self) -> Result<(f64, f64), Error> {
+        let (path, line) = (self.path, self.line);
         let (s, e) = (
-            number(path, line, field(start)?)?,
-            number(path, line, field(end)?)?,
+            number(path, line, self.field(self.columns.start)?)?,
+            number(path, line, self.field(self.columns.end)?)?,
         );
         if s < 0.0 || e < 0.0 {
-            return Err(Error::input(
-                path,
-                Some(line),
-                format!(
-                    "a negative time ({s}, {e}): start_ns and end_ns are times in the samples' clock"
-                ),
-            ));
+            return Err(self.error(format!(
+                "a negative time ({s}, {e}): start_ns and end_ns are times in the samples' clock"
+            )));
         }
         if e < s {
-            return Err(Error::input(
-                path,
-                Some(line),
-                format!("ends ({e}) before it starts ({s})"),
-            ));
+            return Err(self.error(format!("ends ({e}) before it starts ({s})")));
         }
-        let text = |column: Option<usize>| -> Result<String, Error> {
-            Ok(match column {
-                Some(i) => field(i)?.trim().to_string(),
-                None => String::new(),
-            })
-        };
-        let key = (text(core)?, text(probe)?);
+        Ok((s, e))
+    }
+
+    /// Whose clock the row is on: its agent and point, each empty without its column.
+    fn clock(&self) -> Result<Vec<String>, Error> {
+        self.columns
+            .clock
+            .iter()
+            .map(|&c| self.text(c))
+            .collect::<Result<Vec<_>, _>>()
+    }
+
+    /// Checks that the stall starting at `s` comes after the stall above it of the same
+    /// core and probe (`key`), which started and ended at `above`: sorted, and not
+    /// overlapping it.
+    fn follows(&self, key: &(String, String), above: (f64, f64), s: f64) -> Result<(), Error> {
+        let (ps, pe) = above;
         let on = match (key.0.is_empty(), key.1.is_empty()) {
             (true, true) => String::new(),
             (false, true) => format!(" on core {}", key.0),
             (true, false) => format!(" from the {}", key.1),
             (false, false) => format!(" on core {} from the {}", key.0, key.1),
         };
-        let this_clock = clock
-            .iter()
-            .map(|&c| text(c))
-            .collect::<Result<Vec<_>, _>>()?;
-        let first = clock_of_first.get_or_insert_with(|| this_clock.clone());
-        if *first != this_clock {
-            return Err(Error::input(
-                path,
-                Some(line),
-                "another agent or point than the rows above (agent, point): each agent's clock \
-                 starts again with each point, so the stalls of several cannot be laid on one \
-                 send column; give the stalls and the samples of one agent in one point"
-                    .to_string(),
-            ));
+        if s < ps {
+            return Err(self.error(format!(
+                "not sorted: starts at {s}, before the stall above{on} ({ps})"
+            )));
         }
-        if let Some(&(ps, pe)) = last.get(&key) {
-            if s < ps {
-                return Err(Error::input(
-                    path,
-                    Some(line),
-                    format!("not sorted: starts at {s}, before the stall above{on} ({ps})"),
-                ));
-            }
-            if s < pe {
-                return Err(Error::input(
-                    path,
-                    Some(line),
-                    format!(
-                        "overlaps the stall above{on} (which ends at {pe}, after this one starts at {s})"
-                    ),
-                ));
-            }
+        if s < pe {
+            return Err(self.error(format!(
+                "overlaps the stall above{on} (which ends at {pe}, after this one starts at {s})"
+            )));
         }
-        last.insert(key, (s, e));
-        stalls.push(Stall { start: s, end: e });
+        Ok(())
     }
-    Ok(stalls)
 }
 
 /// Checks that the `stalls` of `path` are in the clock of the requests sent at `send`:

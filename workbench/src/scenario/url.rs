@@ -21,7 +21,7 @@ use super::flag::Flag;
 use super::overrides::{Override, set};
 use super::types::Scenario;
 use super::validate;
-use vernier_protocols::{Protocol, WorkloadKind};
+use vernier_protocols::{Entry, Protocol, WorkloadKind};
 
 /// Each top-level field of a scenario document and where its value came from (`the URL`,
 /// `--load`, `--set ci.width`), in the document's order.
@@ -60,96 +60,13 @@ impl FromStr for Target {
             url: url.to_owned(),
             expected,
         };
-        let known = || {
-            let names: Vec<&str> = Protocol::all().iter().map(|e| e.scheme).collect();
-            format!(
-                "{} or {}",
-                names[..names.len() - 1].join(", "),
-                names[names.len() - 1]
-            )
-        };
-        let (scheme, rest) = url.split_once("://").ok_or_else(|| {
-            bad(format!(
-                "expected SCHEME://HOST:PORT, SCHEME one of {}",
-                known()
-            ))
-        })?;
-        let scheme = scheme.to_ascii_lowercase();
-        let Some(entry) = Protocol::by_scheme(&scheme) else {
-            return Err(bad(if scheme == "https" {
-                "https is not supported: vernier speaks plain HTTP/1.1 (http://HOST:PORT)"
-                    .to_owned()
-            } else {
-                format!("unknown scheme {scheme:?}: expected {}", known())
-            }));
-        };
-        let (scheme, example_port) = (entry.scheme, entry.example_port);
-        let example = format!("{scheme}://127.0.0.1:{example_port}");
+        let (entry, rest) = scheme_of(url).map_err(bad)?;
+        let scheme = entry.scheme;
         let rest = rest.split('#').next().unwrap_or_default();
         let (authority, path) = rest.split_at(rest.find(['/', '?']).unwrap_or(rest.len()));
-        if authority.contains('@') {
-            return Err(bad(format!(
-                "expected HOST:PORT after {scheme}://, without a user@, as in {example}"
-            )));
-        }
-        let (host, port) = match authority.strip_prefix('[') {
-            Some(v6) => {
-                let (address, after) = v6.split_once(']').ok_or_else(|| {
-                    bad(format!(
-                        "expected ] after an IPv6 address, as in {scheme}://[::1]:{example_port}"
-                    ))
-                })?;
-                (format!("[{address}]"), after.strip_prefix(':'))
-            }
-            None => match authority.rsplit_once(':') {
-                Some((host, _)) if host.contains(':') => {
-                    return Err(bad(format!(
-                        "expected an IPv6 address in brackets, as in {scheme}://[::1]:{example_port}"
-                    )));
-                }
-                Some((host, port)) => (host.to_owned(), Some(port)),
-                None => (authority.to_owned(), None),
-            },
-        };
-        if host.is_empty() || host == "[]" {
-            return Err(bad(format!(
-                "missing host: expected {scheme}://HOST:PORT, as in {example}"
-            )));
-        }
-        let port = match port {
-            None | Some("") => {
-                return Err(bad(format!(
-                    "missing port: expected {scheme}://HOST:PORT, as in {example}"
-                )));
-            }
-            Some(port) => port
-                .parse::<u16>()
-                .ok()
-                .filter(|p| *p > 0)
-                .ok_or_else(|| bad(format!("port {port:?}: expected 1 to 65535")))?,
-        };
-        let method = match path.trim_start_matches('/') {
-            method if entry.url_method && method.contains('/') && !method.contains('?') => {
-                Some(method.to_owned())
-            }
-            _ if entry.url_method => {
-                return Err(bad(format!(
-                    "expected the method to call as the path,                      {scheme}://HOST:PORT/package.Service/Method, as in                      {example}/bench.Echo/Call"
-                )));
-            }
-            _ => None,
-        };
-        let path = match (entry.default_path, path) {
-            _ if method.is_some() => None,
-            (_, "" | "/") => None,
-            (Some(_), query) if query.starts_with('?') => Some(format!("/{query}")),
-            (Some(_), path) => Some(path.to_owned()),
-            (None, path) => {
-                return Err(bad(format!(
-                    "path {path:?}: only an http:// URL has a path; expected {example}"
-                )));
-            }
-        };
+        let (host, port) = host_and_port(entry, authority).map_err(bad)?;
+        let method = method_of(entry, path).map_err(bad)?;
+        let path = request_path(entry, path, method.is_some()).map_err(bad)?;
         let protocol = entry.url_spec.to_owned();
         Ok(Target {
             scheme,
@@ -160,6 +77,129 @@ impl FromStr for Target {
             port,
             path,
         })
+    }
+}
+
+/// The registry's schemes, for messages, written as `a, b or c`.
+fn known_schemes() -> String {
+    let names: Vec<&str> = Protocol::all().iter().map(|e| e.scheme).collect();
+    format!(
+        "{} or {}",
+        names[..names.len() - 1].join(", "),
+        names[names.len() - 1]
+    )
+}
+
+/// An example URL of `entry`'s scheme, for messages (`memcached://127.0.0.1:11211`).
+fn example_of(entry: &Entry) -> String {
+    let (scheme, example_port) = (entry.scheme, entry.example_port);
+    format!("{scheme}://127.0.0.1:{example_port}")
+}
+
+/// The protocol `url`'s scheme names (in any case), and what follows its `://`; the error
+/// says what was expected.
+fn scheme_of(url: &str) -> Result<(&'static Entry, &str), String> {
+    let (scheme, rest) = url.split_once("://").ok_or_else(|| {
+        format!(
+            "expected SCHEME://HOST:PORT, SCHEME one of {}",
+            known_schemes()
+        )
+    })?;
+    let scheme = scheme.to_ascii_lowercase();
+    let Some(entry) = Protocol::by_scheme(&scheme) else {
+        return Err(if scheme == "https" {
+            "https is not supported: vernier speaks plain HTTP/1.1 (http://HOST:PORT)".to_owned()
+        } else {
+            format!("unknown scheme {scheme:?}: expected {}", known_schemes())
+        });
+    };
+    Ok((entry, rest))
+}
+
+/// The host and the port a URL's `authority` names, both required; the error says what
+/// was expected.
+fn host_and_port(entry: &Entry, authority: &str) -> Result<(String, u16), String> {
+    let scheme = entry.scheme;
+    let example = example_of(entry);
+    if authority.contains('@') {
+        return Err(format!(
+            "expected HOST:PORT after {scheme}://, without a user@, as in {example}"
+        ));
+    }
+    let (host, port) = split_authority(entry, authority)?;
+    if host.is_empty() || host == "[]" {
+        return Err(format!(
+            "missing host: expected {scheme}://HOST:PORT, as in {example}"
+        ));
+    }
+    let port = match port {
+        None | Some("") => {
+            return Err(format!(
+                "missing port: expected {scheme}://HOST:PORT, as in {example}"
+            ));
+        }
+        Some(port) => port
+            .parse::<u16>()
+            .ok()
+            .filter(|p| *p > 0)
+            .ok_or_else(|| format!("port {port:?}: expected 1 to 65535"))?,
+    };
+    Ok((host, port))
+}
+
+/// A URL's `authority` split at its port's colon: the host as written (an IPv6 address
+/// in its brackets) and the port's text, if there is a colon. An IPv6 address must be in
+/// brackets.
+fn split_authority<'a>(
+    entry: &Entry,
+    authority: &'a str,
+) -> Result<(String, Option<&'a str>), String> {
+    let (scheme, example_port) = (entry.scheme, entry.example_port);
+    match authority.strip_prefix('[') {
+        Some(v6) => {
+            let (address, after) = v6.split_once(']').ok_or_else(|| {
+                format!("expected ] after an IPv6 address, as in {scheme}://[::1]:{example_port}")
+            })?;
+            Ok((format!("[{address}]"), after.strip_prefix(':')))
+        }
+        None => match authority.rsplit_once(':') {
+            Some((host, _)) if host.contains(':') => Err(format!(
+                "expected an IPv6 address in brackets, as in {scheme}://[::1]:{example_port}"
+            )),
+            Some((host, port)) => Ok((host.to_owned(), Some(port))),
+            None => Ok((authority.to_owned(), None)),
+        },
+    }
+}
+
+/// The method a gRPC URL's `path` names (`bench.Echo/Call`), which it must; `None` for
+/// the other schemes.
+fn method_of(entry: &Entry, path: &str) -> Result<Option<String>, String> {
+    let scheme = entry.scheme;
+    let example = example_of(entry);
+    match path.trim_start_matches('/') {
+        method if entry.url_method && method.contains('/') && !method.contains('?') => {
+            Ok(Some(method.to_owned()))
+        }
+        _ if entry.url_method => Err(format!(
+            "expected the method to call as the path, {scheme}://HOST:PORT/package.Service/Method, as in {example}/bench.Echo/Call"
+        )),
+        _ => Ok(None),
+    }
+}
+
+/// HTTP's request target from a URL's `path` and query: `None` for none (or `/`), which
+/// takes the default, and for a gRPC URL, whose path is its method. Only http has one.
+fn request_path(entry: &Entry, path: &str, has_method: bool) -> Result<Option<String>, String> {
+    let example = example_of(entry);
+    match (entry.default_path, path) {
+        _ if has_method => Ok(None),
+        (_, "" | "/") => Ok(None),
+        (Some(_), query) if query.starts_with('?') => Ok(Some(format!("/{query}"))),
+        (Some(_), path) => Ok(Some(path.to_owned())),
+        (None, path) => Err(format!(
+            "path {path:?}: only an http:// URL has a path; expected {example}"
+        )),
     }
 }
 

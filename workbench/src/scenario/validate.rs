@@ -38,40 +38,20 @@ pub(crate) fn scenario(
         protocol::workload(context, &protocol, file.service, file.workload, file.path)?;
     let transport = transport(context, file.transport.as_deref())?;
     let agents = plan::agents(context, file.agents.as_ref())?;
-    let interarrival_text = file
-        .interarrival
-        .unwrap_or_else(|| defaults::INTERARRIVAL.into());
-    let interarrival: InterArrival = interarrival_text
-        .parse()
-        .map_err(|e: SpecError| context.bad("interarrival", &interarrival_text, e.expected()))?;
+    let interarrival = interarrival(context, file.interarrival)?;
     let ci_tail = file.ci.as_ref().and_then(|c| c.tail.clone());
     let ci = ci(context, file.ci)?;
     let load = plan::load(context, file.load.as_ref(), &ci)?;
     let percentiles = percentiles(context, file.percentiles, &ci, &load)?;
     let timestamps = timestamps(context, file.timestamps, file.interface)?;
-    let poll = match file.poll {
-        None => PollMode::default(),
-        Some(text) => text
-            .parse()
-            .map_err(|_| context.bad("poll", &text, "expected sleep, spin or adaptive"))?,
-    };
+    let poll = poll(context, file.poll)?;
 
     let limits = limits(context, file.limits.unwrap_or_default())?;
     let sampling = sampling(context, file.sampling.unwrap_or_default())?;
     let warmup = warmup(context, file.warmup.unwrap_or_default())?;
-    let alpha = file.alpha.unwrap_or(defaults::ALPHA);
-    if !(alpha > 0.0 && alpha <= 0.5) {
-        return Err(context.bad(
-            "alpha",
-            alpha,
-            "expected a significance level above 0 and at most 0.5, as in 0.05",
-        ));
-    }
+    let alpha = alpha(context, file.alpha)?;
     let timeout = duration_or(context, "timeout", file.timeout, defaults::TIMEOUT)?;
-    let halt_poll = file
-        .halt_poll
-        .map(|text| duration(context, "halt_poll", &text, "200us"))
-        .transpose()?;
+    let halt_poll = halt_poll(context, file.halt_poll)?;
     let method = method(context, file.method.as_deref())?;
     let ci = CiTarget {
         tail: super::tail::tail(context, ci_tail.as_deref(), method)?,
@@ -126,6 +106,52 @@ pub(crate) fn scenario(
     };
     agents_can_run(context, &scenario)?;
     Ok(scenario)
+}
+
+/// The arrival process: `interarrival:`, or the default.
+fn interarrival(
+    context: &Context<'_>,
+    interarrival: Option<String>,
+) -> Result<InterArrival, ScenarioError> {
+    let interarrival_text = interarrival.unwrap_or_else(|| defaults::INTERARRIVAL.into());
+    interarrival_text
+        .parse()
+        .map_err(|e: SpecError| context.bad("interarrival", &interarrival_text, e.expected()))
+}
+
+/// How a worker waits between departures and replies: `poll:`, or the default.
+fn poll(context: &Context<'_>, poll: Option<String>) -> Result<PollMode, ScenarioError> {
+    match poll {
+        None => Ok(PollMode::default()),
+        Some(text) => text
+            .parse()
+            .map_err(|_| context.bad("poll", &text, "expected sleep, spin or adaptive")),
+    }
+}
+
+/// The significance level of every hypothesis test: `alpha:`, or the default; above 0
+/// and at most 0.5.
+fn alpha(context: &Context<'_>, alpha: Option<f64>) -> Result<f64, ScenarioError> {
+    let alpha = alpha.unwrap_or(defaults::ALPHA);
+    if !(alpha > 0.0 && alpha <= 0.5) {
+        return Err(context.bad(
+            "alpha",
+            alpha,
+            "expected a significance level above 0 and at most 0.5, as in 0.05",
+        ));
+    }
+    Ok(alpha)
+}
+
+/// How long idle vCPUs poll before they halt: `halt_poll:`, a duration, if the file
+/// gives one.
+fn halt_poll(
+    context: &Context<'_>,
+    halt_poll: Option<String>,
+) -> Result<Option<Duration>, ScenarioError> {
+    halt_poll
+        .map(|text| duration(context, "halt_poll", &text, "200us"))
+        .transpose()
 }
 
 /// How requests travel: over TCP unless the file says UDP.

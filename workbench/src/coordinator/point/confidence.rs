@@ -5,14 +5,12 @@
 //! width, and the samples needed are predicted from how it shrinks. The agreement of the
 //! agents' intervals is shared with `method: lancet`.
 
-use std::borrow::Cow;
 use std::time::Duration;
 
 use vernier_agent::StallReport;
 use vernier_stats::{DependentCi, NeedMore, Percentile, Step, effective_tail, percentile};
 
 use super::super::check_next::{Batches, CheckNext, Ending, Found, IntervalFinding};
-use super::super::checks::Interval;
 use super::super::decision::Decision;
 use super::super::event::{Check, CheckKind, CheckRole};
 use super::super::policy::{HEAVY_TAIL_ALSO_AT, STOPPING_RULE, inflation_keeps_pace, is_heavy};
@@ -20,6 +18,7 @@ use super::super::reason::{
     Awaited, Confidence, HeavyTail, MoreTime, Narrow, Reason, TooFewForCi, TooFewSamples, Why, Wide,
 };
 use super::super::result::Verdict;
+use super::asked::Asked;
 use super::estimate::{Estimate, Snapshot};
 use super::heavy::{heaviness_at, heavy_too_few};
 use super::plan::{Look, Next};
@@ -113,11 +112,27 @@ impl Point {
                 return;
             }
         };
-        let width = combined.width();
-        self.looks.ci_width_us = Some(width);
+        self.looks.ci_width_us = Some(combined.width());
         if !self.agents_agree(at, p, n, &intervals, out) {
             return;
         }
+        self.judge_interval(at, snapshot, this, &combined, asked_without_stalls, out);
+    }
+
+    /// A look `this` whose CI is `combined` (of the tail without stalls when
+    /// `without_stalls`): ends the point when it stops (as narrow as asked, or narrow at a
+    /// look the clock chose) or an SLO decides, else says how it is still wide.
+    fn judge_interval(
+        &mut self,
+        at: Duration,
+        snapshot: &Snapshot,
+        this: Look<'_>,
+        combined: &DependentCi,
+        without_stalls: bool,
+        out: &mut Decision,
+    ) {
+        let (n, step, at_limit, target_us) = (this.n, this.step, this.at_limit, this.target_us);
+        let width = combined.width();
         // A look the clock chose (the limit's) stops as narrow as asked: it needs no
         // confirmation, since it stops nothing early. So does a narrow look whose variance
         // inflation has grown as fast as the samples since the last look: the latency
@@ -129,7 +144,7 @@ impl Point {
         let stop = step == Step::Stop || clock_chose && width <= target_us;
         let slo = self.config.slo.map(|s| s.as_secs_f64() * 1e6);
         let decided = slo.is_some_and(|s| combined.high < s || combined.low > s);
-        let mut check = interval_check(&this, &combined, stop || decided);
+        let mut check = interval_check(&this, combined, stop || decided);
         let this = Look {
             drifts: !(stop || decided) && self.drifts_again(snapshot),
             ..this
@@ -145,11 +160,11 @@ impl Point {
                 CheckNext::DecidedBySlo
             });
             self.check(at, check, out);
-            let value = (!asked_without_stalls).then_some(estimate.value);
-            self.stopped(at, snapshot, count, value, out);
+            let value = (!without_stalls).then_some(this.value);
+            self.stopped(at, snapshot, this.count, value, out);
             return;
         }
-        self.still_wide(at, &this, &combined, check, out);
+        self.still_wide(at, &this, combined, check, out);
     }
 
     /// Ends the point on the CI at hand, its look chosen by the clock (the limit's, or the
@@ -248,50 +263,6 @@ impl Point {
         self.finish(at, verdict, reasons, out);
     }
 
-    /// The tail the CI target is for at one look: without the host's stalls when asked and
-    /// it can be judged, else every request.
-    fn asked_estimates<'s>(
-        &mut self,
-        snapshot: &'s Snapshot,
-        p: Percentile,
-        conf: f64,
-    ) -> Option<Asked<'s>> {
-        if let Some(own) = self.without_stalls_look(p, conf) {
-            return Some(Asked {
-                intervals: own.agents,
-                estimate: own.estimate,
-                sorted: Cow::Owned(own.sorted),
-                without_stalls: true,
-            });
-        }
-        let (intervals, estimate) = self.whole_estimates(snapshot, p, conf)?;
-        Some(Asked {
-            intervals,
-            estimate,
-            sorted: Cow::Borrowed(&snapshot.combined()?.sorted[..]),
-            without_stalls: false,
-        })
-    }
-
-    /// Every request's tail at one look: each measuring agent's estimate and interval
-    /// ([`Point::agent_estimates`]) and the combined estimate; `None` when no agent
-    /// measures.
-    fn whole_estimates(
-        &mut self,
-        snapshot: &Snapshot,
-        p: Percentile,
-        conf: f64,
-    ) -> Option<(Vec<(usize, usize, Option<Interval>)>, Estimate)> {
-        let (intervals, one) = self.agent_estimates(snapshot, p, conf);
-        let combined = snapshot.combined()?;
-        // With one agent its estimate is the combined one.
-        let estimate = match one.filter(|_| snapshot.agents.len() == 1) {
-            Some(e) => e,
-            None => Estimate::of_sorted(&combined.in_order, &combined.sorted, p, conf)?,
-        };
-        Some((intervals, estimate))
-    }
-
     /// Whether the variance inflation of this look's CI, `inflation` on `n` samples, has
     /// grown at least as fast as the samples since the last look that had a CI
     /// ([`inflation_keeps_pace`]); this look becomes the last.
@@ -377,28 +348,6 @@ impl Point {
             }
         };
         (Some(value), reason)
-    }
-
-    /// Each measuring agent's estimate and its interval (whose width the agent's row
-    /// shows), as `(agent, samples, interval)`, and the last agent's estimate: with one
-    /// agent, the combined one.
-    fn agent_estimates(
-        &mut self,
-        snapshot: &Snapshot,
-        p: Percentile,
-        conf: f64,
-    ) -> (Vec<(usize, usize, Option<Interval>)>, Option<Estimate>) {
-        let mut intervals = Vec::new();
-        let mut one = None;
-        for a in &snapshot.agents {
-            let estimate = Estimate::of_sorted(&a.in_order, &a.sorted, p, conf);
-            let iv = estimate.as_ref().and_then(Estimate::interval);
-            self.agents[a.agent].found.ci_width_us = iv.map(|c| c.width());
-            self.agents[a.agent].found.ci_need = estimate.as_ref().and_then(|e| e.ci.clone().err());
-            intervals.push((a.agent, a.in_order.len(), iv));
-            one = estimate;
-        }
-        (intervals, one)
     }
 
     /// The figures of `n` samples too few for a dependence-valid interval of `p`, with how
@@ -682,16 +631,4 @@ fn interval_check(look: &Look<'_>, combined: &DependentCi, pass: bool) -> Check 
         next: None,
         data: None,
     }
-}
-
-/// The tail a look judges ([`Point::asked_estimates`]).
-struct Asked<'s> {
-    /// Each measuring agent's estimate, as `(agent, samples, interval)`.
-    intervals: Vec<(usize, usize, Option<Interval>)>,
-    /// The combined estimate.
-    estimate: Estimate,
-    /// The samples it counts, ascending, µs.
-    sorted: Cow<'s, [f64]>,
-    /// Whether it is the tail without stalls.
-    without_stalls: bool,
 }

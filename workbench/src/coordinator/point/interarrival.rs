@@ -31,16 +31,25 @@ impl Point {
         };
         *tries += 1;
         let tries = *tries;
-        let per_worker = self.per_worker_rate();
-        let target_mean_ns = 1e9 / per_worker;
-        // Under `method: vernier` the departures are judged by their effect on the answer
-        // at the verdict (departures.rs); Anderson-Darling is computed and reported.
-        let vernier = self.config.method == Method::Vernier;
-        let enforced = self.config.interarrival_enforced && !vernier;
+        let failed = self.test_gaps(at, tries, out);
+        self.after_interarrival(at, tries, failed, out);
+    }
+
+    /// Tests each measuring agent's last gaps against the process asked (the `tries`-th
+    /// test at this load), announcing each check and keeping each agent's result: the
+    /// agents whose gaps do not fit.
+    fn test_gaps(
+        &mut self,
+        at: Duration,
+        tries: u32,
+        out: &mut Decision,
+    ) -> Vec<InterarrivalFailed> {
+        let wanted = self.config.sampling.interarrival_samples;
+        let target_mean_ns = 1e9 / self.per_worker_rate();
         let mut failed = Vec::new();
         for i in self.measuring().collect::<Vec<_>>() {
             let Stage::Interarrival { gaps, .. } = &self.stage else {
-                return;
+                break;
             };
             let g = &gaps[i];
             let (mut check, result, finding) = checks::interarrival(
@@ -66,20 +75,43 @@ impl Point {
                 self.config.method,
                 self.config.interarrival_enforced,
             );
-            check.next = Some(if check.pass {
-                CheckNext::Fits
-            } else if vernier {
-                CheckNext::InterarrivalReported
-            } else if !enforced {
-                CheckNext::InterarrivalNotEnforced
-            } else if interarrival_tries_left(tries) {
-                CheckNext::TestFreshGaps
-            } else {
-                CheckNext::InterarrivalGiveUp
-            });
+            check.next = Some(self.interarrival_next(check.pass, tries));
             self.agents[i].found.interarrival = Some(result);
             self.check(at, check, out);
         }
+        failed
+    }
+
+    /// What follows an agent's inter-arrival check, `pass`ed or not at the `tries`-th
+    /// test. Under `method: vernier` the departures are judged by their effect on the
+    /// answer at the verdict (departures.rs); Anderson-Darling is computed and reported.
+    fn interarrival_next(&self, pass: bool, tries: u32) -> CheckNext {
+        let vernier = self.config.method == Method::Vernier;
+        if pass {
+            CheckNext::Fits
+        } else if vernier {
+            CheckNext::InterarrivalReported
+        } else if !self.config.interarrival_enforced {
+            CheckNext::InterarrivalNotEnforced
+        } else if interarrival_tries_left(tries) {
+            CheckNext::TestFreshGaps
+        } else {
+            CheckNext::InterarrivalGiveUp
+        }
+    }
+
+    /// After the `tries`-th test with the agents that `failed` it: a round begins (the
+    /// gaps fit, or their misfit is only reported), fresh gaps are tested again, or the
+    /// point ends N/A.
+    fn after_interarrival(
+        &mut self,
+        at: Duration,
+        tries: u32,
+        failed: Vec<InterarrivalFailed>,
+        out: &mut Decision,
+    ) {
+        let vernier = self.config.method == Method::Vernier;
+        let enforced = self.config.interarrival_enforced && !vernier;
         if failed.is_empty() {
             self.begin_round(at, "the inter-arrival times fit", Vec::new(), out);
         } else if vernier {

@@ -321,58 +321,13 @@ impl Point {
             .flat_map(|p| p.weights.iter().copied())
             .collect();
         let samples = WeightedSamples::new(latency, &weights).ok()?;
-        let conf = self.config.ci.confidence;
-        let results: Vec<(Percentile, PercentileResult, Option<usize>)> = percentiles
-            .iter()
-            .filter_map(|&p| {
-                let value = samples.percentile(p.fraction())?;
-                let ci = samples.percentile_ci_dependent(p.fraction(), conf).ok()?;
-                let needed = ci.as_ref().err().map(|n| n.needed);
-                let ci = ci.ok();
-                Some((
-                    p,
-                    PercentileResult {
-                        p: p.percent(),
-                        value,
-                        ci_low: ci.as_ref().map(|c| c.low),
-                        ci_high: ci.as_ref().map(|c| c.high),
-                        dependence: ci.as_ref().map(CiDependence::of),
-                    },
-                    needed,
-                ))
-            })
-            .collect();
+        let results = weighted_results(&samples, percentiles, self.config.ci.confidence);
         let target = results
             .iter()
             .find(|(q, _, _)| q.same(self.config.ci.percentile));
         let ci_width_us = target.and_then(|(_, r, _)| Some(r.ci_high? - r.ci_low?));
         let asked = self.config.ci.tail == Tail::WithoutStalls;
-        let short = match (self.unjudgeable(stalls)).or(self.touched_at_end(touched_share)) {
-            Some(why) => Some(why),
-            None => match target {
-                None => Some(too_few(samples.len(), 0)),
-                Some((_, r, needed)) => match ci_width_us {
-                    None => Some(too_few(samples.len(), needed.unwrap_or(0))),
-                    Some(width) => {
-                        let target_us = self.config.ci.width.target_us(r.value);
-                        let ci = UntouchedCi {
-                            ci_width_us: width.into(),
-                            target_us: target_us.into(),
-                        };
-                        // Asked for, it is an answer only when the point ended on the CI at
-                        // hand (the rule stopped, or the clock chose the look); reported
-                        // beside the other, when it is as narrow as asked.
-                        if width > target_us {
-                            Some(Why::Confidence(Confidence::UntouchedWide(ci)))
-                        } else if asked && !self.stage.looks().is_some_and(|l| l.answered) {
-                            Some(Why::Confidence(Confidence::Unsettled(ci)))
-                        } else {
-                            None
-                        }
-                    }
-                },
-            },
-        };
+        let short = self.short_of_answer(stalls, touched_share, target, samples.len());
         // More time would buy what the tail's last look predicted only when it was short
         // of samples, not of untouched requests or of a probe.
         let more_time = (self.stage.looks().and_then(|l| l.without_stalls_more))
@@ -398,7 +353,81 @@ impl Point {
             more_time,
         })
     }
+
+    /// Why the tail without stalls is short of an answer at the point's end (`None`: it
+    /// converged): it cannot be judged, too much was touched, too few requests are left
+    /// untouched (`untouched` of them), or its CI, `target`'s, is wider than asked (or
+    /// narrow but not settled when it was the tail asked).
+    fn short_of_answer(
+        &self,
+        stalls: usize,
+        touched_share: f64,
+        target: Option<&Reported>,
+        untouched: usize,
+    ) -> Option<Why> {
+        let asked = self.config.ci.tail == Tail::WithoutStalls;
+        let ci_width_us = target.and_then(|(_, r, _)| Some(r.ci_high? - r.ci_low?));
+        match (self.unjudgeable(stalls)).or(self.touched_at_end(touched_share)) {
+            Some(why) => Some(why),
+            None => match target {
+                None => Some(too_few(untouched, 0)),
+                Some((_, r, needed)) => match ci_width_us {
+                    None => Some(too_few(untouched, needed.unwrap_or(0))),
+                    Some(width) => {
+                        let target_us = self.config.ci.width.target_us(r.value);
+                        let ci = UntouchedCi {
+                            ci_width_us: width.into(),
+                            target_us: target_us.into(),
+                        };
+                        // Asked for, it is an answer only when the point ended on the CI at
+                        // hand (the rule stopped, or the clock chose the look); reported
+                        // beside the other, when it is as narrow as asked.
+                        if width > target_us {
+                            Some(Why::Confidence(Confidence::UntouchedWide(ci)))
+                        } else if asked && !self.stage.looks().is_some_and(|l| l.answered) {
+                            Some(Why::Confidence(Confidence::Unsettled(ci)))
+                        } else {
+                            None
+                        }
+                    }
+                },
+            },
+        }
+    }
 }
+
+/// Each of `percentiles` of the weighted `samples`, with its dependence-valid interval at
+/// `conf` and, without one, the samples it would need.
+fn weighted_results(
+    samples: &WeightedSamples,
+    percentiles: &[Percentile],
+    conf: f64,
+) -> Vec<Reported> {
+    percentiles
+        .iter()
+        .filter_map(|&p| {
+            let value = samples.percentile(p.fraction())?;
+            let ci = samples.percentile_ci_dependent(p.fraction(), conf).ok()?;
+            let needed = ci.as_ref().err().map(|n| n.needed);
+            let ci = ci.ok();
+            Some((
+                p,
+                PercentileResult {
+                    p: p.percent(),
+                    value,
+                    ci_low: ci.as_ref().map(|c| c.low),
+                    ci_high: ci.as_ref().map(|c| c.high),
+                    dependence: ci.as_ref().map(CiDependence::of),
+                },
+                needed,
+            ))
+        })
+        .collect()
+}
+
+/// A percentile of the tail without stalls as the point's end reports it, and the samples
+/// its interval would need when it has none.
+type Reported = (Percentile, PercentileResult, Option<usize>);
 
 /// Too few untouched samples for a CI: `untouched`, of about `needed` (0: not known).
 fn too_few(untouched: usize, needed: usize) -> Why {

@@ -11,7 +11,7 @@ fn demo_ci() -> DependentCi {
     DependentCi {
         low: 480.0,
         high: 519.6,
-        method: vernier_stats::BATCHED_INDICATOR,
+        method: vernier_stats::CiMethod::BatchedIndicator,
         batch_size: 1_000,
         batches: 54,
         variance_inflation: 2.0,

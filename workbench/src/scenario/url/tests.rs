@@ -147,6 +147,12 @@ fn a_bad_url_says_what_is_expected() {
             "redis://[::1:6379",
             "redis://[::1:6379: expected ] after an IPv6 address, as in redis://[::1]:6379",
         ),
+        (
+            "grpc://127.0.0.1:50051",
+            "grpc://127.0.0.1:50051: expected the method to call as the path, \
+             grpc://HOST:PORT/package.Service/Method, as in \
+             grpc://127.0.0.1:50051/bench.Echo/Call",
+        ),
     ];
     for (url, expected) in cases {
         let e = url.parse::<Target>().unwrap_err();

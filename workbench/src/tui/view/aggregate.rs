@@ -79,20 +79,52 @@ pub(super) fn verdict_mark(v: Verdict) -> &'static str {
     }
 }
 
-fn points(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
-    // Columns join the load, the verdict and the target percentile as they fit (with the
-    // table's one-character gaps): the median first, then the target percentile from the
-    // schedule.
+/// Which of the points table's optional columns fit.
+#[derive(Clone, Copy)]
+struct Columns {
+    /// The median, with a column to spare.
+    wide: bool,
+    /// The target percentile timed from the schedule.
+    from_schedule: bool,
+}
+
+/// The optional columns that fit `width`. Columns join the load, the verdict and the
+/// target percentile as they fit (with the table's one-character gaps): the median first,
+/// then the target percentile from the schedule.
+fn columns_for(width: u16) -> Columns {
     let base = LOAD_COLUMN + 1 + VERDICT_COLUMN + 1 + TARGET_COLUMN;
     // The median with a column to spare.
-    let wide = area.width > base + 1 + P50_COLUMN;
-    let from_schedule =
-        area.width >= base + 1 + SCHEDULE_COLUMN + if wide { 1 + P50_COLUMN } else { 0 };
+    let wide = width > base + 1 + P50_COLUMN;
+    let from_schedule = width >= base + 1 + SCHEDULE_COLUMN + if wide { 1 + P50_COLUMN } else { 0 };
+    Columns {
+        wide,
+        from_schedule,
+    }
+}
+
+/// Draws the points table, its last rows as many as fit, and the throughput sparkline
+/// under it.
+fn points(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
+    let columns = columns_for(area.width);
     let target = app.live.ci_percentile.to_string();
-    // A replicated point's runs are rows under it; the runs of the point still going
-    // come before its live row.
-    let mut rows: Vec<Row> = app
-        .history
+    let mut rows = result_rows(app, theme, columns);
+    if app.history.finished.is_none() {
+        rows.push(live_row(app, theme, columns));
+    }
+    let shown = area.height.saturating_sub(2) as usize;
+    let skip = rows.len().saturating_sub(shown);
+    let rows: Vec<Row> = rows.into_iter().skip(skip).collect();
+    let table_height = (rows.len() as u16 + 2).min(area.height);
+    let [t, s] =
+        Layout::vertical([Constraint::Length(table_height), Constraint::Min(0)]).areas(area);
+    frame.render_widget(points_table(rows, columns, &target, theme), t);
+    throughput(frame, app, theme, s);
+}
+
+/// A row for each point's result and each of its runs. A replicated point's runs are rows
+/// under it; the runs of the point still going come before its live row.
+fn result_rows(app: &App, theme: Theme, columns: Columns) -> Vec<Row<'static>> {
+    app.history
         .results
         .iter()
         .flat_map(with_runs)
@@ -106,11 +138,11 @@ fn points(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
                     theme.verdict(r.verdict),
                 )),
             ];
-            if wide {
+            if columns.wide {
                 cells.push(Cell::from(pct(50.0)));
             }
             cells.push(Cell::from(pct(r.target_percentile.percent())));
-            if from_schedule {
+            if columns.from_schedule {
                 cells.push(Cell::from(
                     r.from_schedule(r.target_percentile.percent())
                         .map_or("-".to_string(), |q| format!("{:.1}", q.value)),
@@ -118,63 +150,69 @@ fn points(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
             }
             Row::new(cells)
         })
-        .collect();
-    if app.history.finished.is_none() {
-        let live = app
-            .live
-            .ccdf
-            .iter()
-            .find(|(_, share)| (share - app.live.ci_percentile.tail()).abs() < 1e-12)
-            .map_or("-".to_string(), |(us, _)| format!("≈{us:.1} (live)"));
-        let median = app
-            .live
-            .ccdf
-            .iter()
-            .find(|(_, share)| (share - 0.5).abs() < 1e-12)
-            .map_or("-".to_string(), |(us, _)| format!("≈{us:.1}"));
-        let mut cells = vec![
-            Cell::from(rate(app.live.rate)),
-            Cell::from(Span::styled("… now", theme.accent())),
-        ];
-        if wide {
-            cells.push(Cell::from(median));
-        }
-        cells.push(Cell::from(live));
-        rows.push(Row::new(cells));
+        .collect()
+}
+
+/// The row of the point still going: its load, and the live estimates of the median and
+/// the target percentile.
+fn live_row(app: &App, theme: Theme, columns: Columns) -> Row<'static> {
+    let live = app
+        .live
+        .ccdf
+        .iter()
+        .find(|(_, share)| (share - app.live.ci_percentile.tail()).abs() < 1e-12)
+        .map_or("-".to_string(), |(us, _)| format!("≈{us:.1} (live)"));
+    let median = app
+        .live
+        .ccdf
+        .iter()
+        .find(|(_, share)| (share - 0.5).abs() < 1e-12)
+        .map_or("-".to_string(), |(us, _)| format!("≈{us:.1}"));
+    let mut cells = vec![
+        Cell::from(rate(app.live.rate)),
+        Cell::from(Span::styled("… now", theme.accent())),
+    ];
+    if columns.wide {
+        cells.push(Cell::from(median));
     }
-    let shown = area.height.saturating_sub(2) as usize;
-    let skip = rows.len().saturating_sub(shown);
-    let rows: Vec<Row> = rows.into_iter().skip(skip).collect();
-    let table_height = (rows.len() as u16 + 2).min(area.height);
+    cells.push(Cell::from(live));
+    Row::new(cells)
+}
+
+/// The points table: `rows` under the header of the columns that fit, titled with the
+/// `target` percentile.
+fn points_table<'a>(rows: Vec<Row<'a>>, columns: Columns, target: &str, theme: Theme) -> Table<'a> {
     let mut widths = vec![
         Constraint::Length(LOAD_COLUMN),
         Constraint::Length(VERDICT_COLUMN),
     ];
     let mut head = vec!["load/s".to_string(), "verdict".to_string()];
-    if wide {
+    if columns.wide {
         widths.push(Constraint::Length(P50_COLUMN));
         head.push("p50 µs [CI]".into());
     }
     widths.push(Constraint::Min(TARGET_COLUMN));
     head.push(format!("{target} µs [CI]"));
-    if from_schedule {
+    if columns.from_schedule {
         // Latency from the scheduled departure: what an open-loop user waited.
         widths.push(Constraint::Length(SCHEDULE_COLUMN));
         head.push(format!("{target} sched"));
     }
-    let [t, s] =
-        Layout::vertical([Constraint::Length(table_height), Constraint::Min(0)]).areas(area);
-    let table = Table::new(rows, widths)
+    Table::new(rows, widths)
         .header(Row::new(head).style(theme.title()))
         .block(
             Block::default()
                 .borders(Borders::TOP)
                 .title(format!(" points: {target} with its CI ")),
-        );
-    frame.render_widget(table, t);
+        )
+}
+
+/// The throughput sparkline in the top of `area` (at most four rows), when it has room
+/// and there is throughput to show.
+fn throughput(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
     let s = Rect {
-        height: s.height.min(4),
-        ..s
+        height: area.height.min(4),
+        ..area
     };
     if s.height >= 3 && !app.live.throughput.is_empty() {
         let data: Vec<u64> = app.live.throughput.iter().copied().collect();

@@ -363,7 +363,7 @@ fn a_replicated_point_shows_its_runs_as_rows() {
         vec![PercentileResult::example(99.0, 330.0, Some((101.3, 558.7)))],
     );
     across.replication = Some(Box::new(Replication {
-        method: "t-interval over runs".into(),
+        method: crate::coordinator::AcrossMethod::TIntervalOverRuns,
         runs: vec![run(1, 312.0), run(2, 348.0)],
         across: Vec::new(),
         width_target_us: 33.0,

@@ -13,7 +13,8 @@ use super::super::app::{App, Finished};
 use super::super::theme::Theme;
 use super::aggregate::{ccdf_chart, load_chart, verdict_mark, with_runs};
 use super::format::rate;
-use crate::coordinator::Verdict;
+use crate::coordinator::{PointResult, Verdict, WithoutStalls};
+use vernier_stats::Percentile;
 
 /// Draws the verdict screen: the charts beside it in a wide terminal, then the verdict,
 /// the points' table, why, and where the files are.
@@ -91,12 +92,23 @@ fn summary(frame: &mut Frame, app: &App, theme: Theme, finished: &Finished, head
     );
 }
 
+/// The verdict table's target percentile and the optional columns that fit its width.
+#[derive(Clone, Copy)]
+struct Columns {
+    /// The percentile the table shows: the last point's, or the live one's before any.
+    target: Percentile,
+    /// The median.
+    wide: bool,
+    /// The target percentile timed from the schedule.
+    from_schedule: bool,
+}
+
 /// The table of the last points (and runs) listed, with the columns that fit `table`.
 fn points(
     frame: &mut Frame,
     app: &App,
     theme: Theme,
-    listed: &[(String, &crate::coordinator::PointResult)],
+    listed: &[(String, &PointResult)],
     table: Rect,
 ) {
     let target = app
@@ -107,65 +119,88 @@ fn points(
     let wide = table.width >= 76;
     // The target percentile from the schedule (11 characters and a gap) once the rest fits.
     let from_schedule = table.width >= 12 + if wide { 76 } else { 52 };
+    let columns = Columns {
+        target,
+        wide,
+        from_schedule,
+    };
     let body: Vec<Row> = listed
         .iter()
         .rev()
         .take(8)
         .rev()
-        .flat_map(|(label, r)| {
-            let pct = |p: f64| r.percentile_text(p);
-            let mut cells = vec![
-                Cell::from(label.clone()),
-                Cell::from(rate(r.achieved_rate)),
-                Cell::from(Span::styled(
-                    verdict_mark(r.verdict),
-                    theme.verdict(r.verdict),
-                )),
-                Cell::from(r.samples.to_string()),
-            ];
-            if wide {
-                cells.push(Cell::from(pct(50.0)));
-            }
-            cells.push(Cell::from(pct(target.percent())));
-            if from_schedule {
-                cells.push(Cell::from(
-                    r.from_schedule(target.percent())
-                        .map_or("-".to_string(), |q| format!("{:.1}", q.value)),
-                ));
-            }
-            let mut rows = vec![Row::new(cells)];
-            // The tail without stalls under every request's (named across the load's and
-            // the rate's columns, the latter empty for it), its touched share where the
-            // schedule's column is.
-            if let Some(tail) = &r.without_stalls {
-                let pct = |p: f64| {
-                    tail.percentile(p)
-                        .map_or("-".to_string(), |q| q.to_string())
-                };
-                let mut cells = vec![
-                    Cell::from("  w/o"),
-                    Cell::from("stalls"),
-                    Cell::from(Span::styled(
-                        verdict_mark(tail.verdict),
-                        theme.verdict(tail.verdict),
-                    )),
-                    Cell::from(tail.samples.to_string()),
-                ];
-                if wide {
-                    cells.push(Cell::from(pct(50.0)));
-                }
-                cells.push(Cell::from(pct(target.percent())));
-                if from_schedule {
-                    cells.push(Cell::from(format!(
-                        "{:.1}% hit",
-                        tail.touched_share * 100.0
-                    )));
-                }
-                rows.push(Row::new(cells).style(theme.accent()));
-            }
-            rows
-        })
+        .flat_map(|(label, r)| point_rows(label, r, theme, columns))
         .collect();
+    let (widths, names) = header(columns);
+    frame.render_widget(
+        Table::new(body, widths).header(Row::new(names).style(theme.title())),
+        table,
+    );
+}
+
+/// A point's (or run's) row, and under it the row of its tail without stalls when it has
+/// one.
+fn point_rows(label: &str, r: &PointResult, theme: Theme, columns: Columns) -> Vec<Row<'static>> {
+    let pct = |p: f64| r.percentile_text(p);
+    let mut cells = vec![
+        Cell::from(label.to_owned()),
+        Cell::from(rate(r.achieved_rate)),
+        Cell::from(Span::styled(
+            verdict_mark(r.verdict),
+            theme.verdict(r.verdict),
+        )),
+        Cell::from(r.samples.to_string()),
+    ];
+    if columns.wide {
+        cells.push(Cell::from(pct(50.0)));
+    }
+    cells.push(Cell::from(pct(columns.target.percent())));
+    if columns.from_schedule {
+        cells.push(Cell::from(
+            r.from_schedule(columns.target.percent())
+                .map_or("-".to_string(), |q| format!("{:.1}", q.value)),
+        ));
+    }
+    let mut rows = vec![Row::new(cells)];
+    if let Some(tail) = &r.without_stalls {
+        rows.push(without_stalls_row(tail, theme, columns));
+    }
+    rows
+}
+
+/// The row of a point's tail without stalls, under every request's: named across the
+/// load's and the rate's columns (the latter empty for it), its touched share where the
+/// schedule's column is.
+fn without_stalls_row(tail: &WithoutStalls, theme: Theme, columns: Columns) -> Row<'static> {
+    let pct = |p: f64| {
+        tail.percentile(p)
+            .map_or("-".to_string(), |q| q.to_string())
+    };
+    let mut cells = vec![
+        Cell::from("  w/o"),
+        Cell::from("stalls"),
+        Cell::from(Span::styled(
+            verdict_mark(tail.verdict),
+            theme.verdict(tail.verdict),
+        )),
+        Cell::from(tail.samples.to_string()),
+    ];
+    if columns.wide {
+        cells.push(Cell::from(pct(50.0)));
+    }
+    cells.push(Cell::from(pct(columns.target.percent())));
+    if columns.from_schedule {
+        cells.push(Cell::from(format!(
+            "{:.1}% hit",
+            tail.touched_share * 100.0
+        )));
+    }
+    Row::new(cells).style(theme.accent())
+}
+
+/// The verdict table's column widths and names, for the columns that fit.
+fn header(columns: Columns) -> (Vec<Constraint>, Vec<String>) {
+    let target = columns.target;
     let mut widths = vec![
         Constraint::Length(6),
         Constraint::Length(6),
@@ -178,21 +213,18 @@ fn points(
         "verdict".into(),
         "samples".into(),
     ];
-    if wide {
+    if columns.wide {
         widths.push(Constraint::Length(22));
         names.push("p50 µs [CI]".into());
     }
     widths.push(Constraint::Min(20));
     names.push(format!("{} µs [CI]", target));
-    if from_schedule {
+    if columns.from_schedule {
         // Latency from the scheduled departure: what an open-loop user waited.
         widths.push(Constraint::Length(11));
         names.push(format!("{} sched", target));
     }
-    frame.render_widget(
-        Table::new(body, widths).header(Row::new(names).style(theme.title())),
-        table,
-    );
+    (widths, names)
 }
 
 /// Each failed check and its suggestion (and what was accepted, disagreed or waived),
@@ -203,89 +235,8 @@ fn reasons(app: &App, theme: Theme, finished: &Finished) -> Vec<(String, Style)>
         items.push((format!("✗ {problem}"), theme.bad()));
     }
     for r in &app.history.results {
-        if r.verdict == Verdict::Accepted {
-            items.push((
-                format!(
-                    "~ {} req/s accepted by the user: what was measured, not certified by the checks ({} CI {} µs wide, {} µs asked)",
-                    rate(r.target_rate),
-                    r.target_percentile,
-                    r.ci_width_us.map_or("-".into(), |w| format!("{w:.1}")),
-                    app.live.ci_target_us.map_or("-".into(), |t| format!("{t:.1}"))
-                ),
-                theme.accent(),
-            ));
-        }
-        if let Some(words) = (r.drift.as_ref())
-            .filter(|d| d.drifting)
-            .and_then(crate::coordinator::text::drift)
-        {
-            items.push((
-                format!("~ {} req/s: {words}", rate(r.target_rate)),
-                theme.accent(),
-            ));
-        }
-        if let Some(rep) = &r.replication
-            && let Some(h) = rep.disagreement()
-            && r.verdict != Verdict::NotAvailable
-        {
-            items.push((
-                format!(
-                    "! {} req/s: the {} runs disagree beyond their own CIs ({}); the CI across runs includes that spread",
-                    rate(r.target_rate),
-                    rep.runs.len(),
-                    h.summary()
-                ),
-                theme.accent(),
-            ));
-        }
-        for reason in &r.waived {
-            items.push((
-                format!(
-                    "! {} req/s {} not enforced by the scenario: {}",
-                    rate(r.target_rate),
-                    reason.kind(),
-                    reason.detail()
-                ),
-                theme.accent(),
-            ));
-        }
-        if let Some(tail) = &r.without_stalls {
-            let agents: Vec<String> = (tail.touched_by_agent.iter().enumerate())
-                .map(|(i, t)| format!("agent {i} {:.1}%", t * 100.0))
-                .collect();
-            let call = crate::coordinator::text::without_stalls_call(tail)
-                .map_or(String::new(), |call| format!("; {call}"));
-            let why = crate::coordinator::text::without_stalls_short(tail)
-                .map_or(String::new(), |why| format!("; n/a: {why}"));
-            let why = format!("{call}{why}");
-            items.push((
-                format!(
-                    "· {} req/s without stalls: {:.1}% of requests touched by a stall ({}){why}",
-                    rate(r.target_rate),
-                    tail.touched_share * 100.0,
-                    agents.join(", ")
-                ),
-                theme.accent(),
-            ));
-        }
-        for reason in &r.reasons {
-            items.push((
-                format!(
-                    "✗ {} req/s {}: {}",
-                    rate(r.target_rate),
-                    reason.kind(),
-                    reason.detail()
-                ),
-                theme.bad(),
-            ));
-            items.push((
-                format!(
-                    "  → {}",
-                    crate::coordinator::text::suggestion(reason.kind())
-                ),
-                theme.accent(),
-            ));
-        }
+        items.extend(notes(app, r).into_iter().map(|note| (note, theme.accent())));
+        items.extend(failures(theme, r));
     }
     if items.is_empty()
         && app
@@ -295,6 +246,101 @@ fn reasons(app: &App, theme: Theme, finished: &Finished) -> Vec<(String, Style)>
             .all(|r| r.verdict == Verdict::Converged && r.waived.is_empty())
     {
         items.push(("every check passed at every point".into(), theme.good()));
+    }
+    items
+}
+
+/// What is said of a point beside its failed checks, in this order: accepted by the
+/// user, drifting, its runs disagreeing, checks the scenario waived, and its tail without
+/// stalls.
+fn notes(app: &App, r: &PointResult) -> Vec<String> {
+    let mut notes = Vec::new();
+    if r.verdict == Verdict::Accepted {
+        notes.push(accepted_note(app, r));
+    }
+    if let Some(words) = (r.drift.as_ref())
+        .filter(|d| d.drifting)
+        .and_then(crate::coordinator::text::drift)
+    {
+        notes.push(format!("~ {} req/s: {words}", rate(r.target_rate)));
+    }
+    if let Some(rep) = &r.replication
+        && let Some(h) = rep.disagreement()
+        && r.verdict != Verdict::NotAvailable
+    {
+        notes.push(format!(
+            "! {} req/s: the {} runs disagree beyond their own CIs ({}); the CI across runs includes that spread",
+            rate(r.target_rate),
+            rep.runs.len(),
+            h.summary()
+        ));
+    }
+    for reason in &r.waived {
+        notes.push(format!(
+            "! {} req/s {} not enforced by the scenario: {}",
+            rate(r.target_rate),
+            reason.kind(),
+            reason.detail()
+        ));
+    }
+    if let Some(tail) = &r.without_stalls {
+        notes.push(without_stalls_note(r, tail));
+    }
+    notes
+}
+
+/// A point the user accepted: what was measured, its CI's width and the width asked.
+fn accepted_note(app: &App, r: &PointResult) -> String {
+    format!(
+        "~ {} req/s accepted by the user: what was measured, not certified by the checks ({} CI {} µs wide, {} µs asked)",
+        rate(r.target_rate),
+        r.target_percentile,
+        r.ci_width_us.map_or("-".into(), |w| format!("{w:.1}")),
+        app.live
+            .ci_target_us
+            .map_or("-".into(), |t| format!("{t:.1}"))
+    )
+}
+
+/// A point's tail without stalls: the share of requests a stall touched, each agent's,
+/// and how it was called or why it has no answer.
+fn without_stalls_note(r: &PointResult, tail: &WithoutStalls) -> String {
+    let agents: Vec<String> = (tail.touched_by_agent.iter().enumerate())
+        .map(|(i, t)| format!("agent {i} {:.1}%", t * 100.0))
+        .collect();
+    let call = crate::coordinator::text::without_stalls_call(tail)
+        .map_or(String::new(), |call| format!("; {call}"));
+    let why = crate::coordinator::text::without_stalls_short(tail)
+        .map_or(String::new(), |why| format!("; n/a: {why}"));
+    let why = format!("{call}{why}");
+    format!(
+        "· {} req/s without stalls: {:.1}% of requests touched by a stall ({}){why}",
+        rate(r.target_rate),
+        tail.touched_share * 100.0,
+        agents.join(", ")
+    )
+}
+
+/// Each failed check of a point, and under it the suggestion it implies.
+fn failures(theme: Theme, r: &PointResult) -> Vec<(String, Style)> {
+    let mut items = Vec::new();
+    for reason in &r.reasons {
+        items.push((
+            format!(
+                "✗ {} req/s {}: {}",
+                rate(r.target_rate),
+                reason.kind(),
+                reason.detail()
+            ),
+            theme.bad(),
+        ));
+        items.push((
+            format!(
+                "  → {}",
+                crate::coordinator::text::suggestion(reason.kind())
+            ),
+            theme.accent(),
+        ));
     }
     items
 }
