@@ -61,9 +61,8 @@ pub use compare::{
     StoppingRule, WeightedBlock, WeightedPair, difference_ci, weighted_difference_ci,
 };
 pub use dependent::{
-    BatchMeans, Batching, CiMethod, CiOptions, DependentCi, MIN_BATCHES,
-    MIN_EFFECTIVE_TAIL, NeedMore, SAFETY_DOUBLINGS, percentile_ci_dependent,
-    percentile_ci_dependent_with,
+    BatchMeans, Batching, CiMethod, CiOptions, DependentCi, MIN_BATCHES, MIN_EFFECTIVE_TAIL,
+    NeedMore, SAFETY_DOUBLINGS, percentile_ci_dependent, percentile_ci_dependent_with,
 };
 pub use drift::{
     DRIFT_DOUBLINGS, DRIFT_GROWTH, DRIFT_MIN_BATCHES, Drift, DriftVerdict, InflationAt,

@@ -13,7 +13,8 @@ use super::reason::{
     Hysteresis, NoEstimate, Reason, Replications as TooFewRuns, TooFewSamples, Why,
 };
 use super::result::{
-    AcrossMethod, AcrossRuns, PercentileResult, PointResult, Replication, SchedulePercentile, Spread, Verdict,
+    AcrossMethod, AcrossRuns, PercentileResult, PointResult, Replication, SchedulePercentile,
+    Spread, Verdict,
 };
 use crate::scenario::Replications;
 
