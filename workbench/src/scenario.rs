@@ -19,7 +19,7 @@ mod protocol;
 mod tail;
 mod types;
 mod url;
-mod validate;
+mod check;
 mod value;
 
 #[cfg(test)]
@@ -107,7 +107,7 @@ impl Scenario {
             Lines::Rewritten
         };
         let file = File::parse(&yaml, lines, &context)?;
-        validate::scenario(file, yaml, &context)
+        check::scenario(file, yaml, &context)
     }
 
     /// Reads the scenario file at `path`, with `overrides` applied.

@@ -20,7 +20,7 @@ use super::file::{File, Lines};
 use super::flag::Flag;
 use super::overrides::{Override, set};
 use super::types::Scenario;
-use super::validate;
+use super::check;
 use vernier_protocols::{Entry, Protocol, WorkloadKind};
 
 /// Each top-level field of a scenario document and where its value came from (`the URL`,
@@ -336,7 +336,7 @@ impl Scenario {
             flags,
         };
         let file = File::parse(&text, Lines::Rewritten, &context)?;
-        validate::scenario(file, text, &context)
+        check::scenario(file, text, &context)
     }
 }
 

@@ -3,7 +3,7 @@
 //!
 //! An experiment is stated in the scenario file's own form from typed values ([`Spec`]),
 //! and the scenario's phase 2 turns it into the [`Scenario`]: so the defaults and checks
-//! stay in one place (`scenario/validate.rs`), and the record keeps the YAML that
+//! stay in one place (`scenario/check.rs`), and the record keeps the YAML that
 //! `vernier replay` reads back.
 
 use std::net::SocketAddr;
