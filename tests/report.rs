@@ -907,3 +907,65 @@ fn a_recorded_comparison_gets_its_table_and_three_plots() {
         ],
     );
 }
+
+/// A record of the format before this build's (`vernier-run/2`, written by an earlier
+/// build: fixtures/runs/memcached-30k) reads into today's types and back out as it was
+/// written, field for field; and `vernier report` tabulates it.
+#[test]
+fn a_record_of_the_last_format_reads_back_as_written() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/runs/memcached-30k");
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
+    assert_eq!(written["format"], "vernier-run/2");
+    let record = vernier_workbench::record::read_record(&dir).unwrap();
+    let read: Value = serde_json::to_value(&record).unwrap();
+    let mut differ = Vec::new();
+    differences("", &written, &read, &mut differ);
+    assert!(differ.is_empty(), "read back otherwise: {differ:#?}");
+    let out = vernier(&[
+        "report",
+        dir.to_str().unwrap(),
+        "--json",
+        "--out",
+        tempfile::tempdir().unwrap().path().to_str().unwrap(),
+    ]);
+    let (stdout, _) = ok(&out);
+    let table: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(table["points"][0]["target_rate"], 30_000.0, "{table:#}");
+    assert_eq!(
+        table["points"][0]["samples"], written["points"][0]["samples"],
+        "{table:#}"
+    );
+}
+
+/// The paths at which `a` and `b` differ (a number within 1e-12 of its own size counts as
+/// the same: a float printed and read again).
+fn differences(at: &str, a: &Value, b: &Value, out: &mut Vec<String>) {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            for key in x.keys().chain(y.keys().filter(|k| !x.contains_key(*k))) {
+                let path = format!("{at}/{key}");
+                match (x.get(key), y.get(key)) {
+                    (Some(u), Some(v)) => differences(&path, u, v, out),
+                    _ => out.push(path),
+                }
+            }
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+            for (i, (u, v)) in x.iter().zip(y).enumerate() {
+                differences(&format!("{at}/{i}"), u, v, out);
+            }
+        }
+        (Value::Number(x), Value::Number(y)) => {
+            let (u, v) = (
+                x.as_f64().unwrap_or(f64::NAN),
+                y.as_f64().unwrap_or(f64::NAN),
+            );
+            if (u - v).abs() > 1e-12 * u.abs().max(1.0) {
+                out.push(format!("{at}: {u} against {v}"));
+            }
+        }
+        _ if a != b => out.push(format!("{at}: {a} against {b}")),
+        _ => {}
+    }
+}

@@ -3,6 +3,7 @@
 //! [`Scenario`]). Every error names the file, the line, the field, the bad value and what
 //! is allowed.
 
+mod check;
 mod context;
 pub mod declared_flags;
 mod defaults;
@@ -19,7 +20,6 @@ mod protocol;
 mod tail;
 mod types;
 mod url;
-mod check;
 mod value;
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ use std::str::FromStr;
 
 use serde_yaml::{Mapping, Value};
 
+use super::check;
 use super::context::Context;
 use super::defaults;
 use super::error::ScenarioError;
@@ -20,7 +21,6 @@ use super::file::{File, Lines};
 use super::flag::Flag;
 use super::overrides::{Override, set};
 use super::types::Scenario;
-use super::check;
 use vernier_protocols::{Entry, Protocol, WorkloadKind};
 
 /// Each top-level field of a scenario document and where its value came from (`the URL`,
