@@ -251,6 +251,7 @@ fn sweep(dir: &Path) -> Vec<PointResult> {
                 ))
                 .unwrap();
             r.verdict = Verdict::NotAvailable;
+            r.settle_answer();
             r.reasons
                 .push(Reason::new(Why::Independence(Independence::Stuck(
                     IndependenceStuck {
@@ -910,7 +911,7 @@ fn a_recorded_comparison_gets_its_table_and_three_plots() {
 
 /// A record of the format before this build's (`vernier-run/2`, written by an earlier
 /// build: fixtures/runs/memcached-30k) reads into today's types and back out as it was
-/// written, field for field; and `vernier report` tabulates it.
+/// written, field for field; and `vernier report` tabulates the tail it answered for.
 #[test]
 fn a_record_of_the_last_format_reads_back_as_written() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/runs/memcached-30k");
@@ -936,6 +937,29 @@ fn a_record_of_the_last_format_reads_back_as_written() {
         table["points"][0]["samples"], written["points"][0]["samples"],
         "{table:#}"
     );
+    // The point answered for the tail without stalls (converged) where every request's
+    // tail had no CI: the table's verdict is the answer's, every request's beside it.
+    assert_eq!(written["points"][0]["verdict"], "converged");
+    assert_eq!(written["points"][0]["every_request"], "n/a");
+    assert_eq!(table["points"][0]["verdict"], "converged", "{table:#}");
+    assert_eq!(table["points"][0]["every_request"], "n/a", "{table:#}");
+    let out = vernier(&[
+        "report",
+        dir.to_str().unwrap(),
+        "--out",
+        tempfile::tempdir().unwrap().path().to_str().unwrap(),
+    ]);
+    let (text, _) = ok(&out);
+    assert!(
+        text.contains("without stalls converged, 1.3% touched  24.2 [23.1, 24.8]"),
+        "{text}"
+    );
+    assert!(
+        text.contains("without stalls (the tail asked for): without"),
+        "{text}"
+    );
+    assert!(text.contains("every request, N/A: host_stalls:"), "{text}");
+    assert!(text.contains("\nverdict: converged\n"), "{text}");
 }
 
 /// The paths at which `a` and `b` differ (a number within 1e-12 of its own size counts as

@@ -1,11 +1,13 @@
-//! The target percentile against the achieved load, each point with its CI: where the
-//! knee is, and how sure each point is; beside it, the same percentile timed from the
-//! scheduled departures, which parts from it where the client falls behind.
+//! The target percentile of the tail each point answered for (without the host's stalls
+//! when asked) against the achieved load, each point with its CI and its answer's verdict:
+//! where the knee is, and how sure each point is; beside it, every request's (the host's
+//! stalls included) when that is not the tail answered, and the same percentile timed
+//! from the scheduled departures, which parts from it where the client falls behind.
 
 use plotters::coord::types::RangedCoordf64;
 use plotters::element::DashedPathElement;
 use plotters::prelude::{
-    BLACK, Cartesian2d, ChartBuilder, ChartContext, Circle, Color, DashedLineSeries,
+    BLACK, Cartesian2d, ChartBuilder, ChartContext, Circle, Color, Cross, DashedLineSeries,
     DrawingBackend, EmptyElement, ErrorBar, LineSeries, PathElement, RGBColor, SeriesLabelPosition,
     TriangleMarker,
 };
@@ -23,19 +25,24 @@ pub struct LoadPoint {
     /// req/s answered: the x of the point, because a server that cannot keep up answers
     /// fewer than asked and the knee is where that starts.
     pub achieved_rate: f64,
-    /// The point's verdict.
+    /// The verdict of the tail the point answered for.
     pub verdict: Verdict,
-    /// The percentile's estimate, µs (`None`: the point did not report it).
+    /// Whether that tail is the one without the host's stalls.
+    pub without_stalls: bool,
+    /// The percentile's estimate in that tail, µs (`None`: the point did not report it).
     pub value: Option<f64>,
     /// Its CI, µs (`None`: too few samples for one).
     pub ci: Option<(f64, f64)>,
     /// The same percentile of every request timed from its scheduled departure, µs
     /// (`None`: not reported, as in records that predate it).
     pub from_schedule: Option<f64>,
+    /// Every request's estimate, µs, when the tail answered for is the one without stalls
+    /// (`None` otherwise).
+    pub every_request: Option<f64>,
 }
 
 /// The percentile plotted (the first point's target percentile, 99 if there is no point)
-/// and each point's estimate of it.
+/// and each point's estimate of it, in the tail the point answered for.
 pub fn load_points(results: &[&PointResult]) -> (Percentile, Vec<LoadPoint>) {
     let percentile = results
         .first()
@@ -43,17 +50,27 @@ pub fn load_points(results: &[&PointResult]) -> (Percentile, Vec<LoadPoint>) {
     let points = results
         .iter()
         .map(|r| {
-            let entry = r
+            let every = r
                 .percentiles
                 .iter()
                 .find(|p| (p.p - percentile.percent()).abs() < 1e-9);
+            let without_stalls = r.answers_without_stalls();
+            let entry = if without_stalls {
+                r.without_stalls
+                    .as_ref()
+                    .and_then(|w| w.percentile(percentile.percent()))
+            } else {
+                every
+            };
             LoadPoint {
                 target_rate: r.target_rate,
                 achieved_rate: r.achieved_rate,
-                verdict: r.verdict,
+                verdict: r.answer,
+                without_stalls,
                 value: entry.map(|p| p.value),
                 ci: entry.and_then(|p| p.ci_low.zip(p.ci_high)),
                 from_schedule: r.from_schedule(percentile.percent()).map(|s| s.value),
+                every_request: every.filter(|_| without_stalls).map(|p| p.value),
             }
         })
         .collect();
@@ -76,15 +93,25 @@ pub(super) fn draw(
     points: &[LoadPoint],
     slo_rate: Option<f64>,
 ) -> Plot<LoadChart<'_>> {
-    let name = percentile.to_string();
+    let name = if points.iter().any(|p| p.without_stalls) {
+        format!("{percentile} without stalls")
+    } else {
+        percentile.to_string()
+    };
     let mut caption = vec![format!(
         "Each marker: a load point's {name} estimate at the rate it achieved; bars: its \
-         confidence interval; colour: its verdict. Hollow markers have no CI (too few samples \
-         for one)."
+         confidence interval; colour: its answer's verdict. Hollow markers have no CI (too \
+         few samples for one)."
     )];
+    if points.iter().any(|p| p.every_request.is_some()) {
+        caption.push(format!(
+            "Dotted, crosses: the {percentile} of every request, the host's stalls included: \
+             how far the host moved it."
+        ));
+    }
     if points.iter().any(|p| p.from_schedule.is_some()) {
         caption.push(format!(
-            "Dashed, triangles: the {name} of every request timed from its scheduled \
+            "Dashed, triangles: the {percentile} of every request timed from its scheduled \
              departure rather than its actual one (coordinated omission included): where it \
              parts from the markers, the client fell behind its schedule."
         ));
@@ -167,16 +194,21 @@ where
         .filter_map(|p| p.from_schedule.map(|y| (p.achieved_rate, y)))
         .collect();
     scheduled.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut every: Vec<(f64, f64)> = points
+        .iter()
+        .filter_map(|p| p.every_request.map(|y| (p.achieved_rate, y)))
+        .collect();
+    every.sort_by(|a, b| a.0.total_cmp(&b.0));
     let xmax = drawn
         .iter()
         .map(|d| d.x)
-        .chain(scheduled.iter().map(|s| s.0))
+        .chain(scheduled.iter().chain(&every).map(|s| s.0))
         .chain(slo_rate)
         .fold(0.0, f64::max);
     let ymax = drawn
         .iter()
         .map(|d| d.ci.map_or(d.y, |ci| ci.1.max(d.y)))
-        .chain(scheduled.iter().map(|s| s.1))
+        .chain(scheduled.iter().chain(&every).map(|s| s.1))
         .fold(0.0, f64::max);
     let xmax = if xmax > 0.0 { xmax * 1.1 } else { 1.0 };
     let ymax = if ymax > 0.0 { ymax * 1.15 } else { 1.0 };
@@ -201,7 +233,10 @@ where
 
     draw_points(&mut chart, &drawn)?;
     if !scheduled.is_empty() {
-        draw_scheduled(&mut chart, name, &scheduled)?;
+        draw_scheduled(&mut chart, every_request_name(name), &scheduled)?;
+    }
+    if !every.is_empty() {
+        draw_every_request(&mut chart, name, &every)?;
     }
     if drawn.iter().any(|d| d.ci.is_none()) {
         // A legend entry for the hollow marker, drawn off the chart.
@@ -266,6 +301,41 @@ where
             .label(verdict.name())
             .legend(move |(x, y)| Circle::new((x + 10, y), 5, c.filled()));
     }
+    Ok(())
+}
+
+/// The percentile's own name in a plot named for the tail without stalls (`p99 without
+/// stalls`: `p99`), for the lines that are every request's.
+fn every_request_name(name: &str) -> &str {
+    name.trim_end_matches(" without stalls")
+}
+
+/// Every request's percentile beside the tail without stalls: a dotted grey line with
+/// crosses.
+fn draw_every_request<'a, DB: DrawingBackend + 'a>(
+    chart: &mut LoadAxes<'a, DB>,
+    name: &str,
+    every: &[(f64, f64)],
+) -> Result<(), DrawError>
+where
+    DB::ErrorType: 'static,
+{
+    let c = RGBColor(120, 120, 120);
+    chart.draw_series(DashedLineSeries::new(
+        every.iter().copied(),
+        2,
+        4,
+        c.stroke_width(2),
+    ))?;
+    let label = format!("{} every request", every_request_name(name));
+    chart
+        .draw_series(
+            every
+                .iter()
+                .map(|&(x, y)| Cross::new((x, y), 5, c.stroke_width(2))),
+        )?
+        .label(label)
+        .legend(move |(x, y)| Cross::new((x + 10, y), 5, c.stroke_width(2)));
     Ok(())
 }
 
@@ -342,6 +412,56 @@ mod tests {
         assert!(svg.contains("converged") && svg.contains("n/a") && svg.contains("no CI"));
         assert!(svg.contains("SLO rate 1000 req/s"));
         assert!(svg.contains("Not drawn (no p99 reported): 3000 req/s."));
+    }
+
+    /// A point that answered for the tail without stalls is drawn at that tail's
+    /// estimate and CI, coloured by its answer, with every request's beside it.
+    #[test]
+    fn a_point_answered_without_stalls_is_drawn_at_that_tail_with_every_request_s_beside() {
+        use crate::coordinator::{Probed, WithoutStalls};
+        let answered = |rate: f64, every: f64, own: f64| {
+            let mut r = result(rate, Verdict::NotAvailable, Some((every, None)));
+            r.tail = crate::scenario::Tail::WithoutStalls;
+            r.without_stalls = Some(WithoutStalls {
+                verdict: Verdict::Converged,
+                short: None,
+                percentiles: vec![PercentileResult::example(
+                    99.0,
+                    own,
+                    Some((own - 2.0, own + 3.0)),
+                )],
+                ci_width_us: Some(5.0),
+                touched_share: 0.02,
+                touched_by_agent: vec![0.02],
+                samples: 1000,
+                stalls: 3,
+                probed: Probed::ClientAndTarget,
+                touched_call: None,
+                more_time: None,
+            });
+            r.settle_answer();
+            r
+        };
+        let (a, b) = (answered(1000.0, 80.0, 40.0), answered(2000.0, 95.0, 45.0));
+        let (p, points) = load_points(&[&a, &b]);
+        assert_eq!(points[0].verdict, Verdict::Converged);
+        assert!(points[0].without_stalls);
+        assert_eq!(
+            (points[0].value, points[0].ci),
+            (Some(40.0), Some((38.0, 43.0)))
+        );
+        assert_eq!(points[1].every_request, Some(95.0));
+        let svg = draw(p, &points, None).svg().unwrap();
+        assert!(
+            svg.contains("p99 without stalls latency vs achieved load"),
+            "{svg}"
+        );
+        assert!(svg.contains("p99 every request"), "{svg}");
+        assert!(svg.contains("converged") && !svg.contains(">n/a<"), "{svg}");
+        // Every request's own tail, when it is the one answered, has no second series.
+        let c = result(1000.0, Verdict::Converged, Some((20.0, Some((19.0, 22.0)))));
+        let (_, plain) = load_points(&[&c]);
+        assert_eq!(plain[0].every_request, None);
     }
 
     #[test]

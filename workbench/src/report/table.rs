@@ -11,7 +11,9 @@ use super::plot::{fmt_num, fmt_percentile, fmt_rate};
 use vernier_agent::StallReport;
 use vernier_stats::Percentile;
 
-use crate::coordinator::{PercentileResult, Reason, SchedulePercentile, Verdict};
+use crate::coordinator::{
+    PercentileResult, Reason, SchedulePercentile, Verdict, WithoutStalls, text,
+};
 use crate::record::RunRecord;
 
 /// The run and its load points, as the table shows them.
@@ -47,8 +49,17 @@ pub struct PointRow {
     pub target_rate: f64,
     /// req/s answered, all agents.
     pub achieved_rate: f64,
-    /// The verdict.
+    /// The answer's verdict: that of the tail the CI target was for (the run's exit code
+    /// followed it).
     pub verdict: Verdict,
+    /// Every request's verdict, that of the row's percentiles.
+    pub every_request: Verdict,
+    /// The tail without the host's stalls, when the point measured it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub without_stalls: Option<WithoutStalls>,
+    /// Whether the CI target was for the tail without stalls.
+    #[serde(skip)]
+    pub asked_without_stalls: bool,
     /// Samples the percentiles came from.
     pub samples: usize,
     /// The percentile the CI target was set on.
@@ -97,7 +108,10 @@ fn row(point: usize, r: &crate::coordinator::PointResult) -> PointRow {
         run: r.run,
         target_rate: r.target_rate,
         achieved_rate: r.achieved_rate,
-        verdict: r.verdict,
+        verdict: r.answer,
+        every_request: r.verdict,
+        without_stalls: r.without_stalls.clone(),
+        asked_without_stalls: r.tail == crate::scenario::Tail::WithoutStalls,
         samples: r.samples,
         target_percentile: r.target_percentile,
         percentiles: r.percentiles.clone(),
@@ -188,22 +202,44 @@ fn points_table(points: &[PointRow]) -> String {
     let rows: Vec<Vec<String>> = points.iter().map(|r| cells(r, &columns)).collect();
     let scheduled: Vec<Option<Vec<String>>> =
         points.iter().map(|r| schedule_cells(r, &columns)).collect();
-    let layout = Padding::new(&header, &rows, &scheduled);
+    let untouched: Vec<Option<Vec<String>>> = points
+        .iter()
+        .map(|r| without_stalls_cells(r, &columns))
+        .collect();
+    let under: Vec<Option<Vec<String>>> = scheduled.iter().chain(&untouched).cloned().collect();
+    let layout = Padding::new(&header, &rows, &under);
 
     let mut out = layout.line(&header);
-    for ((row, point), scheduled) in rows.iter().zip(points).zip(&scheduled) {
+    for (((row, point), scheduled), untouched) in
+        rows.iter().zip(points).zip(&scheduled).zip(&untouched)
+    {
         out.push_str(&layout.line(row));
         if let Some(cells) = scheduled {
-            out.push_str(&layout.under(cells));
+            out.push_str(&layout.under("from schedule", cells));
         }
-        let label = match point.verdict {
+        if let (Some(cells), Some(own)) = (untouched, &point.without_stalls) {
+            let label = format!(
+                "without stalls {}, {:.1}% touched",
+                own.verdict.name(),
+                own.touched_share * 100.0
+            );
+            out.push_str(&layout.under(&label, cells));
+            out.push_str(&without_stalls_line(point, own));
+        }
+        let label = match point.every_request {
             Verdict::NotAvailable => "N/A",
             Verdict::Wide => "wide",
             _ => "doubtful",
         };
+        // Beside the tail without stalls, the point's reasons are every request's.
+        let whose = if point.without_stalls.is_some() {
+            "every request, "
+        } else {
+            ""
+        };
         for reason in &point.reasons {
             out.push_str(&format!(
-                "        {label}: {}: {}\n",
+                "        {whose}{label}: {}: {}\n",
                 reason.kind(),
                 reason.detail()
             ));
@@ -266,7 +302,7 @@ fn cells(r: &PointRow, columns: &[f64]) -> Vec<String> {
             .map_or_else(|| r.point.to_string(), |k| format!(" run {k}")),
         fmt_num(r.target_rate),
         format!("{:.1}", r.achieved_rate),
-        r.verdict.name().to_string(),
+        r.every_request.name().to_string(),
         r.samples.to_string(),
     ];
     row.extend(columns.iter().map(|&c| {
@@ -291,6 +327,45 @@ fn schedule_cells(r: &PointRow, columns: &[f64]) -> Option<Vec<String>> {
             })
             .collect()
     })
+}
+
+/// The percentile cells of the tail without stalls under a row (`None`: the point has
+/// none).
+fn without_stalls_cells(r: &PointRow, columns: &[f64]) -> Option<Vec<String>> {
+    let own = r.without_stalls.as_ref()?;
+    Some(
+        columns
+            .iter()
+            .map(|&c| {
+                own.percentiles
+                    .iter()
+                    .find(|p| same_p(p.p, c))
+                    .map_or_else(|| "-".to_string(), fmt_cell)
+            })
+            .collect(),
+    )
+}
+
+/// The line saying what the tail without stalls leaves out, how the share touched was
+/// called and why it is short, naming it when it was the tail asked for.
+fn without_stalls_line(point: &PointRow, own: &WithoutStalls) -> String {
+    let asked = if point.asked_without_stalls {
+        " (the tail asked for)"
+    } else {
+        ""
+    };
+    let mut line = format!(
+        "        without stalls{asked}: without {}",
+        text::without_stalls_scope(own)
+    );
+    if let Some(call) = text::without_stalls_call(own) {
+        line.push_str(&format!("; {call}"));
+    }
+    if let Some(why) = text::without_stalls_short(own) {
+        line.push_str(&format!("; {}: {why}", own.verdict.name()));
+    }
+    line.push('\n');
+    line
 }
 
 /// The columns' widths, wide enough for every cell above and under.
@@ -338,10 +413,10 @@ impl Padding {
         format!("{}\n", cells.join("  ").trim_end())
     }
 
-    /// The line under a row: its label right-aligned under the leading columns.
-    fn under(&self, cells: &[String]) -> String {
+    /// The line under a row: its `label` right-aligned under the leading columns.
+    fn under(&self, label: &str, cells: &[String]) -> String {
         let label_width = self.widths[..LEADING].iter().sum::<usize>() + 2 * (LEADING - 1);
-        let mut row = vec![format!("{:>label_width$}", "from schedule")];
+        let mut row = vec![format!("{label:>label_width$}")];
         row.extend(cells.iter().enumerate().map(|(j, cell)| {
             let pad = " ".repeat(self.widths[LEADING + j] - cell.chars().count());
             format!("{cell}{pad}")
