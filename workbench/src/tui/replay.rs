@@ -115,12 +115,17 @@ impl Player {
 
     /// A player for `record`, found in `dir`.
     pub fn new(record: RunRecord, dir: PathBuf, palette: Palette) -> Player {
-        let info = Scenario::from_yaml(&record.scenario, None, &[])
+        let mut info = Scenario::from_yaml(&record.scenario, None, &[])
             .map(|s| RunInfo::of(&s))
             .unwrap_or_else(|_| RunInfo {
                 name: record.name.clone(),
                 ..RunInfo::default()
             });
+        // The tail the points answered for, as the record has them (a record written
+        // before the tail without stalls was an answer knew only every request's).
+        if let Some(p) = record.points.first() {
+            info.tail = p.tail;
+        }
         Player {
             record,
             dir,

@@ -1,7 +1,7 @@
 //! What the run is, for the header: its scenario's description and the steps of its
 //! methodology, named as the method names them.
 
-use crate::scenario::{LoadPlan, Method, Scenario};
+use crate::scenario::{LoadPlan, Method, Scenario, Tail};
 
 /// The steps of the methodology, in the order the header shows them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,6 +105,8 @@ pub struct RunInfo {
     pub points: Option<usize>,
     /// The methodology: it names the steps (each check says itself whether it gates).
     pub method: Method,
+    /// The tail the CI target is for: the one the points panel shows.
+    pub tail: Tail,
 }
 
 impl RunInfo {
@@ -120,6 +122,11 @@ impl RunInfo {
                 LoadPlan::Slo(_) => None,
             },
             method: scenario.method,
+            // Replications decide a point on every request's tail.
+            tail: match scenario.replications {
+                Some(_) => Tail::WithStalls,
+                None => scenario.ci.tail,
+            },
         }
     }
 }

@@ -114,6 +114,10 @@ impl App {
                 self.ui.chart = self.ui.chart.other();
                 OverlayKey::Consumed
             }
+            Key::Char('e') => {
+                self.ui.every_request = !self.ui.every_request;
+                OverlayKey::Consumed
+            }
             Key::Char('r') => {
                 if self.history.finished.is_none() {
                     self.ui.notice = Some("the report is ready when the run has finished".into());

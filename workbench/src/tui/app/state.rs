@@ -174,6 +174,9 @@ pub(crate) struct Ui {
     pub(crate) notice: Option<String>,
     /// How much `+`/`-` change the load, as a share of it.
     pub(crate) step_share: f64,
+    /// Whether the points panel shows every request's tail rather than the one answered
+    /// for (`e` switches).
+    pub(crate) every_request: bool,
 }
 
 /// The screen's mode: one at a time, so an overlay, a prompt and a quit in progress cannot
@@ -233,6 +236,7 @@ impl App {
             },
             ui: Ui {
                 step_share: STEP_SHARE,
+                every_request: false,
                 ..Ui::default()
             },
             ..App::default()

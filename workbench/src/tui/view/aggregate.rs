@@ -15,7 +15,8 @@ use ratatui::widgets::{
 use super::super::app::{App, NarrowChart};
 use super::super::theme::Theme;
 use super::format::rate;
-use crate::coordinator::{PercentileResult, PointResult, Verdict};
+use crate::coordinator::{PercentileResult, PointResult, Verdict, WithoutStalls};
+use crate::scenario::{Method, Tail};
 use vernier_stats::Percentile;
 
 /// Wide enough for the table and both charts side by side.
@@ -106,7 +107,7 @@ fn columns_for(width: u16) -> Columns {
 /// under it.
 fn points(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
     let columns = columns_for(area.width);
-    let target = app.live.ci_percentile.to_string();
+    let target = panel_title(app);
     let mut rows = result_rows(app, theme, columns);
     if app.history.finished.is_none() {
         rows.push(live_row(app, theme, columns));
@@ -130,13 +131,14 @@ fn result_rows(app: &App, theme: Theme, columns: Columns) -> Vec<Row<'static>> {
         .flat_map(with_runs)
         .chain(app.history.runs.iter().map(|r| (run_label(r), r)))
         .map(|(label, r)| {
-            let pct = |p: f64| r.percentile_text(p);
+            let (verdict, own) = shown_tail(r, app.ui.every_request);
+            let pct = |p: f64| match own {
+                Some(own) => own.percentile(p).map_or("-".to_string(), |q| q.to_string()),
+                None => r.percentile_text(p),
+            };
             let mut cells = vec![
                 Cell::from(label),
-                Cell::from(Span::styled(
-                    verdict_mark(r.verdict),
-                    theme.verdict(r.verdict),
-                )),
+                Cell::from(Span::styled(verdict_mark(verdict), theme.verdict(verdict))),
             ];
             if columns.wide {
                 cells.push(Cell::from(pct(50.0)));
@@ -153,6 +155,42 @@ fn result_rows(app: &App, theme: Theme, columns: Columns) -> Vec<Row<'static>> {
         .collect()
 }
 
+/// The tail a point's row shows: the one it answered for (its verdict, and the tail
+/// without stalls when that was it), or every request's when `every_request` is asked.
+fn shown_tail(r: &PointResult, every_request: bool) -> (Verdict, Option<&WithoutStalls>) {
+    match &r.without_stalls {
+        Some(own) if r.answers_without_stalls() && !every_request => (r.answer, Some(own)),
+        _ => (r.verdict, None),
+    }
+}
+
+/// Whether the panel shows the tail without stalls: some point answered for it, or the
+/// scenario asks for it and no point has finished; and not switched to every request's.
+fn shows_without_stalls(app: &App) -> bool {
+    let asked = match app.history.results.first() {
+        Some(_) => app
+            .history
+            .results
+            .iter()
+            .any(|r| r.answers_without_stalls() && r.without_stalls.is_some()),
+        None => app.info.tail == Tail::WithoutStalls && app.info.method == Method::Vernier,
+    };
+    asked && !app.ui.every_request
+}
+
+/// The panel's title: the target percentile and the tail it shows, with the key that
+/// switches tails when the answer is the tail without stalls.
+fn panel_title(app: &App) -> String {
+    let p = app.live.ci_percentile;
+    if shows_without_stalls(app) {
+        format!("{p} without stalls (e)")
+    } else if app.ui.every_request {
+        format!("{p} every request (e)")
+    } else {
+        format!("{p} with its CI")
+    }
+}
+
 /// The row of the point still going: its load, and the live estimates of the median and
 /// the target percentile.
 fn live_row(app: &App, theme: Theme, columns: Columns) -> Row<'static> {
@@ -161,7 +199,14 @@ fn live_row(app: &App, theme: Theme, columns: Columns) -> Row<'static> {
         .ccdf
         .iter()
         .find(|(_, share)| (share - app.live.ci_percentile.tail()).abs() < 1e-12)
-        .map_or("-".to_string(), |(us, _)| format!("≈{us:.1} (live)"));
+        .map_or("-".to_string(), |(us, _)| {
+            // The live estimate is of every request's kept samples.
+            if shows_without_stalls(app) {
+                format!("≈{us:.1} (live, all)")
+            } else {
+                format!("≈{us:.1} (live)")
+            }
+        });
     let median = app
         .live
         .ccdf
@@ -187,23 +232,25 @@ fn points_table<'a>(rows: Vec<Row<'a>>, columns: Columns, target: &str, theme: T
         Constraint::Length(VERDICT_COLUMN),
     ];
     let mut head = vec!["load/s".to_string(), "verdict".to_string()];
+    let p = target.split(' ').next().unwrap_or(target);
     if columns.wide {
         widths.push(Constraint::Length(P50_COLUMN));
         head.push("p50 µs [CI]".into());
     }
     widths.push(Constraint::Min(TARGET_COLUMN));
-    head.push(format!("{target} µs [CI]"));
+    head.push(format!("{p} µs [CI]"));
     if columns.from_schedule {
-        // Latency from the scheduled departure: what an open-loop user waited.
+        // Latency from the scheduled departure: what an open-loop user waited (every
+        // request's).
         widths.push(Constraint::Length(SCHEDULE_COLUMN));
-        head.push(format!("{target} sched"));
+        head.push(format!("{p} sched"));
     }
     Table::new(rows, widths)
         .header(Row::new(head).style(theme.title()))
         .block(
             Block::default()
                 .borders(Borders::TOP)
-                .title(format!(" points: {target} with its CI ")),
+                .title(format!(" points: {target} ")),
         )
 }
 

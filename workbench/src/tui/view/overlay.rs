@@ -10,7 +10,7 @@ use super::super::app::App;
 use super::super::theme::Theme;
 
 /// The keys, live and in replay.
-const LIVE: [(&str, &str); 12] = [
+const LIVE: [(&str, &str); 13] = [
     ("p", "pause / resume the load (resuming warms up again)"),
     ("+ / -", "raise / lower the load by a step (warms up again)"),
     ("l", "type a new load: 20000 or 20k, Enter"),
@@ -20,6 +20,10 @@ const LIVE: [(&str, &str); 12] = [
         "continue past the limits: the time the CI's last look says it needs (or another allowance), more tries",
     ),
     ("g", "switch the chart (CCDF / latency vs load) when narrow"),
+    (
+        "e",
+        "points: every request's tail / the tail answered for (without stalls)",
+    ),
     ("r", "the report of the finished run (plots, table)"),
     (
         "b",
@@ -33,11 +37,12 @@ const LIVE: [(&str, &str); 12] = [
         "every command is echoed in the log and recorded in run.json",
     ),
 ];
-const REPLAY: [(&str, &str); 7] = [
+const REPLAY: [(&str, &str); 8] = [
     ("space", "play / pause"),
     ("← / →", "back / forward 5 s of the record"),
     ("[ / ]", "half / double the speed"),
     ("g", "switch the chart when narrow"),
+    ("e", "points: every request's tail / the tail answered for"),
     ("r", "the run's report"),
     ("b", "the points' latency budgets"),
     ("q", "leave"),

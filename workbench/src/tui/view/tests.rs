@@ -67,7 +67,10 @@ fn mid_run_at_80x24_shows_steps_agents_points_ccdf_and_decisions() {
     assert!(text.contains("measure"), "{text}");
     assert!(text.contains("✓ A²"), "{text}");
     assert!(text.contains("latency CCDF"), "{text}");
-    assert!(text.contains("(live)"), "{text}");
+    // Its scenario asks for the tail without stalls, whose live estimate is every
+    // request's: the panel names the tail and says so.
+    assert!(text.contains("points: p99 without stalls (e)"), "{text}");
+    assert!(text.contains("(live, all)"), "{text}");
     // The fixture's inter-arrival test is only reported (its scenario's method is
     // vernier's): its failure is marked as said, not as failed.
     assert!(text.contains("· interarrival (reported) agent 0"), "{text}");
@@ -173,22 +176,19 @@ fn an_accepted_point_is_not_called_certified() {
     assert!(!text.contains("every check passed"), "{text}");
 }
 
-#[test]
-fn a_point_with_its_tail_without_stalls_shows_both_and_the_share_touched() {
+/// A tail without stalls converged at p99 431.5 [402.0, 466.0] µs, 12.4% touched.
+fn untouched_p99() -> crate::coordinator::WithoutStalls {
     use crate::coordinator::{PercentileResult, Probed, Verdict, WithoutStalls};
-    let mut app = finished(Palette::Plain);
-    app.history.results.truncate(1);
-    let p99 = PercentileResult {
-        p: 99.0,
-        value: 431.5,
-        ci_low: Some(402.0),
-        ci_high: Some(466.0),
-        dependence: None,
-    };
-    app.history.results[0].without_stalls = Some(WithoutStalls {
+    WithoutStalls {
         verdict: Verdict::Converged,
         short: None,
-        percentiles: vec![p99],
+        percentiles: vec![PercentileResult {
+            p: 99.0,
+            value: 431.5,
+            ci_low: Some(402.0),
+            ci_high: Some(466.0),
+            dependence: None,
+        }],
         ci_width_us: Some(64.0),
         touched_share: 0.124,
         touched_by_agent: vec![0.124],
@@ -197,7 +197,14 @@ fn a_point_with_its_tail_without_stalls_shows_both_and_the_share_touched() {
         probed: Probed::ClientAndTarget,
         touched_call: None,
         more_time: None,
-    });
+    }
+}
+
+#[test]
+fn a_point_with_its_tail_without_stalls_shows_both_and_the_share_touched() {
+    let mut app = finished(Palette::Plain);
+    app.history.results.truncate(1);
+    app.history.results[0].without_stalls = Some(untouched_p99());
     let text = screen(&app, 160, 48);
     // Under every request's row, the tail without stalls: its verdict, samples, p99 and CI.
     let without = (text.lines())
@@ -213,6 +220,54 @@ fn a_point_with_its_tail_without_stalls_shows_both_and_the_share_touched() {
             "2000 req/s without stalls: 12.4% of requests touched by a stall (agent 0 12.4%)"
         ),
         "{text}"
+    );
+}
+
+/// A point that answered for the tail without stalls is shown in the points panel by that
+/// tail (its verdict and p99), the panel saying so; `e` shows every request's instead.
+#[test]
+fn the_points_panel_shows_the_tail_answered_for_and_e_switches_to_every_request_s() {
+    use crate::coordinator::Verdict;
+    use crate::scenario::Tail;
+    // 22 s in: the first point is done, the second measuring.
+    let mut app = live_at(22.0, Palette::Plain);
+    let point = &mut app.history.results[0];
+    point.tail = Tail::WithoutStalls;
+    point.without_stalls = Some(untouched_p99());
+    point.settle_answer();
+    assert_ne!(
+        point.verdict,
+        Verdict::Converged,
+        "the fixture's every-request tail"
+    );
+    let panel = |app: &App| {
+        let text = screen(app, 100, 30);
+        let start = text.find(" points: ").unwrap_or_else(|| panic!("{text}"));
+        // The panel's title and its first row.
+        text[start..]
+            .lines()
+            .take(3)
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    let shown = panel(&app);
+    assert!(
+        shown[0].contains("points: p99 without stalls (e)"),
+        "{shown:?}"
+    );
+    assert!(
+        shown[2].contains("✓ conv") && shown[2].contains("431.5"),
+        "{shown:?}"
+    );
+    app.update(AppEvent::Key(Key::Char('e')));
+    let every = panel(&app);
+    assert!(
+        every[0].contains("points: p99 every request (e)"),
+        "{every:?}"
+    );
+    assert!(
+        !every[2].contains("431.5") && !every[2].contains("✓ conv"),
+        "{every:?}"
     );
 }
 
