@@ -71,6 +71,18 @@ pub enum Stretches {
     Joined,
 }
 
+impl Stretches {
+    /// Where a client's stretches come from: every request at hand unless the point was
+    /// `thinned`; thinned, carried by one worker's requests or joined across `workers`.
+    pub fn of(thinned: bool, workers: usize) -> Stretches {
+        match (thinned, workers) {
+            (false, _) => Stretches::Swept,
+            (true, 0 | 1) => Stretches::Carried,
+            (true, _) => Stretches::Joined,
+        }
+    }
+}
+
 /// One client's kept `requests` (any order; a share of all it sent, each carrying its
 /// stretch) marked by the `stalls` its cores met and by the kept requests' own sends
 /// more than `late_ns` after their schedule (the client passes those it did not keep among

@@ -318,12 +318,13 @@ fn without(
     }
     // With each one's busy stretch, the rows are a thinned point's kept requests; from
     // several workers, their stretches joined.
-    let several = workers.is_some_and(|w| w.iter().any(|&x| x != w[0]));
-    let stretches = match (busy.is_some(), several) {
-        (false, _) => Stretches::Swept,
-        (true, false) => Stretches::Carried,
-        (true, true) => Stretches::Joined,
-    };
+    let workers = workers.map_or(1, |w| {
+        let mut ids: Vec<u64> = w.iter().map(|x| x.to_bits()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids.len()
+    });
+    let stretches = Stretches::of(busy.is_some(), workers);
     let marks = (STALL_THRESHOLD_NS, stretches);
     Ok(without_stalls_requests(
         &mut kept,

@@ -591,22 +591,8 @@ fn without_stalls_rows(s: &mut String, point: &PointResult, own: &WithoutStalls,
         s.push_str(&format!(" {cell:>26}"));
     }
     s.push('\n');
-    let asked = if point.tail == Tail::WithoutStalls {
-        " (the tail asked for)"
-    } else {
-        ""
-    };
-    s.push_str(&format!(
-        "    without stalls{asked}: without {}",
-        text::without_stalls_scope(own)
-    ));
-    if let Some(call) = text::without_stalls_call(own) {
-        s.push_str(&format!("; {call}"));
-    }
-    match text::without_stalls_short(own) {
-        Some(why) => s.push_str(&format!("; {}: {why}\n", own.verdict.name())),
-        None => s.push('\n'),
-    }
+    let asked = point.tail == Tail::WithoutStalls;
+    s.push_str(&format!("    {}\n", text::without_stalls_line(own, asked)));
     let host: Vec<String> = (point.host_parts().iter())
         .map(|(p, us)| format!("p{p} {us:+.1} µs"))
         .collect();

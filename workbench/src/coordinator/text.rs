@@ -174,6 +174,12 @@ pub fn without_stalls_short(tail: &WithoutStalls) -> Option<String> {
     })
 }
 
+/// The tail without stalls in a line under a table's row of it, naming it when it was
+/// the tail `asked` for.
+pub fn without_stalls_line(tail: &WithoutStalls, asked: bool) -> String {
+    without_stalls::line(tail, asked, without_stalls_short(tail))
+}
+
 /// Why the tail without stalls did not converge, in words: its reason's sentence.
 fn without_stalls_why(tail: &WithoutStalls) -> Option<String> {
     tail.short.as_ref().map(why)

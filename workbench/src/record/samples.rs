@@ -88,12 +88,8 @@ pub struct PointRequests {
 impl PointRequests {
     /// Where agent `agent`'s stretches come from, its point `thinned` or not.
     pub fn stretches_of(&self, agent: u32, thinned: bool) -> vernier_stats::Stretches {
-        use vernier_stats::Stretches;
-        match (thinned, self.workers.get(&agent).copied().unwrap_or(1)) {
-            (false, _) => Stretches::Swept,
-            (true, 0 | 1) => Stretches::Carried,
-            (true, _) => Stretches::Joined,
-        }
+        let workers = self.workers.get(&agent).copied().unwrap_or(1);
+        vernier_stats::Stretches::of(thinned, workers)
     }
 }
 

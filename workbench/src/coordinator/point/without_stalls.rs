@@ -84,11 +84,7 @@ impl Point {
         let stalls = self.agent_stalls(i);
         let thinned = self.rounds.sampling < 1.0;
         let tally = self.stage.tallies_mut().get_mut(i)?;
-        let stretches = match (thinned, tally.workers.len()) {
-            (false, _) => Stretches::Swept,
-            (true, 0 | 1) => Stretches::Carried,
-            (true, _) => Stretches::Joined,
-        };
+        let stretches = Stretches::of(thinned, tally.workers.len());
         tally.samples.sort_by_key(|s| s.departure_ns);
         let mut kept: Vec<Kept> = tally.samples.iter().map(kept_of).collect();
         untouched_requests(&mut kept, stalls, STALL_THRESHOLD_NS, stretches).ok()

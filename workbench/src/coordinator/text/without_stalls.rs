@@ -66,6 +66,24 @@ pub fn without_stalls_call(tail: &WithoutStalls) -> Option<String> {
     ))
 }
 
+/// The tail without stalls in a line, after a table's row of it: whose stalls it leaves
+/// out, how the share touched was called, and, with `short` (why it is short of an
+/// answer), its verdict; naming it when it was the tail `asked` for.
+pub(super) fn line(tail: &WithoutStalls, asked: bool, short: Option<String>) -> String {
+    let asked = if asked { " (the tail asked for)" } else { "" };
+    let mut line = format!(
+        "without stalls{asked}: without {}",
+        without_stalls_scope(tail)
+    );
+    if let Some(call) = without_stalls_call(tail) {
+        line.push_str(&format!("; {call}"));
+    }
+    if let Some(why) = short {
+        line.push_str(&format!("; {}: {why}", tail.verdict.name()));
+    }
+    line
+}
+
 /// Whose stalls the tail without stalls leaves out, in words.
 pub fn without_stalls_scope(tail: &WithoutStalls) -> &'static str {
     match tail.probed {

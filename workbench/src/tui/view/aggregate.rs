@@ -167,13 +167,11 @@ fn shown_tail(r: &PointResult, every_request: bool) -> (Verdict, Option<&Without
 /// Whether the panel shows the tail without stalls: some point answered for it, or the
 /// scenario asks for it and no point has finished; and not switched to every request's.
 fn shows_without_stalls(app: &App) -> bool {
-    let asked = match app.history.results.first() {
-        Some(_) => app
-            .history
-            .results
-            .iter()
-            .any(|r| r.answers_without_stalls() && r.without_stalls.is_some()),
-        None => app.info.tail == Tail::WithoutStalls && app.info.method == Method::Vernier,
+    let results = &app.history.results;
+    let asked = if results.is_empty() {
+        app.info.tail == Tail::WithoutStalls && app.info.method == Method::Vernier
+    } else {
+        (results.iter()).any(|r| r.answers_without_stalls() && r.without_stalls.is_some())
     };
     asked && !app.ui.every_request
 }
