@@ -120,6 +120,7 @@ fn result(
         replication: None,
         without_stalls: None,
         drift: None,
+        earned: None,
         tail: vernier_workbench::scenario::Tail::WithStalls,
     };
     // Measured on loopback against exp:50us; no probe ran, so the host is unknown.

@@ -34,6 +34,7 @@ mod options;
 mod pingpong;
 mod sources;
 mod spread;
+mod wakeup;
 
 use serde::Serialize;
 
@@ -60,6 +61,9 @@ pub struct Calibration {
     pub timestamp_sources: TimestampSources,
     /// The gaps between consecutive clock reads on each core, in µs.
     pub host_jitter_us: Vec<CoreJitter>,
+    /// How late a sleeping thread woke on each core (the agent's stall probe, for as long
+    /// as the spin ran).
+    pub wake_up: Vec<crate::probe::StallReport>,
     /// How idle cores wait (the cpuidle driver, and a KVM guest's halt polling).
     pub idle: crate::sys::IdleState,
     /// The figures above in the layout of "Where has my time gone?" (Zilberman et al.),
@@ -177,7 +181,14 @@ pub fn run(options: &CalibrateOptions) -> Result<Calibration, CalibrateError> {
             limit: None,
         },
     )?;
-    let host_jitter_us = jitter::measure(&cpus, options.jitter)?;
+    // Every core this process may use, unless told which: a verdict names the fit ones.
+    let cores = if options.cpus.is_empty() {
+        available_cpus()
+    } else {
+        cpus.clone()
+    };
+    let host_jitter_us = jitter::measure(&cores, options.jitter)?;
+    let wake_up = wakeup::measure(&cores, options.jitter)?;
     if !timestamp_sources.kernel_on_loopback.works() {
         notes.push(
             "kernel software timestamps did not work on loopback: only --timestamps user \
@@ -202,6 +213,7 @@ pub fn run(options: &CalibrateOptions) -> Result<Calibration, CalibrateError> {
         loopback_rtt_us,
         timestamp_sources,
         host_jitter_us,
+        wake_up,
         idle,
         notes,
     })

@@ -48,9 +48,9 @@ pub use figure::Figure;
 pub use input::{Input, UserCommand};
 pub use reason::{Reason, ReasonKind, Why};
 pub use result::{
-    AcrossMethod, AcrossRuns, AgentResult, CalledBy, CiDependence, DriftSeen, InterarrivalResult,
-    PercentileResult, PointResult, Probed, Replication, SchedulePercentile, Spread, TouchedCall,
-    TouchedSide, Verdict, WithoutStalls,
+    AcrossMethod, AcrossRuns, AgentResult, CalledBy, CiDependence, DriftSeen, EarlierLook,
+    InterarrivalResult, PercentileResult, PointResult, Probed, Replication, SchedulePercentile,
+    Spread, TouchedCall, TouchedSide, Verdict, WithoutStalls,
 };
 
 use crate::scenario::{LoadPlan, OnAgentLoss, Replications, SloSearch};

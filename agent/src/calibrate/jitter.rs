@@ -14,6 +14,10 @@ use crate::sys::pin_current_thread;
 /// the latencies vernier measures.
 const GAP_THRESHOLD_NS: u64 = 10_000;
 
+/// A gap longer than this is a stall at the scale of a whole request and its queue: what
+/// the agent's probes count as time not ours (`NOT_OURS_NS`).
+const LONG_GAP_NS: u64 = 100_000;
+
 /// Clock reads between two checks of the deadline.
 const READS_PER_CHECK: u32 = 1_024;
 
@@ -30,6 +34,9 @@ pub struct CoreJitter {
     pub gaps_over_10us: u64,
     /// Their total, in µs: the time the thread lost to them.
     pub lost_over_10us: f64,
+    /// How many gaps exceeded 100 µs.
+    #[serde(default)]
+    pub gaps_over_100us: u64,
     /// Clock reads (gaps) in the spin.
     pub reads: u64,
     /// How long the spin ran, in seconds.
@@ -63,6 +70,7 @@ fn spin_on(cpu: usize, spin: Duration) -> Result<CoreJitter, CalibrateError> {
     let mut stalls = gaps.clone();
     let spin_ns = u64::try_from(spin.as_nanos()).unwrap_or(u64::MAX);
     let (mut over, mut lost, mut reads, mut max) = (0u64, 0u64, 0u64, 0u64);
+    let mut long = 0u64;
     let start = clock.raw();
     let mut prev = start;
     loop {
@@ -75,6 +83,7 @@ fn spin_on(cpu: usize, spin: Duration) -> Result<CoreJitter, CalibrateError> {
             if gap > GAP_THRESHOLD_NS {
                 over += 1;
                 lost += gap;
+                long += u64::from(gap > LONG_GAP_NS);
                 stalls.saturating_record(gap);
             }
         }
@@ -87,6 +96,7 @@ fn spin_on(cpu: usize, spin: Duration) -> Result<CoreJitter, CalibrateError> {
                 p9999: us(gaps.value_at_quantile(0.9999)),
                 gaps_over_10us: over,
                 lost_over_10us: us(lost),
+                gaps_over_100us: long,
                 reads,
                 seconds: elapsed as f64 / 1e9,
                 // The histogram's values are its buckets' highest (3 digits): never past

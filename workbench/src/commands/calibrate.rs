@@ -1,11 +1,17 @@
-//! `vernier calibrate`: this host's floor (clock read cost, busy-polling loopback RTT,
-//! timestamp sources, per-core jitter) as JSON, in a few seconds.
+//! `vernier calibrate`: can this host measure microsecond tails, on which cores, and what
+//! to change. Its floor (clock read cost, busy-polling loopback RTT, timestamp sources,
+//! each core's gaps and a sleeping thread's wake-ups) and a verdict ([`verdict`]), as a
+//! table for people or as JSON, in a few seconds.
+
+mod text;
+pub mod verdict;
 
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::Args;
-use vernier_agent::calibrate::{CalibrateError, CalibrateOptions, run as calibrate};
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+use vernier_agent::calibrate::{CalibrateError, CalibrateOptions, Calibration, run as calibrate};
 
 use super::stdout::{Json, print_json};
 use crate::error::Error;
@@ -14,8 +20,8 @@ use crate::error::Error;
 #[derive(Debug, Args)]
 pub struct CalibrateArgs {
     /// Cores, comma-separated: the ping-pong client runs on the first and its server on
-    /// the second; the jitter spin runs on each [default: the first two this process may
-    /// use].
+    /// the second; the spin and the wake-up probe run on each [default: the ping-pong on
+    /// the first two this process may use, the spin and the probe on every one].
     #[arg(long, value_delimiter = ',')]
     pub cpus: Vec<usize>,
     /// Round trips of the ping-pong, after 1,000 of warm-up.
@@ -30,6 +36,10 @@ pub struct CalibrateArgs {
     /// Report only this interface's timestamping (repeatable) [default: every interface].
     #[arg(long)]
     pub interface: Vec<String>,
+    /// How to print: a table and a verdict for people, or one JSON object (the figures,
+    /// with the verdict and the advice under `verdict`).
+    #[arg(long, value_enum, default_value_t = CalibrationOutput::Text)]
+    pub output: CalibrationOutput,
     /// Indent the JSON.
     #[arg(long)]
     pub pretty: bool,
@@ -39,8 +49,26 @@ pub struct CalibrateArgs {
     pub table: bool,
 }
 
-/// Measures, then prints one JSON object; nothing reaches stdout unless all of it
-/// succeeded.
+/// How `vernier calibrate` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CalibrationOutput {
+    /// Each core's figures, the host's, a verdict and what to do.
+    Text,
+    /// One JSON object.
+    Json,
+}
+
+/// The JSON `vernier calibrate --output json` prints: the figures, and the verdict.
+#[derive(Debug, Serialize)]
+pub struct CalibrationReport<'a> {
+    /// The figures.
+    #[serde(flatten)]
+    pub calibration: &'a Calibration,
+    /// The verdict and the advice.
+    pub verdict: &'a verdict::HostVerdict,
+}
+
+/// Measures, then prints; nothing reaches stdout unless all of it succeeded.
 pub fn run(args: CalibrateArgs) -> Result<ExitCode, Error> {
     let options = CalibrateOptions {
         cpus: args.cpus,
@@ -57,13 +85,20 @@ pub fn run(args: CalibrateArgs) -> Result<ExitCode, Error> {
         },
         other => Error::Failed(format!("calibrate: {other}")),
     })?;
+    let verdict = verdict::judge(&calibration);
     if args.table {
         print!("{}", table(&calibration.contributors));
         for note in &calibration.notes {
             println!("note: {note}");
         }
+    } else if args.output == CalibrationOutput::Json || args.pretty {
+        let report = CalibrationReport {
+            calibration: &calibration,
+            verdict: &verdict,
+        };
+        print_json(&report, Json::pretty_if(args.pretty))?;
     } else {
-        print_json(&calibration, Json::pretty_if(args.pretty))?;
+        print!("{}", text::text(&calibration, &verdict));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -90,34 +125,4 @@ fn table(rows: &[vernier_agent::calibrate::Contributor]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use vernier_agent::calibrate::{Contributor, Spread};
-
-    #[test]
-    fn the_table_has_a_row_per_contributor() {
-        let rows = [
-            Contributor {
-                contributor: "clock read (user-space timestamp)".into(),
-                how: "each value the mean of 1,000 reads".into(),
-                unit: "ns",
-                spread: Spread::of_sorted(&[20.5, 21.0, 30.25]),
-            },
-            Contributor {
-                contributor: "host interference on CPU 1".into(),
-                how: "gaps over 10 µs".into(),
-                unit: "µs",
-                spread: Spread::default(),
-            },
-        ];
-        let text = table(&rows);
-        let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), 5, "{text}");
-        assert!(lines[0].starts_with("contributor") && lines[0].ends_with("count"));
-        assert!(
-            lines[1].contains("20.500") && lines[1].contains("30.250") && lines[1].ends_with(" 3"),
-            "{text}"
-        );
-        assert!(lines[3].ends_with("none seen"), "{text}");
-    }
-}
+mod tests;

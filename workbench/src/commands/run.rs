@@ -543,6 +543,9 @@ pub(crate) fn table(outcome: &SessionResult) -> String {
         if let Some(line) = point.drift.as_ref().and_then(text::drift) {
             s.push_str(&format!("    {line}\n"));
         }
+        if let Some(earlier) = &point.earned {
+            s.push_str(&format!("    {}\n", text::earned(earlier)));
+        }
         // Beside the tail without stalls, the point's reasons are every request's.
         let whose = if point.without_stalls.is_some() {
             "every request, "
@@ -601,6 +604,9 @@ fn without_stalls_rows(s: &mut String, point: &PointResult, own: &WithoutStalls,
             "    the host's part (every request less without stalls): {}\n",
             host.join(", ")
         ));
+    }
+    if let Some(words) = text::host_fit(own.touched_share) {
+        s.push_str(&format!("    {words}\n"));
     }
 }
 

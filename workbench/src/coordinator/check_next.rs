@@ -188,6 +188,14 @@ pub enum Ending {
     NoRoom,
     /// This was the limit's look: its CI is the answer.
     Limit,
+    /// This look, after which none comes, has no valid CI: the answer is the CI look
+    /// `look` earned on `samples` samples, the last that had one.
+    Earlier {
+        /// That look's number (from 1).
+        look: u32,
+        /// The samples its CI rests on.
+        samples: usize,
+    },
     /// Every request's latency drifts at this look and the one before: the CI no longer
     /// shrinks as 1/√n, and no time would narrow it as that predicts.
     Drifts,

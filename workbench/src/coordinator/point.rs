@@ -31,6 +31,7 @@ mod agreement;
 mod asked;
 mod confidence;
 pub(crate) mod departures;
+mod earned;
 mod estimate;
 mod heavy;
 mod independence;

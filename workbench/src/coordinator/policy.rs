@@ -607,6 +607,39 @@ pub(crate) fn departures_hold(on_schedule_share: f64, agrees: bool) -> bool {
     enough_on_schedule(on_schedule_share) && agrees
 }
 
+// ---- a host fit for microsecond tails (`vernier calibrate`'s verdict) ----
+
+/// A core is fit for every request's tail at a scale when its gaps touch at most this
+/// share of requests that long: fewer than the 1 in 100 a p99 holds, so that the p99 is
+/// the service's and not the host's stalls'.
+pub(crate) const FIT_TOUCHED_SHARE: f64 = 0.01;
+
+/// The share of requests `scale_us` long that a core's gaps over 10 µs touch: a request
+/// meets one when a gap begins while it is in flight (`gaps_per_s` a second) or when it
+/// begins inside one (`lost_share`, the time the core was gone).
+pub(crate) fn touched_at_scale(gaps_per_s: f64, lost_share: f64, scale_us: f64) -> f64 {
+    (gaps_per_s * scale_us / 1e6 + lost_share).clamp(0.0, 1.0)
+}
+
+/// Whether a core whose gaps touch `touched` of the requests is fit for every request's
+/// tail ([`FIT_TOUCHED_SHARE`]).
+pub(crate) fn fit_for_every_request(touched: f64) -> bool {
+    touched <= FIT_TOUCHED_SHARE
+}
+
+/// Whether it is fit for the tail without stalls at least: stalls touch no more than that
+/// tail is judged at ([`MAX_TOUCHED_SHARE`]).
+pub(crate) fn fit_without_stalls(touched: f64) -> bool {
+    touched <= MAX_TOUCHED_SHARE
+}
+
+/// Whether a sleeping thread's wake-ups on a core came over 1 ms late at all: the core was
+/// taken away (a hypervisor's doing, on a virtual machine), which a worker that sleeps
+/// between departures meets.
+pub(crate) fn woken_over_1ms(stalls_over_1ms: u64) -> bool {
+    stalls_over_1ms > 0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -657,7 +657,11 @@ pub(crate) fn contradictions(reason: &Reason) -> Vec<String> {
         }
     };
     let mut wide = |w: &Wide| {
-        need(w.samples, w.samples_needed, w.variance_inflation.is_some());
+        need(
+            w.samples,
+            w.samples_needed,
+            w.variance_inflation.is_some() && !w.drifts,
+        );
         w.ci_width_us <= w.target_us
     };
     let contradicted = match &reason.why {

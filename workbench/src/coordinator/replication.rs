@@ -233,6 +233,7 @@ pub fn summary(
         // Each run's own is in its result.
         without_stalls: None,
         drift: None,
+        earned: None,
         // Replications decide on the runs' estimates of every request's tail.
         tail: crate::scenario::Tail::WithStalls,
         replication: Some(Box::new(Replication {

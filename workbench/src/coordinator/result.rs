@@ -247,6 +247,12 @@ pub struct PointResult {
     /// Absent in records that predate it, and when the round held too few samples.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drift: Option<DriftSeen>,
+    /// When the look that ended the point had no valid CI (the limit's, or one that found
+    /// no time left for the samples a CI needs), the last look that had one: the CI the
+    /// run earned, which is the answer when it holds the ending look's estimate
+    /// ([`EarlierLook::answers`]). Absent when the ending look had a CI, or none had.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub earned: Option<EarlierLook>,
     /// Which tail the CI target was for: what stopped the point and what its answer
     /// ([`PointResult::answer`], the exit code) follows. Records that predate it knew only
     /// the tail with stalls.
@@ -551,6 +557,34 @@ pub struct DriftSeen {
     pub high_at_s: f64,
 }
 
+/// The last look with a valid CI of the tail asked, when the look that ended the point had
+/// none ([`PointResult::earned`]).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct EarlierLook {
+    /// The look's number (from 1).
+    pub look: u32,
+    /// When it looked, seconds into the measuring round.
+    pub at_s: f64,
+    /// The samples its CI rests on (of the tail asked: the untouched ones, for the tail
+    /// without stalls).
+    pub samples: usize,
+    /// Its estimate, µs.
+    pub value_us: f64,
+    /// Its CI's lower bound, µs.
+    pub low_us: f64,
+    /// Its CI's upper bound, µs.
+    pub high_us: f64,
+    /// The ending look's samples, on which no valid CI existed.
+    pub ending_samples: usize,
+    /// The ending look's estimate, µs.
+    pub ending_value_us: f64,
+    /// Whether this CI is the answer: it holds the ending look's estimate. When it does
+    /// not, the latency moved out of it over the run, it is not the run's CI, and the
+    /// point is N/A (the coverage harness: such answers held the run's percentile in none
+    /// of the drifting runs, docs/RESULTS.md).
+    pub answers: bool,
+}
+
 /// Whose cores the probes watched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -605,6 +639,7 @@ impl PointResult {
             replication: None,
             without_stalls: None,
             drift: None,
+            earned: None,
             tail: Tail::WithStalls,
         }
     }

@@ -22,9 +22,11 @@ use super::result::WithoutStalls;
 
 pub mod check;
 mod ci;
+mod over_run;
 mod without_stalls;
 
 use ci::{narrow, wide, wide_beyond, wide_found, wide_heavy};
+pub use over_run::{drift, earned, host_fit};
 use without_stalls::{no_probe, thinned, touched, unsettled, untouched_few, untouched_wide};
 pub use without_stalls::{without_stalls_call, without_stalls_scope};
 
@@ -667,26 +669,5 @@ pub fn late_cause(f: &DepartureFinding) -> String {
         LateCause::UnseenStalls => format!(
             "stalls of the client's host: most requests leave on time (lag p50 {p50:.1} µs) but some wait for the core (p99 {p99:.1} µs, max {max:.1} µs); pin the agent to a quiet core"
         ),
-    }
-}
-
-/// `the p99 drifts: 38.0 µs (at 12 s) to 46.7 µs (at 41 s) over 10.0 s windows; its CI no
-/// longer shrinks as 1/√n (variance inflation ×4.1 over eightfold batches)`, or the
-/// windows' range alone when it does not drift; `None` with a single window.
-pub fn drift(d: &super::DriftSeen) -> Option<String> {
-    let range = format!(
-        "{:.1} µs (at {:.0} s) to {:.1} µs (at {:.0} s) over {:.1} s windows",
-        d.low_us, d.low_at_s, d.high_us, d.high_at_s, d.window_s
-    );
-    if d.drifting {
-        Some(format!(
-            "the {} drifts: {range}; its CI no longer shrinks as 1/√n (variance inflation ×{:.1} over eightfold batches), so no time would narrow it as predicted",
-            d.p,
-            d.growth.unwrap_or(f64::NAN)
-        ))
-    } else if d.low_at_s != d.high_at_s {
-        Some(format!("the {} over the run: {range}", d.p))
-    } else {
-        None
     }
 }

@@ -202,6 +202,10 @@ pub(super) fn verdict_line(r: &PointResult) -> String {
     {
         line.push_str(&format!("\n             {words}"));
     }
+    if let Some(earlier) = &r.earned {
+        let words = crate::coordinator::text::earned(earlier);
+        line.push_str(&format!("\n             {words}"));
+    }
     for reason in &r.reasons {
         line.push_str(&format!(
             "\n             {}: {}",
@@ -218,6 +222,11 @@ pub(super) fn verdict_line(r: &PointResult) -> String {
     }
     for host in &r.host {
         line.push_str(&format!("\n             host ({}): {host}", host.name()));
+    }
+    if let Some(words) = (r.without_stalls.as_ref())
+        .and_then(|w| crate::coordinator::text::host_fit(w.touched_share))
+    {
+        line.push_str(&format!("\n             {words}"));
     }
     line
 }

@@ -131,6 +131,7 @@ impl Point {
         without_stalls: bool,
         out: &mut Decision,
     ) {
+        self.keep_earned(at, &this, combined, without_stalls);
         let (n, step, at_limit, target_us) = (this.n, this.step, this.at_limit, this.target_us);
         let width = combined.width();
         // A look the clock chose (the limit's) stops as narrow as asked: it needs no
@@ -217,7 +218,7 @@ impl Point {
     /// otherwise. Stopped on it, its estimate is `whole_us`; stopped on the tail without
     /// stalls (`None`), every request's tail is judged on what the point holds now (its
     /// CI as narrow as asked, or why not).
-    fn stopped(
+    pub(super) fn stopped(
         &mut self,
         at: Duration,
         snapshot: &Snapshot,
@@ -391,6 +392,11 @@ impl Point {
         } else {
             self.plan(at, look)
         };
+        // No look after this one: an earlier look's valid CI is the answer, if one had it.
+        let ends = look.at_limit || Self::ending(&next, 0).is_some();
+        if ends && self.answer_earned(at, look, need, out) {
+            return;
+        }
         let too_few = self.too_few_figures(p, n, need);
         self.check(
             at,
@@ -564,6 +570,7 @@ impl Point {
             heaviness_inside: None,
             inside: None,
             stalls: None,
+            drifts: look.drifts,
         };
         // Heavy at the percentile alone is a few percent of requests set apart from the
         // rest (by the host, or by the server's own periodic work), not a heavy-tailed

@@ -327,6 +327,11 @@ pub(super) struct RoundLooks {
     pub(super) answered: bool,
     /// The samples and the variance inflation of the last look that had a CI.
     pub(super) last_ci: Option<(usize, f64)>,
+    /// The last look whose CI was valid (and the agents agreed): the answer when a later
+    /// look ends the point without one ([`Earned`]).
+    pub(super) earned: Option<Earned>,
+    /// When the point ended on a look without a CI after `earned`: that look's figures.
+    pub(super) ended_without_ci: Option<EndedWithoutCi>,
     /// Whether the last look found every request's latency drifting
     /// ([`crate::coordinator::DriftSeen`]): a second look in a row that does ends the
     /// point.
@@ -358,6 +363,39 @@ pub(super) struct Looks {
     /// When the share touched was last read (at a look or between looks): the next
     /// reading is timed from it, in this round or the next.
     pub(super) touched_at: Duration,
+}
+
+/// A look's valid CI of the tail asked, kept until a later look has one: the CI the run
+/// earned. A look the clock chose (the limit's) or one that finds no time left for the
+/// samples a CI needs may have none, when the batches its dependence asks for outgrow
+/// the samples (a latency that drifts over the run): the point then answers with this.
+#[derive(Debug, Clone)]
+pub(super) struct Earned {
+    /// The look's number (from 1).
+    pub(super) look: u32,
+    /// When it looked, into the measuring round.
+    pub(super) at: Duration,
+    /// The samples its CI rests on (those the look counted).
+    pub(super) n: usize,
+    /// Whether it was the tail without stalls' look.
+    pub(super) without_stalls: bool,
+    /// The estimate, µs.
+    pub(super) value: f64,
+    /// Its CI.
+    pub(super) ci: vernier_stats::DependentCi,
+    /// The width asked at that estimate, µs.
+    pub(super) target_us: f64,
+}
+
+/// A look without a CI that ended the point after an earlier one earned a CI.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct EndedWithoutCi {
+    /// Its samples (those it counted).
+    pub(super) samples: usize,
+    /// Its estimate, µs.
+    pub(super) value: f64,
+    /// Whether the earned CI holds that estimate, and so is the answer.
+    pub(super) answered: bool,
 }
 
 /// A look that planned the stop beyond the samples the time left allows.

@@ -275,10 +275,18 @@ impl Point {
         } else {
             Vec::new()
         };
-        let estimated: Vec<(Percentile, PercentileResult)> = percentiles
+        let mut estimated: Vec<(Percentile, PercentileResult)> = percentiles
             .iter()
             .filter_map(|&p| Some((p, estimate(vernier, conf, &series, &all, p)?)))
             .collect();
+        // Answered by an earlier look's CI: every request's target is that look's.
+        let target = self.config.ci.percentile;
+        if let Some(earned) = self.answering_earned().filter(|e| !e.without_stalls)
+            && let Some((_, r)) = estimated.iter_mut().find(|(q, _)| q.same(target))
+        {
+            *r = earned.result(target);
+        }
+        let earned = self.earned_at_end().map(|(e, end)| e.said(end));
         let measured_s = at.saturating_sub(self.stage.round().started).as_secs_f64();
         let without_stalls = self.without_stalls(&percentiles);
         let agents = self.agent_results(at, vernier);
@@ -342,6 +350,7 @@ impl Point {
             replication: None,
             without_stalls,
             drift,
+            earned,
             tail: self.config.ci.tail,
         };
         result.settle_answer();

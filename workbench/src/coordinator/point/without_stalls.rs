@@ -317,7 +317,14 @@ impl Point {
             .flat_map(|p| p.weights.iter().copied())
             .collect();
         let samples = WeightedSamples::new(latency, &weights).ok()?;
-        let results = weighted_results(&samples, percentiles, self.config.ci.confidence);
+        let mut results = weighted_results(&samples, percentiles, self.config.ci.confidence);
+        // Answered by an earlier look's CI of this tail: its target is that look's.
+        if let Some(earned) = self.answering_earned().filter(|e| e.without_stalls)
+            && let Some(r) =
+                (results.iter_mut()).find(|(q, _, _)| q.same(self.config.ci.percentile))
+        {
+            *r = (r.0, earned.result(r.0), None);
+        }
         let target = results
             .iter()
             .find(|(q, _, _)| q.same(self.config.ci.percentile));

@@ -32,6 +32,7 @@ fn wide(samples_needed: usize) -> Wide {
         heaviness_inside: None,
         inside: None,
         stalls: None,
+        drifts: false,
     }
 }
 

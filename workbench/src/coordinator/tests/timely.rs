@@ -4,6 +4,7 @@
 //! once; each N/A says what more time would buy.
 
 use super::*;
+use crate::coordinator::check_next::Ending;
 use crate::coordinator::{CalledBy, TouchedCall, TouchedSide, WithoutStalls};
 
 /// A point asked for the tail without stalls within 10 µs (some 40 s of untouched
@@ -190,17 +191,7 @@ fn an_unsettled_tail_without_stalls_says_what_more_time_would_buy_it() {
 /// in a row whose CI drifts is not the one reached here.
 #[test]
 fn a_latency_that_drifts_is_named_and_no_time_is_said_to_do() {
-    let mut requests = 0u64;
-    let alternating = move |_: f64, rng: &mut SmallRng, _: f64| {
-        requests += 1;
-        let mean = if (requests / 20_000).is_multiple_of(2) {
-            50.0
-        } else {
-            100.0
-        };
-        -mean * (1.0 - rng.random::<f64>()).ln()
-    };
-    let agent = FakeAgent::new(81, alternating);
+    let agent = FakeAgent::new(81, alternating(20_000, 50.0, 100.0));
     let (result, events) = every_request(0.1, 240, 2_000.0, agent);
     let drift = result.drift.expect("the drift figures");
     assert!(drift.drifting, "{drift:?}");
@@ -226,4 +217,117 @@ fn a_latency_that_drifts_is_named_and_no_time_is_said_to_do() {
         "{:?}",
         steady.drift
     );
+}
+
+/// An exponential latency whose mean alternates between `low` and `high` every `half`
+/// requests.
+fn alternating(half: u64, low: f64, high: f64) -> impl FnMut(f64, &mut SmallRng, f64) -> f64 {
+    let mut requests = 0u64;
+    move |_, rng, _| {
+        requests += 1;
+        let mean = if (requests / half).is_multiple_of(2) {
+            low
+        } else {
+            high
+        };
+        -mean * (1.0 - rng.random::<f64>()).ln()
+    }
+}
+
+/// Latency of mean 50 µs for its first 40,000 requests (20 s at 2,000 req/s), then a
+/// mean alternating between `low` and `high` every 20,000 (10 s): the looks of the first
+/// 20 s earn a valid CI, and the later ones, their batches correlated over the half-periods,
+/// have none.
+fn steady_then_alternating(low: f64, high: f64) -> impl FnMut(f64, &mut SmallRng, f64) -> f64 {
+    let mut requests = 0u64;
+    move |_, rng, _| {
+        requests += 1;
+        let mean = if requests < 40_000 {
+            50.0
+        } else if (requests / 20_000).is_multiple_of(2) {
+            low
+        } else {
+            high
+        };
+        -mean * (1.0 - rng.random::<f64>()).ln()
+    }
+}
+
+/// A point that ends on a look without a CI answers with the CI an earlier look earned
+/// when that CI holds the ending look's estimate (here wide: 21.7 µs against 11.3 asked,
+/// so `wide`, its value and CI the earned look's), and is N/A when the estimate has moved
+/// out of it (35/65 µs: 248.0 µs, beyond the earned [210.3, 235.2]), saying so either way.
+#[test]
+fn a_point_without_a_ci_at_its_end_answers_with_the_ci_it_earned_if_that_holds_the_end() {
+    let agent = FakeAgent::new(1, steady_then_alternating(40.0, 60.0));
+    let (result, events) = every_request(0.05, 60, 2_000.0, agent);
+    let earned = result.earned.expect("the earned look");
+    assert!(earned.answers, "{earned:?}");
+    assert!(earned.samples < earned.ending_samples, "{earned:?}");
+    assert!(earned.low_us <= earned.ending_value_us && earned.ending_value_us <= earned.high_us);
+    assert_eq!(result.verdict, Verdict::Wide, "{:?}", result.reasons);
+    assert_eq!(result.answer(), Verdict::Wide);
+    let target = result.target().expect("the target percentile");
+    assert_eq!(
+        (target.value, target.ci_low, target.ci_high),
+        (earned.value_us, Some(earned.low_us), Some(earned.high_us))
+    );
+    let Why::Confidence(Confidence::Wide(wide)) = &result.reasons[0].why else {
+        panic!("{:?}", result.reasons);
+    };
+    assert_eq!(wide.samples, earned.samples);
+    let looks = checks(&events, CheckKind::Confidence);
+    let last = looks.last().expect("a look");
+    assert_eq!(
+        last.next,
+        Some(CheckNext::Ending(Ending::Earlier {
+            look: earned.look,
+            samples: earned.samples
+        }))
+    );
+
+    let agent = FakeAgent::new(1, steady_then_alternating(35.0, 65.0));
+    let (result, _) = every_request(0.05, 60, 2_000.0, agent);
+    let earned = result.earned.expect("the earned look");
+    assert!(!earned.answers, "{earned:?}");
+    assert!(
+        earned.ending_value_us > earned.high_us || earned.ending_value_us < earned.low_us,
+        "{earned:?}"
+    );
+    assert_eq!(
+        result.verdict,
+        Verdict::NotAvailable,
+        "{:?}",
+        result.reasons
+    );
+    let words = crate::coordinator::text::earned(&earned);
+    assert!(words.contains("the latency moved"), "{words}");
+}
+
+/// A point ended by two drifting looks in a row is wide with the need its last look
+/// predicted at 1/√n, and says that no time would meet it (no `more_time`): a mean
+/// alternating between 50 and 70 µs every 10,000 requests (5 s at 2,000 req/s).
+#[test]
+fn a_point_ended_by_its_drift_says_its_need_is_one_no_time_would_meet() {
+    let agent = FakeAgent::new(1, alternating(10_000, 50.0, 70.0));
+    let (result, events) = every_request(0.1, 60, 2_000.0, agent);
+    let looks = checks(&events, CheckKind::Confidence);
+    let last = looks.last().expect("a look");
+    assert_eq!(
+        last.next,
+        Some(CheckNext::Ending(Ending::Drifts)),
+        "{last:?}"
+    );
+    assert_eq!(result.verdict, Verdict::Wide, "{:?}", result.reasons);
+    let reason = &result.reasons[0];
+    let Why::Confidence(Confidence::Wide(wide)) = &reason.why else {
+        panic!("{reason:?}");
+    };
+    assert!(wide.drifts && reason.more_time.is_none(), "{reason:?}");
+    assert!(
+        reason.detail().contains("no time would"),
+        "{}",
+        reason.detail()
+    );
+    assert_eq!(result.more_time_s, None);
 }

@@ -171,6 +171,9 @@ fn ending(ending: &Ending) -> String {
                 .into()
         }
         Ending::Limit => "the limit's look: its CI is the answer".into(),
+        Ending::Earlier { look, samples } => format!(
+            "no look comes after this one, which has no valid CI: the answer is look {look}'s CI, on {samples} samples, the last a look earned"
+        ),
         Ending::Drifts => {
             "the answer now, from this look's CI: the latency drifts (its variance inflation keeps growing with the batch size, at this look and the one before), so more time would not narrow the CI as 1/√n predicts"
                 .into()

@@ -75,6 +75,7 @@ fn result(verdict: Verdict) -> PointResult {
             heaviness_inside: None,
             inside: None,
             stalls: None,
+            drifts: false,
         })))],
         more_time_s: None,
         waived: Vec::new(),
@@ -99,6 +100,7 @@ fn result(verdict: Verdict) -> PointResult {
         replication: None,
         without_stalls: None,
         drift: None,
+        earned: None,
         tail: crate::scenario::Tail::WithStalls,
     }
 }

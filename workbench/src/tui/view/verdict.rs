@@ -264,6 +264,10 @@ fn notes(app: &App, r: &PointResult) -> Vec<String> {
     {
         notes.push(format!("~ {} req/s: {words}", rate(r.target_rate)));
     }
+    if let Some(earlier) = &r.earned {
+        let words = crate::coordinator::text::earned(earlier);
+        notes.push(format!("~ {} req/s: {words}", rate(r.target_rate)));
+    }
     if let Some(rep) = &r.replication
         && let Some(h) = rep.disagreement()
         && r.verdict != Verdict::NotAvailable
