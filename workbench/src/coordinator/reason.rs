@@ -26,6 +26,10 @@ pub struct Reason {
     pub run: Option<u32>,
     /// For a kind more samples can answer: what they would take.
     pub more_time: Option<MoreTime>,
+    /// Whether the latency drifts (the variance inflation kept growing with the batch
+    /// size): a need the reason gives, predicted at 1/√n, is one no time would meet, and
+    /// it has no `more_time`.
+    pub drifts: bool,
 }
 
 /// What the samples the precision asked needs would take at the point's rate.
@@ -46,6 +50,7 @@ impl Reason {
             why,
             run: None,
             more_time: None,
+            drifts: false,
         }
     }
 
@@ -70,6 +75,8 @@ pub(crate) struct Recorded {
     pub(crate) run: Option<u32>,
     #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
     pub(crate) more_time: Option<MoreTime>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) drifts: bool,
     /// Rendered on the way out; read back only to be rendered again.
     #[serde(default)]
     pub(crate) detail: String,
@@ -104,6 +111,7 @@ impl From<Read> for Reason {
                 why: r.why,
                 run: r.run,
                 more_time: r.more_time,
+                drifts: r.drifts,
             },
             Read::Earlier(e) => Reason::new(Why::Earlier(e)),
         }
@@ -647,7 +655,11 @@ pub(crate) fn contradictions(reason: &Reason) -> Vec<String> {
         if needed <= samples {
             found.push(format!("needs {needed} samples with {samples} in hand"));
         }
+        let timed = timed && !reason.drifts;
         match reason.more_time {
+            Some(_) if reason.drifts => {
+                found.push("more_time for a need no time would meet (drifts)".into());
+            }
             Some(m) if m.samples <= samples => found.push(format!(
                 "more time for {} samples with {samples} in hand",
                 m.samples
@@ -657,11 +669,7 @@ pub(crate) fn contradictions(reason: &Reason) -> Vec<String> {
         }
     };
     let mut wide = |w: &Wide| {
-        need(
-            w.samples,
-            w.samples_needed,
-            w.variance_inflation.is_some() && !w.drifts,
-        );
+        need(w.samples, w.samples_needed, w.variance_inflation.is_some());
         w.ci_width_us <= w.target_us
     };
     let contradicted = match &reason.why {

@@ -42,10 +42,6 @@ pub struct Wide {
     /// Stalls the host probe saw, too few to be named the cause (a part of it still).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stalls: Option<StallReport>,
-    /// Whether the latency drifts (the variance inflation grew with the batch size at two
-    /// looks in a row): the need, predicted at 1/√n, is one no time would meet.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub drifts: bool,
 }
 
 /// `confidence`: the CI did not reach the width asked, or reached it too late to be

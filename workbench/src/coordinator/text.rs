@@ -46,6 +46,7 @@ impl serde::Serialize for Reason {
             why: self.why.clone(),
             run: self.run,
             more_time: self.more_time,
+            drifts: self.drifts,
             detail: self.detail(),
         }
         .serialize(serializer)
@@ -62,6 +63,9 @@ pub fn reason(reason: &Reason) -> String {
             more.samples,
             humantime::format_duration(Duration::from_secs(more.seconds.ceil() as u64))
         );
+    }
+    if reason.drifts {
+        text += "; but the latency drifts: its CI no longer narrows as 1/√n, and no time would bring the precision asked";
     }
     match reason.run {
         Some(k) => format!("run {k}: {text}"),

@@ -197,8 +197,10 @@ impl Point {
             self.conclude(at, whole_us, Some(reason), out);
             return;
         }
-        let more =
-            (self.more_time().zip(self.stage.round().needed)).map(|(seconds, samples)| MoreTime {
+        let drifting = self.drift_seen().is_some_and(|d| d.drifting);
+        let more = (self.more_time().zip(self.stage.round().needed))
+            .filter(|_| !drifting)
+            .map(|(seconds, samples)| MoreTime {
                 samples,
                 seconds: seconds.into(),
             });
@@ -253,6 +255,13 @@ impl Point {
             self.departures(at, p, whole_us, asked_us, out)
         });
         let mut reasons: Vec<Reason> = whole.into_iter().chain(departures).collect();
+        // A latency that drifts: the needs its reasons give are 1/√n predictions no time
+        // would meet, and they say so rather than how long they would take.
+        if self.drift_seen().is_some_and(|d| d.drifting) {
+            for r in reasons.iter_mut().filter(|r| r.kind().more_samples_help()) {
+                r.drifts = true;
+            }
+        }
         let verdict = if reasons.is_empty() {
             Verdict::Converged
         } else if reasons.iter().all(|r| r.why.leaves_a_ci()) {
@@ -534,6 +543,10 @@ impl Point {
             }
             None => self.wide_reason(at, look, combined, total_needed),
         };
+        let reason = Reason {
+            drifts: look.drifts,
+            ..reason
+        };
         self.follow(at, next, look.value, reason, out);
     }
 
@@ -570,7 +583,6 @@ impl Point {
             heaviness_inside: None,
             inside: None,
             stalls: None,
-            drifts: look.drifts,
         };
         // Heavy at the percentile alone is a few percent of requests set apart from the
         // rest (by the host, or by the server's own periodic work), not a heavy-tailed

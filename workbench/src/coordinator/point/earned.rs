@@ -121,7 +121,6 @@ impl Point {
             heaviness_inside: None,
             inside: None,
             stalls: None,
-            drifts: false,
         };
         let reason = self.tail_cause(at, earned.value, Why::Confidence(Confidence::Wide(wide)));
         self.end_unsettled(at, look.value, reason, out);

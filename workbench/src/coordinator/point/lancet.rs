@@ -193,7 +193,6 @@ impl Point {
             heaviness_inside: None,
             inside: None,
             stalls: None,
-            drifts: false,
         };
         let why = if wide.heaviness.is_some() {
             Why::HeavyTail(HeavyTail::Wide(wide))

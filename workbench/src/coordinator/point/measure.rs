@@ -203,7 +203,7 @@ impl Point {
         let Some(samples) = self.stage.round().needed else {
             return;
         };
-        for r in reasons.iter_mut().filter(|r| r.kind().more_samples_help()) {
+        for r in (reasons.iter_mut()).filter(|r| r.kind().more_samples_help() && !r.drifts) {
             r.more_time = Some(MoreTime {
                 samples,
                 seconds: seconds.into(),

@@ -32,7 +32,6 @@ fn wide(samples_needed: usize) -> Wide {
         heaviness_inside: None,
         inside: None,
         stalls: None,
-        drifts: false,
     }
 }
 

@@ -256,7 +256,8 @@ fn steady_then_alternating(low: f64, high: f64) -> impl FnMut(f64, &mut SmallRng
 /// A point that ends on a look without a CI answers with the CI an earlier look earned
 /// when that CI holds the ending look's estimate (here wide: 21.7 µs against 11.3 asked,
 /// so `wide`, its value and CI the earned look's), and is N/A when the estimate has moved
-/// out of it (35/65 µs: 248.0 µs, beyond the earned [210.3, 235.2]), saying so either way.
+/// out of it (35/65 µs: 248.0 µs, beyond the earned [210.3, 235.2]), saying so either way,
+/// and that more time would not do (the latency drifts).
 #[test]
 fn a_point_without_a_ci_at_its_end_answers_with_the_ci_it_earned_if_that_holds_the_end() {
     let agent = FakeAgent::new(1, steady_then_alternating(40.0, 60.0));
@@ -300,6 +301,11 @@ fn a_point_without_a_ci_at_its_end_answers_with_the_ci_it_earned_if_that_holds_t
         "{:?}",
         result.reasons
     );
+    // The latency drifts: its reason's need is one no time would meet, and says so.
+    assert!(result.drift.is_some_and(|d| d.drifting), "{:?}", result.drift);
+    let reason = &result.reasons[0];
+    assert!(reason.drifts && reason.more_time.is_none(), "{reason:?}");
+    assert!(reason.detail().contains("no time would bring"), "{}", reason.detail());
     let words = crate::coordinator::text::earned(&earned);
     assert!(words.contains("the latency moved"), "{words}");
 }
@@ -320,10 +326,11 @@ fn a_point_ended_by_its_drift_says_its_need_is_one_no_time_would_meet() {
     );
     assert_eq!(result.verdict, Verdict::Wide, "{:?}", result.reasons);
     let reason = &result.reasons[0];
-    let Why::Confidence(Confidence::Wide(wide)) = &reason.why else {
-        panic!("{reason:?}");
-    };
-    assert!(wide.drifts && reason.more_time.is_none(), "{reason:?}");
+    assert!(
+        matches!(reason.why, Why::Confidence(Confidence::Wide(_))),
+        "{reason:?}"
+    );
+    assert!(reason.drifts && reason.more_time.is_none(), "{reason:?}");
     assert!(
         reason.detail().contains("no time would"),
         "{}",

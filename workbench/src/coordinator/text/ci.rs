@@ -15,12 +15,6 @@ pub(super) fn wide_found(f: &Wide) -> String {
 
 /// `at 1/√n it needs about … samples, beyond the limits`.
 pub(super) fn wide_beyond(f: &Wide) -> String {
-    if f.drifts {
-        return format!(
-            "at 1/√n it would need about {} samples, but the latency drifts: no time would narrow it as that predicts",
-            f.samples_needed
-        );
-    }
     format!(
         "at 1/√n it needs about {} samples, beyond the limits",
         f.samples_needed

@@ -75,7 +75,6 @@ fn result(verdict: Verdict) -> PointResult {
             heaviness_inside: None,
             inside: None,
             stalls: None,
-            drifts: false,
         })))],
         more_time_s: None,
         waived: Vec::new(),
