@@ -26,7 +26,7 @@
 //! meets every request the stall touched, and no request that had finished before the
 //! stall began. Recorded from the previous wake-up instead (the start's bound), an
 //! interval would also meet requests that were done before the stall, and on a host that
-//! stalls often cover several times as much of a run (docs/RESULTS.md, "What a probe's
+//! stalls often cover several times as much of a run (docs/history/results-2026-11-24-to-29.md, "What a probe's
 //! interval covers"; `vernier validate --stall-coverage` measures what either does to the
 //! tail without stalls).
 //!
@@ -51,10 +51,10 @@ use serde::{Deserialize, Serialize};
 /// microsecond server's tail on a virtual machine last 0.2 to 10 ms).
 ///
 /// Not shorter, because on a virtual machine each wake-up of an idle vCPU costs a VM exit,
-/// and probes waking more often disturb what they measure (docs/RESULTS.md, "Why the probe
+/// and probes waking more often disturb what they measure (docs/history/results-2026-11-24-to-29.md, "Why the probe
 /// wakes every 1 ms anyway"). The price of 1 ms: stalls under 1.1 ms in which no wake-up was
 /// due go unseen, the requests they held stay in the tail without stalls, and its CI then
-/// covers less (`vernier validate --stall-coverage`, docs/RESULTS.md, against a 200 µs
+/// covers less (`vernier validate --stall-coverage`, docs/history/results-2026-11-24-to-29.md, against a 200 µs
 /// probe's).
 pub const PROBE_PERIOD: Duration = Duration::from_micros(1000);
 

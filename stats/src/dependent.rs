@@ -67,7 +67,7 @@ pub(crate) const TAIL_PER_BATCH: f64 = 1.0;
 /// proportion is np ≥ 10, but tail samples of a queue come in clusters: at 10 the share
 /// below a queue's true p99 is skewed, and the series that stop first are those whose
 /// variance was underestimated; at 30 the skew is about halved and the coverage holds
-/// (docs/RESULTS.md, "Figures behind the code's constants"). A 20%-wide p99 CI of an
+/// (docs/history/results-2026-11-24-to-29.md, "Figures behind the code's constants"). A 20%-wide p99 CI of an
 /// exponential tail needs about 18 effective samples anyway, so the methodology seldom
 /// waits for this one.
 pub const MIN_EFFECTIVE_TAIL: f64 = 30.0;

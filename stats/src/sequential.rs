@@ -48,7 +48,7 @@
 //!
 //! What each part buys (`cargo run --release --example stopping_rule` in fixtures/), and the
 //! rule's coverage at 5%, 10% and 20% of the value with the samples at the stop and how
-//! often the limit came first, are in docs/RESULTS.md ("Time to a verdict").
+//! often the limit came first, are in docs/history/results-2026-11-24-to-29.md ("Time to a verdict").
 
 use crate::dependent::{DependentCi, MIN_EFFECTIVE_TAIL, NeedMore};
 

@@ -52,7 +52,7 @@ pub(super) const DEFAULT_TOLERANCE: Duration =
 /// worker's wake-ups came 7 µs late at the median and 36 µs at the 99th percentile, and
 /// aiming for 95% rather than 75% sent 88% rather than 75% of the requests within 10 µs for
 /// the same CPU (34.5 against 35.2 µs a request, the whole process): the spin it adds is
-/// small beside the kernel's cost of a request (docs/RESULTS.md, "Pacing").
+/// small beside the kernel's cost of a request (docs/history/results-2026-11-24-to-29.md, "Pacing").
 pub(super) const PACE_SHARE: f64 = 0.95;
 /// From the clock read after a wake-up to the kernel's TX stamp of the request sent then:
 /// drawing, encoding and the socket call on loopback.

@@ -2,7 +2,7 @@
 //! wake-up cost: the guest's halt polling (the `haltpoll` cpuidle driver's
 //! `guest_halt_poll_ns`). With it at 0 an idle vCPU halts at once, and the next packet or
 //! timer has to wake it through the hypervisor, which can be most of a microsecond server's
-//! median (docs/RESULTS.md, "Where the median goes").
+//! median (docs/history/results-2026-11-24-to-29.md, "Where the median goes").
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -24,7 +24,7 @@ pub(super) const ALL_KEPT: f64 = 0.999;
 /// The highest rate, req/s on one agent, at which the ideal server is fed the requests as
 /// sent; beyond it the Poisson model stands in. The model fed the requests of faster loads
 /// is not checked: fed the 5,000 a second of the budget's end-to-end test, its queue part
-/// came out below the bound that test sets (docs/RESULTS.md, "Where the median goes, part
+/// came out below the bound that test sets (docs/history/results-2026-11-24-to-29.md, "Where the median goes, part
 /// by part").
 pub(super) const AS_SENT_MAX_RATE: f64 = 2_000.0;
 

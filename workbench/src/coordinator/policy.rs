@@ -29,7 +29,7 @@ pub(crate) const MAX_KEPT_SAMPLES: f64 = 10e6;
 /// neighbours add little to the CI (the tail's clusters count, not its requests), and every
 /// look sorts all that is kept on the cores being measured; the HDR histograms still hold
 /// every request. The tail without stalls marks the kept ones by the busy stretch each
-/// carries (`vernier_stats::untouched_kept`). Measured in docs/RESULTS.md ("Time to a
+/// carries (`vernier_stats::untouched_kept`). Measured in docs/history/results-2026-11-24-to-29.md ("Time to a
 /// verdict").
 pub(crate) const MAX_KEPT_PER_SECOND: f64 = 10_000.0;
 /// A request left "on schedule" when its send lag (kernel TX stamp minus scheduled
@@ -39,8 +39,8 @@ pub(crate) const ON_SCHEDULE_NS: u32 = vernier_agent::ON_SCHEDULE_NS;
 /// A backlog is the load's own (a closed loop) when requests waited for a free slot in
 /// more than this share of the measuring round's reports (each worker reports every 20 ms):
 /// a pause of the target or a stall of the host fills every slot for a report or two, a
-/// load the connections cannot carry keeps them full (docs/RESULTS.md, "The methodology's
-/// own dynamics").
+/// load the connections cannot carry keeps them full (docs/RESULTS.md, "What does
+/// each constant in policy.rs rest on?").
 pub(crate) const CLOSED_LOOP_SHARE: f64 = 0.5;
 /// The departure check passes when the target percentile of the requests sent on schedule
 /// and of all requests differ by at most this share of the CI width the user asked for
@@ -61,13 +61,13 @@ pub(crate) const MIN_ON_SCHEDULE_SHARE: f64 = 0.2;
 pub(crate) const HEAVY_TAIL_FACTOR: f64 = 2.0;
 /// The percentile a tail must be heavy at too, when the host probe saw stalls that reach
 /// the target percentile: a service's own heavy tail is heavy inside the tail as well,
-/// while the host's stalls fatten only the last percents (docs/RESULTS.md, "The server's
+/// while the host's stalls fatten only the last percents (docs/history/results-2026-11-24-to-29.md, "The server's
 /// own tail on a host that stalls").
 pub(crate) const HEAVY_TAIL_ALSO_AT: Percentile = Percentile::P90;
 /// The host's stalls are named as a tail's cause only when the time they took is at least
 /// this share of the tail beyond the percentile (1% for p99): the requests a stall catches
 /// are about its share of the time, and fewer than a tenth of the tail cannot make it come
-/// in clusters (docs/RESULTS.md, "The server's own tail on a host that stalls").
+/// in clusters (docs/history/results-2026-11-24-to-29.md, "The server's own tail on a host that stalls").
 pub(crate) const HOST_SHARE_OF_TAIL: f64 = 0.1;
 /// When to look again and when to stop (`method: vernier`): steps sized from the width,
 /// between 1.25× and 2× the samples; a stop needs more effective tail samples the more
@@ -79,7 +79,7 @@ pub(crate) const STOPPING_RULE: Rule = Rule::METHODOLOGY;
 /// rule predicts the precision asked needs (its last look's `Rule::needed`) are more than
 /// this many times the samples the point can hold by its limit: ten times is beyond what
 /// the noise of one look's width has explained (the largest overshoot measured is 8.5
-/// times, docs/RESULTS.md, "A one-liner within its limit"). Closer than that, the point
+/// times, docs/history/results-2026-11-24-to-29.md, "A one-liner within its limit"). Closer than that, the point
 /// goes on looking, its looks planned within the limit (`Rule::within`).
 pub(crate) const FAR_BEYOND_REACH: f64 = 10.0;
 /// The tail without the host's stalls is judged only while stalls touched at most this
@@ -90,14 +90,14 @@ pub(crate) const MAX_TOUCHED_SHARE: f64 = 0.25;
 /// The point ends N/A for the tail without stalls once the share touched is surely beyond
 /// [`MAX_TOUCHED_SHARE`], but not on less than this many seconds of requests: stalls come
 /// in bursts of seconds, and a share read over one burst says little of the next minute
-/// (docs/RESULTS.md, "The target's core found, the share touched read between looks").
+/// (docs/history/results-2026-11-24-to-29.md, "The target's core found, the share touched read between looks").
 pub(crate) const TOUCHED_SEEN_FOR_S: f64 = 10.0;
 /// Between the stopping rule's looks (which may be a minute apart), the share touched is
 /// checked this often at least, so that the N/A comes when the share is known.
 pub(crate) const TOUCHED_EVERY: Duration = Duration::from_secs(5);
 /// The share touched is checked at most every this share of the round's time so far:
 /// marking the requests costs the coordinator's thread, which shares the workers' core,
-/// time in proportion to the requests (docs/RESULTS.md, "The target's core found, the share
+/// time in proportion to the requests (docs/history/results-2026-11-24-to-29.md, "The target's core found, the share
 /// touched read between looks").
 pub(crate) const TOUCHED_EVERY_SHARE: u32 = 8;
 /// Once this many seconds of requests are in, a share touched whose interval still
@@ -110,7 +110,7 @@ pub(crate) const TOUCHED_CALL_AFTER_S: f64 = 20.0;
 /// time left allows is looked at again on twice its samples; the point ends N/A then if
 /// that look plans beyond too, with a need at least this share of the first's. A width
 /// that narrows as 1/√n keeps its need; one inflated by a few stalls early on narrows
-/// faster, its need falling by about a third per doubling (docs/RESULTS.md, "A one-liner
+/// faster, its need falling by about a third per doubling (docs/history/results-2026-11-24-to-29.md, "A one-liner
 /// within its limit"), and that point goes on.
 pub(crate) const BEYOND_REACH_HOLDS: f64 = 0.75;
 /// A CI's variance inflation that grows at least as this power of the samples between two

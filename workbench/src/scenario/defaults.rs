@@ -33,7 +33,7 @@ pub(crate) const MAX_TRIES: u32 = 10;
 /// Wall time per load point, warm-up included, before it answers with the CI at hand: a
 /// first run of a one-liner answers within about a minute, and one that needs more says
 /// how much more time its precision would take, which `--duration` (or `c` in the TUI)
-/// gives (docs/RESULTS.md, "An answer whenever the run has one").
+/// gives (docs/history/results-2026-11-24-to-29.md, "An answer whenever the run has one").
 pub(crate) const MAX_DURATION: &str = "1m";
 
 /// A request unanswered this long fails: a thousand times a microsecond-scale service's

@@ -260,7 +260,10 @@ fn the_text_names_each_core_and_the_json_round_trips() {
         (v.fitness, &v.cores, &v.summary, &v.advice)
     );
     for (a, b) in back.per_core.iter().zip(&v.per_core) {
-        assert_eq!((a.cpu, a.fitness, a.woken_over_1ms), (b.cpu, b.fitness, b.woken_over_1ms));
+        assert_eq!(
+            (a.cpu, a.fitness, a.woken_over_1ms),
+            (b.cpu, b.fitness, b.woken_over_1ms)
+        );
         for (x, y) in [
             (a.touched_share, b.touched_share),
             (a.lost_share, b.lost_share),
