@@ -140,15 +140,15 @@ fn the_quick_harness_writes_results_with_every_section_and_plot() {
     // The markdown has every section, and the headline printed is the one in it.
     let text = std::fs::read_to_string(out.join("RESULTS.md")).unwrap();
     for section in [
-        "## The machine",
-        "## Headline",
-        "## 1. Accuracy against the ideal model",
-        "### Precision at 1,000 req/s",
-        "## 2. Against other tools, same targets",
-        "## 3. The methodology's own dynamics",
-        "## Where vernier is off, and why",
-        "## Coverage of the confidence intervals",
-        "## The tail without the host's stalls: coverage",
+        "## On what machine?",
+        "## How far is vernier from the ideal model, in brief?",
+        "## How close is vernier to the ideal model?",
+        "### How precise is it at 1,000 req/s?",
+        "## What do other tools say of the same targets?",
+        "## How does the methodology behave as it runs?",
+        "## Where is vernier off, and why?",
+        "## Does the first CI cover the truth?",
+        "## Does the tail without stalls' CI cover?",
     ] {
         assert!(text.contains(section), "{section} missing:\n{text}");
     }
@@ -221,5 +221,5 @@ fn the_quick_harness_writes_results_with_every_section_and_plot() {
         "{iid:?}"
     );
     let text = std::fs::read_to_string(out.join("RESULTS.md")).unwrap();
-    assert!(text.contains("### Coverage under the stopping rule"));
+    assert!(text.contains("### Does the CI cover under the stopping rule?"));
 }

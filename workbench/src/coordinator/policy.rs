@@ -84,7 +84,7 @@ pub(crate) const STOPPING_RULE: Rule = Rule::METHODOLOGY;
 pub(crate) const FAR_BEYOND_REACH: f64 = 10.0;
 /// The tail without the host's stalls is judged only while stalls touched at most this
 /// share of the point's requests: the coverage harness covers up to 24.9% touched
-/// (docs/RESULTS.md, "The tail without the host's stalls: coverage"); beyond it the
+/// (docs/RESULTS.md, "Does the tail without stalls' CI cover?"); beyond it the
 /// untouched requests are a minority whose weights stand for a tail nothing has checked.
 pub(crate) const MAX_TOUCHED_SHARE: f64 = 0.25;
 /// The point ends N/A for the tail without stalls once the share touched is surely beyond

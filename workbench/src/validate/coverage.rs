@@ -134,7 +134,7 @@ fn section(report: &CoverageReport) -> String {
         .first()
         .map_or(f64::NAN, |r| r.standard_error(config.confidence));
     let _ = writeln!(s, "{BEGIN}");
-    let _ = writeln!(s, "## Coverage of the confidence intervals\n");
+    let _ = writeln!(s, "## Does the first CI cover the truth?\n");
     let _ = writeln!(
         s,
         "`vernier validate --coverage` ({} replications per process, seed {}, {:.0} s on this machine). \
@@ -214,7 +214,7 @@ fn stopping_section(s: &mut String, report: &CoverageReport) {
     let rule = &config.rule;
     let _ = writeln!(
         s,
-        "\n### Coverage under the stopping rule\n\n\
+        "\n### Does the CI cover under the stopping rule?\n\n\
          The methodology looks at its interval many times and stops at the first narrow enough \
          one (stats/src/sequential.rs). Here the same rule, the function the coordinator calls, \
          is driven over the same processes ({} replications each): the first look at {} \

@@ -148,7 +148,7 @@ pub fn markdown(r: &Evidence) -> String {
     let m = &r.machine;
     let _ = writeln!(
         w,
-        "## The machine\n\n- host {}, kernel {}, {} CPUs online, vernier {}\n- agent (and the other tools) pinned to core {}, the server to core {}; vernier's other threads (coordinator, recorder) are kept on the agent's core during each run, off the server's\n- loopback floor (`vernier calibrate`, same cores, same run): busy-polling ping-pong RTT p50 {:.2} µs, p99 {:.2} µs, p99.9 {:.2} µs\n- host jitter (largest gap between clock reads in a spin): {}\n",
+        "## On what machine?\n\n- host {}, kernel {}, {} CPUs online, vernier {}\n- agent (and the other tools) pinned to core {}, the server to core {}; vernier's other threads (coordinator, recorder) are kept on the agent's core during each run, off the server's\n- loopback floor (`vernier calibrate`, same cores, same run): busy-polling ping-pong RTT p50 {:.2} µs, p99 {:.2} µs, p99.9 {:.2} µs\n- host jitter (largest gap between clock reads in a spin): {}\n",
         m.hostname,
         m.kernel,
         m.cpus,
@@ -165,7 +165,7 @@ pub fn markdown(r: &Evidence) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     );
-    let _ = writeln!(w, "## Headline\n\n{}", headline(r));
+    let _ = writeln!(w, "## How far is vernier from the ideal model, in brief?\n\n{}", headline(r));
     accuracy(w, r);
     tools(w, r);
     dynamics(w, r);
@@ -177,7 +177,7 @@ pub fn markdown(r: &Evidence) -> String {
 fn accuracy(w: &mut String, r: &Evidence) {
     let _ = writeln!(
         w,
-        "## 1. Accuracy against the ideal model\n\nThe synthetic server (`vernier serve`'s engine, in process) with one busy-polling worker pinned to its core; each request carries its own service time, drawn by the agent. The model is the M/G/1 FCFS queue (`vernier model`, 2,000,000 requests) at the same load. vernier's CI target is 20% of the measured p99 (`ci.width: 20%`), within {} s per point, by `method: vernier`: Anderson-Darling on the departures is reported (the A² column; 1.32 is its 5% critical value) and the departures are judged by their effect on the p99; the CI allows for the samples' autocorrelation. N/A means vernier found no honest number within that limit, and says why (`host_stalls` and `departures` cite the host probe and the send lag).\n",
+        "## How close is vernier to the ideal model?\n\nThe synthetic server (`vernier serve`'s engine, in process) with one busy-polling worker pinned to its core; each request carries its own service time, drawn by the agent. The model is the M/G/1 FCFS queue (`vernier model`, 2,000,000 requests) at the same load. vernier's CI target is 20% of the measured p99 (`ci.width: 20%`), within {} s per point, by `method: vernier`: Anderson-Darling on the departures is reported (the A² column; 1.32 is its 5% critical value) and the departures are judged by their effect on the p99; the CI allows for the samples' autocorrelation. N/A means vernier found no honest number within that limit, and says why (`host_stalls` and `departures` cite the host probe and the send lag).\n",
         r.point_limit_s
     );
     let _ = writeln!(
@@ -218,7 +218,7 @@ fn accuracy(w: &mut String, r: &Evidence) {
     }
     let _ = writeln!(
         w,
-        "### Precision at 1,000 req/s\n\nNo service time, 4 connections, every request sampled; the difference from the busy-polling ping-pong's p50 is what vernier adds to the round trip.\n\n| timestamps | verdict | p50 µs | p99 µs | p50 − floor p50 |\n|---|---|---|---|---|"
+        "### How precise is it at 1,000 req/s?\n\nNo service time, 4 connections, every request sampled; the difference from the busy-polling ping-pong's p50 is what vernier adds to the round trip.\n\n| timestamps | verdict | p50 µs | p99 µs | p50 − floor p50 |\n|---|---|---|---|---|"
     );
     for p in &r.precision {
         let m = &p.measurement;
@@ -308,7 +308,7 @@ fn tool_cells(run: &ToolRun) -> [String; 7] {
 fn tools(w: &mut String, r: &Evidence) {
     let _ = writeln!(
         w,
-        "\n## 2. Against other tools, same targets\n\nEach server from the distribution, started for this run on a free loopback port; the tools run pinned to the agent's core, one after another, interleaved with vernier's runs. vernier is asked for 10,000 and 50,000 req/s and for the highest rate the other tool reached. None of the other tools can be asked for a rate (memaslap's `--tps` has no effect in Debian's build; redis-benchmark and wrk have no such option; wrk2 is not packaged), so they run as fast as 16 connections go.\n\n**Open loop?** vernier checks its own departures with its inter-arrival test (from kernel TX timestamps). It cannot check another tool's: it has no passive capture of another process's traffic. These tools are closed-loop by construction (each connection sends its next request only after the reply), which is what the column states.\n\n| target | tool | asked | achieved req/s | p50 µs | p99 µs | p99.9 µs | open loop |\n|---|---|---|---|---|---|---|---|"
+        "\n## What do other tools say of the same targets?\n\nEach server from the distribution, started for this run on a free loopback port; the tools run pinned to the agent's core, one after another, interleaved with vernier's runs. vernier is asked for 10,000 and 50,000 req/s and for the highest rate the other tool reached. None of the other tools can be asked for a rate (memaslap's `--tps` has no effect in Debian's build; redis-benchmark and wrk have no such option; wrk2 is not packaged), so they run as fast as 16 connections go.\n\n**Open loop?** vernier checks its own departures with its inter-arrival test (from kernel TX timestamps). It cannot check another tool's: it has no passive capture of another process's traffic. These tools are closed-loop by construction (each connection sends its next request only after the reply), which is what the column states.\n\n| target | tool | asked | achieved req/s | p50 µs | p99 µs | p99.9 µs | open loop |\n|---|---|---|---|---|---|---|---|"
     );
     for t in &r.tools {
         let _ = writeln!(
@@ -324,7 +324,7 @@ fn tools(w: &mut String, r: &Evidence) {
 fn dynamics(w: &mut String, r: &Evidence) {
     let _ = writeln!(
         w,
-        "\n## 3. The methodology's own dynamics\n\nFor each point of part 1 (kernel timestamps): the share of requests kept (a systematic 1-in-k above 2,000 samples/s per agent), the samples used, the CI width reached, and the samples a 10 µs wide p99 CI would need (the width narrows as 1/√n: n · (width / 10 µs)²).\n\n| service | load | sampling rate | samples | p99 CI width µs | samples for 10 µs | tries | time s |\n|---|---|---|---|---|---|---|---|"
+        "\n## How does the methodology behave as it runs?\n\nFor each point of part 1 (kernel timestamps): the share of requests kept (a systematic 1-in-k above 2,000 samples/s per agent), the samples used, the CI width reached, and the samples a 10 µs wide p99 CI would need (the width narrows as 1/√n: n · (width / 10 µs)²).\n\n| service | load | sampling rate | samples | p99 CI width µs | samples for 10 µs | tries | time s |\n|---|---|---|---|---|---|---|---|"
     );
     for a in r
         .accuracy
@@ -369,7 +369,7 @@ fn dynamics(w: &mut String, r: &Evidence) {
 /// Where vernier is off: the standing discussion, then what this run's own records say
 /// about the server and the host.
 fn discussion(w: &mut String, r: &Evidence) {
-    let _ = writeln!(w, "\n## Where vernier is off, and why\n\n{DISCUSSION}");
+    let _ = writeln!(w, "\n## Where is vernier off, and why?\n\n{DISCUSSION}");
     let capacity = r
         .accuracy
         .iter()
@@ -529,23 +529,23 @@ mod tests {
             "# vernier's results on this machine",
             "`vernier validate --quick` in 95 s",
             "**This is a `--quick` run",
-            "## The machine",
+            "## On what machine?",
             "core 0 1368 µs",
-            "## Headline",
-            "## 1. Accuracy against the ideal model",
+            "## How far is vernier from the ideal model, in brief?",
+            "## How close is vernier to the ideal model?",
             "within 10 s per point",
             "| exponential | 50% | kernel | converged | 3.86 ✗ | 20012 | 48.1 [47.3, 48.9] | 34.6 | 313.3 [302.8, 340.1] | 230.8 | +82.5 [+72.0, +109.3] | +77.0 |",
             "![accuracy-exponential.svg](results/accuracy-exponential.svg)",
-            "### Precision at 1,000 req/s",
+            "### How precise is it at 1,000 req/s?",
             "| user | failed: cannot pin | - | - | - |",
-            "## 2. Against other tools, same targets",
+            "## What do other tools say of the same targets?",
             "| memcached | vernier | 10000 req/s | 20012 | 48.1 [47.3, 48.9] | 313.3 [302.8, 340.1] | - | yes by design; its gaps fail the exponential test (A² 3.86); converged |",
             "| memcached | memaslap | as fast as it goes (16 conns) | 212426 | [64, 128) (log2 bucket) | [256, 512) (log2 bucket) | [1024, 2048) (log2 bucket) | no: each connection waits for its reply (closed loop) |",
             "| redis-server | redis-benchmark | as fast as it goes (16 conns) | - | - | - | redis-benchmark is not installed (apt-get install redis-tools) | - |",
             "| nginx | - | - | - | - | - | not measured: nginx: not found | - |",
-            "## 3. The methodology's own dynamics",
+            "## How does the methodology behave as it runs?",
             "| exponential | 50% | 0.2500 | 40000 | 37.3 | 556516 | 3 | 21.5 |",
-            "## Where vernier is off, and why",
+            "## Where is vernier off, and why?",
         ] {
             let found = text[at..]
                 .find(section)

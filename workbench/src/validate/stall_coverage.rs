@@ -127,7 +127,7 @@ fn section(report: &StallCoverageReport) -> String {
         .map_or(f64::NAN, |r| r.standard_error(config.confidence));
     let mut s = String::new();
     let _ = writeln!(s, "{BEGIN}");
-    let _ = writeln!(s, "## The tail without the host's stalls: coverage\n");
+    let _ = writeln!(s, "## Does the tail without stalls' CI cover?\n");
     let _ = writeln!(
         s,
         "`vernier validate --stall-coverage` ({} replications per cell, seed {}, {:.0} s on this \
