@@ -676,19 +676,23 @@ fn the_ccdf_draws_the_tail_without_stalls_beside_every_requests() {
         touched_call: None,
         more_time: None,
     });
+    // The tail asked for is the one without stalls, as by default.
+    point.tail = vernier_workbench::scenario::Tail::WithoutStalls;
+    point.settle_answer();
     recorder.event(&verdict(0, point)).unwrap();
     recorder.finish(None, Some(Verdict::Converged)).unwrap();
 
     let (_, stderr) = ok(&vernier(&["report", run.to_str().unwrap()]));
     let ccdf = svg(&run.join("report/ccdf.svg"));
+    // Each curve names its tail, and which one is the answer.
     assert!(
-        ccdf.contains("10000 req/s, converged, n = 5000"),
+        ccdf.contains("10000 req/s, every request, converged, n = 5000"),
         "{stderr}"
     );
     // The requests sent from a stall's start until nothing was in flight after it: a
     // little more than a tenth.
     let label = ccdf
-        .split("without stalls (")
+        .split("without stalls, the answer: converged (")
         .nth(1)
         .expect("a curve without stalls");
     let touched: f64 = label.split('%').next().unwrap().parse().unwrap();
@@ -706,7 +710,7 @@ fn the_ccdf_draws_the_tail_without_stalls_beside_every_requests() {
             && stderr.contains("not drawn"),
         "{stderr}"
     );
-    assert!(!svg(&run.join("report/ccdf.svg")).contains("without stalls ("));
+    assert!(!svg(&run.join("report/ccdf.svg")).contains("without stalls, the answer"));
 }
 
 /// Exit code 2 (or 1 for `io`), one line on stderr naming `needle`, nothing on stdout.

@@ -346,9 +346,13 @@ fn ccdf_series(
             ));
             continue;
         }
+        // Where the point answered for the tail without stalls, each curve says which tail
+        // it is, and that one is the answer.
+        let asked = m.result.answers_without_stalls();
+        let whose = if asked { "every request, " } else { "" };
         series.push(ccdf::Series {
             label: format!(
-                "{}, {}, n = {}",
+                "{}, {whose}{}, n = {}",
                 plot::fmt_rate(m.result.target_rate),
                 m.result.verdict.name(),
                 latencies.len()
@@ -368,8 +372,13 @@ fn ccdf_series(
         )? {
             series.push(ccdf::Series {
                 label: format!(
-                    "{}, without stalls ({:.0}% touched), n = {}",
+                    "{}, without stalls{} ({:.0}% touched), n = {}",
                     plot::fmt_rate(m.result.target_rate),
+                    if asked {
+                        format!(", the answer: {}", m.result.answer().name())
+                    } else {
+                        String::new()
+                    },
                     touched * 100.0,
                     values.len()
                 ),

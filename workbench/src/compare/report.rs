@@ -111,9 +111,17 @@ fn ccdf_plot(plots: &mut Writer<'_>, c: &Comparison, notes: &mut Vec<String>) ->
     } else {
         " (no look at the CI was made: no values to mark)"
     };
+    // The curves hold every request; the tail compared may be the one without stalls,
+    // whose values the dots are: the caption says which.
+    let compared = match c.tail {
+        crate::scenario::Tail::WithStalls => "every request's",
+        crate::scenario::Tail::WithoutStalls => {
+            "the tail without stalls' (the requests no host stall touched, the answer's)"
+        }
+    };
     let caption = vec![format!(
-        "Each curve: one side's latencies over all its blocks at {:.0} req/s. y: the fraction \
-         of them at or above the latency. Dashed: the {} compared{marked}.",
+        "Each curve: one side's latencies, every request's, over all its blocks at {:.0} req/s. \
+         y: the fraction of them at or above the latency. Dashed: the {} compared, {compared}{marked}.",
         c.rate,
         fmt_percentile(c.percentile)
     )];
@@ -170,6 +178,17 @@ fn difference_plot(
         return Ok(());
     }
     plots.write("difference", difference::draw(c))
+}
+
+/// The percentile compared as the plots name it: `p99`, or `p99 without stalls` when the
+/// comparison was of that tail (as `report`'s latency-vs-load names a run's).
+pub(super) fn compared_name(c: &Comparison) -> String {
+    match c.tail {
+        crate::scenario::Tail::WithStalls => fmt_percentile(c.percentile),
+        crate::scenario::Tail::WithoutStalls => {
+            format!("{} without stalls", fmt_percentile(c.percentile))
+        }
+    }
 }
 
 /// A side as legends name it: `A: memcached://127.0.0.1:11211`.

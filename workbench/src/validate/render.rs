@@ -165,7 +165,11 @@ pub fn markdown(r: &Evidence) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     );
-    let _ = writeln!(w, "## How far is vernier from the ideal model, in brief?\n\n{}", headline(r));
+    let _ = writeln!(
+        w,
+        "## How far is vernier from the ideal model, in brief?\n\n{}",
+        headline(r)
+    );
     accuracy(w, r);
     tools(w, r);
     dynamics(w, r);

@@ -8,9 +8,7 @@ use plotters::prelude::{
 };
 
 use crate::compare::comparison::{Comparison, Design, Side as CompareSide};
-use crate::report::{
-    Area, CAPTION_SIZE, Chart, DrawError, Plot, color, fmt_num, fmt_percentile, legend,
-};
+use crate::report::{Area, CAPTION_SIZE, Chart, DrawError, Plot, color, fmt_num, legend};
 
 /// One side's blocks that have a value: (start, s; percentile, µs; whether it has a problem).
 #[derive(Debug)]
@@ -22,7 +20,7 @@ struct Side {
 /// Draws every block of `c` that has a value, A's as circles and B's as triangles, each
 /// side's joined in time order; blocks with a problem hollow and crossed.
 pub(super) fn draw(c: &Comparison, label_a: String, label_b: String) -> Plot<BlocksChart> {
-    let name = fmt_percentile(c.percentile);
+    let name = super::compared_name(c);
     let side = |side: CompareSide, label: String| Side {
         label,
         points: c

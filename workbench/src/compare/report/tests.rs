@@ -162,6 +162,24 @@ fn the_three_plots_show_both_sides() {
     // Two curves and each side's blocks joined in time order, at least.
     assert!(ccdf.matches("<polyline").count() >= 2);
     assert!(blocks.matches("<polyline").count() >= 2);
+    assert!(ccdf.contains("compared, every request"), "{ccdf}");
+
+    // Compared on the tail without stalls, each plot names that tail.
+    let mut without = comparison();
+    without.tail = Tail::WithoutStalls;
+    let tmp = tempfile::tempdir().unwrap();
+    record(tmp.path(), &without);
+    run(tmp.path(), None, PlotFormat::Svg).unwrap();
+    let out = tmp.path().join("report");
+    let blocks = text(&out.join("blocks.svg"));
+    assert!(
+        blocks.contains("p99 without stalls of each block over time"),
+        "{blocks}"
+    );
+    let difference = text(&out.join("difference.svg"));
+    assert!(difference.contains("B − A of the p99 without stalls, look by look"));
+    let ccdf = text(&out.join("ccdf.svg"));
+    assert!(ccdf.contains("compared, the tail without stalls"), "{ccdf}");
 }
 
 #[test]

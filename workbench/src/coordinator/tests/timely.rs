@@ -302,10 +302,18 @@ fn a_point_without_a_ci_at_its_end_answers_with_the_ci_it_earned_if_that_holds_t
         result.reasons
     );
     // The latency drifts: its reason's need is one no time would meet, and says so.
-    assert!(result.drift.is_some_and(|d| d.drifting), "{:?}", result.drift);
+    assert!(
+        result.drift.is_some_and(|d| d.drifting),
+        "{:?}",
+        result.drift
+    );
     let reason = &result.reasons[0];
     assert!(reason.drifts && reason.more_time.is_none(), "{reason:?}");
-    assert!(reason.detail().contains("no time would bring"), "{}", reason.detail());
+    assert!(
+        reason.detail().contains("no time would bring"),
+        "{}",
+        reason.detail()
+    );
     let words = crate::coordinator::text::earned(&earned);
     assert!(words.contains("the latency moved"), "{words}");
 }
