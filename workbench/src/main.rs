@@ -12,6 +12,7 @@ const VERSION: &str = concat!(
 );
 
 fn main() -> ExitCode {
+    vernier_workbench::record::set_version(VERSION);
     let matches = vernier_workbench::Cli::command()
         .version(VERSION)
         .get_matches();

@@ -100,6 +100,17 @@ pub struct Machine {
     pub idle: vernier_agent::sys::IdleState,
 }
 
+/// The binary's version with its commit (`0.1.0 (abc1234)`), when the binary said it
+/// ([`set_version`]): records and `vernier validate`'s page then name the build.
+static VERSION: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Sets the version records name (the binary's, with its commit, which only its `main.rs`
+/// reads, so that a new commit relinks the binary rather than rebuilding the library).
+/// The first call wins.
+pub fn set_version(version: &str) {
+    let _ = VERSION.set(version.to_string());
+}
+
 impl Machine {
     /// This host.
     pub fn this() -> Machine {
@@ -112,7 +123,10 @@ impl Machine {
             hostname: read("/proc/sys/kernel/hostname"),
             kernel: read("/proc/sys/kernel/osrelease"),
             cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
-            vernier: env!("CARGO_PKG_VERSION").to_string(),
+            vernier: VERSION
+                .get()
+                .cloned()
+                .unwrap_or_else(|| env!("CARGO_PKG_VERSION").to_string()),
             idle: vernier_agent::sys::IdleState::read(),
         }
     }

@@ -180,17 +180,6 @@ fn difference_plot(
     plots.write("difference", difference::draw(c))
 }
 
-/// The percentile compared as the plots name it: `p99`, or `p99 without stalls` when the
-/// comparison was of that tail (as `report`'s latency-vs-load names a run's).
-pub(super) fn compared_name(c: &Comparison) -> String {
-    match c.tail {
-        crate::scenario::Tail::WithStalls => fmt_percentile(c.percentile),
-        crate::scenario::Tail::WithoutStalls => {
-            format!("{} without stalls", fmt_percentile(c.percentile))
-        }
-    }
-}
-
 /// A side as legends name it: `A: memcached://127.0.0.1:11211`.
 fn side_label(c: &Comparison, side: Side) -> String {
     let target = match side {

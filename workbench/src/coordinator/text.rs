@@ -26,7 +26,7 @@ mod over_run;
 mod without_stalls;
 
 use ci::{narrow, wide, wide_beyond, wide_found, wide_heavy};
-pub use over_run::{drift, earned, host_fit};
+pub use over_run::{drift, earned, host_fit, host_fit_short};
 use without_stalls::{no_probe, thinned, touched, unsettled, untouched_few, untouched_wide};
 pub use without_stalls::{without_stalls_call, without_stalls_scope};
 

@@ -20,7 +20,7 @@ struct Side {
 /// Draws every block of `c` that has a value, A's as circles and B's as triangles, each
 /// side's joined in time order; blocks with a problem hollow and crossed.
 pub(super) fn draw(c: &Comparison, label_a: String, label_b: String) -> Plot<BlocksChart> {
-    let name = super::compared_name(c);
+    let name = super::table::compared_name(c);
     let side = |side: CompareSide, label: String| Side {
         label,
         points: c

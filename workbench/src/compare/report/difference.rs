@@ -12,7 +12,7 @@ use crate::report::{Area, CAPTION_SIZE, Chart, DrawError, Plot, color, fmt_num, 
 
 /// Draws every look of `c`: B − A with its CI as a bar and, across the looks, a band.
 pub(super) fn draw(c: &Comparison) -> Plot<DifferenceChart> {
-    let name = super::compared_name(c);
+    let name = super::table::compared_name(c);
     let confidence = c.ci.map_or(95.0, |ci| ci.confidence * 100.0);
     let mut looks = c.looks.clone();
     looks.sort_by_key(|l| l.pairs);

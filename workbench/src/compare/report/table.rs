@@ -35,6 +35,20 @@ fn tail(c: &Comparison) -> String {
     }
 }
 
+/// The percentile compared as the plots name it: `p99`, or `p99 without stalls` when the
+/// comparison was of that tail (as `report`'s latency-vs-load names a run's).
+pub(super) fn compared_name(c: &Comparison) -> String {
+    match c.tail {
+        crate::scenario::Tail::WithStalls => crate::report::fmt_percentile(c.percentile),
+        crate::scenario::Tail::WithoutStalls => {
+            format!(
+                "{} without stalls",
+                crate::report::fmt_percentile(c.percentile)
+            )
+        }
+    }
+}
+
 /// How A and B were laid out in time, in words: side by side (a duet, with what that
 /// means), or in blocks.
 pub(crate) fn design(c: &Comparison) -> String {

@@ -42,6 +42,24 @@ pub fn drift(d: &crate::coordinator::DriftSeen) -> Option<String> {
     }
 }
 
+/// [`host_fit`] in two short lines, for the TUI's help page: `None` when fit.
+pub fn host_fit_short(touched_share: f64) -> Option<[String; 2]> {
+    use crate::coordinator::policy::{fit_for_every_request, fit_without_stalls};
+    if fit_for_every_request(touched_share) {
+        return None;
+    }
+    let first = format!(
+        "this host: stalls touched {:.1}% of the last point's requests:",
+        touched_share * 100.0
+    );
+    let second = if fit_without_stalls(touched_share) {
+        "fit for the tail without stalls only (`vernier calibrate`: which cores)"
+    } else {
+        "unfit for tails at this scale (`vernier calibrate`: which cores)"
+    };
+    Some([first, second.to_string()])
+}
+
 /// What `vernier calibrate` would call this host, judged by the share of a point's
 /// requests its stalls touched: `None` when fit (at most the 1% a p99 holds), else a
 /// sentence that points to `vernier calibrate`.

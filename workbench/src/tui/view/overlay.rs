@@ -60,10 +60,20 @@ fn centered(area: Rect, width: u16, height: u16) -> Rect {
 
 pub(super) fn help(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
     let keys: &[(&str, &str)] = if app.replay.is_some() { &REPLAY } else { &LIVE };
-    let lines: Vec<Line> = keys
-        .iter()
-        .map(|(k, what)| Line::raw(format!("{k:>7}  {what}")))
-        .collect();
+    // The host's verdict first, when the last point's stalls touched more than calibrate
+    // would call fit.
+    let host = (app.history.results.last())
+        .and_then(|r| r.without_stalls.as_ref())
+        .and_then(|w| crate::coordinator::text::host_fit_short(w.touched_share));
+    let mut lines: Vec<Line> = Vec::new();
+    if let Some(host) = host {
+        lines.extend(host.into_iter().map(|l| Line::styled(l, theme.wide())));
+        lines.push(Line::raw(""));
+    }
+    lines.extend(
+        keys.iter()
+            .map(|(k, what)| Line::raw(format!("{k:>7}  {what}"))),
+    );
     let box_ = centered(area, 76, lines.len() as u16 + 2);
     frame.render_widget(Clear, box_);
     frame.render_widget(

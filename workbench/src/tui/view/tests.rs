@@ -206,6 +206,16 @@ fn a_point_with_its_tail_without_stalls_shows_both_and_the_share_touched() {
     app.history.results.truncate(1);
     app.history.results[0].without_stalls = Some(untouched_p99());
     let text = screen(&app, 160, 48);
+    // The help page opens with the host's verdict: 12.4% touched is fit for the tail
+    // without stalls only.
+    app.update(AppEvent::Key(Key::Char('?')));
+    let help = screen(&app, 160, 48);
+    assert!(
+        help.contains("this host: stalls touched 12.4% of the last point's requests:")
+            && help.contains("fit for the tail without stalls only"),
+        "{help}"
+    );
+    app.update(AppEvent::Key(Key::Esc));
     // Under every request's row, the tail without stalls: its verdict, samples, p99 and CI.
     let without = (text.lines())
         .find(|l| l.contains("  w/o  stalls "))
