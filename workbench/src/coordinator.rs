@@ -23,6 +23,7 @@ mod decision;
 mod event;
 mod figure;
 pub mod findings;
+pub mod fitness;
 mod input;
 pub(crate) mod point;
 pub(crate) mod policy;

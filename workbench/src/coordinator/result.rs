@@ -645,6 +645,23 @@ impl PointResult {
     }
 }
 
+impl PercentileResult {
+    /// Percentile `p` at `value` with its dependence-valid CI `ci`, when it has one.
+    pub(crate) fn of(
+        p: vernier_stats::Percentile,
+        value: f64,
+        ci: Option<&vernier_stats::DependentCi>,
+    ) -> PercentileResult {
+        PercentileResult {
+            p: p.percent(),
+            value,
+            ci_low: ci.map(|c| c.low),
+            ci_high: ci.map(|c| c.high),
+            dependence: ci.map(CiDependence::of),
+        }
+    }
+}
+
 #[cfg(test)]
 impl PercentileResult {
     /// Percentile `p` at `value` with the CI `ci`, for unit tests.

@@ -359,11 +359,11 @@ fn drive_with(
 }
 
 /// Every reason of every result follows from its figures
-/// ([`super::reason::contradictions`]): run after each driven point.
+/// ([`super::reason::tests::contradictions`]): run after each driven point.
 fn assert_reasons_follow_from_figures(coordinator: &Coordinator) {
     for result in coordinator.results() {
         for reason in &result.reasons {
-            let found = super::reason::contradictions(reason);
+            let found = super::reason::tests::contradictions(reason);
             assert!(found.is_empty(), "{found:?}: {reason:#?}");
         }
     }

@@ -8,46 +8,10 @@ use serde::{Deserialize, Serialize};
 use vernier_agent::StallReport;
 use vernier_agent::calibrate::{Calibration, CoreJitter};
 
+pub use crate::coordinator::fitness::Fitness;
 use crate::coordinator::policy::{
-    FIT_TOUCHED_SHARE, MAX_TOUCHED_SHARE, fit_for_every_request, fit_without_stalls,
-    touched_at_scale, woken_over_1ms,
+    FIT_TOUCHED_SHARE, MAX_TOUCHED_SHARE, touched_at_scale, woken_over_1ms,
 };
-
-/// How fit a core, or the host, is for tails at the scale of its loopback round trip.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Fitness {
-    /// Its gaps touch fewer requests than a p99 holds: every request's tail is the
-    /// service's.
-    Fit,
-    /// They touch more, but no more than the tail without stalls is judged at: that tail
-    /// (vernier's default) answers; every request's holds the host's stalls.
-    FitWithoutStalls,
-    /// They touch more than that: no tail at this scale is the service's here.
-    Unfit,
-}
-
-impl Fitness {
-    /// The fitness of a core whose gaps touch `touched` of the requests.
-    fn of(touched: f64) -> Fitness {
-        if fit_for_every_request(touched) {
-            Fitness::Fit
-        } else if fit_without_stalls(touched) {
-            Fitness::FitWithoutStalls
-        } else {
-            Fitness::Unfit
-        }
-    }
-
-    /// As the table says it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Fitness::Fit => "fit",
-            Fitness::FitWithoutStalls => "fit without stalls",
-            Fitness::Unfit => "unfit",
-        }
-    }
-}
 
 /// One core's figures and fitness.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -146,13 +146,7 @@ impl Point {
 impl Earned {
     /// The percentile `p`'s entry of a result, as this look saw it.
     pub(super) fn result(&self, p: vernier_stats::Percentile) -> PercentileResult {
-        PercentileResult {
-            p: p.percent(),
-            value: self.value,
-            ci_low: Some(self.ci.low),
-            ci_high: Some(self.ci.high),
-            dependence: Some(super::super::result::CiDependence::of(&self.ci)),
-        }
+        PercentileResult::of(p, self.value, Some(&self.ci))
     }
 
     /// What the result says of it, the point having ended at `end`.

@@ -7,7 +7,7 @@ use vernier_stats::{
 };
 
 use super::super::checks::Interval;
-use super::super::result::{CiDependence, PercentileResult};
+use super::super::result::PercentileResult;
 use super::state::Point;
 
 /// One evaluation's samples, copied and sorted once: each measuring agent's latencies
@@ -139,13 +139,6 @@ impl Estimate {
     }
 
     pub(super) fn result(&self, p: Percentile) -> PercentileResult {
-        let ci = self.ci.as_ref().ok();
-        PercentileResult {
-            p: p.percent(),
-            value: self.value,
-            ci_low: ci.map(|c| c.low),
-            ci_high: ci.map(|c| c.high),
-            dependence: ci.map(CiDependence::of),
-        }
+        PercentileResult::of(p, self.value, self.ci.as_ref().ok())
     }
 }

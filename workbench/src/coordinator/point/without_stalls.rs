@@ -23,8 +23,7 @@ use super::super::reason::{
     Confidence, Nothing, TooFewSamples, Touched, UntouchedCi, UntouchedFew, Why,
 };
 use super::super::result::{
-    CalledBy, CiDependence, PercentileResult, Probed, TouchedCall, TouchedSide, Verdict,
-    WithoutStalls,
+    CalledBy, PercentileResult, Probed, TouchedCall, TouchedSide, Verdict, WithoutStalls,
 };
 use super::estimate::Estimate;
 use super::state::Point;
@@ -412,18 +411,7 @@ fn weighted_results(
             let value = samples.percentile(p.fraction())?;
             let ci = samples.percentile_ci_dependent(p.fraction(), conf).ok()?;
             let needed = ci.as_ref().err().map(|n| n.needed);
-            let ci = ci.ok();
-            Some((
-                p,
-                PercentileResult {
-                    p: p.percent(),
-                    value,
-                    ci_low: ci.as_ref().map(|c| c.low),
-                    ci_high: ci.as_ref().map(|c| c.high),
-                    dependence: ci.as_ref().map(CiDependence::of),
-                },
-                needed,
-            ))
+            Some((p, PercentileResult::of(p, value, ci.as_ref().ok()), needed))
         })
         .collect()
 }

@@ -147,3 +147,57 @@ fn out_of_time_of_either_shape_reads_back_as_one_type() {
         );
     }
 }
+
+/// How a reason's kind or sentence would contradict its own figures: a CI called wide that
+/// is within the width asked, one called narrow that is not, a "needs about N samples"
+/// with N already in hand, or, under `method: vernier` (where only the time limits the
+/// looks), such a need without the time its samples would take (`more_time`). Empty when
+/// the reason follows from its figures.
+pub(crate) fn contradictions(reason: &Reason) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut need = |samples: usize, needed: usize, timed: bool| {
+        if needed <= samples {
+            found.push(format!("needs {needed} samples with {samples} in hand"));
+        }
+        let timed = timed && !reason.drifts;
+        match reason.more_time {
+            Some(_) if reason.drifts => {
+                found.push("more_time for a need no time would meet (drifts)".into());
+            }
+            Some(m) if m.samples <= samples => found.push(format!(
+                "more time for {} samples with {samples} in hand",
+                m.samples
+            )),
+            None if timed => found.push(format!("needs {needed} samples, but no more_time")),
+            _ => {}
+        }
+    };
+    let mut wide = |w: &Wide| {
+        need(w.samples, w.samples_needed, w.variance_inflation.is_some());
+        w.ci_width_us <= w.target_us
+    };
+    let contradicted = match &reason.why {
+        Why::Confidence(Confidence::Wide(w))
+        | Why::HeavyTail(HeavyTail::Wide(w))
+        | Why::HostStalls(HostStalls {
+            kept: HostKept::Wide(w),
+            ..
+        }) => wide(w).then(|| "called wide, within the width asked".to_string()),
+        Why::Confidence(Confidence::Narrow(n)) => {
+            need(n.samples, n.samples_needed, true);
+            (n.ci_width_us > n.target_us).then(|| "called narrow, wider than asked".to_string())
+        }
+        Why::TooFewSamples(TooFewSamples::Ci(t))
+        | Why::HeavyTail(HeavyTail::TooFew(HeavyTooFew { too_few: t, .. }))
+        | Why::HostStalls(HostStalls {
+            kept: HostKept::TooFew(t),
+            ..
+        }) => {
+            need(t.samples, t.min_samples, t.need.is_some());
+            None
+        }
+        _ => None,
+    };
+    found.extend(contradicted);
+    found
+}

@@ -1,5 +1,7 @@
-//! How a point's answer sits over its run: the earlier look that answered it, and how
-//! its percentile moved.
+//! How a point's answer sits over its run: the earlier look that answered it, how
+//! its percentile moved, and what its stalls say of the host.
+
+use crate::coordinator::fitness::Fitness;
 
 /// What a point that ended on a look without a CI says of the last look that had one
 /// ([`crate::coordinator::EarlierLook`]): its CI answered, or the latency moved out of it.
@@ -44,19 +46,17 @@ pub fn drift(d: &crate::coordinator::DriftSeen) -> Option<String> {
 
 /// [`host_fit`] in two short lines, for the TUI's help page: `None` when fit.
 pub fn host_fit_short(touched_share: f64) -> Option<[String; 2]> {
-    use crate::coordinator::policy::{fit_for_every_request, fit_without_stalls};
-    if fit_for_every_request(touched_share) {
-        return None;
-    }
+    let second = match Fitness::of(touched_share) {
+        Fitness::Fit => return None,
+        Fitness::FitWithoutStalls => {
+            "fit for the tail without stalls only (`vernier calibrate`: which cores)"
+        }
+        Fitness::Unfit => "unfit for tails at this scale (`vernier calibrate`: which cores)",
+    };
     let first = format!(
         "this host: stalls touched {:.1}% of the last point's requests:",
         touched_share * 100.0
     );
-    let second = if fit_without_stalls(touched_share) {
-        "fit for the tail without stalls only (`vernier calibrate`: which cores)"
-    } else {
-        "unfit for tails at this scale (`vernier calibrate`: which cores)"
-    };
     Some([first, second.to_string()])
 }
 
@@ -64,15 +64,14 @@ pub fn host_fit_short(touched_share: f64) -> Option<[String; 2]> {
 /// requests its stalls touched: `None` when fit (at most the 1% a p99 holds), else a
 /// sentence that points to `vernier calibrate`.
 pub fn host_fit(touched_share: f64) -> Option<String> {
-    use crate::coordinator::policy::{
-        FIT_TOUCHED_SHARE, MAX_TOUCHED_SHARE, fit_for_every_request, fit_without_stalls,
-    };
-    if fit_for_every_request(touched_share) {
+    use crate::coordinator::policy::{FIT_TOUCHED_SHARE, MAX_TOUCHED_SHARE};
+    let fitness = Fitness::of(touched_share);
+    if fitness == Fitness::Fit {
         return None;
     }
     let touched = touched_share * 100.0;
     let p99 = FIT_TOUCHED_SHARE * 100.0;
-    Some(if fit_without_stalls(touched_share) {
+    Some(if fitness == Fitness::FitWithoutStalls {
         format!(
             "host: stalls touched {touched:.1}% of this point's requests, more than the {p99:.0}% a p99 holds: fit for the tail without stalls only (`vernier calibrate` says which cores are quieter)"
         )
