@@ -18,7 +18,7 @@ use vernier_workbench::budget::{Baseline, Part};
 use vernier_workbench::compare::report::COMPARISON_FILE;
 use vernier_workbench::compare::{Block, CompareVerdict, Comparison, Design, Finding, Look, Side};
 use vernier_workbench::coordinator::check_next::{CheckNext, Found};
-use vernier_workbench::coordinator::findings::SpearmanFinding;
+use vernier_workbench::coordinator::findings::{GapTest, InterarrivalFinding, SpearmanFinding};
 use vernier_workbench::coordinator::reason::{Independence, IndependenceStuck, Why};
 use vernier_workbench::coordinator::{
     Check, CheckData, CheckKind, CheckRole, Event, EventKind, PercentileResult, PointResult,
@@ -156,8 +156,19 @@ fn interarrival(rng: &mut SmallRng, point: usize, rate: f64) -> Event {
             statistic: Some(0.52),
             pvalue: Some(0.71),
             n: 5000,
-            found: Found::Recorded("Anderson-Darling A² = 0.520, p = 0.7100: exponential".into()),
-            next: Some(CheckNext::Recorded("measure".into())),
+            found: Found::Gaps(InterarrivalFinding {
+                test: GapTest::AndersonDarling {
+                    statistic: 0.52.into(),
+                    critical_5: 0.752.into(),
+                    pvalue: 0.71.into(),
+                    fits: true,
+                },
+                mean_gap_us: (mean_ns / 1e3).into(),
+                target_gap_us: (mean_ns / 1e3).into(),
+                mean_off: None,
+                misfit: None,
+            }),
+            next: Some(CheckNext::Fits),
             data: Some(CheckData::Histogram {
                 bin_ns,
                 counts,
@@ -181,7 +192,12 @@ fn independence(point: usize, rate: f64, lags: Vec<(usize, f64, f64)>, pass: boo
             statistic: Some(lags[0].1),
             pvalue: Some(lags[0].2),
             n: 20_000,
-            found: Found::Recorded(format!("Spearman ρ at lag 1 = {:.4}", lags[0].1)),
+            found: Found::Spearman(SpearmanFinding::Tested {
+                rho: lags[0].1.into(),
+                pvalue: lags[0].2.into(),
+                lag: pass.then_some(1),
+                last_lag: 1,
+            }),
             next: None,
             data: Some(CheckData::Correlogram { lags }),
         }),

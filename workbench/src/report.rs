@@ -27,7 +27,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::coordinator::{CheckData, CheckKind, Event, PointResult};
+use crate::coordinator::{CheckData, CheckKind};
+use crate::record::{ShownEvent, ShownPoint};
 use crate::error::Error;
 use crate::record::{self, RunRecord};
 
@@ -181,7 +182,7 @@ pub fn run(dir: &Path, out: Option<&Path>, format: PlotFormat) -> Result<Report,
         point_plots(&mut plots, &record, recorded, &measured, &mut notes)?;
     }
 
-    let results: Vec<&PointResult> = record.points.iter().collect();
+    let results: Vec<&ShownPoint> = record.points.iter().collect();
     let (percentile, replicated) = runs_points(&results);
     if !replicated.is_empty() {
         plots.write("runs", runs::draw(percentile, &replicated))?;
@@ -244,7 +245,7 @@ fn point_plots(
         plots.write("ccdf", ccdf::draw(&series))?;
     }
 
-    let results: Vec<&PointResult> = measured.iter().map(|m| m.result).collect();
+    let results: Vec<&ShownPoint> = measured.iter().map(|m| m.result).collect();
     let (percentile, points) = load_points(&results);
     let drawable = points.iter().filter(|p| p.value.is_some()).count();
     if drawable >= 2 {
@@ -396,7 +397,7 @@ fn agent_name(agent: Option<usize>) -> String {
 }
 
 /// The title of a check's plot: what, which point at which load, which agent.
-fn check_title(what: &str, event: &Event, agent: Option<usize>) -> String {
+fn check_title(what: &str, event: &ShownEvent, agent: Option<usize>) -> String {
     let agent = agent.map_or_else(|| "all agents".to_string(), |a| format!("agent {a}"));
     format!(
         "{what}: point {} ({}), {agent}",
@@ -409,11 +410,10 @@ fn check_title(what: &str, event: &Event, agent: Option<usize>) -> String {
 mod tests {
     use super::points::point_numbers;
     use super::*;
-    use crate::coordinator::check_next::Found;
-    use crate::coordinator::{Check, CheckRole, EventKind, Phase, Verdict};
-    use crate::record::{FORMAT, Machine};
+    use crate::coordinator::{CheckRole, Event, EventKind, PointResult, Phase, Verdict};
+    use crate::record::{FORMAT, Machine, ShownCheck};
 
-    fn event(point: usize, kind: EventKind) -> Event {
+    fn event(point: usize, kind: EventKind<ShownCheck, ShownPoint>) -> ShownEvent {
         Event {
             at: 0.0,
             point,
@@ -422,8 +422,13 @@ mod tests {
         }
     }
 
-    fn check(kind: CheckKind, agent: usize, statistic: f64, data: bool) -> EventKind {
-        EventKind::Check(Check {
+    fn check(
+        kind: CheckKind,
+        agent: usize,
+        statistic: f64,
+        data: bool,
+    ) -> EventKind<ShownCheck, ShownPoint> {
+        EventKind::Check(ShownCheck {
             check: kind,
             agent: Some(agent),
             pass: true,
@@ -431,15 +436,15 @@ mod tests {
             statistic: Some(statistic),
             pvalue: None,
             n: 10,
-            found: Found::Recorded(String::new()),
-            next: None,
+            detail: String::new(),
+            decision: String::new(),
             data: data.then(|| CheckData::Correlogram {
                 lags: vec![(1, 0.0, 1.0)],
             }),
         })
     }
 
-    fn result(rate: f64) -> PointResult {
+    fn result(rate: f64) -> ShownPoint {
         PointResult {
             samples: 0,
             duration_s: 0.0,
@@ -447,9 +452,10 @@ mod tests {
             min_samples: 0,
             ..PointResult::example(rate, Verdict::Converged, Vec::new())
         }
+        .into()
     }
 
-    fn record(events: Vec<Event>, points: Vec<PointResult>) -> RunRecord {
+    fn record(events: Vec<ShownEvent>, points: Vec<ShownPoint>) -> RunRecord {
         RunRecord {
             format: FORMAT.into(),
             name: "t".into(),

@@ -55,7 +55,7 @@ pub struct Figures<'a> {
 
 impl<'a> Figures<'a> {
     /// The figures of `result`.
-    pub fn of(result: &'a PointResult) -> Figures<'a> {
+    pub fn of<R>(result: &'a PointResult<R>) -> Figures<'a> {
         let measured = result.percentile(BUDGET_PERCENTILE);
         Figures {
             measured_us: measured.map(|q| q.value),
@@ -153,7 +153,7 @@ impl Baseline {
 
     /// The budget of `result`'s median, with what was seen while the point measured: the
     /// budget of its [`Figures`], for a caller holding the whole result.
-    pub fn budget(&self, result: &PointResult, during: During) -> Budget {
+    pub fn budget<R>(&self, result: &PointResult<R>, during: During) -> Budget {
         self.budget_from(Figures::of(result), during)
     }
 

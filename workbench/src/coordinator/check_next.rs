@@ -36,8 +36,6 @@ pub enum Found {
         /// The interval's level.
         confidence: f64,
     },
-    /// The words a record holds, kept as they were written.
-    Recorded(String),
 }
 
 /// What the methodology does after a check, with the figures it quotes.
@@ -154,8 +152,6 @@ pub enum CheckNext {
     Ending(Ending),
     /// The share touched by the host's stalls was called (the tail without stalls).
     Touched(TouchedCall),
-    /// The words a record holds, kept as they were written.
-    Recorded(String),
 }
 
 /// Which side of the SLO a CI lies on.

@@ -12,9 +12,11 @@ use super::check_next::{CheckNext, Found};
 use super::result::PointResult;
 use crate::scenario::Method;
 
-/// One thing the coordinator did or found.
+/// One thing the coordinator did or found: with its check typed (`C`, a [`Check`]) and its
+/// point's result's reasons typed (`P`, a [`PointResult`]) as the coordinator says it, or
+/// as displays show it and records hold it (`record::ShownEvent`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Event {
+pub struct Event<C = Check, P = PointResult> {
     /// Seconds since the session started.
     pub at: f64,
     /// The load point (0-based, in the order measured).
@@ -23,13 +25,13 @@ pub struct Event {
     pub rate: f64,
     /// What happened.
     #[serde(flatten)]
-    pub kind: EventKind,
+    pub kind: EventKind<C, P>,
 }
 
 /// The kinds of [`Event`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum EventKind {
+pub enum EventKind<C = Check, P = PointResult> {
     /// The methodology entered a phase.
     Phase {
         /// The phase.
@@ -47,7 +49,7 @@ pub enum EventKind {
         latency_mean_us: Option<f64>,
     },
     /// A test ran.
-    Check(Check),
+    Check(C),
     /// Live figures, twice a second.
     Progress(Progress),
     /// The user (or Ctrl-C) asked for something.
@@ -56,9 +58,9 @@ pub enum EventKind {
         command: String,
     },
     /// A load point ended.
-    Verdict(Box<PointResult>),
+    Verdict(Box<P>),
     /// One run of a replicated load point ended (its own verdict; the point goes on).
-    Run(Box<PointResult>),
+    Run(Box<P>),
 }
 
 /// The methodology's phases (Lancet §4.3).
@@ -145,12 +147,9 @@ impl CheckKind {
 }
 
 /// One test's outcome, with the figures behind it: what it found and what comes next, as
-/// data that [`super::text::check`] writes in words wherever a check is shown. Recorded
-/// with its [`CheckOutcome`] beside `pass` and `role` (`outcome`, read back from them,
-/// not stored) and its words as `detail` and `decision` (by `text::check`, which also
-/// holds its `Serialize`); a check read back keeps the words it was recorded with.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(from = "RecordedCheck")]
+/// data that [`super::text::check`] writes in words wherever a check is shown or recorded
+/// ([`super::text::check::ShownCheck`], which also makes its `Serialize`).
+#[derive(Debug, Clone, PartialEq)]
 pub struct Check {
     /// Which test.
     pub check: CheckKind,
@@ -189,40 +188,6 @@ impl Check {
             (true, _) => CheckOutcome::Passed,
             (false, CheckRole::Gate) => CheckOutcome::Failed,
             (false, CheckRole::Report) => CheckOutcome::Reported,
-        }
-    }
-}
-
-/// A [`Check`] as records hold it: its words as they were written, which it keeps.
-#[derive(Deserialize)]
-struct RecordedCheck {
-    check: CheckKind,
-    agent: Option<usize>,
-    pass: bool,
-    #[serde(default)]
-    role: CheckRole,
-    statistic: Option<f64>,
-    pvalue: Option<f64>,
-    n: usize,
-    detail: String,
-    decision: String,
-    #[serde(default)]
-    data: Option<CheckData>,
-}
-
-impl From<RecordedCheck> for Check {
-    fn from(r: RecordedCheck) -> Check {
-        Check {
-            check: r.check,
-            agent: r.agent,
-            pass: r.pass,
-            role: r.role,
-            statistic: r.statistic,
-            pvalue: r.pvalue,
-            n: r.n,
-            found: Found::Recorded(r.detail),
-            next: (!r.decision.is_empty()).then_some(CheckNext::Recorded(r.decision)),
-            data: r.data,
         }
     }
 }

@@ -18,7 +18,7 @@ pub use super::reason_kind::ReasonKind;
 /// always carried it: `check`, `figures`, `detail` (the sentence, rendered by
 /// [`super::text`], which also holds its `Serialize`), and `run`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(from = "Read")]
+#[serde(from = "Recorded")]
 pub struct Reason {
     /// What it is about, with its figures.
     pub why: Why,
@@ -82,38 +82,13 @@ pub(crate) struct Recorded {
     pub(crate) detail: String,
 }
 
-/// A reason as a record written before reasons had types holds it: its kind, its
-/// sentence, and whatever figures it had by name.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Earlier {
-    /// Its kind.
-    #[serde(rename = "check")]
-    pub kind: ReasonKind,
-    /// Its sentence, as it was written.
-    pub detail: String,
-    /// Its figures, as they were named (any shape a record holds).
-    #[serde(default)]
-    pub figures: serde_json::Map<String, serde_json::Value>,
-}
-
-/// A reason read back: with its figures typed, or as an earlier record wrote it.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum Read {
-    Typed(Recorded),
-    Earlier(Earlier),
-}
-
-impl From<Read> for Reason {
-    fn from(r: Read) -> Reason {
-        match r {
-            Read::Typed(r) => Reason {
-                why: r.why,
-                run: r.run,
-                more_time: r.more_time,
-                drifts: r.drifts,
-            },
-            Read::Earlier(e) => Reason::new(Why::Earlier(e)),
+impl From<Recorded> for Reason {
+    fn from(r: Recorded) -> Reason {
+        Reason {
+            why: r.why,
+            run: r.run,
+            more_time: r.more_time,
+            drifts: r.drifts,
         }
     }
 }
@@ -164,10 +139,6 @@ pub enum Why {
     NoProbe(Nothing),
     /// The samples were thinned, so which requests a stall touched cannot be told.
     Thinned(Thinned),
-    /// Read from a record written before reasons had types: its kind, sentence and named
-    /// figures as they were (written back in that form too).
-    #[serde(skip)]
-    Earlier(Earlier),
 }
 
 impl Why {
@@ -209,7 +180,6 @@ impl Why {
             Why::Touched(_) => ReasonKind::Touched,
             Why::NoProbe(_) => ReasonKind::NoProbe,
             Why::Thinned(_) => ReasonKind::Thinned,
-            Why::Earlier(e) => e.kind,
         }
     }
 }

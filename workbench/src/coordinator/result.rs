@@ -166,7 +166,8 @@ pub struct AgentResult {
 
 /// A load point's result: the JSON object `vernier run --headless` prints.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PointResult {
+#[serde(bound(deserialize = "R: Deserialize<'de>"))]
+pub struct PointResult<R = Reason> {
     /// The answer's verdict: that of the tail the CI target was for (the exit code's),
     /// `verdict` in the JSON. Set with [`PointResult::settle_answer`] whenever `verdict`,
     /// `without_stalls` or `replication` change.
@@ -177,7 +178,7 @@ pub struct PointResult {
     #[serde(rename = "every_request")]
     pub verdict: Verdict,
     /// Why every request's tail is not converged (empty when it is): why N/A, or why wide.
-    pub reasons: Vec<Reason>,
+    pub reasons: Vec<R>,
     /// When N/A for want of samples: the seconds more, at this rate, that the samples the
     /// precision asked needs would take (as the methodology's last look predicted them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -185,7 +186,7 @@ pub struct PointResult {
     /// Checks that failed but that the scenario asked only to report
     /// (`interarrival_check: report`): the result stands with them, not certified by them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub waived: Vec<Reason>,
+    pub waived: Vec<R>,
     /// req/s over all agents.
     pub target_rate: f64,
     /// Replies per second over all agents during the point.
@@ -237,7 +238,7 @@ pub struct PointResult {
     pub run: Option<u32>,
     /// A replicated point's runs and their across-run CIs (its `percentiles` are those).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub replication: Option<Box<Replication>>,
+    pub replication: Option<Box<Replication<R>>>,
     /// The tail without the host's stalls (`method: vernier`): the requests no stall of a
     /// probed core touched. Absent in records that predate it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -283,11 +284,12 @@ impl std::fmt::Display for AcrossMethod {
 
 /// A replicated point: every run's own result, and the CI across their estimates.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Replication {
+#[serde(bound(deserialize = "R: Deserialize<'de>"))]
+pub struct Replication<R = Reason> {
     /// How the across-run CIs are made.
     pub method: AcrossMethod,
     /// Each run's result, in order.
-    pub runs: Vec<PointResult>,
+    pub runs: Vec<PointResult<R>>,
     /// Per reported percentile: the runs' estimates and the CI across them.
     pub across: Vec<AcrossRuns>,
     /// The widest across-run CI of the target percentile the scenario accepts, µs.
@@ -302,7 +304,19 @@ pub struct Replication {
     pub hysteresis: bool,
 }
 
-impl Replication {
+impl<R> Replication<R> {
+    /// The same runs with every reason in another form, by `f`.
+    fn map_reasons<S>(self, f: &impl Fn(R) -> S) -> Replication<S> {
+        Replication {
+            method: self.method,
+            runs: self.runs.into_iter().map(|r| r.map_reasons(f)).collect(),
+            across: self.across,
+            width_target_us: self.width_target_us,
+            spread: self.spread,
+            hysteresis: self.hysteresis,
+        }
+    }
+
     /// The runs' spread, when they disagree beyond their own CIs.
     pub fn disagreement(&self) -> Option<&Spread> {
         self.spread.as_ref().filter(|_| self.hysteresis)
@@ -382,7 +396,7 @@ impl Spread {
     }
 }
 
-impl PointResult {
+impl<R> PointResult<R> {
     /// The entry of percentile `p`, if it was reported.
     pub fn percentile(&self, p: f64) -> Option<&PercentileResult> {
         self.percentiles.iter().find(|q| (q.p - p).abs() < 1e-9)
@@ -453,6 +467,42 @@ impl PointResult {
     pub fn percentile_text(&self, p: f64) -> String {
         self.percentile(p)
             .map_or("-".to_string(), |q| q.to_string())
+    }
+
+    /// The same result with every reason (its runs' too) in another form, by `f`: a
+    /// reason as displays show it and records hold it (`record::ShownReason`).
+    pub fn map_reasons<S>(self, f: &impl Fn(R) -> S) -> PointResult<S> {
+        let reasons = |rs: Vec<R>| rs.into_iter().map(f).collect();
+        PointResult {
+            answer: self.answer,
+            verdict: self.verdict,
+            reasons: reasons(self.reasons),
+            more_time_s: self.more_time_s,
+            waived: reasons(self.waived),
+            target_rate: self.target_rate,
+            achieved_rate: self.achieved_rate,
+            timestamps: self.timestamps,
+            samples: self.samples,
+            sampling_rate: self.sampling_rate,
+            duration_s: self.duration_s,
+            percentiles: self.percentiles,
+            from_schedule: self.from_schedule,
+            target_percentile: self.target_percentile,
+            ci_width_us: self.ci_width_us,
+            tries: self.tries,
+            min_samples: self.min_samples,
+            round: self.round,
+            agents: self.agents,
+            host: self.host,
+            budget: self.budget,
+            record: self.record,
+            run: self.run,
+            replication: self.replication.map(|r| Box::new(r.map_reasons(f))),
+            without_stalls: self.without_stalls,
+            drift: self.drift,
+            earned: self.earned,
+            tail: self.tail,
+        }
     }
 }
 

@@ -39,9 +39,6 @@ impl Reason {
 
 impl serde::Serialize for Reason {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        if let Why::Earlier(e) = &self.why {
-            return e.serialize(serializer);
-        }
         Recorded {
             why: self.why.clone(),
             run: self.run,
@@ -162,7 +159,6 @@ pub fn why(why: &Why) -> String {
         Why::Touched(f) => touched(f),
         Why::NoProbe(_) => no_probe(),
         Why::Thinned(f) => thinned(f),
-        Why::Earlier(e) => e.detail.clone(),
     }
 }
 

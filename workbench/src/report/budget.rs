@@ -34,7 +34,7 @@ const SEGMENTS: [(&str, usize); 8] = [
 ];
 
 /// The bars of the points that have a budget, in the order measured.
-pub fn budget_bars(results: &[&PointResult]) -> Vec<BudgetBar> {
+pub fn budget_bars<R>(results: &[&PointResult<R>]) -> Vec<BudgetBar> {
     results
         .iter()
         .filter_map(|r| r.budget.as_ref().map(|b| bar(r.target_rate, b)))

@@ -8,7 +8,8 @@ use plotters::prelude::{
 };
 
 use super::plot::{Area, CAPTION_SIZE, Chart, DrawError, Plot, color, fmt_num};
-use crate::coordinator::{Check, text};
+use crate::coordinator::text;
+use crate::record::ShownCheck;
 
 /// The two-sided 5% quantile of the standard normal.
 const Z_975: f64 = 1.959_963_984_540_054;
@@ -28,13 +29,13 @@ const ALPHA: f64 = 0.05;
 pub(super) fn draw<'a>(
     title: &'a str,
     lags: &'a [(usize, f64, f64)],
-    check: &Check,
+    check: &ShownCheck,
 ) -> Plot<Correlogram<'a>> {
     let band = band(check.n);
     let mut caption = vec![format!(
         "{}: {} (n = {}).",
         text::check_outcome_caption(check.outcome()),
-        check.detail(),
+        check.detail,
         check.n
     )];
     caption.push(match band {
@@ -160,6 +161,7 @@ where
 mod tests {
     use super::*;
     use crate::coordinator::check_next::Found;
+    use crate::coordinator::Check;
     use crate::coordinator::findings::SpearmanFinding;
     use crate::coordinator::{CheckKind, CheckRole};
 
@@ -199,7 +201,7 @@ mod tests {
         let svg = draw(
             "Spearman correlogram: point 1 (2000 req/s), agent 1",
             &lags,
-            &check,
+            &ShownCheck::from(&check),
         )
         .svg()
         .unwrap();

@@ -9,7 +9,8 @@ use serde::Serialize;
 use vernier_protocols::InterArrival;
 
 use super::plot::{Area, CAPTION_SIZE, Chart, DrawError, Plot, color, fmt_num};
-use crate::coordinator::{Check, text};
+use crate::coordinator::text;
+use crate::record::ShownCheck;
 
 /// The gap histogram as a density, so that it can be laid over the target's.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -68,7 +69,7 @@ pub(super) fn draw<'a>(
     density: &'a GapDensity,
     target_mean_ns: f64,
     shape: &'a InterArrival,
-    check: &Check,
+    check: &ShownCheck,
 ) -> Plot<GapChart<'a>> {
     let mean_us = target_mean_ns / 1e3;
     let target = match shape {
@@ -79,7 +80,7 @@ pub(super) fn draw<'a>(
     let mut caption = vec![format!(
         "{}: {} (n = {}). {}",
         text::check_outcome_caption(check.outcome()),
-        check.detail(),
+        check.detail,
         check.n,
         match target {
             Target::Exp(_) => "Curve: the exponential density with the target mean.",
@@ -219,11 +220,10 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::coordinator::check_next::Found;
     use crate::coordinator::{CheckKind, CheckRole};
 
-    fn check(pass: bool) -> Check {
-        Check {
+    fn check(pass: bool) -> ShownCheck {
+        ShownCheck {
             check: CheckKind::Interarrival,
             agent: Some(0),
             pass,
@@ -231,8 +231,8 @@ mod tests {
             statistic: Some(0.4),
             pvalue: Some(0.8),
             n: 100,
-            found: Found::Recorded("A² = 0.400, p = 0.8000".into()),
-            next: None,
+            detail: "A² = 0.400, p = 0.8000".into(),
+            decision: String::new(),
             data: None,
         }
     }

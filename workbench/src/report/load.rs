@@ -43,7 +43,7 @@ pub struct LoadPoint {
 
 /// The percentile plotted (the first point's target percentile, 99 if there is no point)
 /// and each point's estimate of it, in the tail the point answered for.
-pub fn load_points(results: &[&PointResult]) -> (Percentile, Vec<LoadPoint>) {
+pub fn load_points<R>(results: &[&PointResult<R>]) -> (Percentile, Vec<LoadPoint>) {
     let percentile = results
         .first()
         .map_or(Percentile::P99, |r| r.target_percentile);

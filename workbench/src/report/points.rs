@@ -3,7 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::coordinator::{Check, CheckKind, Event, EventKind, PointResult};
+use crate::coordinator::{CheckKind, EventKind};
+use crate::record::{ShownCheck, ShownEvent, ShownPoint};
 use crate::record::RunRecord;
 
 /// One load point as the plots see it: its result and where its samples are.
@@ -12,7 +13,7 @@ pub(super) struct Measured<'a> {
     /// The `point` column of the samples (the load point's number in the events).
     pub(super) point: usize,
     /// Its result.
-    pub(super) result: &'a PointResult,
+    pub(super) result: &'a ShownPoint,
 }
 
 /// Each result's load point number (the samples' `point` column, the events' `point`).
@@ -42,9 +43,9 @@ pub(super) fn measured_points(record: &RunRecord) -> Vec<Measured<'_>> {
 /// The last check of `kind` carrying plot data for each (point, agent): a check is
 /// repeated on every retry or round, and the last is the one the point's result rests on.
 pub(super) fn last_checks(
-    events: &[Event],
+    events: &[ShownEvent],
     kind: CheckKind,
-) -> BTreeMap<(usize, Option<usize>), (&Event, &Check)> {
+) -> BTreeMap<(usize, Option<usize>), (&ShownEvent, &ShownCheck)> {
     let mut last = BTreeMap::new();
     for event in events {
         if let EventKind::Check(check) = &event.kind

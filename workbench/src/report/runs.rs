@@ -40,8 +40,8 @@ pub struct RunEstimate {
 
 /// The replicated points among `results`, with the percentile plotted (the first one's
 /// target percentile).
-pub fn runs_points(results: &[&PointResult]) -> (Percentile, Vec<RunsPoint>) {
-    let replicated: Vec<(&PointResult, &crate::coordinator::Replication)> = results
+pub fn runs_points<R>(results: &[&PointResult<R>]) -> (Percentile, Vec<RunsPoint>) {
+    let replicated: Vec<(&PointResult<R>, &crate::coordinator::Replication<R>)> = results
         .iter()
         .filter_map(|r| r.replication.as_deref().map(|rep| (*r, rep)))
         .collect();

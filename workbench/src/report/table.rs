@@ -11,10 +11,8 @@ use super::plot::{fmt_num, fmt_percentile, fmt_rate};
 use vernier_agent::StallReport;
 use vernier_stats::Percentile;
 
-use crate::coordinator::{
-    PercentileResult, Reason, SchedulePercentile, Verdict, WithoutStalls, text,
-};
-use crate::record::RunRecord;
+use crate::coordinator::{PercentileResult, SchedulePercentile, Verdict, WithoutStalls, text};
+use crate::record::{RunRecord, ShownReason};
 
 /// The run and its load points, as the table shows them.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -71,7 +69,7 @@ pub struct PointRow {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub from_schedule: Vec<SchedulePercentile>,
     /// Why N/A (or what was doubtful about an accepted result).
-    pub reasons: Vec<Reason>,
+    pub reasons: Vec<ShownReason>,
     /// The host's stalls while the point measured, per probe (empty in records that
     /// predate the probes).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -102,7 +100,7 @@ pub fn summarize(dir: &Path, record: &RunRecord) -> Summary {
     }
 }
 
-fn row(point: usize, r: &crate::coordinator::PointResult) -> PointRow {
+fn row(point: usize, r: &crate::record::ShownPoint) -> PointRow {
     PointRow {
         point,
         run: r.run,

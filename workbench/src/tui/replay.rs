@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use super::app::{App, AppEvent, Finished, ReplayStatus, RunInfo};
 use super::theme::Palette;
 use crate::coordinator::{CheckKind, EventKind, Phase};
+use crate::record::{ShownCheck, ShownPoint};
 use crate::error::Error;
 use crate::record::{self, RunRecord};
 use crate::scenario::Scenario;
@@ -78,7 +79,7 @@ impl std::str::FromStr for Until {
     }
 }
 
-fn event_name(kind: &EventKind) -> Option<&'static str> {
+fn event_name(kind: &EventKind<ShownCheck, ShownPoint>) -> Option<&'static str> {
     Some(match kind {
         EventKind::Verdict(_) => "verdict",
         EventKind::Run(_) => "run",
@@ -215,7 +216,7 @@ impl Player {
             if e.at > to {
                 break;
             }
-            app.update(AppEvent::Session(Update::Event(e.clone())));
+            app.update(AppEvent::Recorded(e.clone()));
             self.next += 1;
         }
         if self.next == self.record.events.len() && to >= self.end() && !self.finished {

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use super::*;
-use crate::coordinator::check_next::{CheckNext, Found};
+use crate::record::{ShownCheck, ShownEvent};
 
 #[test]
 fn a_runs_checks_read_back_as_they_were_written() {
@@ -24,17 +24,12 @@ fn a_runs_checks_read_back_as_they_were_written() {
                 continue;
             };
             // The coordinator gives its figures; the words are written from them.
-            assert!(!matches!(check.found, Found::Recorded(_)), "{check:?}");
-            assert!(
-                !matches!(check.next, Some(CheckNext::Recorded(_))),
-                "{check:?}"
-            );
             kinds.insert(check.check);
             // As JSON values: serde_json's text parser may read a float one ulp off.
             let written = serde_json::to_value(&event).unwrap();
-            let back: Event = serde_json::from_value(written.clone()).unwrap();
+            let back: ShownEvent = serde_json::from_value(written.clone()).unwrap();
             assert_eq!(serde_json::to_value(&back).unwrap(), written);
-            assert_eq!(back.kind, EventKind::Check(check.recorded()), "{written}");
+            assert_eq!(back.kind, EventKind::Check(ShownCheck::from(check)), "{written}");
         }
     }
     // Every check but the agents' agreement, which one agent has no need of.
@@ -53,14 +48,12 @@ fn an_older_records_check_reads_back_with_its_words() {
     let old = format!(
         r#"{{"at":15.550467355,"point":0,"rate":2000.0,"kind":"check","check":"confidence","agent":null,"pass":false,"statistic":56.783000000000015,"pvalue":null,"n":5003,"detail":"{detail}","decision":"{decision}"}}"#
     );
-    let event: Event = serde_json::from_str(&old).unwrap();
+    let event: ShownEvent = serde_json::from_str(&old).unwrap();
     let EventKind::Check(check) = &event.kind else {
         panic!("{event:?}");
     };
-    assert_eq!(check.found, Found::Recorded(detail.into()));
-    assert_eq!(check.next, Some(CheckNext::Recorded(decision.into())));
     assert_eq!(
-        (check.detail().as_str(), check.decision().as_str()),
+        (check.detail.as_str(), check.decision.as_str()),
         (detail, decision)
     );
     assert_eq!(check.outcome(), CheckOutcome::Failed);
@@ -73,11 +66,11 @@ fn an_older_records_check_reads_back_with_its_words() {
     );
     // A check that decided nothing by itself reads back as one, and is written so again.
     let undecided = old.replace(decision, "");
-    let event: Event = serde_json::from_str(&undecided).unwrap();
+    let event: ShownEvent = serde_json::from_str(&undecided).unwrap();
     let EventKind::Check(check) = &event.kind else {
         panic!("{event:?}");
     };
-    assert_eq!(check.next, None);
+    assert_eq!(check.decision, "");
     assert!(
         serde_json::to_string(&event)
             .unwrap()

@@ -1,12 +1,13 @@
 //! A check's words: what it found and what the methodology does next
 //! ([`super::super::check_next`]), as the displays show them and the records hold them.
 
+use serde::Deserialize;
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 
 use super::super::check_next::{
     AgreementFinding, CheckNext, Ending, Found, IntervalFinding, RateFinding, SloSide,
 };
-use super::super::event::Check;
+use super::super::event::{Check, CheckData, CheckKind, CheckOutcome, CheckRole};
 use super::super::policy::{FAR_BEYOND_REACH, MAX_TOUCHED_SHARE};
 use super::super::result::{CalledBy, TouchedCall, TouchedSide};
 use super::{adf, agent_intervals, departures, interarrival, late_cause, spearman, too_few};
@@ -22,23 +23,65 @@ impl Check {
     pub fn decision(&self) -> String {
         decision(self.next.as_ref())
     }
+}
 
-    /// The check as a record reads it back: its words in place of its figures.
-    #[cfg(test)]
-    pub(crate) fn recorded(&self) -> Check {
-        Check {
-            found: Found::Recorded(self.detail()),
-            next: Some(self.decision())
-                .filter(|words| !words.is_empty())
-                .map(CheckNext::Recorded),
-            ..self.clone()
+/// A check in words, as displays show it and records hold it: its figures, its outcome
+/// beside `pass` and `role` (`outcome`, written, not read: it follows from them), what it
+/// found (`detail`) and what the methodology does next (`decision`, empty for nothing). A
+/// live [`Check`] becomes one where a display or a record takes it; a record of any format
+/// reads back into one.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct ShownCheck {
+    /// Which test.
+    pub check: CheckKind,
+    /// The agent tested, or `None` for all together.
+    pub agent: Option<usize>,
+    /// Whether the test's statistic passed.
+    pub pass: bool,
+    /// Whether its failure holds the point back or is only reported (a record written
+    /// before checks had roles gets its scenario's when read).
+    #[serde(default)]
+    pub role: CheckRole,
+    /// The test statistic.
+    pub statistic: Option<f64>,
+    /// Its p-value, where the test has one.
+    pub pvalue: Option<f64>,
+    /// The sample size the test saw.
+    pub n: usize,
+    /// What was found.
+    pub detail: String,
+    /// What the methodology does next; empty when the check decides nothing.
+    pub decision: String,
+    /// Data for plots.
+    #[serde(default)]
+    pub data: Option<CheckData>,
+}
+
+impl ShownCheck {
+    /// What its result does to the point ([`Check::outcome_of`]).
+    pub fn outcome(&self) -> CheckOutcome {
+        Check::outcome_of(self.pass, self.role)
+    }
+}
+
+impl From<&Check> for ShownCheck {
+    fn from(c: &Check) -> ShownCheck {
+        ShownCheck {
+            check: c.check,
+            agent: c.agent,
+            pass: c.pass,
+            role: c.role,
+            statistic: c.statistic,
+            pvalue: c.pvalue,
+            n: c.n,
+            detail: c.detail(),
+            decision: c.decision(),
+            data: c.data.clone(),
         }
     }
 }
 
-/// A check's record: its figures, its outcome beside `pass` and `role`, and its words, so
-/// that a record reads the same to anything that shows it, whatever reads it back.
-impl Serialize for Check {
+impl Serialize for ShownCheck {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut s = serializer.serialize_struct("Check", 11)?;
         s.serialize_field("check", &self.check)?;
@@ -49,12 +92,19 @@ impl Serialize for Check {
         s.serialize_field("statistic", &self.statistic)?;
         s.serialize_field("pvalue", &self.pvalue)?;
         s.serialize_field("n", &self.n)?;
-        s.serialize_field("detail", &self.detail())?;
-        s.serialize_field("decision", &self.decision())?;
+        s.serialize_field("detail", &self.detail)?;
+        s.serialize_field("decision", &self.decision)?;
         if let Some(data) = &self.data {
             s.serialize_field("data", data)?;
         }
         s.end()
+    }
+}
+
+/// A live check is written in words, as it is shown ([`ShownCheck`]).
+impl Serialize for Check {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ShownCheck::from(self).serialize(serializer)
     }
 }
 
@@ -70,7 +120,6 @@ pub fn found(found: &Found) -> String {
         Found::Agreement(f) => agreement(f),
         Found::Departures(f) => departures(f),
         Found::Touched { call, confidence } => touched(call, *confidence),
-        Found::Recorded(words) => words.clone(),
     }
 }
 
@@ -153,7 +202,6 @@ pub fn next(next: &CheckNext) -> String {
         ),
         CheckNext::Ending(ending) => self::ending(ending),
         CheckNext::Touched(call) => touched_next(call),
-        CheckNext::Recorded(words) => words.clone(),
     }
 }
 

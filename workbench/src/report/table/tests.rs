@@ -1,7 +1,7 @@
 //! Tests of the run's table.
 
 use super::*;
-use crate::coordinator::PointResult;
+use crate::coordinator::{PointResult, Reason};
 use crate::coordinator::findings::{GapTest, InterarrivalFinding};
 use crate::coordinator::reason::{
     Independence, IndependenceThinned, Interarrival, InterarrivalFailed, NotReached, Why,
@@ -38,7 +38,7 @@ fn record(points: Vec<PointResult>) -> RunRecord {
         },
         timestamps: "user".into(),
         events: Vec::new(),
-        points,
+        points: points.into_iter().map(Into::into).collect(),
         slo_rate: None,
         verdict: Some(Verdict::NotAvailable),
     }

@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use crate::coordinator::{UserCommand, Verdict};
+use crate::record::ShownEvent;
 use crate::session::Update;
 
 /// A key, as the app understands it (the terminal layer translates its own events).
@@ -29,8 +30,10 @@ pub enum Key {
 /// What the app is fed.
 #[derive(Debug, Clone)]
 pub enum AppEvent {
-    /// The session (or the replayed record) said something.
+    /// The session said something.
     Session(Update),
+    /// A replayed record's event, as the record holds it.
+    Recorded(ShownEvent),
     /// The user pressed a key.
     Key(Key),
     /// The session is over and its record saved.

@@ -12,10 +12,8 @@ use vernier_stats::Percentile;
 use super::super::theme::Palette;
 use super::event::{Finished, ReplayStatus, ReportView};
 use super::info::{RunInfo, Step};
-use crate::coordinator::check_next::{CheckNext, Found};
-use crate::coordinator::{
-    AgentProgress, Check, CheckKind, CheckOutcome, CheckRole, Phase, PointResult,
-};
+use crate::coordinator::{AgentProgress, Check, CheckKind, CheckOutcome, CheckRole, Phase};
+use crate::record::ShownPoint;
 
 /// One agent's row.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -106,9 +104,9 @@ pub(crate) struct Live {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct History {
     /// Finished points.
-    pub(crate) results: Vec<PointResult>,
+    pub(crate) results: Vec<ShownPoint>,
     /// The finished runs of the replicated point going on.
-    pub(crate) runs: Vec<PointResult>,
+    pub(crate) runs: Vec<ShownPoint>,
     /// The coordinator's decisions, newest last.
     pub(crate) log: VecDeque<LogLine>,
     /// The run is over.
@@ -149,10 +147,10 @@ pub(crate) struct CheckLine {
     pub(crate) pass: bool,
     /// Whether a failure holds the point back or is only reported.
     pub(crate) role: CheckRole,
-    /// What the methodology does next (written when drawn).
-    pub(crate) next: Option<CheckNext>,
-    /// What was found (written when drawn).
-    pub(crate) found: Found,
+    /// What the methodology does next; empty when the check decides nothing.
+    pub(crate) decision: String,
+    /// What was found.
+    pub(crate) detail: String,
 }
 
 impl CheckLine {

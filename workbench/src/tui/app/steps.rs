@@ -6,7 +6,8 @@ use super::event::{AppAction, AppEvent};
 use super::info::Step;
 use super::state::{AgentRow, App, CheckLine, Entry, InterarrivalMark, LogLine, Mode};
 use crate::coordinator::CheckOutcome;
-use crate::coordinator::{Check, CheckKind, Event, EventKind, Phase, PointResult, Progress};
+use crate::coordinator::{CheckKind, EventKind, Phase, Progress};
+use crate::record::{ShownCheck, ShownEvent, ShownPoint};
 use crate::session::Update;
 
 /// Lines the event log keeps.
@@ -20,6 +21,10 @@ impl App {
         match event {
             AppEvent::Session(update) => {
                 self.session(&update);
+                None
+            }
+            AppEvent::Recorded(e) => {
+                self.event(&e);
                 None
             }
             AppEvent::Key(key) => self.key(key),
@@ -71,12 +76,12 @@ impl App {
             }
             // Before the coordinator's clock starts.
             Update::Preparing(line) => self.log(0.0, Entry::Note(line.clone())),
-            Update::Event(e) => self.event(e),
+            Update::Event(e) => self.event(&ShownEvent::from(e)),
         }
     }
 
     /// One of the coordinator's events.
-    fn event(&mut self, e: &Event) {
+    fn event(&mut self, e: &ShownEvent) {
         if e.point != self.live.point {
             self.new_point(e.point);
         }
@@ -121,14 +126,14 @@ impl App {
     }
 
     /// A check's outcome: its step's mark, the agent's row, the log.
-    fn check(&mut self, at: f64, c: &Check) {
+    fn check(&mut self, at: f64, c: &ShownCheck) {
         let line = CheckLine {
             check: c.check,
             agent: c.agent,
             pass: c.pass,
             role: c.role,
-            next: c.next.clone(),
-            found: c.found.clone(),
+            decision: c.decision.clone(),
+            detail: c.detail.clone(),
         };
         if let Some(agent) = c.agent {
             self.ensure_agents(agent + 1);
@@ -190,7 +195,7 @@ impl App {
     }
 
     /// A point's verdict.
-    fn verdict(&mut self, at: f64, r: &PointResult) {
+    fn verdict(&mut self, at: f64, r: &ShownPoint) {
         self.mark(Step::Verdict, r.answer().answered());
         self.enter(Step::Verdict);
         self.live.ci_percentile = r.target_percentile;
@@ -210,7 +215,7 @@ impl App {
     }
 
     /// One run of a replicated point.
-    fn run(&mut self, at: f64, r: &PointResult) {
+    fn run(&mut self, at: f64, r: &ShownPoint) {
         self.log(
             at,
             Entry::Note(format!(

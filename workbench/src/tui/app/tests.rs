@@ -6,7 +6,6 @@ use super::super::theme::Palette;
 use super::keys::SEEK_STEP_S;
 use super::state::InterarrivalMark;
 use super::*;
-use crate::coordinator::check_next::{CheckNext, Found};
 use crate::coordinator::reason::{HeavyTail, Why, Wide};
 use crate::coordinator::{
     AgentProgress, Check, CheckKind, CheckOutcome, CheckRole, Event, EventKind, Phase, PointResult,
@@ -34,8 +33,8 @@ fn check(check: CheckKind, agent: Option<usize>, pass: bool) -> EventKind {
         statistic: Some(0.5),
         pvalue: Some(0.2),
         n: 1000,
-        found: Found::Recorded("figures".into()),
-        next: Some(CheckNext::Recorded("next".into())),
+        found: Check::example().found,
+        next: Check::example().next,
         data: None,
     })
 }

@@ -15,7 +15,8 @@ use ratatui::widgets::{
 use super::super::app::{App, NarrowChart};
 use super::super::theme::Theme;
 use super::format::rate;
-use crate::coordinator::{PercentileResult, PointResult, Verdict, WithoutStalls};
+use crate::coordinator::{PercentileResult, Verdict, WithoutStalls};
+use crate::record::ShownPoint;
 use crate::scenario::{Method, Tail};
 use vernier_stats::Percentile;
 
@@ -58,7 +59,7 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
 
 /// The verdict as a mark and a word.
 /// A point's row label (its load) and result, then each of its runs', if it was replicated.
-pub(super) fn with_runs(r: &PointResult) -> Vec<(String, &PointResult)> {
+pub(super) fn with_runs(r: &ShownPoint) -> Vec<(String, &ShownPoint)> {
     let mut rows = vec![(rate(r.target_rate), r)];
     if let Some(replication) = &r.replication {
         rows.extend(replication.runs.iter().map(|run| (run_label(run), run)));
@@ -67,7 +68,7 @@ pub(super) fn with_runs(r: &PointResult) -> Vec<(String, &PointResult)> {
 }
 
 /// A run's row label: ` r3` under its point.
-pub(super) fn run_label(run: &PointResult) -> String {
+pub(super) fn run_label(run: &ShownPoint) -> String {
     format!(" r{}", run.run.unwrap_or(0))
 }
 
@@ -157,7 +158,7 @@ fn result_rows(app: &App, theme: Theme, columns: Columns) -> Vec<Row<'static>> {
 
 /// The tail a point's row shows: the one it answered for (its verdict, and the tail
 /// without stalls when that was it), or every request's when `every_request` is asked.
-fn shown_tail(r: &PointResult, every_request: bool) -> (Verdict, Option<&WithoutStalls>) {
+fn shown_tail(r: &ShownPoint, every_request: bool) -> (Verdict, Option<&WithoutStalls>) {
     match &r.without_stalls {
         Some(own) if r.answers_without_stalls() && !every_request => (r.answer, Some(own)),
         _ => (r.verdict, None),

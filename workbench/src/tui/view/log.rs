@@ -12,7 +12,6 @@ use super::super::app::{App, CheckLine, Entry, LogLine};
 use super::super::theme::Theme;
 use crate::coordinator::CheckOutcome;
 use crate::coordinator::CheckRole;
-use crate::coordinator::text;
 
 pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
     let height = area.height.saturating_sub(1) as usize;
@@ -65,7 +64,6 @@ fn check(c: &CheckLine) -> String {
     format!(
         "{mark} {}{role}{who}: {} — {}",
         c.check.name(),
-        text::check::decision(c.next.as_ref()),
-        text::check::found(&c.found)
+        c.decision, c.detail
     )
 }

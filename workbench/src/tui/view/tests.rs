@@ -33,7 +33,7 @@ fn live_at(until: f64, palette: Palette) -> App {
         metrics: None,
     }));
     for e in record.events.iter().filter(|e| e.at <= until) {
-        app.update(AppEvent::Session(Update::Event(e.clone())));
+        app.update(AppEvent::Recorded(e.clone()));
     }
     app
 }
@@ -360,7 +360,7 @@ fn the_agents_panel_names_the_host_stall_once_a_probe_reported() {
             p.host.push(r);
         }
     }
-    app.update(AppEvent::Session(Update::Event(event)));
+    app.update(AppEvent::Recorded(event));
     assert_eq!(app.live.host.len(), 2);
     let text = screen(&app, 80, 24);
     assert!(
@@ -374,7 +374,7 @@ fn the_agents_panel_names_the_host_stall_once_a_probe_reported() {
         .find(|e| e.point == 1)
         .cloned()
         .unwrap();
-    app.update(AppEvent::Session(Update::Event(next)));
+    app.update(AppEvent::Recorded(next));
     assert!(app.live.host.is_empty());
 }
 

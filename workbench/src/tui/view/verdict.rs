@@ -13,7 +13,8 @@ use super::super::app::{App, Finished};
 use super::super::theme::Theme;
 use super::aggregate::{ccdf_chart, load_chart, verdict_mark, with_runs};
 use super::format::rate;
-use crate::coordinator::{PointResult, Verdict, WithoutStalls};
+use crate::coordinator::{Verdict, WithoutStalls};
+use crate::record::ShownPoint;
 use vernier_stats::Percentile;
 
 /// Draws the verdict screen: the charts beside it in a wide terminal, then the verdict,
@@ -33,7 +34,7 @@ pub(super) fn render(frame: &mut Frame, app: &App, theme: Theme, area: Rect) {
     };
     let finished = app.history.finished.clone().unwrap_or_default();
     let files = files(app);
-    let listed: Vec<(String, &crate::coordinator::PointResult)> =
+    let listed: Vec<(String, &ShownPoint)> =
         app.history.results.iter().flat_map(with_runs).collect();
     // A point's tail without stalls takes a row under it.
     let rows = (listed.iter().rev().take(8))
@@ -108,7 +109,7 @@ fn points(
     frame: &mut Frame,
     app: &App,
     theme: Theme,
-    listed: &[(String, &PointResult)],
+    listed: &[(String, &ShownPoint)],
     table: Rect,
 ) {
     let target = app
@@ -140,7 +141,7 @@ fn points(
 
 /// A point's (or run's) row, and under it the row of its tail without stalls when it has
 /// one.
-fn point_rows(label: &str, r: &PointResult, theme: Theme, columns: Columns) -> Vec<Row<'static>> {
+fn point_rows(label: &str, r: &ShownPoint, theme: Theme, columns: Columns) -> Vec<Row<'static>> {
     let pct = |p: f64| r.percentile_text(p);
     let mut cells = vec![
         Cell::from(label.to_owned()),
@@ -253,7 +254,7 @@ fn reasons(app: &App, theme: Theme, finished: &Finished) -> Vec<(String, Style)>
 /// What is said of a point beside its failed checks, in this order: accepted by the
 /// user, drifting, its runs disagreeing, checks the scenario waived, and its tail without
 /// stalls.
-fn notes(app: &App, r: &PointResult) -> Vec<String> {
+fn notes(app: &App, r: &ShownPoint) -> Vec<String> {
     let mut notes = Vec::new();
     if r.verdict == Verdict::Accepted {
         notes.push(accepted_note(app, r));
@@ -294,7 +295,7 @@ fn notes(app: &App, r: &PointResult) -> Vec<String> {
 }
 
 /// A point the user accepted: what was measured, its CI's width and the width asked.
-fn accepted_note(app: &App, r: &PointResult) -> String {
+fn accepted_note(app: &App, r: &ShownPoint) -> String {
     format!(
         "~ {} req/s accepted by the user: what was measured, not certified by the checks ({} CI {} µs wide, {} µs asked)",
         rate(r.target_rate),
@@ -308,7 +309,7 @@ fn accepted_note(app: &App, r: &PointResult) -> String {
 
 /// A point's tail without stalls: the share of requests a stall touched, each agent's,
 /// and how it was called or why it has no answer.
-fn without_stalls_note(r: &PointResult, tail: &WithoutStalls) -> String {
+fn without_stalls_note(r: &ShownPoint, tail: &WithoutStalls) -> String {
     let agents: Vec<String> = (tail.touched_by_agent.iter().enumerate())
         .map(|(i, t)| format!("agent {i} {:.1}%", t * 100.0))
         .collect();
@@ -326,7 +327,7 @@ fn without_stalls_note(r: &PointResult, tail: &WithoutStalls) -> String {
 }
 
 /// Each failed check of a point, and under it the suggestion it implies.
-fn failures(theme: Theme, r: &PointResult) -> Vec<(String, Style)> {
+fn failures(theme: Theme, r: &ShownPoint) -> Vec<(String, Style)> {
     let mut items = Vec::new();
     for reason in &r.reasons {
         items.push((
