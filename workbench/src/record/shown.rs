@@ -20,7 +20,7 @@ pub type ShownPoint = PointResult<ShownReason>;
 #[serde(untagged)]
 pub enum ShownReason {
     /// With its figures typed, as every record since reasons had types holds it.
-    Typed(Reason),
+    Typed(Box<Reason>),
     /// As a record written before reasons had types holds it (and is written back).
     Untyped(UntypedReason),
 }
@@ -59,13 +59,13 @@ impl ShownReason {
 
 impl From<Reason> for ShownReason {
     fn from(reason: Reason) -> ShownReason {
-        ShownReason::Typed(reason)
+        ShownReason::Typed(Box::new(reason))
     }
 }
 
 impl From<PointResult> for ShownPoint {
     fn from(result: PointResult) -> ShownPoint {
-        result.map_reasons(&ShownReason::Typed)
+        result.map_reasons(&ShownReason::from)
     }
 }
 
