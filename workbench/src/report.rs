@@ -28,9 +28,9 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::coordinator::{CheckData, CheckKind};
-use crate::record::{ShownEvent, ShownPoint};
 use crate::error::Error;
 use crate::record::{self, RunRecord};
+use crate::record::{ShownEvent, ShownPoint};
 
 pub(crate) use accuracy::accuracy_svg;
 pub use accuracy::{AccuracyPoint, AccuracySeries};
@@ -410,7 +410,7 @@ fn check_title(what: &str, event: &ShownEvent, agent: Option<usize>) -> String {
 mod tests {
     use super::points::point_numbers;
     use super::*;
-    use crate::coordinator::{CheckRole, Event, EventKind, PointResult, Phase, Verdict};
+    use crate::coordinator::{CheckRole, Event, EventKind, Phase, PointResult, Verdict};
     use crate::record::{FORMAT, Machine, ShownCheck};
 
     fn event(point: usize, kind: EventKind<ShownCheck, ShownPoint>) -> ShownEvent {

@@ -2397,7 +2397,10 @@ fn reasons_read_back_from_records_whatever_their_figures() {
     let earlier =
         r#"{"check":"heavy_tail","detail":"heavy tail: wide","figures":{"ci_width_us":40.0}}"#;
     let back: crate::record::ShownReason = serde_json::from_str(earlier).unwrap();
-    assert!(matches!(back, crate::record::ShownReason::Untyped(_)), "{back:?}");
+    assert!(
+        matches!(back, crate::record::ShownReason::Untyped(_)),
+        "{back:?}"
+    );
     // The methodology's own reasons are typed: an older record's words are the reader's.
     assert!(serde_json::from_str::<Reason>(earlier).is_err());
     assert_eq!(back.kind(), ReasonKind::HeavyTail);

@@ -268,8 +268,14 @@ mod tests {
     #[test]
     fn every_kept_record_reads_into_today_s_types_and_writes_its_words_back() {
         use crate::record::ShownReason;
-        for (name, untyped) in [("demo-sweep", true), ("demo", true), ("memcached-30k", false)] {
-            let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/runs").join(name);
+        for (name, untyped) in [
+            ("demo-sweep", true),
+            ("demo", true),
+            ("memcached-30k", false),
+        ] {
+            let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../fixtures/runs")
+                .join(name);
             let text = fs::read_to_string(dir.join("run.json")).unwrap();
             let written: Value = serde_json::from_str(&text).unwrap();
             let record = read_record(&dir).unwrap();
@@ -277,7 +283,10 @@ mod tests {
             let points = written["points"].as_array().unwrap();
             assert!(!points.is_empty(), "{name}");
             for (i, point) in points.iter().enumerate() {
-                assert_eq!(again["points"][i]["reasons"], point["reasons"], "{name}: point {i}");
+                assert_eq!(
+                    again["points"][i]["reasons"], point["reasons"],
+                    "{name}: point {i}"
+                );
             }
             let events = written["events"].as_array().unwrap();
             let checks = (events.iter().enumerate()).filter(|(_, e)| e["kind"] == "check");

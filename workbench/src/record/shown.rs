@@ -6,8 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::coordinator::{Event, EventKind, PointResult, Reason, ReasonKind};
 pub use crate::coordinator::text::check::ShownCheck;
+use crate::coordinator::{Event, EventKind, PointResult, Reason, ReasonKind};
 
 /// An event as displays show it and records hold it.
 pub type ShownEvent = Event<ShownCheck, ShownPoint>;

@@ -160,8 +160,8 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::coordinator::check_next::Found;
     use crate::coordinator::Check;
+    use crate::coordinator::check_next::Found;
     use crate::coordinator::findings::SpearmanFinding;
     use crate::coordinator::{CheckKind, CheckRole};
 

@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use crate::coordinator::{CheckKind, EventKind};
-use crate::record::{ShownCheck, ShownEvent, ShownPoint};
 use crate::record::RunRecord;
+use crate::record::{ShownCheck, ShownEvent, ShownPoint};
 
 /// One load point as the plots see it: its result and where its samples are.
 #[derive(Debug, Clone, Copy)]

@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use super::app::{App, AppEvent, Finished, ReplayStatus, RunInfo};
 use super::theme::Palette;
 use crate::coordinator::{CheckKind, EventKind, Phase};
-use crate::record::{ShownCheck, ShownPoint};
 use crate::error::Error;
 use crate::record::{self, RunRecord};
+use crate::record::{ShownCheck, ShownPoint};
 use crate::scenario::Scenario;
 use crate::session::Update;
 

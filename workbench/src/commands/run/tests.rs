@@ -258,8 +258,8 @@ fn the_threads_line_says_where_each_thread_ran() {
 
 #[test]
 fn a_check_that_gates_nothing_never_says_fail_in_its_progress_line() {
-    use crate::record::ShownCheck;
     use crate::coordinator::{Check, CheckOutcome, CheckRole, Event, EventKind};
+    use crate::record::ShownCheck;
     let check = |role| Check {
         role,
         ..Check::example()

@@ -29,7 +29,11 @@ fn a_runs_checks_read_back_as_they_were_written() {
             let written = serde_json::to_value(&event).unwrap();
             let back: ShownEvent = serde_json::from_value(written.clone()).unwrap();
             assert_eq!(serde_json::to_value(&back).unwrap(), written);
-            assert_eq!(back.kind, EventKind::Check(ShownCheck::from(check)), "{written}");
+            assert_eq!(
+                back.kind,
+                EventKind::Check(ShownCheck::from(check)),
+                "{written}"
+            );
         }
     }
     // Every check but the agents' agreement, which one agent has no need of.

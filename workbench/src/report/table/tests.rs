@@ -1,11 +1,11 @@
 //! Tests of the run's table.
 
 use super::*;
-use crate::coordinator::{PointResult, Reason};
 use crate::coordinator::findings::{GapTest, InterarrivalFinding};
 use crate::coordinator::reason::{
     Independence, IndependenceThinned, Interarrival, InterarrivalFailed, NotReached, Why,
 };
+use crate::coordinator::{PointResult, Reason};
 use crate::record::{FORMAT, Machine};
 use vernier_protocols::InterArrival;
 

@@ -64,6 +64,7 @@ fn check(c: &CheckLine) -> String {
     format!(
         "{mark} {}{role}{who}: {} — {}",
         c.check.name(),
-        c.decision, c.detail
+        c.decision,
+        c.detail
     )
 }
